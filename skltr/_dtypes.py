@@ -1,0 +1,43 @@
+"""Every representation choice of the package, written down once with its reason.
+
+Kernels (CPU and GPU) and estimators import these names instead of spelling dtypes inline,
+so that a change of representation is one edit here.
+"""
+
+import numpy as np
+
+#: Binned feature values. ``max_bins <= 255`` keeps one byte per value (the bin 255 is kept
+#: for missing values), which is what makes histogram building memory-bound rather than
+#: compute-bound and matches LightGBM's and XGBoost's memory use.
+X_BINNED_DTYPE = np.uint8
+
+#: Raw features inside kernels. Tree thresholds are compared in float64 so that LightGBM and
+#: scikit-learn models (double thresholds) route exactly; XGBoost rounds inputs to float32
+#: first, which the TreeEnsemble's ``precision`` field selects.
+X_DTYPE = np.float64
+
+#: Labels and scores. Relevance labels are small integers, but float64 keeps gains such as
+#: ``2**label - 1`` exact up to label 52 and lets every metric be accumulated without loss.
+Y_DTYPE = np.float64
+
+#: Gradients and hessians. float32 halves memory traffic in histogram building; the
+#: histogram itself accumulates in float64 (or fixed-point integers) so sums stay accurate.
+G_H_DTYPE = np.float32
+
+#: Histogram accumulators (sum of gradients, sum of hessians) -- see G_H_DTYPE.
+HIST_DTYPE = np.float64
+
+#: Query identifiers after factorisation: dense 0..n_queries-1 codes in sorted order.
+QID_DTYPE = np.int64
+
+#: Node indices and feature indices in tree arrays. int32 is ample (2**31 nodes per tree) and
+#: halves the memory of inference layouts.
+NODE_INDEX_DTYPE = np.int32
+
+#: Leaf values and base scores are stored in float64; float32-summing libraries (XGBoost) are
+#: reproduced by the TreeEnsemble's ``sum_dtype`` field, not by storing float32 leaves.
+LEAF_VALUE_DTYPE = np.float64
+
+#: Categorical bitsets: 32-bit words, bit ``c % 32`` of word ``c // 32`` is category ``c``
+#: (LightGBM's and scikit-learn's layout).
+BITSET_DTYPE = np.uint32

@@ -1,0 +1,1 @@
+"""skltr.ranking."""

@@ -1,1 +1,5 @@
-"""skltr.trees."""
+"""Tree models as data: the device-agnostic TreeEnsemble and its inference layouts."""
+
+from ._ensemble import OUTPUT_TRANSFORMS, NodeFlags, TreeEnsemble
+
+__all__ = ["TreeEnsemble", "NodeFlags", "OUTPUT_TRANSFORMS"]

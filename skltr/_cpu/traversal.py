@@ -1,0 +1,136 @@
+"""numba kernels: route rows through TreeEnsemble node arrays (the reference backend).
+
+Plain functions over arrays; the node semantics are those documented in
+``skltr.trees._ensemble``. ``go_left`` is shared by every CPU backend so that routing is
+defined in exactly one place.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+# Mirrors skltr.trees._ensemble.NodeFlags (numba freezes globals; these never change).
+_CATEGORICAL = 1
+_DEFAULT_LEFT = 2
+_CAT_SET_RIGHT = 16
+_CAT_INVALID_DEFAULT = 32
+_CAT_TRUNC_FIRST = 64
+_MISSING_NONE = 0
+_MISSING_ZERO = 1
+_ZERO_THRESHOLD = 1e-35  # LightGBM's kZeroThreshold
+
+
+@njit(inline="always", cache=True)
+def go_left(x, node, threshold, flags, cat_offset, cat_nwords, cat_bitsets, strict,
+            f32_inputs, missing_value, has_sentinel):
+    """Whether value ``x`` goes to the left child of ``node``."""
+    if has_sentinel and x == missing_value:
+        x = np.nan
+    if f32_inputs:
+        x = np.float64(np.float32(x))
+    fl = flags[node]
+    default_left = (fl & _DEFAULT_LEFT) != 0
+    if fl & _CATEGORICAL:
+        if np.isnan(x):
+            return default_left
+        invalid = np.trunc(x) < 0 if (fl & _CAT_TRUNC_FIRST) else x < 0
+        in_set = False
+        if invalid:
+            if fl & _CAT_INVALID_DEFAULT:
+                return default_left
+        elif x < 2147483648.0:
+            c = np.int64(x)
+            word = c >> 5
+            if word < cat_nwords[node]:
+                in_set = (cat_bitsets[cat_offset[node] + word] >> np.uint32(c & 31)) & 1 == 1
+        if fl & _CAT_SET_RIGHT:
+            return not in_set
+        return in_set
+    missing_type = (fl >> 2) & 3
+    if np.isnan(x):
+        if missing_type == _MISSING_NONE:
+            x = 0.0
+        else:
+            return default_left
+    if missing_type == _MISSING_ZERO and abs(x) <= _ZERO_THRESHOLD:
+        return default_left
+    if strict:
+        return x < threshold[node]
+    return x <= threshold[node]
+
+
+@njit(inline="always", cache=True)
+def leaf_index(X, row, start, feature, threshold, left, right, flags, cat_offset, cat_nwords,
+               cat_bitsets, strict, f32_inputs, missing_value, has_sentinel):
+    """Global index of the leaf that row ``row`` of ``X`` reaches in the tree at ``start``."""
+    node = start
+    while left[node] >= 0:
+        if go_left(X[row, feature[node]], node, threshold, flags, cat_offset, cat_nwords,
+                   cat_bitsets, strict, f32_inputs, missing_value, has_sentinel):
+            node = start + left[node]
+        else:
+            node = start + right[node]
+    return node
+
+
+@njit(parallel=True, cache=True)
+def predict_raw_traversal(X, tree_ptr, feature, threshold, left, right, value, flags,
+                          cat_offset, cat_nwords, cat_bitsets, tree_output, tree_weight,
+                          base_score, strict, f32_inputs, sum_f32, missing_value, has_sentinel,
+                          average, out):
+    """Fill ``out`` (n_samples, n_outputs) float64 with raw scores, trees summed in order.
+
+    ``sum_f32`` reproduces float32 accumulators (XGBoost): every partial sum is rounded to
+    float32 and the result is exactly representable in float32.
+    """
+    n_samples = X.shape[0]
+    n_outputs = out.shape[1]
+    n_trees = tree_ptr.shape[0] - 1
+    counts = np.zeros(n_outputs, dtype=np.float64)
+    for t in range(n_trees):
+        counts[tree_output[t]] += 1.0
+    chunk = 256
+    n_chunks = (n_samples + chunk - 1) // chunk
+    for c in prange(n_chunks):
+        acc64 = np.empty(n_outputs, dtype=np.float64)
+        acc32 = np.empty(n_outputs, dtype=np.float32)
+        for row in range(c * chunk, min(n_samples, (c + 1) * chunk)):
+            for k in range(n_outputs):
+                start_val = 0.0 if average else base_score[k]
+                acc64[k] = start_val
+                acc32[k] = np.float32(start_val)
+            for t in range(n_trees):
+                leaf = leaf_index(X, row, tree_ptr[t], feature, threshold, left, right, flags,
+                                  cat_offset, cat_nwords, cat_bitsets, strict, f32_inputs,
+                                  missing_value, has_sentinel)
+                k = tree_output[t]
+                if sum_f32:
+                    acc32[k] = acc32[k] + np.float32(
+                        np.float32(value[leaf]) * np.float32(tree_weight[t]))
+                else:
+                    acc64[k] += value[leaf] * tree_weight[t]
+            for k in range(n_outputs):
+                total = np.float64(acc32[k]) if sum_f32 else acc64[k]
+                if average:
+                    if counts[k] > 0:
+                        total = total / counts[k]
+                    if sum_f32:
+                        total = np.float64(np.float32(np.float32(total)
+                                                      + np.float32(base_score[k])))
+                    else:
+                        total = total + base_score[k]
+                out[row, k] = total
+
+
+@njit(parallel=True, cache=True)
+def apply_leaf_traversal(X, tree_ptr, feature, threshold, left, right, flags, cat_offset,
+                         cat_nwords, cat_bitsets, strict, f32_inputs, missing_value,
+                         has_sentinel, out):
+    """Fill ``out`` (n_samples, n_trees) int32 with the local leaf index reached per tree."""
+    n_samples = X.shape[0]
+    n_trees = tree_ptr.shape[0] - 1
+    for row in prange(n_samples):
+        for t in range(n_trees):
+            leaf = leaf_index(X, row, tree_ptr[t], feature, threshold, left, right, flags,
+                              cat_offset, cat_nwords, cat_bitsets, strict, f32_inputs,
+                              missing_value, has_sentinel)
+            out[row, t] = leaf - tree_ptr[t]

@@ -1,0 +1,407 @@
+"""``TreeEnsemble``: the one device-agnostic representation of every tree model in skltr.
+
+The GBDT ranker, the XGBoost / LightGBM / scikit-learn converters and the QuickScorer
+predictor all meet here. A ``TreeEnsemble`` is a set of flat host NumPy arrays, one entry per
+node of every tree (struct of arrays), plus a few scalars that fix the arithmetic so that a
+source library's predictions can be reproduced bit for bit (``docs/tree_ensemble.rst``)::
+
+    tree_ptr  [0,        5,     6, ...]      tree t owns nodes tree_ptr[t] : tree_ptr[t+1]
+    node       0  1  2  3  4 | 0 | ...        children are *local* indices (root = 0)
+    feature    2 -1  0 -1 -1 |-1 |            -1 marks a leaf
+    left       1 -1  3 -1 -1 |-1 |
+    right      2 -1  4 -1 -1 |-1 |
+    value      .  v  .  v  v | v |            leaf values (0 on internal nodes)
+
+Routing of one input value ``x`` at internal node ``n`` (``flags[n]`` bits below):
+
+* ``x`` equal to ``missing_value`` (when that is not NaN) is treated as NaN (XGBoost's
+  ``missing=`` sentinel).
+* With ``precision="float32"`` ``x`` is rounded to float32 first (XGBoost); thresholds are
+  then float32 values stored in float64.
+* Numeric node, missing type (bits 2-3, LightGBM's encoding):
+  ``NONE`` (0): NaN becomes 0.0, then compared; ``ZERO`` (1): NaN becomes 0.0, and
+  ``|x| <= 1e-35`` follows the default direction; ``NAN`` (2): NaN follows the default
+  direction. Otherwise left when ``x < threshold`` (``decision="<"``) or ``x <= threshold``
+  (``decision="<="``).
+* Categorical node (bit 0): NaN follows the default direction. A value is *invalid* when it is
+  negative (``x < 0``, or ``trunc(x) < 0`` when ``CAT_TRUNC_FIRST`` is set, as LightGBM casts
+  first); invalid values follow the default direction when ``CAT_INVALID_DEFAULT`` is set
+  (scikit-learn treats them as missing) and are otherwise "not in the set". Category
+  ``c = trunc(x)`` is in the set when bit ``c % 32`` of word
+  ``cat_bitsets[cat_offset[n] + c // 32]`` is set (``c`` beyond the node's words is not in the
+  set). In-set values go left, or right when ``CAT_SET_RIGHT`` is set (XGBoost).
+
+Outputs: tree ``t`` adds ``tree_weight[t] * leaf`` to output ``tree_output[t]``; each output
+starts from ``base_score`` and sums in tree order in ``sum_dtype``; ``average_output`` divides
+each output's tree sum by its number of trees (random-forest mode) before adding the base.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+import numpy as np
+
+from .._dtypes import BITSET_DTYPE, LEAF_VALUE_DTYPE, NODE_INDEX_DTYPE
+from ..utils._model_io import load_document, make_document, read_document, save_document
+
+__all__ = ["TreeEnsemble", "NodeFlags", "OUTPUT_TRANSFORMS"]
+
+
+class NodeFlags:
+    """Bits of ``TreeEnsemble.flags`` (uint8 per node). Bits 0-3 equal LightGBM's decision_type."""
+
+    CATEGORICAL = 1 << 0
+    DEFAULT_LEFT = 1 << 1
+    MISSING_SHIFT = 2  # bits 2-3: missing type
+    MISSING_MASK = 3 << 2
+    MISSING_NONE = 0
+    MISSING_ZERO = 1
+    MISSING_NAN = 2
+    CAT_SET_RIGHT = 1 << 4
+    CAT_INVALID_DEFAULT = 1 << 5
+    CAT_TRUNC_FIRST = 1 << 6
+
+    @staticmethod
+    def missing_type(flags):
+        return (np.asarray(flags) & NodeFlags.MISSING_MASK) >> NodeFlags.MISSING_SHIFT
+
+
+#: Output transforms a TreeEnsemble may name; the exact formulas live in ``_transforms.py``.
+OUTPUT_TRANSFORMS = ("identity", "sigmoid", "softmax", "exp")
+
+_NODE_ARRAYS = {
+    # name: (dtype, fill value for a leaf)
+    "feature": (NODE_INDEX_DTYPE, -1),
+    "threshold": (np.float64, 0.0),
+    "left": (NODE_INDEX_DTYPE, -1),
+    "right": (NODE_INDEX_DTYPE, -1),
+    "value": (LEAF_VALUE_DTYPE, 0.0),
+    "flags": (np.uint8, 0),
+    "cat_offset": (np.int64, 0),
+    "cat_nwords": (np.int32, 0),
+}
+
+
+@dataclass(eq=False)
+class TreeEnsemble:
+    """A fitted tree ensemble as flat arrays: the common currency of skltr.
+
+    Parameters
+    ----------
+    tree_ptr : ndarray of int64, shape (n_trees + 1,)
+        Node range of each tree.
+    feature, threshold, left, right, value, flags, cat_offset, cat_nwords : ndarray, shape (n_nodes,)
+        Per-node arrays, see the module docstring. ``left``/``right`` are local to the tree.
+    n_features : int
+        Number of input columns the ensemble reads.
+    cat_bitsets : ndarray of uint32
+        Category sets of all categorical nodes.
+    tree_output : ndarray of int32, shape (n_trees,)
+        Output (class) each tree adds to. Defaults to 0.
+    tree_weight : ndarray of float64, shape (n_trees,)
+        Multiplier of each tree's leaf (dart weights). Defaults to 1.
+    base_score : ndarray of float64, shape (n_outputs,)
+        Starting value of each output, in margin space.
+    n_outputs : int
+    decision : {"<", "<="}
+        Numeric comparison: left when ``x < thr`` (XGBoost) or ``x <= thr`` (LightGBM, sklearn).
+    precision : {"float64", "float32"}
+        Inputs rounded to float32 before comparing (XGBoost) or compared in double.
+    sum_dtype : {"float64", "float32"}
+        Accumulator of the raw score (XGBoost sums in float32).
+    missing_value : float
+        Input value treated as missing in addition to NaN (NaN: none).
+    average_output : bool
+        Random-forest mode: average the trees of each output instead of summing.
+    output_transform : str
+        One of :data:`OUTPUT_TRANSFORMS`, applied by ``predict``; ``predict_raw`` skips it.
+    transform_params : dict
+        Parameters of the transform, e.g. ``{"scale": 1.0}`` for a sigmoid.
+    feature_names : list of str or None
+    source : dict
+        Provenance (library, version, objective); informational only.
+    """
+
+    tree_ptr: np.ndarray
+    feature: np.ndarray
+    threshold: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    value: np.ndarray
+    n_features: int
+    flags: np.ndarray | None = None
+    cat_offset: np.ndarray | None = None
+    cat_nwords: np.ndarray | None = None
+    cat_bitsets: np.ndarray | None = None
+    tree_output: np.ndarray | None = None
+    tree_weight: np.ndarray | None = None
+    base_score: np.ndarray | None = None
+    n_outputs: int = 1
+    decision: str = "<="
+    precision: str = "float64"
+    sum_dtype: str = "float64"
+    missing_value: float = float("nan")
+    average_output: bool = False
+    output_transform: str = "identity"
+    transform_params: dict = field(default_factory=dict)
+    feature_names: list | None = None
+    source: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.tree_ptr = np.ascontiguousarray(self.tree_ptr, dtype=np.int64)
+        n_nodes = int(self.tree_ptr[-1]) if self.tree_ptr.size else 0
+        for name, (dtype, fill) in _NODE_ARRAYS.items():
+            arr = getattr(self, name)
+            if arr is None:
+                arr = np.full(n_nodes, fill, dtype=dtype)
+            setattr(self, name, np.ascontiguousarray(arr, dtype=dtype))
+        n_trees = self.n_trees
+        if self.cat_bitsets is None:
+            self.cat_bitsets = np.zeros(0, dtype=BITSET_DTYPE)
+        self.cat_bitsets = np.ascontiguousarray(self.cat_bitsets, dtype=BITSET_DTYPE)
+        if self.tree_output is None:
+            self.tree_output = np.zeros(n_trees, dtype=np.int32)
+        self.tree_output = np.ascontiguousarray(self.tree_output, dtype=np.int32)
+        if self.tree_weight is None:
+            self.tree_weight = np.ones(n_trees, dtype=np.float64)
+        self.tree_weight = np.ascontiguousarray(self.tree_weight, dtype=np.float64)
+        if self.base_score is None:
+            self.base_score = np.zeros(self.n_outputs, dtype=np.float64)
+        self.base_score = np.atleast_1d(np.asarray(self.base_score, dtype=np.float64)).copy()
+        self.n_features = int(self.n_features)
+        self.n_outputs = int(self.n_outputs)
+        self.missing_value = float(self.missing_value)
+        self.average_output = bool(self.average_output)
+        if self.feature_names is not None:
+            self.feature_names = [str(n) for n in self.feature_names]
+        self.validate()
+
+    # ------------------------------------------------------------------ structure
+    @property
+    def n_trees(self) -> int:
+        return max(int(self.tree_ptr.size) - 1, 0)
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.tree_ptr[-1]) if self.tree_ptr.size else 0
+
+    @property
+    def is_leaf(self) -> np.ndarray:
+        return self.left < 0
+
+    def n_leaves(self) -> np.ndarray:
+        """Number of leaves of each tree."""
+        return np.add.reduceat(self.is_leaf.astype(np.int64), self.tree_ptr[:-1]) if (
+            self.n_trees
+        ) else np.zeros(0, dtype=np.int64)
+
+    def depths(self) -> np.ndarray:
+        """Depth of every node (root = 0), tree by tree."""
+        depth = np.zeros(self.n_nodes, dtype=np.int32)
+        for t in range(self.n_trees):
+            start, stop = self.tree_ptr[t], self.tree_ptr[t + 1]
+            stack = [0]
+            while stack:
+                node = stack.pop()
+                for child in (self.left[start + node], self.right[start + node]):
+                    if child >= 0:
+                        depth[start + child] = depth[start + node] + 1
+                        stack.append(child)
+        return depth
+
+    def max_depth(self) -> int:
+        """Largest number of splits on a root-to-leaf path."""
+        return int(self.depths().max()) if self.n_nodes else 0
+
+    # ------------------------------------------------------------------ validation
+    def validate(self) -> "TreeEnsemble":
+        """Check shapes, ranges and that every tree is a proper binary tree.
+
+        Raises
+        ------
+        ValueError
+            Naming the tree and node at fault.
+        """
+        tp = self.tree_ptr
+        if tp.ndim != 1 or tp.size < 1 or tp[0] != 0 or np.any(np.diff(tp) < 1):
+            raise ValueError(
+                "tree_ptr must start at 0 and increase strictly (every tree has >= 1 node)."
+            )
+        n_nodes, n_trees = self.n_nodes, self.n_trees
+        for name in _NODE_ARRAYS:
+            arr = getattr(self, name)
+            if arr.shape != (n_nodes,):
+                raise ValueError(f"{name} has shape {arr.shape}; expected ({n_nodes},).")
+        for name in ("tree_output", "tree_weight"):
+            if getattr(self, name).shape != (n_trees,):
+                raise ValueError(f"{name} must have one entry per tree ({n_trees}).")
+        if self.n_features < 1:
+            raise ValueError(f"n_features must be >= 1; got {self.n_features}.")
+        if self.n_outputs < 1 or self.base_score.shape != (self.n_outputs,):
+            raise ValueError(
+                f"base_score must have n_outputs={self.n_outputs} entries; got "
+                f"{self.base_score.shape}."
+            )
+        if n_trees and (self.tree_output.min() < 0 or self.tree_output.max() >= self.n_outputs):
+            raise ValueError(f"tree_output values must lie in [0, {self.n_outputs}).")
+        for name, allowed in (
+            ("decision", ("<", "<=")),
+            ("precision", ("float64", "float32")),
+            ("sum_dtype", ("float64", "float32")),
+            ("output_transform", OUTPUT_TRANSFORMS),
+        ):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name}={getattr(self, name)!r}; expected one of {allowed}.")
+        if self.feature_names is not None and len(self.feature_names) != self.n_features:
+            raise ValueError(
+                f"feature_names has {len(self.feature_names)} names for {self.n_features} "
+                f"features."
+            )
+        if not np.all(np.isfinite(self.value)):
+            raise ValueError("leaf values must be finite.")
+        tree_of = np.repeat(np.arange(n_trees), np.diff(tp))
+        size = np.diff(tp)[tree_of]
+        leaf = self.left < 0
+        if np.any(leaf != (self.right < 0)):
+            bad = int(np.flatnonzero(leaf != (self.right < 0))[0])
+            raise ValueError(self._where(bad, "has exactly one child; nodes need 0 or 2"))
+        internal = ~leaf
+        for name in ("left", "right"):
+            child = getattr(self, name)
+            out = internal & (child >= size)
+            if np.any(out):
+                bad = int(np.flatnonzero(out)[0])
+                raise ValueError(self._where(bad, f"{name} child {child[bad]} is outside the tree"))
+        bad_feat = internal & ((self.feature < 0) | (self.feature >= self.n_features))
+        if np.any(bad_feat):
+            bad = int(np.flatnonzero(bad_feat)[0])
+            raise ValueError(
+                self._where(bad, f"splits on feature {self.feature[bad]}, outside "
+                                 f"[0, {self.n_features})")
+            )
+        if np.any(internal & ~np.isfinite(self.threshold) & ~self._categorical()):
+            bad = int(np.flatnonzero(internal & ~np.isfinite(self.threshold))[0])
+            raise ValueError(self._where(bad, "has a non-finite threshold"))
+        cat = internal & self._categorical()
+        ends = self.cat_offset + self.cat_nwords
+        bad_cat = cat & ((self.cat_offset < 0) | (self.cat_nwords < 0)
+                         | (ends > self.cat_bitsets.size))
+        if np.any(bad_cat):
+            bad = int(np.flatnonzero(bad_cat)[0])
+            raise ValueError(self._where(bad, "has a category set outside cat_bitsets"))
+        # Every node reached exactly once from the root: no cycles, no orphans, no sharing.
+        children = np.concatenate([self.left[internal], self.right[internal]])
+        owner = np.concatenate([tree_of[internal], tree_of[internal]])
+        global_child = tp[owner] + children
+        hits = np.bincount(global_child, minlength=n_nodes)
+        is_root = np.zeros(n_nodes, dtype=bool)
+        is_root[tp[:-1]] = True
+        wrong = (hits != np.where(is_root, 0, 1))
+        if np.any(wrong):
+            bad = int(np.flatnonzero(wrong)[0])
+            what = "the root is some node's child" if is_root[bad] else (
+                "is not reachable from the root" if hits[bad] == 0 else
+                "is the child of several nodes")
+            raise ValueError(self._where(bad, what + " (trees must be proper binary trees)"))
+        # With one parent per non-root node and n-1 edges per tree, a cycle would leave the
+        # root's component short of nodes: check reachability explicitly.
+        self._check_reachable()
+        return self
+
+    def _categorical(self) -> np.ndarray:
+        return (self.flags & NodeFlags.CATEGORICAL) != 0
+
+    def _where(self, global_node: int, what: str) -> str:
+        t = int(np.searchsorted(self.tree_ptr, global_node, side="right") - 1)
+        return f"tree {t}, node {global_node - int(self.tree_ptr[t])} {what}."
+
+    def _check_reachable(self) -> None:
+        seen = np.zeros(self.n_nodes, dtype=bool)
+        for t in range(self.n_trees):
+            start = int(self.tree_ptr[t])
+            stack = [0]
+            while stack:
+                node = stack.pop()
+                seen[start + node] = True
+                if self.left[start + node] >= 0:
+                    stack.extend((int(self.left[start + node]), int(self.right[start + node])))
+        if not seen.all():
+            raise ValueError(self._where(int(np.flatnonzero(~seen)[0]), "lies on a cycle"))
+
+    # ------------------------------------------------------------------ prediction
+    def predict_raw(self, X, *, n_jobs=None) -> np.ndarray:
+        """Raw scores (margins) by plain tree traversal: the reference backend.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        n_jobs : int, optional
+            Threads; None uses numba's default.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) when ``n_outputs == 1`` else (n_samples, n_outputs),
+        of dtype ``sum_dtype``.
+        """
+        from ._traversal import predict_raw  # noqa: PLC0415 - compile kernels on first use
+
+        return predict_raw(self, X, n_jobs=n_jobs)
+
+    def predict(self, X, *, n_jobs=None) -> np.ndarray:
+        """Raw scores with ``output_transform`` applied."""
+        from ._transforms import apply_transform  # noqa: PLC0415
+
+        return apply_transform(self, self.predict_raw(X, n_jobs=n_jobs))
+
+    # ------------------------------------------------------------------ persistence
+    _SCALARS = ("n_features", "n_outputs", "decision", "precision", "sum_dtype",
+                "average_output", "output_transform", "transform_params", "feature_names",
+                "source")
+    _ARRAYS = ("tree_ptr", *_NODE_ARRAYS, "cat_bitsets", "tree_output", "tree_weight",
+               "base_score")
+
+    def to_document(self) -> dict:
+        """The ensemble as a versioned model document (see :mod:`skltr.utils._model_io`)."""
+        meta = {name: getattr(self, name) for name in self._SCALARS}
+        # JSON has no NaN: store the sentinel as a string when it is not a plain float.
+        meta["missing_value"] = repr(self.missing_value)
+        arrays = {name: getattr(self, name) for name in self._ARRAYS}
+        return make_document("TreeEnsemble", meta, arrays)
+
+    @classmethod
+    def from_document(cls, doc: dict) -> "TreeEnsemble":
+        meta, arrays = read_document(doc, expected_kind="TreeEnsemble")
+        known = {f.name for f in fields(cls)}
+        kwargs = {k: v for k, v in meta.items() if k in known}
+        kwargs["missing_value"] = float(meta.get("missing_value", "nan"))
+        kwargs.update({k: v for k, v in arrays.items() if k in known})
+        return cls(**kwargs)
+
+    def save(self, path) -> None:
+        """Save to a versioned JSON file (no pickle, no executable content)."""
+        save_document(self.to_document(), path)
+
+    @classmethod
+    def load(cls, path) -> "TreeEnsemble":
+        """Load a file written by :meth:`save`."""
+        return cls.from_document(load_document(path))
+
+    def equals(self, other: "TreeEnsemble") -> bool:
+        """True when both ensembles are identical, array for array and bit for bit."""
+        if not isinstance(other, TreeEnsemble):
+            return False
+        for name in self._ARRAYS:
+            a, b = getattr(self, name), getattr(other, name)
+            if a.dtype != b.dtype or a.shape != b.shape or a.tobytes() != b.tobytes():
+                return False
+        same_missing = (self.missing_value == other.missing_value) or (
+            np.isnan(self.missing_value) and np.isnan(other.missing_value))
+        return same_missing and all(
+            getattr(self, n) == getattr(other, n) for n in self._SCALARS if n != "source")
+
+    def __repr__(self) -> str:
+        return (f"TreeEnsemble(n_trees={self.n_trees}, n_nodes={self.n_nodes}, "
+                f"n_features={self.n_features}, n_outputs={self.n_outputs}, "
+                f"decision={self.decision!r}, precision={self.precision!r}, "
+                f"output_transform={self.output_transform!r})")

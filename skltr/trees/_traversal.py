@@ -1,0 +1,58 @@
+"""Host-side entry to the traversal backend: input checks, then the numba kernel."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._cpu.traversal import apply_leaf_traversal, predict_raw_traversal
+from ..utils._threads import numba_threads
+
+
+def _as_kernel_input(ensemble, X) -> np.ndarray:
+    X = np.asarray(X)
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D (n_samples, n_features); got shape {X.shape}.")
+    if X.shape[1] != ensemble.n_features:
+        raise ValueError(
+            f"X has {X.shape[1]} features, but the ensemble was built for "
+            f"{ensemble.n_features}."
+        )
+    if X.dtype.kind not in "biuf":
+        raise ValueError(f"X must be numeric; got dtype {X.dtype}.")
+    return np.ascontiguousarray(X, dtype=np.float64)
+
+
+def _routing_args(ensemble):
+    has_sentinel = not np.isnan(ensemble.missing_value)
+    return (ensemble.decision == "<", ensemble.precision == "float32",
+            ensemble.missing_value if has_sentinel else 0.0, has_sentinel)
+
+
+def predict_raw(ensemble, X, *, n_jobs=None) -> np.ndarray:
+    """Raw scores of ``ensemble`` on ``X`` by traversal; see ``TreeEnsemble.predict_raw``."""
+    X = _as_kernel_input(ensemble, X)
+    strict, f32_inputs, missing_value, has_sentinel = _routing_args(ensemble)
+    out = np.empty((X.shape[0], ensemble.n_outputs), dtype=np.float64)
+    e = ensemble
+    with numba_threads(n_jobs):
+        predict_raw_traversal(X, e.tree_ptr, e.feature, e.threshold, e.left, e.right, e.value,
+                              e.flags, e.cat_offset, e.cat_nwords, e.cat_bitsets, e.tree_output,
+                              e.tree_weight, e.base_score, strict, f32_inputs,
+                              e.sum_dtype == "float32", missing_value, has_sentinel,
+                              e.average_output, out)
+    if e.sum_dtype == "float32":
+        out = out.astype(np.float32)
+    return out[:, 0] if e.n_outputs == 1 else out
+
+
+def apply(ensemble, X, *, n_jobs=None) -> np.ndarray:
+    """Local leaf index reached in every tree, shape (n_samples, n_trees)."""
+    X = _as_kernel_input(ensemble, X)
+    strict, f32_inputs, missing_value, has_sentinel = _routing_args(ensemble)
+    out = np.empty((X.shape[0], ensemble.n_trees), dtype=np.int32)
+    e = ensemble
+    with numba_threads(n_jobs):
+        apply_leaf_traversal(X, e.tree_ptr, e.feature, e.threshold, e.left, e.right, e.flags,
+                             e.cat_offset, e.cat_nwords, e.cat_bitsets, strict, f32_inputs,
+                             missing_value, has_sentinel, out)
+    return out

@@ -1,0 +1,168 @@
+"""The skltr model file format: one versioned JSON document, no executable content.
+
+A document looks like::
+
+    {
+      "format": "skltr-model",
+      "schema_version": "1.0",            # MAJOR.MINOR of this layout
+      "skltr_version": "0.1.0",           # the writer, for information
+      "kind": "TreeEnsemble",             # what the payload describes
+      "meta": {...},                      # JSON scalars, lists and dicts
+      "arrays": {"name": {"dtype": "<f8", "shape": [3], "data": "<base64>"}, ...}
+    }
+
+Arrays are stored as base64 of their little-endian bytes, so floats round-trip bit for bit.
+A reader accepts every document with the same MAJOR version (unknown keys of a newer MINOR are
+ignored) and refuses another MAJOR with an error that says which versions it reads. The full
+layout is documented in ``docs/model_format.rst``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import warnings
+
+import numpy as np
+
+from .._version import __version__
+
+FORMAT_NAME = "skltr-model"
+SCHEMA_VERSION = (1, 0)
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "encode_array",
+    "decode_array",
+    "make_document",
+    "read_document",
+    "save_document",
+    "load_document",
+    "VersionedPickleMixin",
+]
+
+
+def encode_array(arr: np.ndarray) -> dict:
+    """Encode an array as ``{"dtype", "shape", "data"}`` with little-endian base64 bytes."""
+    arr = np.asarray(arr)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"only bool, integer and float arrays can be stored; got {arr.dtype}.")
+    little = arr.astype(arr.dtype.newbyteorder("<"), copy=False)
+    data = np.ascontiguousarray(little).tobytes()
+    return {"dtype": little.dtype.str, "shape": list(arr.shape),
+            "data": base64.b64encode(data).decode("ascii")}
+
+
+def decode_array(obj: dict) -> np.ndarray:
+    """Inverse of :func:`encode_array`; returns a native-endian, writeable array."""
+    try:
+        dtype = np.dtype(obj["dtype"])
+        shape = tuple(int(s) for s in obj["shape"])
+        raw = base64.b64decode(obj["data"], validate=True)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"malformed array entry in model document: {exc}") from exc
+    if dtype.kind not in "biuf":
+        raise ValueError(f"model document holds an array of unsupported dtype {dtype}.")
+    expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if len(raw) != expected:
+        raise ValueError(
+            f"model document array of shape {shape} and dtype {dtype} needs {expected} bytes "
+            f"but holds {len(raw)}; the file is truncated or corrupt."
+        )
+    return np.frombuffer(raw, dtype=dtype).reshape(shape).astype(dtype.newbyteorder("="))
+
+
+def make_document(kind: str, meta: dict, arrays: dict) -> dict:
+    """Build a model document (a plain dict ready for ``json.dump``)."""
+    return {
+        "format": FORMAT_NAME,
+        "schema_version": f"{SCHEMA_VERSION[0]}.{SCHEMA_VERSION[1]}",
+        "skltr_version": __version__,
+        "kind": kind,
+        "meta": meta,
+        "arrays": {name: encode_array(a) for name, a in arrays.items()},
+    }
+
+
+def read_document(doc: dict, expected_kind: str | None = None) -> tuple[dict, dict]:
+    """Check a model document's header and return ``(meta, arrays)``.
+
+    Raises
+    ------
+    ValueError
+        When the document is not a skltr model, is of another kind, or has a schema major
+        version this skltr does not read.
+    """
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT_NAME:
+        raise ValueError(
+            "not a skltr model document (missing 'format': 'skltr-model'); XGBoost or "
+            "LightGBM models are read with skltr.convert.from_xgboost / from_lightgbm."
+        )
+    version = str(doc.get("schema_version", ""))
+    try:
+        major, minor = (int(p) for p in version.split("."))
+    except ValueError as exc:
+        raise ValueError(f"model document has an invalid schema_version {version!r}.") from exc
+    if major != SCHEMA_VERSION[0]:
+        raise ValueError(
+            f"model document has schema version {version}, written by skltr "
+            f"{doc.get('skltr_version', '?')}; this skltr {__version__} reads schema "
+            f"{SCHEMA_VERSION[0]}.x only. Use a skltr release that matches the file."
+        )
+    if minor > SCHEMA_VERSION[1]:
+        warnings.warn(
+            f"model document has schema {version}, newer than this skltr's "
+            f"{SCHEMA_VERSION[0]}.{SCHEMA_VERSION[1]}; fields it does not know are ignored.",
+            UserWarning,
+            stacklevel=3,
+        )
+    kind = doc.get("kind")
+    if expected_kind is not None and kind != expected_kind:
+        raise ValueError(f"model document holds a {kind!r}, not a {expected_kind!r}.")
+    arrays = {name: decode_array(obj) for name, obj in doc.get("arrays", {}).items()}
+    return dict(doc.get("meta", {})), arrays
+
+
+def save_document(doc: dict, path) -> None:
+    """Write a model document as compact UTF-8 JSON."""
+    with open(os.fspath(path), "w", encoding="utf-8") as fh:
+        json.dump(doc, fh, separators=(",", ":"), allow_nan=False)
+
+
+def load_document(path) -> dict:
+    """Read a model document written by :func:`save_document`."""
+    with open(os.fspath(path), encoding="utf-8") as fh:
+        try:
+            return json.load(fh)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{os.fspath(path)!r} is not valid JSON: {exc}") from exc
+
+
+class VersionedPickleMixin:
+    """Record the skltr version in pickles and warn when unpickling under another version.
+
+    scikit-learn's ``BaseEstimator`` does the same for its own version; this adds skltr's.
+    """
+
+    def __getstate__(self):
+        state = super().__getstate__() if hasattr(super(), "__getstate__") else self.__dict__
+        state = dict(state)
+        state["_skltr_version"] = __version__
+        return state
+
+    def __setstate__(self, state):
+        pickled = state.pop("_skltr_version", None)
+        if pickled is not None and pickled != __version__:
+            warnings.warn(
+                f"Unpickling a {type(self).__name__} saved by skltr {pickled} with skltr "
+                f"{__version__}; this may break or give different results. Prefer the "
+                f"versioned JSON format (save_model / load_model) to move models between "
+                f"versions.",
+                UserWarning,
+                stacklevel=2,
+            )
+        if hasattr(super(), "__setstate__"):
+            super().__setstate__(state)
+        else:
+            self.__dict__.update(state)

@@ -1,0 +1,149 @@
+"""The ranker base class every skltr estimator stands on.
+
+It fixes the scikit-learn contract once:
+
+* ``fit(X, y, *, qid, sample_weight=None, **kw)`` with one per-row ``qid``; rows are grouped
+  inside by a stable sort and outputs come back in the caller's order.
+* ``qid`` is requested by default for ``fit`` and ``score``, so with
+  ``sklearn.set_config(enable_metadata_routing=True)`` Pipelines, ``GridSearchCV`` and
+  ``cross_validate`` route it (and split it per fold) without extra code.
+* ``fit`` is transactional: when it raises, the estimator's previous fitted state is restored.
+* ``score`` is the mean NDCG at the estimator's ``eval_at`` cut-off.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
+
+from ..utils._model_io import VersionedPickleMixin
+from ..utils.validation import check_ranking_X, check_ranking_y
+
+_ROUTING_HINT = (
+    "score() needs qid, the query id of every row. Pass it directly "
+    "(ranker.score(X, y, qid=qid)); inside GridSearchCV, cross_validate or a Pipeline, turn "
+    "on scikit-learn's metadata routing with sklearn.set_config(enable_metadata_routing=True) "
+    "and pass qid to fit (search.fit(X, y, qid=qid)): skltr rankers and scorers request it by "
+    "default."
+)
+
+
+def first_cutoff(eval_at) -> int | None:
+    """The cut-off ``score`` uses: ``eval_at`` itself, or its first entry when a list."""
+    if eval_at is None:
+        return None
+    if isinstance(eval_at, (list, tuple, np.ndarray)):
+        return int(eval_at[0])
+    return int(eval_at)
+
+
+class RankerMixin:
+    """Mixin for learning-to-rank estimators (put it left of ``BaseEstimator``).
+
+    Subclasses implement ``_fit(data, **fit_params)`` on validated
+    :class:`~skltr.utils.validation.RankingData` and ``_predict(X)`` on validated X. Class
+    attributes tune the shared validation: ``_allow_nan``, ``_allow_inf`` and
+    ``_integer_labels``. ``_missing_qid = "single_query"`` lets a *test-only* subclass run
+    scikit-learn's generic checks, which call ``fit(X, y)`` without qid.
+    """
+
+    _estimator_type = "ranker"
+    _allow_nan = True
+    _allow_inf = False
+    _integer_labels = False
+    _missing_qid = "raise"
+
+    __metadata_request__fit = {"qid": True}
+    __metadata_request__score = {"qid": True}
+
+    def fit(self, X, y, *, qid=None, sample_weight=None, **fit_params):
+        """Fit the ranker.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Relevance label of each row (higher is more relevant).
+        qid : array-like of shape (n_samples,)
+            Query id of each row, any order and any dtype (ints or strings); rows of a query
+            need not be contiguous. Group sizes (LightGBM's ``group=``) convert with
+            :func:`skltr.utils.group_sizes_to_qid`.
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weight of each row.
+        **fit_params
+            Estimator-specific options (e.g. ``eval_set``).
+
+        Returns
+        -------
+        self
+        """
+        from ..utils.validation import check_ranking_fit_data  # noqa: PLC0415
+
+        saved = dict(self.__dict__)
+        try:
+            data = check_ranking_fit_data(
+                self, X, y, qid, sample_weight, allow_nan=self._allow_nan,
+                allow_inf=self._allow_inf, integer_labels=self._integer_labels,
+                missing_qid=self._missing_qid)
+            self._fit(data, **fit_params)
+        except BaseException:
+            # A failed fit leaves the previous fitted state untouched.
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            raise
+        return self
+
+    def predict(self, X):
+        """Relevance scores, one per row, in the order of ``X``. Higher ranks first.
+
+        Scores are comparable only within a query; ranking a query means sorting its rows
+        by descending score.
+        """
+        check_is_fitted(self)
+        X = check_ranking_X(self, X, reset=False, allow_nan=self._allow_nan,
+                            allow_inf=self._allow_inf, ensure_min_samples=0)
+        if X.shape[0] == 0:
+            return np.zeros(0, dtype=np.float64)
+        return self._predict(X)
+
+    def score(self, X, y, *, qid=None, sample_weight=None):
+        """Mean NDCG@``eval_at`` over queries (see :func:`skltr.metrics.ndcg_score`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        qid : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), optional
+            Row weights; a query weighs the mean of its rows' weights.
+
+        Returns
+        -------
+        float
+        """
+        from ..metrics import ndcg_score  # noqa: PLC0415 - metrics compile lazily
+
+        if qid is None:
+            if self._missing_qid != "single_query":
+                raise ValueError(_ROUTING_HINT)
+            qid = np.zeros(len(y), dtype=np.int64)
+        y_pred = self.predict(X)
+        y_true = check_ranking_y(y, y_pred.shape[0])
+        return float(ndcg_score(y_true, y_pred, qid=qid, k=first_cutoff(self._score_cutoff()),
+                                sample_weight=sample_weight))
+
+    def _score_cutoff(self):
+        return getattr(self, "eval_at", 10)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.estimator_type = None  # neither classifier nor regressor: CV must not stratify
+        tags.target_tags.required = True
+        tags.target_tags.single_output = True
+        tags.input_tags.allow_nan = self._allow_nan
+        return tags
+
+
+class BaseRanker(VersionedPickleMixin, RankerMixin, BaseEstimator):
+    """Base class of skltr rankers: the mixins in the right order, ready to subclass."""

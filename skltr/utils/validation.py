@@ -1,0 +1,120 @@
+"""Input validation shared by every skltr estimator.
+
+One place decides what a ranker accepts, so every estimator gives the same error for the same
+mistake. Nothing is silently dropped, clipped or reordered: rows are grouped by a stable sort
+on qid (``group_by_qid``) and every output is scattered back to the caller's order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.utils.validation import _check_sample_weight, validate_data
+
+from .._dtypes import Y_DTYPE
+from ._qid import QueryGroups, group_by_qid
+
+__all__ = ["check_ranking_X", "check_ranking_y", "check_ranking_fit_data", "RankingData"]
+
+_SPARSE_MSG = (
+    "{name} does not accept scipy sparse input yet; densify it with X.toarray() (tree "
+    "models bin dense columns) or reduce its width first."
+)
+
+
+def _is_cupy(a) -> bool:
+    return type(a).__module__.split(".")[0] == "cupy"
+
+
+def check_ranking_X(estimator, X, *, reset: bool, allow_nan: bool = True,
+                    allow_inf: bool = False, dtype=np.float64, ensure_min_samples: int = 1):
+    """Validate X with scikit-learn's ``validate_data`` plus ranker-specific messages.
+
+    ``reset=True`` (fit) records ``n_features_in_`` / ``feature_names_in_``; ``reset=False``
+    (predict) checks the column count and, for DataFrames, that the column names and their
+    order match those seen in fit. ``allow_inf`` lets tree models route ±inf as ordinary
+    values (largest / smallest) instead of raising.
+    """
+    import scipy.sparse as sp  # noqa: PLC0415 - scipy is a dependency; keep import local
+
+    if sp.issparse(X):
+        raise TypeError(_SPARSE_MSG.format(name=type(estimator).__name__))
+    if _is_cupy(X):
+        X = X.get()
+    finite = True if not allow_nan else "allow-nan"
+    X = validate_data(estimator, X, reset=reset, dtype=dtype,
+                      ensure_all_finite=False if allow_inf else finite,
+                      ensure_min_samples=ensure_min_samples)
+    if allow_inf and not allow_nan and np.isnan(X).any():
+        raise ValueError(f"X contains NaN, which {type(estimator).__name__} does not accept.")
+    return X
+
+
+def check_ranking_y(y, n_samples: int, *, integer_labels: bool = False) -> np.ndarray:
+    """Validate relevance labels: 1-D, one per row, finite; optionally non-negative integers."""
+    if _is_cupy(y):
+        y = y.get()
+    y_arr = np.asarray(y)
+    if y_arr.ndim != 1:
+        raise ValueError(
+            f"y must be 1-D with one relevance label per row; got shape {y_arr.shape}. "
+            f"Ranking has a single target: pass y.ravel() if it is a column vector."
+        )
+    if y_arr.shape[0] != n_samples:
+        raise ValueError(f"y has {y_arr.shape[0]} entries but X has {n_samples} rows.")
+    if y_arr.dtype.kind not in "biuf":
+        try:
+            y_arr = y_arr.astype(Y_DTYPE)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"y must be numeric relevance labels; got dtype {y_arr.dtype}.") from exc
+    y_arr = y_arr.astype(Y_DTYPE, copy=False)
+    bad = ~np.isfinite(y_arr)
+    if bad.any():
+        first = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"y contains NaN or inf (first at row {first}: {y_arr[first]}).")
+    if integer_labels:
+        neg = y_arr < 0
+        if neg.any():
+            first = int(np.flatnonzero(neg)[0])
+            raise ValueError(
+                f"relevance labels must be >= 0; y[{first}] = {y_arr[first]}. Shift the "
+                f"labels so the least relevant grade is 0."
+            )
+        frac = y_arr != np.floor(y_arr)
+        if frac.any():
+            first = int(np.flatnonzero(frac)[0])
+            raise ValueError(
+                f"relevance labels must be whole numbers (graded relevance 0, 1, 2, ...); "
+                f"y[{first}] = {y_arr[first]}. Round or bin the labels first."
+            )
+    return y_arr
+
+
+class RankingData:
+    """Validated fit inputs: X, y, sample_weight in the caller's order, plus query groups."""
+
+    __slots__ = ("X", "y", "sample_weight", "groups")
+
+    def __init__(self, X, y, sample_weight, groups: QueryGroups):
+        self.X, self.y, self.sample_weight, self.groups = X, y, sample_weight, groups
+
+
+def check_ranking_fit_data(estimator, X, y, qid, sample_weight=None, *, allow_nan=True,
+                           allow_inf=False, integer_labels=False, missing_qid="raise",
+                           reset=True) -> RankingData:
+    """Validate ``fit(X, y, qid=..., sample_weight=...)`` inputs for a ranker.
+
+    ``missing_qid="single_query"`` treats ``qid=None`` as one query (used by the test-only
+    subclasses that run scikit-learn's generic estimator checks); the default raises.
+    """
+    X = check_ranking_X(estimator, X, reset=reset, allow_nan=allow_nan, allow_inf=allow_inf)
+    n = X.shape[0]
+    y = check_ranking_y(y, n, integer_labels=integer_labels)
+    if qid is None and missing_qid == "single_query":
+        qid = np.zeros(n, dtype=np.int64)
+    groups = group_by_qid(qid, n)
+    if sample_weight is not None:
+        if _is_cupy(sample_weight):
+            sample_weight = sample_weight.get()
+        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
+                                             ensure_non_negative=True)
+    return RankingData(X, y, sample_weight, groups)

@@ -1,0 +1,161 @@
+"""Shared benchmark harness: timing, peak memory, machine facts, result files.
+
+Every benchmark runs skltr and its peer on the same data in one process and writes
+``benchmarks/results/<benchmark>-<machine>-<date>.json``::
+
+    {"benchmark", "machine", "cores", "gpu", "commit", "date", "versions", "params",
+     "rows": [{"case", "metric", "skltr", "peer", "peer_name", "unit", "ratio"}]}
+
+``ratio`` is skltr's figure divided by the peer's in that unit; for times, below 1 means skltr
+is faster.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import threading
+import time
+from importlib import metadata
+from pathlib import Path
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def gpu_info() -> dict | None:
+    """GPU name, driver and CuPy version when a GPU is usable, else None."""
+    try:
+        import cupy
+
+        props = cupy.cuda.runtime.getDeviceProperties(0)
+        return {"name": props["name"].decode(), "driver": cupy.cuda.runtime.driverGetVersion(),
+                "cuda_runtime": cupy.cuda.runtime.runtimeGetVersion(),
+                "cupy": cupy.__version__}
+    except Exception:  # noqa: BLE001 - no CuPy or no GPU
+        return None
+
+
+def git_commit() -> str:
+    root = Path(__file__).resolve().parents[1]
+    try:
+        sha = subprocess.check_output(["git", "rev-parse", "HEAD"], cwd=root, text=True,
+                                      stderr=subprocess.DEVNULL).strip()
+        dirty = subprocess.check_output(["git", "status", "--porcelain", "--untracked-files=no"],
+                                        cwd=root, text=True, stderr=subprocess.DEVNULL).strip()
+        return sha + ("-dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return os.environ.get("SKLTR_COMMIT", "unknown")
+
+
+def versions(*packages: str) -> dict:
+    out = {"python": platform.python_version()}
+    for name in ("skltr", "numpy", "numba", "scikit-learn", *packages):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def time_median(fn, *, repeat: int = 5, warmup: int = 1, sync=None) -> float:
+    """Median wall time of ``fn()`` in seconds after ``warmup`` untimed calls.
+
+    ``sync`` (e.g. a CUDA synchronise) is called before each clock read.
+    """
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeat):
+        if sync:
+            sync()
+        t0 = time.perf_counter()
+        fn()
+        if sync:
+            sync()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def _rss_bytes() -> int:
+    with open("/proc/self/statm", encoding="utf-8") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def peak_rss_during(fn, interval: float = 0.005):
+    """Run ``fn()`` and return ``(result, peak RSS increase in bytes)``.
+
+    RSS is sampled from /proc every ``interval`` seconds, so memory held by native libraries
+    (LightGBM, XGBoost) counts too, not only Python allocations.
+    """
+    base = _rss_bytes()
+    peak = [base]
+    done = threading.Event()
+
+    def sample():
+        while not done.is_set():
+            peak[0] = max(peak[0], _rss_bytes())
+            time.sleep(interval)
+
+    thread = threading.Thread(target=sample, daemon=True)
+    thread.start()
+    try:
+        result = fn()
+    finally:
+        done.set()
+        thread.join()
+    peak[0] = max(peak[0], _rss_bytes())
+    return result, peak[0] - base
+
+
+def row(case: str, metric: str, skltr: float, peer: float, peer_name: str, unit: str) -> dict:
+    return {"case": case, "metric": metric, "skltr": skltr, "peer": peer,
+            "peer_name": peer_name, "unit": unit,
+            "ratio": (skltr / peer) if peer else None}
+
+
+def write_result(benchmark: str, rows: list, *, params: dict | None = None,
+                 packages: tuple = (), out_dir: Path | str | None = None) -> Path:
+    """Write the JSON result file and print a table; return the file's path."""
+    gpu = gpu_info()
+    machine = gpu["name"] if gpu else cpu_model()
+    now = _dt.datetime.now(_dt.timezone.utc)
+    doc = {"benchmark": benchmark, "machine": machine, "cpu": cpu_model(),
+           "cores": os.cpu_count(), "gpu": gpu, "commit": git_commit(),
+           "date": now.isoformat(timespec="seconds"), "versions": versions(*packages),
+           "params": params or {}, "rows": rows}
+    out = Path(out_dir) if out_dir else RESULTS_DIR
+    out.mkdir(parents=True, exist_ok=True)
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", machine).strip("-").lower()[:40]
+    path = out / f"{benchmark}-{slug}-{now.date().isoformat()}.json"
+    path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    print_table(doc)
+    print(f"\nwritten: {path}")
+    return path
+
+
+def print_table(doc: dict) -> None:
+    print(f"{doc['benchmark']} on {doc['machine']} ({doc['cores']} cores), commit "
+          f"{doc['commit'][:12]}")
+    header = f"{'case':<38} {'metric':<14} {'skltr':>12} {'peer':>12} {'unit':<8} {'ratio':>7}  peer"
+    print(header)
+    print("-" * len(header))
+    for r in doc["rows"]:
+        ratio = "" if r["ratio"] is None else f"{r['ratio']:.3f}"
+        print(f"{r['case']:<38} {r['metric']:<14} {r['skltr']:>12.6g} {r['peer']:>12.6g} "
+              f"{r['unit']:<8} {ratio:>7}  {r['peer_name']}")

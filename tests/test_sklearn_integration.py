@@ -12,7 +12,7 @@ from skltr.metrics import ndcg_score
 from skltr.model_selection import QueryKFold, make_ranking_scorer
 from skltr.utils.estimator_checks import check_ranker
 
-from ._rankers import LinearTestRanker, SingleQueryLinearTestRanker
+from _rankers import LinearTestRanker, SingleQueryLinearTestRanker
 
 
 def _data(seed=0, n_queries=40, n_docs=12, n_features=5):

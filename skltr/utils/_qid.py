@@ -177,7 +177,7 @@ def group_sizes_to_qid(sizes) -> np.ndarray:
         if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
             bad = int(np.flatnonzero(~np.isfinite(arr) | (arr != np.round(arr)))[0])
             raise ValueError(
-                f"group sizes must be whole numbers; entry {bad} is {arr[bad]!r}."
+                f"group sizes must be whole numbers; entry {bad} is {arr[bad].item()!r}."
             )
     elif arr.dtype.kind not in "iu":
         raise ValueError(f"group sizes must be integers; got dtype {arr.dtype}.")

@@ -85,11 +85,18 @@ def test_scorer_without_routing_explains():
 
 def test_query_kfold_without_routing_takes_groups():
     X, y, qid = _data(3)
-    search = GridSearchCV(LinearTestRanker(), {"alpha": [1.0]}, cv=QueryKFold(3))
     # Without routing scikit-learn forwards fit params to fit (split per fold) and groups to
     # the splitter; score() then has no qid and must say how to fix it.
+    search = GridSearchCV(LinearTestRanker(), {"alpha": [1.0]}, cv=QueryKFold(3),
+                          error_score="raise")
     with pytest.raises(ValueError, match="enable_metadata_routing"):
         search.fit(X, y, groups=qid, qid=qid)
+    # With the default error_score, scikit-learn turns the error into NaN plus a warning
+    # that carries the same explanation.
+    search = GridSearchCV(LinearTestRanker(), {"alpha": [1.0]}, cv=QueryKFold(3))
+    with pytest.warns(UserWarning, match="enable_metadata_routing"):
+        search.fit(X, y, groups=qid, qid=qid)
+    assert np.isnan(search.cv_results_["mean_test_score"][0])
 
 
 @parametrize_with_checks([SingleQueryLinearTestRanker()], expected_failed_checks=lambda e: {

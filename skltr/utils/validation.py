@@ -51,6 +51,8 @@ def check_ranking_X(estimator, X, *, reset: bool, allow_nan: bool = True,
 
 def check_ranking_y(y, n_samples: int, *, integer_labels: bool = False) -> np.ndarray:
     """Validate relevance labels: 1-D, one per row, finite; optionally non-negative integers."""
+    if y is None:
+        raise ValueError("this ranker requires y to be passed, but the target y is None.")
     if _is_cupy(y):
         y = y.get()
     y_arr = np.asarray(y)
@@ -90,12 +92,27 @@ def check_ranking_y(y, n_samples: int, *, integer_labels: bool = False) -> np.nd
 
 
 class RankingData:
-    """Validated fit inputs: X, y, sample_weight in the caller's order, plus query groups."""
+    """Validated fit inputs, rows grouped by query.
+
+    ``X``, ``y`` and ``sample_weight`` are in *query order*: query ``q`` occupies rows
+    ``groups.group_ptr[q]:groups.group_ptr[q + 1]``, queries in sorted-qid order, rows of a
+    query in the caller's relative order (a stable sort). Caller row ``groups.order[i]`` is
+    grouped row ``i``. Because every ranker trains on this order, a model does not depend on
+    how the caller interleaved queries.
+    """
 
     __slots__ = ("X", "y", "sample_weight", "groups")
 
     def __init__(self, X, y, sample_weight, groups: QueryGroups):
+        if not groups.is_sorted:  # one gather; skipped when rows are already grouped
+            X, y = X[groups.order], y[groups.order]
+            if sample_weight is not None:
+                sample_weight = sample_weight[groups.order]
         self.X, self.y, self.sample_weight, self.groups = X, y, sample_weight, groups
+
+    @property
+    def group_ptr(self) -> np.ndarray:
+        return self.groups.group_ptr
 
 
 def check_ranking_fit_data(estimator, X, y, qid, sample_weight=None, *, allow_nan=True,

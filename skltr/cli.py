@@ -33,7 +33,8 @@ def run_demo(args) -> list[dict]:
 
     t0 = time.perf_counter()
     X, y, qid = make_ranking(n_queries=args.n_queries, docs_per_query=args.docs_per_query,
-                             n_features=args.n_features, random_state=args.seed)
+                             n_features=args.n_features,
+                             n_informative=min(20, args.n_features), random_state=args.seed)
     X_tr, X_te, y_tr, y_te, q_tr, q_te = train_test_split_by_query(
         X, y, qid=qid, test_size=0.2, random_state=args.seed)
     print(f"data: {X.shape[0]} rows x {X.shape[1]} features, {len(np.unique(qid))} queries "

@@ -1,0 +1,246 @@
+"""``QuickScorerPredictor``: fast, exact scoring of any supported tree ensemble.
+
+A scikit-learn meta-estimator: it fits a clone of ``model`` (routing ``qid`` to rankers) or
+wraps an already fitted model (:meth:`from_model`, :meth:`from_file`), converts it once to a
+:class:`~skltr.trees.TreeEnsemble`, lays it out for the chosen backend, and then predicts what
+the source model's own ``predict`` returns.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
+from sklearn.utils import _safe_indexing
+from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted
+
+from .._device import resolve_device
+from ..utils._model_io import VersionedPickleMixin
+from ..utils._qid import group_by_qid
+from ..utils.validation import check_ranking_X
+
+__all__ = ["QuickScorerPredictor"]
+
+_BACKENDS = ("auto", "quickscorer", "traversal")
+
+
+def choose_backend(ensemble) -> str:
+    """The backend ``backend="auto"`` picks: QuickScorer unless most trees are too large for
+    64-bit leaf vectors (they would fall back to traversal one by one) or are stumps."""
+    leaves = ensemble.n_leaves()
+    if leaves.size == 0:
+        return "traversal"
+    tabled = np.mean(leaves <= 64)
+    return "quickscorer" if tabled >= 0.5 and np.mean(leaves) > 2 else "traversal"
+
+
+def _fit_source(model, X, y, qid, fit_params):
+    """Fit ``model`` with ``qid`` passed the way its library expects."""
+    if qid is None:
+        return model.fit(X, y, **fit_params)
+    module = type(model).__module__.split(".")[0]
+    name = type(model).__name__
+    if module == "skltr":  # skltr rankers take a per-row qid and group rows themselves
+        return model.fit(X, y, qid=qid, **fit_params)
+    if module not in ("xgboost", "lightgbm") or "Ranker" not in name:
+        return model.fit(X, y, **fit_params)  # pointwise models do not use qid
+    # XGBoost and LightGBM rankers need each query's rows contiguous: sort stably by qid.
+    groups = group_by_qid(qid, len(y))
+    order = groups.order
+    Xs, ys = _safe_indexing(X, order), _safe_indexing(np.asarray(y), order)
+    params = dict(fit_params)
+    if params.get("sample_weight") is not None:
+        params["sample_weight"] = np.asarray(params["sample_weight"])[order]
+    if module == "xgboost":
+        return model.fit(Xs, ys, qid=groups.codes[order], **params)
+    return model.fit(Xs, ys, group=groups.sizes, **params)
+
+
+def _source_has(name):
+    return lambda self: hasattr(getattr(self, "source_model_", None) or self.model, name)
+
+
+class QuickScorerPredictor(VersionedPickleMixin, MetaEstimatorMixin, BaseEstimator):
+    """Score a tree ensemble with QuickScorer (or plain traversal), reproducing its predictions.
+
+    Parameters
+    ----------
+    model : estimator, optional
+        An unfitted XGBoost / LightGBM / scikit-learn HistGradientBoosting / skltr tree model,
+        fitted (as a clone) by :meth:`fit`. Use :meth:`from_model` or :meth:`from_file` for a
+        model that is already fitted.
+    device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"
+        Only the CPU backends exist so far; a CUDA device raises NotImplementedError.
+    backend : {"auto", "quickscorer", "traversal"}, default="auto"
+        ``"quickscorer"`` (trees with more than 64 leaves are traversed one by one inside the
+        same kernel), ``"traversal"`` (node-by-node walk), or ``"auto"`` (see
+        :func:`choose_backend`). The QuickScorer method is reported to be patented in some
+        jurisdictions; ``"traversal"`` avoids it.
+    n_jobs : int, optional
+        Threads (None: all of numba's threads).
+    tree_block : int, default=512
+        Trees per QuickScorer block.
+
+    Attributes
+    ----------
+    ensemble_ : TreeEnsemble
+    source_model_ : estimator or None
+        The fitted source model (None when loaded from a file).
+    backend_ : str
+        The backend in use.
+    layout_nbytes_ : int
+        Size of the backend's tables in bytes (0 for traversal).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Present when the source model recorded feature names.
+    classes_ : ndarray
+        Present when the source is a classifier.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.ensemble import HistGradientBoostingRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X, y = rng.normal(size=(200, 4)), rng.normal(size=200)
+    >>> hgb = HistGradientBoostingRegressor(max_iter=5).fit(X, y)
+    >>> qs = QuickScorerPredictor.from_model(hgb)
+    >>> bool(np.array_equal(qs.predict(X), hgb.predict(X)))
+    True
+    """
+
+    _parameter_constraints = {
+        "model": [None, "no_validation"],
+        "device": [str],
+        "backend": [StrOptions(set(_BACKENDS))],
+        "n_jobs": [None, int],
+        "tree_block": [int],
+    }
+    __metadata_request__fit = {"qid": True}
+
+    def __init__(self, model=None, *, device="cpu", backend="auto", n_jobs=None,
+                 tree_block=512):
+        self.model = model
+        self.device = device
+        self.backend = backend
+        self.n_jobs = n_jobs
+        self.tree_block = tree_block
+
+    # ------------------------------------------------------------------ building
+    def fit(self, X, y=None, *, qid=None, **fit_params):
+        """Fit a clone of ``model`` on ``X, y`` (``qid`` routed to rankers) and compile it."""
+        if self.model is None:
+            raise ValueError(
+                "QuickScorerPredictor.fit needs model=<an unfitted tree model>; to wrap a model "
+                "that is already fitted use QuickScorerPredictor.from_model(fitted)."
+            )
+        self._validate_params()
+        source = _fit_source(clone(self.model), X, y, qid, fit_params)
+        self._compile(source)
+        return self
+
+    @classmethod
+    def from_model(cls, fitted, **params) -> "QuickScorerPredictor":
+        """Wrap an already fitted model (or TreeEnsemble) without refitting it."""
+        predictor = cls(model=None if _is_ensemble(fitted) else fitted, **params)
+        predictor._validate_params()
+        predictor._compile(fitted)
+        return predictor
+
+    @classmethod
+    def from_file(cls, path, **params) -> "QuickScorerPredictor":
+        """Load a skltr, XGBoost (.json/.ubj) or LightGBM (text) model file."""
+        from ..convert import load_model  # noqa: PLC0415
+
+        return cls.from_model(load_model(path), **params)
+
+    def _compile(self, source):
+        from ..convert import to_tree_ensemble  # noqa: PLC0415
+        from ..trees._quickscorer_layout import build_quickscorer_layout  # noqa: PLC0415
+
+        device = resolve_device(self.device)
+        if device.is_gpu:
+            raise NotImplementedError(
+                "QuickScorerPredictor has CPU backends only so far; use device='cpu'."
+            )
+        if isinstance(self.n_jobs, int) and self.n_jobs == 0:
+            raise ValueError("n_jobs must be a non-zero integer or None; got 0.")
+        if self.tree_block < 1:
+            raise ValueError(f"tree_block must be >= 1; got {self.tree_block}.")
+        ensemble = to_tree_ensemble(source)
+        backend = choose_backend(ensemble) if self.backend == "auto" else self.backend
+        layout = build_quickscorer_layout(ensemble, tree_block=self.tree_block) if (
+            backend == "quickscorer") else None
+        # Assign fitted state only once everything above has succeeded.
+        self.ensemble_ = ensemble
+        self.source_model_ = None if _is_ensemble(source) else source
+        self.backend_ = backend
+        self.layout_ = layout
+        self.layout_nbytes_ = 0 if layout is None else layout.nbytes
+        self.n_features_in_ = ensemble.n_features
+        names = getattr(source, "feature_names_in_", None)
+        if names is not None:
+            self.feature_names_in_ = np.asarray(names, dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        if is_classifier(source) and hasattr(source, "classes_"):
+            self.classes_ = np.asarray(source.classes_)
+        elif hasattr(self, "classes_"):
+            del self.classes_
+
+    # ------------------------------------------------------------------ prediction
+    def _validated(self, X):
+        check_is_fitted(self, "ensemble_")
+        return check_ranking_X(self, X, reset=False, allow_nan=True, allow_inf=True,
+                               ensure_min_samples=0)
+
+    def predict_raw(self, X):
+        """Raw scores (margins), exactly as the source library's raw / margin output."""
+        X = self._validated(X)
+        if self.backend_ == "quickscorer":
+            from ..trees._quickscorer import predict_raw  # noqa: PLC0415
+
+            return predict_raw(self.ensemble_, self.layout_, X, n_jobs=self.n_jobs)
+        return self.ensemble_.predict_raw(X, n_jobs=self.n_jobs)
+
+    def _transformed(self, X):
+        from ..trees._transforms import apply_transform  # noqa: PLC0415
+
+        return apply_transform(self.ensemble_, self.predict_raw(X))
+
+    def predict(self, X):
+        """What the source model's ``predict`` returns: scores, values, or class labels."""
+        out = self._transformed(X)
+        if hasattr(self, "classes_"):
+            return self.classes_[np.argmax(_two_columns(out), axis=1)]
+        if self.ensemble_.source.get("predict") == "argmax":
+            return np.argmax(out, axis=1).astype(out.dtype)
+        return out
+
+    @available_if(lambda self: hasattr(self, "classes_"))
+    def predict_proba(self, X):
+        """Class probabilities (classifiers only), as the source's ``predict_proba``."""
+        return _two_columns(self._transformed(X))
+
+    @available_if(_source_has("decision_function"))
+    def decision_function(self, X):
+        """Raw margins, as the source's ``decision_function``."""
+        return self.predict_raw(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
+
+
+def _is_ensemble(obj) -> bool:
+    from ..trees import TreeEnsemble  # noqa: PLC0415
+
+    return isinstance(obj, TreeEnsemble)
+
+
+def _two_columns(prob):
+    """Binary sources give P(class 1) per row; scikit-learn API wants both columns."""
+    if prob.ndim == 1:
+        return np.column_stack([prob.dtype.type(1) - prob, prob])
+    return prob

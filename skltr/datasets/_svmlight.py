@@ -1,0 +1,896 @@
+"""LETOR / SVMlight files with query ids: a line-numbering reader and an exact writer.
+
+File format, one document per line (``#`` starts a comment, blank lines are skipped)::
+
+    <label> [qid:<int>] <index>:<value> <index>:<value> ... [# comment]
+    2 qid:10 1:0.5 3:12 # doc-17
+    0 qid:10 2:1e-3
+
+Query ids come either from ``qid:`` tokens on every line, or -- LightGBM's convention -- from
+a side file ``<path>.query`` holding the number of consecutive lines of each query, one
+integer per line.
+
+Parsing is one pass of a numba kernel over the raw bytes (no per-line Python), with errors
+reported by code and byte offsets so that the wrapper can name the line and the token. Numbers
+are converted in the kernel to the correctly rounded double -- the value ``strtod`` and
+Python's ``float`` give: Clinger's fast path (significand <= 2**53, decimal exponent within
++-22: one exact multiplication or division) covers short numbers such as ``0.89``, the
+Eisel-Lemire algorithm (128-bit products with a table of powers of ten) covers the 17-digit
+``repr`` output of :func:`dump_letor`; the rare numbers neither can decide (near-halfway
+cases, subnormals, overflow, ``nan``/``inf``) are handed to Python's ``float`` afterwards.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import lzma
+import math
+import os
+from numbers import Integral
+
+import numba
+import numpy as np
+import scipy.sparse as sp
+
+from .._dtypes import QID_DTYPE, Y_DTYPE
+from ..utils._qid import check_qid, group_sizes_to_qid
+
+__all__ = ["load_letor", "dump_letor"]
+
+# Exact powers of ten: 10**k is exactly representable as a double for k <= 22.
+_POW10 = np.array([float(10**k) for k in range(23)], dtype=np.float64)
+
+# Kernel error codes.
+(_OK, _BAD_LABEL, _NO_COLON, _BAD_INDEX, _BAD_VALUE, _BAD_QID, _QID_POSITION, _DUPLICATE,
+ _MIXED_QID) = range(9)
+
+
+# --------------------------------------------------------------------------------------------
+# numba kernel
+# --------------------------------------------------------------------------------------------
+
+
+@numba.njit(cache=True, inline="always")
+def _is_space(c):
+    # space, \t, \v, \f, \r (newline is the line separator and handled apart)
+    return c == 32 or c == 9 or c == 11 or c == 12 or c == 13
+
+
+def _pow10_table():
+    """128-bit mantissas of 10**e, e in [-348, 347], rounded down (Go's detailedPowersOfTen)."""
+    hi = np.empty(_POW10_MAX - _POW10_MIN + 1, dtype=np.uint64)
+    lo = np.empty_like(hi)
+    for i, e in enumerate(range(_POW10_MIN, _POW10_MAX + 1)):
+        if e >= 0:
+            v = 10**e
+            n = v.bit_length()
+            v = v << (128 - n) if n <= 128 else v >> (n - 128)
+        else:
+            d = 10**-e
+            v = (1 << (128 + d.bit_length())) // d
+            v >>= v.bit_length() - 128
+        hi[i] = v >> 64
+        lo[i] = v & 0xFFFFFFFFFFFFFFFF
+    return hi, lo
+
+
+_POW10_MIN, _POW10_MAX = -348, 347
+_POW10_HI, _POW10_LO = _pow10_table()
+
+
+@numba.njit(cache=True, inline="always")
+def _mul64(a, b):
+    """Full 64 x 64 -> 128-bit product of two uint64, as (hi, lo)."""
+    mask = np.uint64(0xFFFFFFFF)
+    s32 = np.uint64(32)
+    a0 = a & mask
+    a1 = a >> s32
+    b0 = b & mask
+    b1 = b >> s32
+    p00 = a0 * b0
+    p01 = a0 * b1
+    p10 = a1 * b0
+    p11 = a1 * b1
+    mid = (p00 >> s32) + (p01 & mask) + (p10 & mask)
+    lo = (mid << s32) | (p00 & mask)
+    hi = p11 + (p01 >> s32) + (p10 >> s32) + (mid >> s32)
+    return hi, lo
+
+
+@numba.njit(cache=True, inline="always")
+def _clz64(x):
+    n = 0
+    if x >> np.uint64(32) == 0:
+        n += 32
+        x = x << np.uint64(32)
+    if x >> np.uint64(48) == 0:
+        n += 16
+        x = x << np.uint64(16)
+    if x >> np.uint64(56) == 0:
+        n += 8
+        x = x << np.uint64(8)
+    if x >> np.uint64(60) == 0:
+        n += 4
+        x = x << np.uint64(4)
+    if x >> np.uint64(62) == 0:
+        n += 2
+        x = x << np.uint64(2)
+    if x >> np.uint64(63) == 0:
+        n += 1
+    return n
+
+
+@numba.njit(cache=True)
+def _eisel_lemire(man, exp10, pow_hi, pow_lo):
+    """Correctly rounded ``man * 10**exp10`` for a non-zero uint64 ``man`` -> (ok, value).
+
+    The Eisel-Lemire algorithm (D. Lemire, "Number Parsing at a Gigabyte per Second", 2021;
+    this follows Go's strconv.eiselLemire64). ok=False for the rare inputs it cannot decide
+    (near-halfway cases, subnormal or overflowing results): the caller then asks Python.
+    """
+    if exp10 < -348 or exp10 > 347:
+        return False, 0.0
+    clz = _clz64(man)
+    man = man << np.uint64(clz)
+    ret_exp2 = ((217706 * exp10) >> 16) + 64 + 1023 - clz
+    i = exp10 + 348
+    x_hi, x_lo = _mul64(man, pow_hi[i])
+    low9 = np.uint64(0x1FF)
+    one = np.uint64(1)
+    if (x_hi & low9) == low9 and x_lo + man < man:
+        y_hi, y_lo = _mul64(man, pow_lo[i])
+        merged_hi = x_hi
+        merged_lo = x_lo + y_hi
+        if merged_lo < x_lo:
+            merged_hi += one
+        if (merged_hi & low9) == low9 and merged_lo + one == np.uint64(0) and y_lo + man < man:
+            return False, 0.0
+        x_hi = merged_hi
+        x_lo = merged_lo
+    msb = x_hi >> np.uint64(63)
+    mant = x_hi >> (msb + np.uint64(9))
+    ret_exp2 -= 1 ^ np.int64(msb)
+    if x_lo == np.uint64(0) and (x_hi & low9) == np.uint64(0) and (mant & np.uint64(3)) == one:
+        return False, 0.0
+    mant += mant & one
+    mant = mant >> one
+    if (mant >> np.uint64(53)) > np.uint64(0):
+        mant = mant >> one
+        ret_exp2 += 1
+    if ret_exp2 <= 0 or ret_exp2 >= 0x7FF:
+        return False, 0.0
+    # mant carries the implicit bit: value = mant * 2**(ret_exp2 - 1075), exactly.
+    return True, math.ldexp(float(mant), ret_exp2 - 1075)
+
+
+@numba.njit(cache=True)
+def _parse_float(buf, s, e, pow10, pow_hi, pow_lo):
+    """Parse buf[s:e] as a float. Returns (status, value): 0 invalid, 1 ok, 2 ask Python.
+
+    The decimal significand is kept exactly up to 19 digits (uint64). Clinger's fast path
+    (significand <= 2**53, |exponent| <= 22: one exact operation, one rounding) and
+    otherwise Eisel-Lemire give the correctly rounded double; a longer significand is
+    resolved when its truncation and truncation + 1 round to the same double.
+    """
+    if s >= e:
+        return 0, 0.0
+    for p in range(s, e):
+        c = buf[p]
+        if not (
+            (48 <= c <= 57) or c == 43 or c == 45 or c == 46 or (65 <= c <= 90) or (97 <= c <= 122)
+        ):
+            return 0, 0.0
+    p = s
+    neg = False
+    c = buf[p]
+    if c == 45 or c == 43:
+        neg = c == 45
+        p += 1
+    m = np.uint64(0)
+    ten = np.uint64(10)
+    nd = 0
+    frac = 0
+    dropped = 0  # integer-part digits beyond the 19 kept
+    trunc = False
+    any_digit = False
+    dot = False
+    while p < e:
+        c = buf[p]
+        if 48 <= c <= 57:
+            any_digit = True
+            d = np.uint64(c - 48)
+            if nd == 0 and d == np.uint64(0):
+                if dot:
+                    frac += 1
+            elif nd < 19:
+                m = m * ten + d
+                nd += 1
+                if dot:
+                    frac += 1
+            else:
+                if d != np.uint64(0):
+                    trunc = True
+                if not dot:
+                    dropped += 1
+        elif c == 46 and not dot:
+            dot = True
+        else:
+            break
+        p += 1
+    if not any_digit:
+        return 2, 0.0  # nan, inf, or invalid: Python decides
+    ex = 0
+    if p < e and (buf[p] == 101 or buf[p] == 69):
+        p += 1
+        eneg = False
+        if p < e and (buf[p] == 45 or buf[p] == 43):
+            eneg = buf[p] == 45
+            p += 1
+        nexp = 0
+        while p < e and 48 <= buf[p] <= 57:
+            if nexp < 6:
+                ex = ex * 10 + (buf[p] - 48)
+            nexp += 1
+            p += 1
+        if nexp == 0 or nexp >= 6:
+            return 2, 0.0
+        if eneg:
+            ex = -ex
+    if p != e:
+        return 2, 0.0
+    if m == np.uint64(0):
+        return 1, -0.0 if neg else 0.0
+    e10 = ex - frac + dropped
+    if not trunc and m <= np.uint64(9007199254740992) and -22 <= e10 <= 22:
+        if e10 >= 0:
+            v = float(m) * pow10[e10]
+        else:
+            v = float(m) / pow10[-e10]
+        return 1, -v if neg else v
+    ok, v = _eisel_lemire(m, e10, pow_hi, pow_lo)
+    if not ok:
+        return 2, 0.0
+    if trunc:
+        ok2, v2 = _eisel_lemire(m + np.uint64(1), e10, pow_hi, pow_lo)
+        if not ok2 or v2 != v:
+            return 2, 0.0
+    return 1, -v if neg else v
+
+
+@numba.njit(cache=True)
+def _parse_int(buf, s, e, signed):
+    """Parse buf[s:e] as a (signed) decimal integer of at most 18 digits -> (ok, value)."""
+    neg = False
+    if signed and s < e and (buf[s] == 45 or buf[s] == 43):
+        neg = buf[s] == 45
+        s += 1
+    if s >= e or e - s > 18:
+        return False, np.int64(0)
+    v = np.int64(0)
+    for p in range(s, e):
+        c = buf[p]
+        if c < 48 or c > 57:
+            return False, np.int64(0)
+        v = v * 10 + (c - 48)
+    return True, -v if neg else v
+
+
+@numba.njit(cache=True)
+def _grow(a):
+    b = np.empty((2 * a.shape[0], a.shape[1]), a.dtype)
+    b[: a.shape[0]] = a
+    return b
+
+
+@numba.njit(cache=True)
+def _parse_letor(buf, max_rows, max_pairs, pow10, pow_hi, pow_lo):
+    """Parse a whole LETOR/SVMlight buffer.
+
+    Returns (counts, err, labels, qids, row_line, indptr, indices, values, slow) where
+    counts = [n_rows, nnz, n_slow, has_qid]; err = [code, line, tok_start, tok_end, extra];
+    slow rows are (kind, where, start, end): kind 0 = label of row ``where``, kind 1 = value
+    of entry ``where``, to be converted by Python.
+    """
+    labels = np.empty(max_rows, np.float64)
+    qids = np.zeros(max_rows, np.int64)
+    row_line = np.empty(max_rows, np.int64)
+    indptr = np.zeros(max_rows + 1, np.int64)
+    indices = np.empty(max_pairs, np.int64)
+    values = np.empty(max_pairs, np.float64)
+    slow = np.empty((1024, 4), np.int64)  # grows by doubling; usually few entries
+    err = np.zeros(5, np.int64)
+    counts = np.zeros(4, np.int64)
+    counts[3] = -1
+
+    n = buf.shape[0]
+    i = 0
+    line = 0
+    row = 0
+    nnz = 0
+    n_slow = 0
+    file_has_qid = -1
+    first_line = 0
+    while i < n:
+        line += 1
+        eol = i
+        while eol < n and buf[eol] != 10:
+            eol += 1
+        end = i
+        while end < eol and buf[end] != 35:  # '#'
+            end += 1
+        p = i
+        while p < end and _is_space(buf[p]):
+            p += 1
+        if p == end:
+            i = eol + 1
+            continue
+        # label
+        t0 = p
+        while p < end and not _is_space(buf[p]):
+            p += 1
+        status, val = _parse_float(buf, t0, p, pow10, pow_hi, pow_lo)
+        if status == 0:
+            err[0] = _BAD_LABEL
+            err[1] = line
+            err[2] = t0
+            err[3] = p
+            return counts, err, labels, qids, row_line, indptr, indices, values, slow
+        if status == 2:
+            if n_slow == slow.shape[0]:
+                slow = _grow(slow)
+            slow[n_slow, 0] = 0
+            slow[n_slow, 1] = row
+            slow[n_slow, 2] = t0
+            slow[n_slow, 3] = p
+            n_slow += 1
+        labels[row] = val
+        row_start = nnz
+        row_has_qid = 0
+        first = True
+        while True:
+            while p < end and _is_space(buf[p]):
+                p += 1
+            if p >= end:
+                break
+            t0 = p
+            colon = -1
+            while p < end and not _is_space(buf[p]):
+                if colon < 0 and buf[p] == 58:  # ':'
+                    colon = p
+                p += 1
+            t1 = p
+            if colon < 0:
+                err[0] = _NO_COLON
+                err[1] = line
+                err[2] = t0
+                err[3] = t1
+                return counts, err, labels, qids, row_line, indptr, indices, values, slow
+            if colon - t0 == 3 and buf[t0] == 113 and buf[t0 + 1] == 105 and buf[t0 + 2] == 100:
+                if not first:
+                    err[0] = _QID_POSITION
+                    err[1] = line
+                    err[2] = t0
+                    err[3] = t1
+                    return counts, err, labels, qids, row_line, indptr, indices, values, slow
+                ok, q = _parse_int(buf, colon + 1, t1, True)
+                if not ok:
+                    err[0] = _BAD_QID
+                    err[1] = line
+                    err[2] = t0
+                    err[3] = t1
+                    return counts, err, labels, qids, row_line, indptr, indices, values, slow
+                qids[row] = q
+                row_has_qid = 1
+            else:
+                ok, idx = _parse_int(buf, t0, colon, False)
+                if not ok:
+                    err[0] = _BAD_INDEX
+                    err[1] = line
+                    err[2] = t0
+                    err[3] = t1
+                    return counts, err, labels, qids, row_line, indptr, indices, values, slow
+                status, val = _parse_float(buf, colon + 1, t1, pow10, pow_hi, pow_lo)
+                if status == 0:
+                    err[0] = _BAD_VALUE
+                    err[1] = line
+                    err[2] = t0
+                    err[3] = t1
+                    return counts, err, labels, qids, row_line, indptr, indices, values, slow
+                if status == 2:
+                    if n_slow == slow.shape[0]:
+                        slow = _grow(slow)
+                    slow[n_slow, 0] = 1
+                    slow[n_slow, 1] = nnz
+                    slow[n_slow, 2] = colon + 1
+                    slow[n_slow, 3] = t1
+                    n_slow += 1
+                indices[nnz] = idx
+                values[nnz] = val
+                nnz += 1
+            first = False
+        # every data line has a qid, or none has
+        if file_has_qid < 0:
+            file_has_qid = row_has_qid
+            first_line = line
+        elif row_has_qid != file_has_qid:
+            err[0] = _MIXED_QID
+            err[1] = line
+            err[2] = row_has_qid
+            err[4] = first_line
+            return counts, err, labels, qids, row_line, indptr, indices, values, slow
+        # any index order is accepted; rows are stored sorted; duplicates are errors
+        increasing = True
+        for k in range(row_start + 1, nnz):
+            if indices[k] <= indices[k - 1]:
+                increasing = False
+                break
+        if not increasing:
+            seg = indices[row_start:nnz].copy()
+            order = np.argsort(seg, kind="mergesort")
+            vseg = values[row_start:nnz].copy()
+            for k in range(order.shape[0]):
+                indices[row_start + k] = seg[order[k]]
+                values[row_start + k] = vseg[order[k]]
+            # slow-path entries of this row moved: remap their entry numbers
+            if n_slow > 0:
+                inverse = np.empty(order.shape[0], np.int64)
+                for k in range(order.shape[0]):
+                    inverse[order[k]] = k
+                s = n_slow - 1
+                while s >= 0 and slow[s, 0] == 1 and slow[s, 1] >= row_start:
+                    slow[s, 1] = row_start + inverse[slow[s, 1] - row_start]
+                    s -= 1
+            for k in range(row_start + 1, nnz):
+                if indices[k] == indices[k - 1]:
+                    err[0] = _DUPLICATE
+                    err[1] = line
+                    err[4] = indices[k]
+                    return counts, err, labels, qids, row_line, indptr, indices, values, slow
+        row_line[row] = line
+        row += 1
+        indptr[row] = nnz
+        i = eol + 1
+
+    counts[0] = row
+    counts[1] = nnz
+    counts[2] = n_slow
+    counts[3] = file_has_qid
+    return counts, err, labels, qids, row_line, indptr, indices, values, slow
+
+
+# --------------------------------------------------------------------------------------------
+# reading
+# --------------------------------------------------------------------------------------------
+
+
+def _read_bytes(f):
+    """Whole content of a path (plain, .gz, .bz2, .xz) or an open file, as bytes."""
+    if hasattr(f, "read"):
+        data = f.read()
+        return data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    path = os.fspath(f)
+    opener = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}.get(
+        os.path.splitext(path)[1].lower(), open
+    )
+    with opener(path, "rb") as fh:
+        return fh.read()
+
+
+def _token(data, start, end, limit=60):
+    text = data[start:end].decode("utf-8", errors="replace")
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _read_query_file(qpath, n_rows, name):
+    """Group sizes from a LightGBM ``.query`` file, validated against the number of rows."""
+    text = _read_bytes(qpath).decode("utf-8", errors="replace")
+    sizes = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        tok = line.split("#", 1)[0].strip()
+        if not tok:
+            continue
+        if not tok.isdigit():
+            raise ValueError(
+                f"{qpath}: line {lineno}: expected one non-negative integer group size per "
+                f"line, got {tok!r}."
+            )
+        sizes.append(int(tok))
+    total = sum(sizes)
+    if total != n_rows:
+        raise ValueError(
+            f"{qpath}: group sizes sum to {total} but {name} has {n_rows} data lines; the "
+            f"query file must list the number of consecutive lines of each query."
+        )
+    return group_sizes_to_qid(np.asarray(sizes, dtype=np.int64))
+
+
+def load_letor(path, *, n_features=None, dense=True, dtype=np.float64, query_file=None,
+               zero_based="auto"):
+    """Load a LETOR / SVMlight ranking file with per-row query ids.
+
+    Lines are ``<label> [qid:<int>] <index>:<value> ... [# comment]``. Feature indices may
+    come in any order on a line but may not repeat; missing entries are 0. Blank and
+    comment-only lines are skipped (line numbers in errors are physical, 1-based).
+
+    Parameters
+    ----------
+    path : str, path-like or file object
+        The file; ``.gz``, ``.bz2`` and ``.xz`` paths are decompressed. An open file (binary
+        or text) is read to its end.
+    n_features : int, optional
+        Number of columns. Default: the largest index in the file + 1 (after the
+        ``zero_based`` shift). A file whose largest index does not fit raises ValueError;
+        pass it to load a test file with the train file's width.
+    dense : bool, default=True
+        Return an ndarray; ``False`` returns a :class:`scipy.sparse.csr_matrix` with sorted
+        indices (explicit ``i:0`` entries of the file are kept as stored zeros).
+    dtype : floating dtype, default=np.float64
+        dtype of ``X``. Values are parsed to the correctly rounded float64 and then cast.
+    query_file : None, False, str or path-like, default=None
+        Where the query grouping comes from when the lines carry no ``qid:`` tokens: a file
+        of group sizes (LightGBM's ``.query`` format, one integer per line). None looks for
+        ``str(path) + ".query"`` when the lines have no qid; False never looks. Passing a
+        path for a file whose lines do carry ``qid:`` raises (two groupings would be
+        ambiguous). With neither qid tokens nor a query file, a ValueError says so.
+    zero_based : bool or "auto", default="auto"
+        Whether indices start at 0. "auto" follows :func:`sklearn.datasets.load_svmlight_file`:
+        zero-based if any index is 0, else one-based (LETOR files are one-based).
+        ``False`` with an index 0 in the file raises.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features) or csr_matrix
+    y : ndarray of float64, shape (n_samples,)
+    qid : ndarray of int64, shape (n_samples,)
+        The ``qid:`` values as written, or, from a query file, ``0 .. n_queries - 1`` via
+        :func:`skltr.utils.group_sizes_to_qid`.
+
+    Raises
+    ------
+    ValueError
+        On a malformed line, naming the file, the 1-based line number and the offending
+        token: a label or value that is not a number, a token that is not ``index:value``,
+        a negative or non-integer index, a non-integer qid, a qid that is not right after
+        the label, a repeated index, lines mixing qid and no qid, an index 0 with
+        ``zero_based=False``, an index beyond ``n_features``, or group sizes that do not add
+        up to the number of lines.
+
+    See Also
+    --------
+    dump_letor : the writer; ``load_letor`` reads back exactly what it wrote.
+    sklearn.datasets.load_svmlight_file : sklearn's reader (requires sorted indices, no
+        ``.query`` files).
+
+    Examples
+    --------
+    >>> import io
+    >>> from skltr.datasets import load_letor
+    >>> f = io.BytesIO(b"2 qid:7 1:0.5 3:1\\n0 qid:7 2:4  # doc b\\n1 qid:9 1:-1\\n")
+    >>> X, y, qid = load_letor(f)
+    >>> X
+    array([[ 0.5,  0. ,  1. ],
+           [ 0. ,  4. ,  0. ],
+           [-1. ,  0. ,  0. ]])
+    >>> y.tolist(), qid.tolist()
+    ([2.0, 0.0, 1.0], [7, 7, 9])
+    """
+    if zero_based not in (True, False, "auto"):
+        raise ValueError(f"zero_based must be True, False or 'auto'; got {zero_based!r}.")
+    if n_features is not None and (
+        isinstance(n_features, bool) or not isinstance(n_features, Integral) or n_features < 0
+    ):
+        raise ValueError(f"n_features must be a non-negative int or None; got {n_features!r}.")
+    dtype = np.dtype(dtype)
+    if dtype.kind != "f":
+        raise ValueError(f"dtype must be a floating dtype; got {dtype}.")
+    is_file_obj = hasattr(path, "read")
+    name = getattr(path, "name", "<file object>") if is_file_obj else os.fspath(path)
+
+    data = _read_bytes(path)
+    buf = np.frombuffer(data, dtype=np.uint8)
+    max_rows = data.count(b"\n") + 1
+    max_pairs = data.count(b":")
+    counts, err, labels, qids, row_line, indptr, indices, values, slow = _parse_letor(
+        buf, max_rows, max_pairs, _POW10, _POW10_HI, _POW10_LO
+    )
+    code, line, t0, t1, extra = (int(v) for v in err)
+    if code != _OK:
+        _raise_parse_error(name, data, code, line, t0, t1, extra)
+    n_rows, nnz, n_slow, has_qid = (int(v) for v in counts)
+    labels = labels[:n_rows]
+    indptr = indptr[: n_rows + 1]
+    indices = indices[:nnz]
+    values = values[:nnz]
+    row_line = row_line[:n_rows]
+
+    # Numbers the kernel left to Python (long significands, nan, inf, far exponents).
+    for kind, where, s, e in slow[:n_slow].tolist():
+        try:
+            v = float(data[s:e])
+        except ValueError:
+            row = where if kind == 0 else int(np.searchsorted(indptr, where, "right")) - 1
+            what = "label" if kind == 0 else "feature value"
+            raise ValueError(
+                f"{name}: line {row_line[row]}: {what} {_token(data, s, e)!r} is not a number."
+            ) from None
+        if kind == 0:
+            labels[where] = v
+        else:
+            values[where] = v
+
+    # Index base.
+    has_zero = nnz > 0 and int(indices.min()) == 0
+    if zero_based is False and has_zero:
+        row = _row_of_entry(indptr, int(np.flatnonzero(indices == 0)[0]))
+        raise ValueError(
+            f"{name}: line {row_line[row]}: feature index 0 but zero_based=False (indices "
+            f"are 1-based); pass zero_based=True or 'auto'."
+        )
+    if zero_based is False or (zero_based == "auto" and not has_zero):
+        shift = 1
+        indices = indices - 1
+    else:
+        shift = 0
+    width = int(indices.max()) + 1 if nnz else 0
+    if n_features is None:
+        n_features = width
+    elif width > n_features:
+        k = int(np.flatnonzero(indices >= n_features)[0])
+        row = _row_of_entry(indptr, k)
+        raise ValueError(
+            f"{name}: line {row_line[row]}: feature index {int(indices[k]) + shift} is beyond "
+            f"n_features={n_features} (indices are {'one' if shift else 'zero'}-based)."
+        )
+
+    # Query ids.
+    if has_qid == 1:
+        if query_file is not None and query_file is not False:
+            raise ValueError(
+                f"{name} has qid: tokens on its lines and query_file={query_file!r} was given; "
+                f"use one source of query ids (drop query_file)."
+            )
+        qid = qids[:n_rows].astype(QID_DTYPE)
+    else:
+        qpath = None
+        if query_file is None and not is_file_obj:
+            candidate = os.fspath(path) + ".query"
+            if os.path.exists(candidate):
+                qpath = candidate
+        elif query_file is not None and query_file is not False:
+            qpath = os.fspath(query_file)
+            if not os.path.exists(qpath):
+                raise ValueError(f"query_file {qpath!r} does not exist.")
+        if qpath is not None:
+            qid = _read_query_file(qpath, n_rows, name)
+        elif n_rows == 0:
+            qid = np.zeros(0, dtype=QID_DTYPE)
+        else:
+            looked = (
+                f" and no query file {os.fspath(path) + '.query'!r} exists"
+                if query_file is None and not is_file_obj else ""
+            )
+            raise ValueError(
+                f"{name} has no qid: tokens{looked}; pass query_file= with the group sizes "
+                f"(one integer per line), or write qid:<id> after each label."
+            )
+
+    values = values.astype(dtype, copy=False)
+    if dense:
+        # Assignment, not csr.toarray() (which adds into zeros and so turns -0.0 into 0.0).
+        X = np.zeros((n_rows, n_features), dtype=dtype)
+        X[np.repeat(np.arange(n_rows), np.diff(indptr)), indices] = values
+    else:
+        index_dtype = np.int32 if max(n_features, nnz) < 2**31 else np.int64
+        X = sp.csr_matrix(
+            (values, indices.astype(index_dtype), indptr.astype(index_dtype)),
+            shape=(n_rows, n_features),
+        )
+    return X, labels.astype(Y_DTYPE, copy=True), qid
+
+
+def _row_of_entry(indptr, k):
+    return int(np.searchsorted(indptr, k, "right")) - 1
+
+
+def _raise_parse_error(name, data, code, line, t0, t1, extra):
+    tok = _token(data, t0, t1) if code != _MIXED_QID else ""
+    where = f"{name}: line {line}: "
+    if code == _BAD_LABEL:
+        hint = " (the line must start with its label)" if ":" in tok else ""
+        msg = f"label {tok!r} is not a number{hint}."
+    elif code == _NO_COLON:
+        msg = f"expected index:value, got {tok!r}."
+    elif code == _BAD_INDEX:
+        msg = f"bad feature index in {tok!r}: indices are non-negative integers."
+    elif code == _BAD_VALUE:
+        msg = f"bad feature value in {tok!r}: values are numbers."
+    elif code == _BAD_QID:
+        msg = f"bad query id in {tok!r}: qid must be an integer."
+    elif code == _QID_POSITION:
+        msg = f"{tok!r} must come right after the label, before the features."
+    elif code == _DUPLICATE:
+        msg = f"feature index {extra} appears more than once."
+    elif code == _MIXED_QID:
+        msg = (
+            f"this line {'has a' if t0 else 'has no'} qid: token but line {extra} (the first data "
+            f"line) {'has none' if t0 else 'has one'}; either every line carries qid:<id> or "
+            f"none does."
+        )
+    else:  # pragma: no cover - kernel and wrapper out of sync
+        msg = f"parse error {code}."
+    raise ValueError(where + msg)
+
+
+# --------------------------------------------------------------------------------------------
+# writing
+# --------------------------------------------------------------------------------------------
+
+
+def _fmt(v):
+    """Shortest text that reads back as exactly ``v`` (Python's repr), without a '.0' tail."""
+    r = repr(v)
+    return r[:-2] if r.endswith(".0") else r
+
+
+def dump_letor(path, X, y, qid, *, zero_based=False, comment=None, query_file=False,
+               nan_policy="raise"):
+    """Write a ranking data set as a LETOR / SVMlight file.
+
+    Each row becomes ``<label> qid:<id> <index>:<value> ...`` with only its non-zero values,
+    in increasing index order. Numbers are written with Python's ``repr`` (the shortest text
+    that reads back as the same double), so ``load_letor`` returns identical arrays.
+
+    Parameters
+    ----------
+    path : str, path-like or file object
+        Destination (overwritten). A file object opened in text or binary mode also works
+        when ``query_file`` is False.
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        Features. Zeros (also explicitly stored zeros of a sparse matrix) are not written.
+        float32 values are written as their exact float64 value.
+    y : array-like of shape (n_samples,)
+        Relevance labels; finite numbers. Integral labels are written without decimals.
+    qid : array-like of shape (n_samples,)
+        Query id per row. Written as ``qid:`` tokens, which requires integer ids; rows are
+        written in the given order (LETOR readers expect each query's rows to be contiguous).
+    zero_based : bool, default=False
+        Write feature indices from 0 instead of LETOR's 1.
+    comment : str, optional
+        Written at the top of the file, every line prefixed with ``# ``.
+    query_file : bool, str or path-like, default=False
+        True writes the grouping to ``str(path) + ".query"`` (LightGBM's convention: the
+        number of consecutive rows of each query, one per line) and omits the ``qid:``
+        tokens; a path writes the group sizes there. Then each query's rows must be
+        contiguous, and any id type is accepted; the file read back gives qid ``0 .. n-1``.
+    nan_policy : {"raise", "write"}, default="raise"
+        LETOR has no convention for missing values: "raise" rejects NaN in ``X``; "write"
+        writes them as ``nan``, which :func:`load_letor`, scikit-learn and LightGBM read back
+        as NaN.
+
+    Notes
+    -----
+    Trailing all-zero columns leave no trace in the file: pass ``n_features=X.shape[1]`` to
+    :func:`load_letor` to get the same width back.
+
+    Examples
+    --------
+    >>> import io
+    >>> import numpy as np
+    >>> from skltr.datasets import dump_letor, load_letor
+    >>> X = np.array([[0.5, 0.0], [0.0, 1e-20], [3.0, 0.1]])
+    >>> f = io.StringIO()
+    >>> dump_letor(f, X, [2, 0, 1], [7, 7, 9])
+    >>> print(f.getvalue(), end="")
+    2 qid:7 1:0.5
+    0 qid:7 2:1e-20
+    1 qid:9 1:3 2:0.1
+    >>> X2, y2, qid2 = load_letor(io.StringIO(f.getvalue()))
+    >>> bool((X2 == X).all()), y2.tolist(), qid2.tolist()
+    (True, [2.0, 0.0, 1.0], [7, 7, 9])
+    """
+    if zero_based not in (True, False):
+        raise ValueError(f"zero_based must be True or False; got {zero_based!r}.")
+    if nan_policy not in ("raise", "write"):
+        raise ValueError(f"nan_policy must be 'raise' or 'write'; got {nan_policy!r}.")
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)  # a copy only when X is not already CSR
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D; got shape {X.shape}.")
+        if X.dtype.kind not in "biuf":
+            raise ValueError(f"X must be numeric; got dtype {X.dtype}.")
+        X = X.copy()
+        X.eliminate_zeros()
+        X.sort_indices()
+    else:
+        X = np.asarray(X)
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D; got shape {X.shape}.")
+        if X.dtype.kind not in "biuf":
+            raise ValueError(f"X must be numeric; got dtype {X.dtype}.")
+        X = sp.csr_matrix(X)  # keeps non-zeros, NaN included
+    n_samples = X.shape[0]
+    y = np.asarray(y)
+    if y.ndim != 1 or y.shape[0] != n_samples:
+        raise ValueError(f"y must be 1-D with one label per row; got shape {y.shape} for "
+                         f"{n_samples} rows.")
+    if y.dtype.kind not in "biuf" or not np.all(np.isfinite(y)):
+        raise ValueError("y must hold finite numbers (relevance labels).")
+    qid = check_qid(qid, n_samples)
+
+    data = X.data.astype(np.float64)
+    if nan_policy == "raise" and np.isnan(data).any():
+        k = int(np.flatnonzero(np.isnan(data))[0])
+        row = _row_of_entry(X.indptr, k)
+        raise ValueError(
+            f"X has NaN (first at row {row}, column {int(X.indices[k])}); LETOR files have no "
+            f"missing-value convention. Impute them, or pass nan_policy='write' to write "
+            f"'nan' (read back as NaN by load_letor, scikit-learn and LightGBM)."
+        )
+
+    # Query grouping.
+    if query_file is not False:
+        if query_file is True:
+            if hasattr(path, "write"):
+                raise ValueError("query_file=True needs a path for the main file; pass "
+                                 "query_file=<path of the .query file>.")
+            qpath = os.fspath(path) + ".query"
+        else:
+            qpath = os.fspath(query_file)
+        change = np.ones(n_samples, dtype=bool)
+        if n_samples:
+            change[1:] = qid[1:] != qid[:-1]
+        starts = np.flatnonzero(change)
+        run_ids = qid[starts]
+        uniq, first, cnt = np.unique(run_ids, return_index=True, return_counts=True)
+        if np.any(cnt > 1):
+            bad = int(np.flatnonzero(cnt > 1)[0])
+            rows = starts[run_ids == uniq[bad]]
+            raise ValueError(
+                f"query {uniq[bad].item()!r} is not contiguous (its rows restart at rows "
+                f"{int(rows[0])} and {int(rows[1])}); a query file can only describe "
+                f"consecutive rows. Sort the rows by qid first, or write qid tokens."
+            )
+        sizes = np.diff(np.append(starts, n_samples))
+        qid_tokens = None
+    else:
+        if qid.dtype.kind == "f" and np.all(qid == np.round(qid)):
+            qid = qid.astype(np.int64)
+        if qid.dtype.kind not in "iu" or (qid.dtype.kind == "u" and qid.size and
+                                          int(qid.max()) >= 2**63):
+            raise ValueError(
+                f"qid tokens must be integers; got dtype {qid.dtype}. Pass integer ids, or "
+                f"query_file=True to write the grouping as a side file of group sizes."
+            )
+        qid_tokens = [f" qid:{q}" for q in qid.tolist()]
+
+    offset = 0 if zero_based else 1
+    pairs = [
+        f"{i}:{_fmt(v)}" for i, v in zip((X.indices.astype(np.int64) + offset).tolist(),
+                                         data.tolist())
+    ]
+    labels = [_fmt(float(v)) for v in y.tolist()]
+    ptr = X.indptr.tolist()
+
+    lines = []
+    if comment is not None:
+        lines.extend("# " + c if c else "#" for c in str(comment).splitlines())
+    for r in range(n_samples):
+        feats = " ".join(pairs[ptr[r]:ptr[r + 1]])
+        lines.append(
+            labels[r] + (qid_tokens[r] if qid_tokens is not None else "")
+            + (" " + feats if feats else "")
+        )
+    text = "\n".join(lines) + ("\n" if lines else "")
+
+    if hasattr(path, "write"):
+        try:
+            path.write(text)
+        except TypeError:
+            path.write(text.encode("ascii"))
+    else:
+        with open(path, "w", encoding="ascii", newline="\n") as fh:
+            fh.write(text)
+    if query_file is not False:
+        with open(qpath, "w", encoding="ascii", newline="\n") as fh:
+            fh.write("".join(f"{int(s)}\n" for s in sizes))

@@ -150,6 +150,8 @@ class TreeEnsemble:
 
     def __post_init__(self):
         self.tree_ptr = np.ascontiguousarray(self.tree_ptr, dtype=np.int64)
+        if self.tree_ptr.ndim != 1:
+            raise ValueError(f"tree_ptr must be 1-D; got shape {self.tree_ptr.shape}.")
         n_nodes = int(self.tree_ptr[-1]) if self.tree_ptr.size else 0
         for name, (dtype, fill) in _NODE_ARRAYS.items():
             arr = getattr(self, name)
@@ -253,6 +255,8 @@ class TreeEnsemble:
         ):
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name}={getattr(self, name)!r}; expected one of {allowed}.")
+        if self.output_transform == "softmax" and self.n_outputs < 2:
+            raise ValueError("output_transform='softmax' needs n_outputs > 1; got 1 output.")
         if self.feature_names is not None and len(self.feature_names) != self.n_features:
             raise ValueError(
                 f"feature_names has {len(self.feature_names)} names for {self.n_features} "
@@ -280,9 +284,17 @@ class TreeEnsemble:
                 self._where(bad, f"splits on feature {self.feature[bad]}, outside "
                                  f"[0, {self.n_features})")
             )
-        if np.any(internal & ~np.isfinite(self.threshold) & ~self._categorical()):
-            bad = int(np.flatnonzero(internal & ~np.isfinite(self.threshold))[0])
+        bad_thr = internal & ~np.isfinite(self.threshold) & ~self._categorical()
+        if np.any(bad_thr):
+            bad = int(np.flatnonzero(bad_thr)[0])
             raise ValueError(self._where(bad, "has a non-finite threshold"))
+        bad_missing = internal & ~self._categorical() & (
+            NodeFlags.missing_type(self.flags) > NodeFlags.MISSING_NAN)
+        if np.any(bad_missing):
+            bad = int(np.flatnonzero(bad_missing)[0])
+            raise ValueError(self._where(
+                bad, f"has missing type {int(NodeFlags.missing_type(self.flags[bad]))} "
+                     f"(flags bits 2-3); expected 0 (none), 1 (zero) or 2 (NaN)"))
         cat = internal & self._categorical()
         ends = self.cat_offset + self.cat_nwords
         bad_cat = cat & ((self.cat_offset < 0) | (self.cat_nwords < 0)
@@ -372,6 +384,12 @@ class TreeEnsemble:
     @classmethod
     def from_document(cls, doc: dict) -> "TreeEnsemble":
         meta, arrays = read_document(doc, expected_kind="TreeEnsemble")
+        required = [name for name in ("tree_ptr", "feature", "threshold", "left", "right",
+                                      "value") if name not in arrays]
+        if required or "n_features" not in meta:
+            missing = required + ([] if "n_features" in meta else ["meta.n_features"])
+            raise ValueError(f"TreeEnsemble document lacks required entries: {missing}; the "
+                             f"file is truncated or corrupt.")
         known = {f.name for f in fields(cls)}
         kwargs = {k: v for k, v in meta.items() if k in known}
         kwargs["missing_value"] = float(meta.get("missing_value", "nan"))

@@ -125,9 +125,14 @@ def read_document(doc: dict, expected_kind: str | None = None) -> tuple[dict, di
 
 
 def save_document(doc: dict, path) -> None:
-    """Write a model document as compact UTF-8 JSON."""
+    """Write a model document as compact UTF-8 JSON.
+
+    The document is serialised before the file is opened, so that a value JSON cannot hold
+    raises without truncating an existing file at ``path``.
+    """
+    text = json.dumps(doc, separators=(",", ":"), allow_nan=False)
     with open(os.fspath(path), "w", encoding="utf-8") as fh:
-        json.dump(doc, fh, separators=(",", ":"), allow_nan=False)
+        fh.write(text)
 
 
 def load_document(path) -> dict:

@@ -37,12 +37,13 @@ def naive_go_left(ens, node: int, x: float) -> bool:
     """Whether input value ``x`` goes to the left child of global node ``node``."""
     x = float(x)
     mv = float(ens.missing_value)
-    # 1. The missing_value sentinel (when not NaN) reads as NaN.
-    if not math.isnan(mv) and x == mv:
-        x = math.nan
-    # 2. precision="float32": round the input to float32 first.
+    # 1. precision="float32": round the input to float32 first.
     if ens.precision == "float32":
         x = f32(x)
+        mv = f32(mv)
+    # 2. The missing_value sentinel (when not NaN) reads as NaN, compared after rounding.
+    if not math.isnan(mv) and x == mv:
+        x = math.nan
     fl = int(ens.flags[node])
     default_left = bool(fl & DEFAULT_LEFT)
 

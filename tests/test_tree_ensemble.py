@@ -148,10 +148,6 @@ def test_xgboost_missing_sentinel():
     assert routes(ens, [-999.0, NAN, -1000.0, -6.0, 0.0]) == [2, 2, 1, 1, 2]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "contract question: the docstring compares x with missing_value before the float32 "
-    "rounding; XGBoost 3.2 (checked here) rounds x to float32 first and compares with "
-    "float32(missing), so inputs that round onto the sentinel are missing there"))
 def test_xgboost_sentinel_compared_after_float32_rounding():
     # XGBRegressor(missing=-999.0).predict routes nextafter(-999.0, 0) like NaN, and with
     # missing=0.1 routes float32(0.1) = 0.10000000149011612 like NaN.

@@ -62,10 +62,10 @@ def predict_raw_quickscorer(
                 u_hi = list_uthr_ptr[li + 1]
                 for d in range(nd):
                     x = X[d0 + d, f]
-                    if has_sentinel and x == missing_value:
-                        x = np.nan
                     if f32_inputs:
                         x = np.float64(np.float32(x))
+                    if has_sentinel and x == missing_value:
+                        x = np.nan
                     if np.isnan(x):
                         if mode == _MISSING_NONE:
                             x = 0.0

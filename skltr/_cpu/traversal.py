@@ -23,10 +23,10 @@ _ZERO_THRESHOLD = 1e-35  # LightGBM's kZeroThreshold
 def go_left(x, node, threshold, flags, cat_offset, cat_nwords, cat_bitsets, strict,
             f32_inputs, missing_value, has_sentinel):
     """Whether value ``x`` goes to the left child of ``node``."""
-    if has_sentinel and x == missing_value:
-        x = np.nan
     if f32_inputs:
         x = np.float64(np.float32(x))
+    if has_sentinel and x == missing_value:
+        x = np.nan
     fl = flags[node]
     default_left = (fl & _DEFAULT_LEFT) != 0
     if fl & _CATEGORICAL:

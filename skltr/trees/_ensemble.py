@@ -14,10 +14,11 @@ source library's predictions can be reproduced bit for bit (``docs/tree_ensemble
 
 Routing of one input value ``x`` at internal node ``n`` (``flags[n]`` bits below):
 
-* ``x`` equal to ``missing_value`` (when that is not NaN) is treated as NaN (XGBoost's
-  ``missing=`` sentinel).
 * With ``precision="float32"`` ``x`` is rounded to float32 first (XGBoost); thresholds are
   then float32 values stored in float64.
+* Then ``x`` equal to ``missing_value`` (when that is not NaN; rounded to float32 too under
+  ``precision="float32"``) is treated as NaN: XGBoost's ``missing=`` sentinel, which XGBoost
+  compares after rounding, so inputs that round onto the sentinel are missing as well.
 * Numeric node, missing type (bits 2-3, LightGBM's encoding):
   ``NONE`` (0): NaN becomes 0.0, then compared; ``ZERO`` (1): NaN becomes 0.0, and
   ``|x| <= 1e-35`` follows the default direction; ``NAN`` (2): NaN follows the default

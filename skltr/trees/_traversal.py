@@ -24,8 +24,11 @@ def _as_kernel_input(ensemble, X) -> np.ndarray:
 
 def _routing_args(ensemble):
     has_sentinel = not np.isnan(ensemble.missing_value)
-    return (ensemble.decision == "<", ensemble.precision == "float32",
-            ensemble.missing_value if has_sentinel else 0.0, has_sentinel)
+    f32_inputs = ensemble.precision == "float32"
+    missing = ensemble.missing_value if has_sentinel else 0.0
+    if f32_inputs:  # inputs are rounded before the sentinel test: round the sentinel too
+        missing = float(np.float32(missing))
+    return ensemble.decision == "<", f32_inputs, missing, has_sentinel
 
 
 def predict_raw(ensemble, X, *, n_jobs=None) -> np.ndarray:

@@ -23,8 +23,8 @@ _MISSING_ZERO = 1
 def predict_raw_quickscorer(
         X, doc_block,
         # layout
-        block_tree_ptr, block_list_ptr, block_cat_ptr, list_feature, list_mode, list_uthr_ptr,
-        list_dr_ptr, uthr, uthr_node_ptr, node_tree, node_mask, dr_tree, dr_mask, cat_node,
+        block_tree_ptr, block_list_ptr, block_cat_ptr, list_feature, list_mode, list_node_ptr,
+        list_dr_ptr, node_thr, node_tree, node_mask, dr_tree, dr_mask, cat_node,
         cat_tree, cat_mask, tree_is_qs, leaf_ptr, leaf_value, tree_block,
         # ensemble (fallback traversal, outputs)
         tree_ptr, feature, threshold, left, right, value, flags, cat_offset, cat_nwords,
@@ -58,9 +58,10 @@ def predict_raw_quickscorer(
             for li in range(block_list_ptr[b], block_list_ptr[b + 1]):
                 f = list_feature[li]
                 mode = list_mode[li]
-                u_lo = list_uthr_ptr[li]
-                u_hi = list_uthr_ptr[li + 1]
+                n_lo = list_node_ptr[li]
+                n_hi = list_node_ptr[li + 1]
                 for d in range(nd):
+                    row = bv[d]
                     x = X[d0 + d, f]
                     if f32_inputs:
                         x = np.float64(np.float32(x))
@@ -71,21 +72,25 @@ def predict_raw_quickscorer(
                             x = 0.0
                         else:
                             for i in range(list_dr_ptr[li], list_dr_ptr[li + 1]):
-                                bv[d, dr_tree[i]] &= dr_mask[i]
+                                row[dr_tree[i]] &= dr_mask[i]
                             continue
                     if mode == _MISSING_ZERO and abs(x) <= _ZERO_THRESHOLD:
                         for i in range(list_dr_ptr[li], list_dr_ptr[li + 1]):
-                            bv[d, dr_tree[i]] &= dr_mask[i]
+                            row[dr_tree[i]] &= dr_mask[i]
                         continue
-                    for j in range(u_lo, u_hi):
-                        # A node is false (goes right) when x > thr, or x >= thr if strict.
-                        if strict:
-                            if uthr[j] > x:
+                    # A node is false (goes right) when x > thr, or x >= thr if strict;
+                    # the false nodes are a prefix of the list. Two loops keep the hot loop
+                    # free of the strict/non-strict branch.
+                    if strict:
+                        for i in range(n_lo, n_hi):
+                            if node_thr[i] > x:
                                 break
-                        elif uthr[j] >= x:
-                            break
-                        for i in range(uthr_node_ptr[j], uthr_node_ptr[j + 1]):
-                            bv[d, node_tree[i]] &= node_mask[i]
+                            row[node_tree[i]] &= node_mask[i]
+                    else:
+                        for i in range(n_lo, n_hi):
+                            if node_thr[i] >= x:
+                                break
+                            row[node_tree[i]] &= node_mask[i]
             for ci in range(block_cat_ptr[b], block_cat_ptr[b + 1]):
                 node = cat_node[ci]
                 f = feature[node]

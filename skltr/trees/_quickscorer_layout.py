@@ -19,9 +19,12 @@ Layout, per block of trees (blockwise QS keeps a block's tables in cache) and pe
 (feature, missing type) "list":
 
 * ``list_*``: feature, missing type (routing of NaN and zeros differs by type; see
-  :mod:`skltr.trees._ensemble`), and a range of *distinct* thresholds ``uthr`` in ascending
-  order; each distinct threshold owns a range of node entries (``node_tree``, ``node_mask``),
-  so nodes sharing a (feature, threshold) pair are compared once.
+  :mod:`skltr.trees._ensemble`), and a range of node entries (``node_thr``, ``node_tree``,
+  ``node_mask``) in ascending threshold order. Nodes sharing a (feature, threshold) pair are
+  adjacent. Comparing each node's threshold is cheaper than comparing each *distinct*
+  threshold once and then looping over its nodes: on 1,000 trees x 64 leaves the grouped
+  scan measured 150-190 us/doc against 54 us/doc for this flat one (one thread, 2026-11-22),
+  because the extra indirection costs more than a predictable compare.
 * ``dr_*``: per list, the masks to apply when the value takes the node's default direction
   and that direction is right (NaN, or a zero for missing type ZERO).
 * ``cat_*``: categorical nodes, evaluated one by one with the shared routing function.
@@ -52,10 +55,9 @@ class QuickScorerLayout:
     block_cat_ptr: np.ndarray    # (n_blocks + 1,) categorical entries of each block
     list_feature: np.ndarray     # (n_lists,) int32
     list_mode: np.ndarray        # (n_lists,) uint8 missing type
-    list_uthr_ptr: np.ndarray    # (n_lists + 1,) into uthr
+    list_node_ptr: np.ndarray    # (n_lists + 1,) into node_thr / node_tree / node_mask
     list_dr_ptr: np.ndarray      # (n_lists + 1,) into dr_tree / dr_mask
-    uthr: np.ndarray             # (n_uthr,) float64 ascending within a list
-    uthr_node_ptr: np.ndarray    # (n_uthr + 1,) into node_tree / node_mask
+    node_thr: np.ndarray         # (n_entries,) float64, ascending within a list
     node_tree: np.ndarray        # (n_entries,) int32 tree index within its block
     node_mask: np.ndarray        # (n_entries,) uint64
     dr_tree: np.ndarray
@@ -170,11 +172,7 @@ def build_quickscorer_layout(ens, *, tree_block: int = 512) -> QuickScorerLayout
     n = b.size
     new_list = np.ones(n, bool)
     new_list[1:] = (b[1:] != b[:-1]) | (f[1:] != f[:-1]) | (m[1:] != m[:-1])
-    new_thr = new_list.copy()
-    new_thr[1:] |= thr[1:] != thr[:-1]
     list_start = np.flatnonzero(new_list)
-    uthr_start = np.flatnonzero(new_thr)
-    list_uthr_ptr = np.append(np.searchsorted(uthr_start, list_start), uthr_start.size)
     block_list_ptr = np.searchsorted(b[list_start], np.arange(n_blocks + 1), side="left")
     # Default-right entries, grouped by the same lists (stable: list order is kept).
     list_id = np.cumsum(new_list) - 1
@@ -188,10 +186,9 @@ def build_quickscorer_layout(ens, *, tree_block: int = 512) -> QuickScorerLayout
         block_cat_ptr=block_cat_ptr.astype(np.int64),
         list_feature=f[list_start].astype(np.int32),
         list_mode=m[list_start].astype(np.uint8),
-        list_uthr_ptr=list_uthr_ptr.astype(np.int64),
+        list_node_ptr=np.append(list_start, n).astype(np.int64),
         list_dr_ptr=list_dr_ptr.astype(np.int64),
-        uthr=thr[uthr_start].astype(np.float64),
-        uthr_node_ptr=np.append(uthr_start, n).astype(np.int64),
+        node_thr=thr.astype(np.float64),
         node_tree=tree.astype(np.int32),
         node_mask=mask.astype(np.uint64),
         dr_tree=tree[dr].astype(np.int32),

@@ -22,7 +22,6 @@ from skltr.datasets import make_ranking
 
 def train_models(n_trees, threads, cache):
     import lightgbm as lgb
-    import xgboost as xgb
 
     X, y, qid = make_ranking(n_queries=400, docs_per_query=100, n_features=136,
                              random_state=1)
@@ -75,7 +74,6 @@ def main():
     parser.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "skltr-bench"))
     parser.add_argument("--no-tl2cgen", action="store_true")
     args = parser.parse_args()
-    import xgboost as xgb
 
     cache = Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)

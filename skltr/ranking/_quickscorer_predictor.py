@@ -8,10 +8,12 @@ the source model's own ``predict`` returns.
 
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.utils import _safe_indexing
-from sklearn.utils._param_validation import StrOptions
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
@@ -110,11 +112,11 @@ class QuickScorerPredictor(VersionedPickleMixin, MetaEstimatorMixin, BaseEstimat
     """
 
     _parameter_constraints = {
-        "model": [None, "no_validation"],
+        "model": "no_validation",
         "device": [str],
         "backend": [StrOptions(set(_BACKENDS))],
-        "n_jobs": [None, int],
-        "tree_block": [int],
+        "n_jobs": [None, Integral],
+        "tree_block": [Interval(Integral, 1, None, closed="left")],
     }
     __metadata_request__fit = {"qid": True}
 
@@ -165,8 +167,6 @@ class QuickScorerPredictor(VersionedPickleMixin, MetaEstimatorMixin, BaseEstimat
             )
         if isinstance(self.n_jobs, int) and self.n_jobs == 0:
             raise ValueError("n_jobs must be a non-zero integer or None; got 0.")
-        if self.tree_block < 1:
-            raise ValueError(f"tree_block must be >= 1; got {self.tree_block}.")
         ensemble = to_tree_ensemble(source)
         backend = choose_backend(ensemble) if self.backend == "auto" else self.backend
         layout = build_quickscorer_layout(ensemble, tree_block=self.tree_block) if (
@@ -183,7 +183,8 @@ class QuickScorerPredictor(VersionedPickleMixin, MetaEstimatorMixin, BaseEstimat
             self.feature_names_in_ = np.asarray(names, dtype=object)
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
-        if is_classifier(source) and hasattr(source, "classes_"):
+        if isinstance(source, BaseEstimator) and is_classifier(source) and hasattr(
+                source, "classes_"):
             self.classes_ = np.asarray(source.classes_)
         elif hasattr(self, "classes_"):
             del self.classes_

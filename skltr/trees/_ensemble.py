@@ -69,7 +69,8 @@ class NodeFlags:
 
 
 #: Output transforms a TreeEnsemble may name; the exact formulas live in ``_transforms.py``.
-OUTPUT_TRANSFORMS = ("identity", "sigmoid", "softmax", "exp")
+OUTPUT_TRANSFORMS = ("identity", "sigmoid", "softmax", "exp", "xgb_sigmoid", "xgb_softmax",
+                     "xgb_exp")
 
 _NODE_ARRAYS = {
     # name: (dtype, fill value for a leaf)
@@ -203,7 +204,7 @@ class TreeEnsemble:
         """Depth of every node (root = 0), tree by tree."""
         depth = np.zeros(self.n_nodes, dtype=np.int32)
         for t in range(self.n_trees):
-            start, stop = self.tree_ptr[t], self.tree_ptr[t + 1]
+            start = self.tree_ptr[t]
             stack = [0]
             while stack:
                 node = stack.pop()

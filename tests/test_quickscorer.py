@@ -1,0 +1,93 @@
+"""QuickScorer CPU backend: layout tables and kernel against the naive reference."""
+
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from naive_trees import naive_predict_raw
+from skltr import QuickScorerPredictor
+from skltr.trees import NodeFlags, TreeEnsemble
+from skltr.trees._quickscorer import predict_raw as qs_predict_raw
+from skltr.trees._quickscorer_layout import MAX_QS_LEAVES, build_quickscorer_layout
+from strategies_trees import ensemble_and_inputs
+
+M_NAN = NodeFlags.MISSING_NAN << NodeFlags.MISSING_SHIFT
+
+
+@settings(deadline=None, max_examples=200,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(ensemble_and_inputs(), st.integers(1, 4), st.integers(1, 5))
+def test_quickscorer_matches_naive_bitwise(case, tree_block, doc_block):
+    ens, X = case
+    layout = build_quickscorer_layout(ens, tree_block=tree_block)
+    got = qs_predict_raw(ens, layout, X, doc_block=doc_block)
+    expected = naive_predict_raw(ens, X)
+    assert got.dtype == expected.dtype
+    np.testing.assert_array_equal(got, expected)
+
+
+def _docstring_tree():
+    # n0 (x2 <= 0.5) -> left n1 (x0 <= 3) [leaves l0, l1], right l2; the module docstring's
+    # picture. Local order: 0=n0, 1=n1, 2=l2, 3=l0, 4=l1.
+    return TreeEnsemble(tree_ptr=[0, 5], feature=[2, 0, -1, -1, -1],
+                        threshold=[0.5, 3.0, 0, 0, 0], left=[1, 3, -1, -1, -1],
+                        right=[2, 4, -1, -1, -1], value=[0, 0, 30.0, 10.0, 20.0],
+                        flags=[M_NAN, M_NAN, 0, 0, 0], n_features=3)
+
+
+def test_layout_masks_and_leaf_order_match_the_docstring_picture():
+    layout = build_quickscorer_layout(_docstring_tree())
+    assert layout.leaf_value.tolist() == [10.0, 20.0, 30.0]  # leaves left to right
+    masks = {int(f): int(m) & 0b111 for f, m in zip(layout.list_feature, layout.node_mask)}
+    assert masks == {2: 0b100, 0: 0b110}
+    X = np.array([[4.0, 0, 0.1], [1.0, 0, 0.1], [0, 0, 0.9]])
+    assert qs_predict_raw(_docstring_tree(), layout, X).tolist() == [20.0, 10.0, 30.0]
+
+
+def _chain(n_leaves, feature=0):
+    """A right-leaning chain: node i tests x <= i and its left child is a leaf."""
+    n_int = n_leaves - 1
+    feature_a = [feature] * n_int + [-1] * n_leaves
+    left = [n_int + i for i in range(n_int)] + [-1] * n_leaves
+    right = [i + 1 for i in range(n_int - 1)] + [n_int + n_int] + [-1] * n_leaves
+    return dict(feature=feature_a, threshold=list(range(n_int)) + [0.0] * n_leaves, left=left,
+                right=right, value=[0.0] * n_int + [float(v) for v in range(n_leaves)])
+
+
+def test_trees_over_64_leaves_fall_back_to_traversal_in_order():
+    small, big = _chain(64), _chain(MAX_QS_LEAVES + 7)
+    cols = {k: small[k] + big[k] for k in small}
+    ens = TreeEnsemble(tree_ptr=[0, 127, 127 + 2 * 71 - 1], n_features=1, sum_dtype="float32",
+                       precision="float32", **cols)
+    layout = build_quickscorer_layout(ens)
+    assert layout.tree_is_qs.tolist() == [True, False]
+    X = np.arange(-1.0, 75.0, 0.5)[:, None]
+    np.testing.assert_array_equal(qs_predict_raw(ens, layout, X), naive_predict_raw(ens, X))
+
+
+def test_predictor_wraps_ensembles_and_reports_table_size():
+    ens = _docstring_tree()
+    X = np.array([[4.0, 0, 0.1], [np.nan, 0, np.nan]])
+    for backend in ("quickscorer", "traversal"):
+        qs = QuickScorerPredictor.from_model(ens, backend=backend)
+        np.testing.assert_array_equal(qs.predict(X), naive_predict_raw(ens, X))
+        assert (qs.layout_nbytes_ > 0) == (backend == "quickscorer")
+        again = pickle.loads(pickle.dumps(qs))
+        np.testing.assert_array_equal(again.predict(X), qs.predict(X))
+    assert QuickScorerPredictor.from_model(ens).backend_ == "quickscorer"
+    assert qs.predict(np.zeros((0, 3))).shape == (0,)
+
+
+def test_predictor_errors():
+    with pytest.raises(ValueError, match="from_model"):
+        QuickScorerPredictor().fit(np.zeros((2, 3)), [0, 1])
+    with pytest.raises(ValueError, match="backend"):
+        QuickScorerPredictor.from_model(_docstring_tree(), backend="fast")
+    qs = QuickScorerPredictor.from_model(_docstring_tree())
+    with pytest.raises(ValueError, match="X has 2 features"):
+        qs.predict(np.zeros((1, 2)))
+    with pytest.raises(TypeError, match="cannot convert"):
+        QuickScorerPredictor.from_model(object())

@@ -22,6 +22,7 @@ from skltr.datasets import make_ranking
 
 def train_models(n_trees, threads, cache):
     import lightgbm as lgb
+    import xgboost as xgb
 
     X, y, qid = make_ranking(n_queries=400, docs_per_query=100, n_features=136,
                              random_state=1)

@@ -1,0 +1,102 @@
+"""Sphinx configuration for the skltr documentation.
+
+Build with ``python -m sphinx -b html -W --keep-going docs docs/_build/html`` from the
+repository root (or ``make -C docs html``); ``-b doctest`` runs every ``>>>`` example of the
+pages and of the docstrings they include.
+"""
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+# Document the checkout this file lives in, not an installed copy.
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import skltr  # noqa: E402
+
+project = "skltr"
+author = "skltr developers"
+copyright = "skltr developers"  # noqa: A001 - Sphinx's name
+release = skltr.__version__
+version = ".".join(release.split(".")[:2])
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.doctest",
+    "sphinx.ext.mathjax",
+    "numpydoc",
+]
+
+# Cross-links to NumPy and scikit-learn need their inventories from the network, which a
+# build machine may not have (and a failed fetch is a warning, fatal under -W). Opt in with
+# SKLTR_DOCS_INTERSPHINX=1.
+if os.environ.get("SKLTR_DOCS_INTERSPHINX") == "1":
+    extensions.append("sphinx.ext.intersphinx")
+    intersphinx_mapping = {
+        "python": ("https://docs.python.org/3", None),
+        "numpy": ("https://numpy.org/doc/stable/", None),
+        "scipy": ("https://docs.scipy.org/doc/scipy/", None),
+        "sklearn": ("https://scikit-learn.org/stable/", None),
+    }
+
+templates_path = ["_templates"]
+exclude_patterns = ["_build"]
+source_suffix = {".rst": "restructuredtext"}
+root_doc = "index"
+default_role = "literal"  # `x` renders as code, never as a broken cross-reference
+
+# -- autodoc / autosummary / numpydoc -------------------------------------------------------
+autosummary_generate = True  # stub pages under docs/generated/ (git-ignored)
+autosummary_imported_members = True
+autodoc_default_options = {"member-order": "bysource"}
+autodoc_typehints = "none"  # numpydoc sections already give the types
+numpydoc_show_class_members = False  # the class template lists members with autodoc
+numpydoc_class_members_toctree = False
+numpydoc_xref_param_type = False
+
+# -- doctest --------------------------------------------------------------------------------
+# Docstring examples may use the public names of their module without importing them.
+doctest_global_setup = """
+import numpy as np
+from skltr import QuickScorerPredictor, TreeEnsemble
+from skltr.datasets import dump_letor, load_letor, make_ranking
+from skltr.metrics import (average_precision_score, dcg_score, err_score, map_score,
+                           mrr_score, ndcg_score, precision_at_k)
+from skltr.model_selection import QueryKFold, make_ranking_scorer, train_test_split_by_query
+from skltr.trees import NodeFlags
+from skltr.utils import group_by_qid, group_sizes_to_qid
+"""
+
+# -- HTML -----------------------------------------------------------------------------------
+if importlib.util.find_spec("pydata_sphinx_theme") is not None:
+    html_theme = "pydata_sphinx_theme"
+    html_theme_options = {
+        "navigation_with_keys": False,
+        "show_toc_level": 2,
+    }
+else:
+    html_theme = "alabaster"
+html_title = f"skltr {release}"
+html_show_sourcelink = False
+
+
+# -- hooks ----------------------------------------------------------------------------------
+def _skip_generated_request_methods(app, what, name, obj, skip, options):
+    """Leave out scikit-learn's metadata-routing methods (``set_{method}_request``,
+    ``get_metadata_routing``) inherited or generated from scikit-learn.
+
+    Their docstrings come from scikit-learn and cross-reference its own glossary; the
+    routing they control is explained in the user guide instead.
+    """
+    if (name.startswith("set_") and name.endswith("_request")) or (
+            name == "get_metadata_routing"
+            and getattr(obj, "__module__", "").startswith("sklearn.")):
+        return True
+    return None
+
+
+def setup(app):
+    app.connect("autodoc-skip-member", _skip_generated_request_methods)

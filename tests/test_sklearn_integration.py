@@ -108,3 +108,21 @@ def test_sklearn_compatible(estimator, check):
 
 def test_check_ranker_on_minimal_ranker():
     check_ranker(LinearTestRanker())
+
+
+def test_sparse_X_rejected_with_a_clear_message():
+    import scipy.sparse as sp
+
+    X, y, qid = _data()
+    with pytest.raises(TypeError, match=r"does not accept scipy sparse input yet.*toarray"):
+        LinearTestRanker().fit(sp.csr_matrix(X), y, qid=qid)
+    model = LinearTestRanker().fit(X, y, qid=qid)
+    with pytest.raises(TypeError, match="toarray"):
+        model.predict(sp.csr_matrix(X))
+
+
+def test_inf_in_features_is_an_error_for_rankers_that_do_not_route_it():
+    X, y, qid = _data()
+    X[3, 1] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
+        LinearTestRanker().fit(X, y, qid=qid)

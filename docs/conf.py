@@ -46,6 +46,7 @@ templates_path = ["_templates"]
 exclude_patterns = ["_build"]
 source_suffix = {".rst": "restructuredtext"}
 root_doc = "index"
+highlight_language = "text"  # `::` blocks are ASCII pictures; code uses code-block / >>>
 default_role = "literal"  # `x` renders as code, never as a broken cross-reference
 
 # -- autodoc / autosummary / numpydoc -------------------------------------------------------

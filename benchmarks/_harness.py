@@ -3,7 +3,7 @@
 Every benchmark runs skltr and its peer on the same data in one process and writes
 ``benchmarks/results/<benchmark>-<machine>-<date>.json``::
 
-    {"benchmark", "machine", "cores", "gpu", "commit", "date", "versions", "params",
+    {"benchmark", "machine", "cpu", "cores", "gpu", "commit", "date", "versions", "params",
      "rows": [{"case", "metric", "skltr", "peer", "peer_name", "unit", "ratio"}]}
 
 ``ratio`` is skltr's figure divided by the peer's in that unit; for times, below 1 means skltr

@@ -1,7 +1,7 @@
 """Turn fitted tree models from other libraries into a :class:`~skltr.trees.TreeEnsemble`.
 
 ``from_xgboost``, ``from_lightgbm`` and ``from_sklearn`` reproduce the source library's raw
-predictions exactly (see ``docs/convert.rst``). XGBoost and LightGBM are optional: they are
+predictions exactly (see ``docs/model_format.rst`` for the semantics they map onto). XGBoost and LightGBM are optional: they are
 imported only when one of their objects is converted. :func:`to_tree_ensemble` picks the
 converter from the object (or file) it is given.
 """

@@ -757,7 +757,7 @@ def dump_letor(path, X, y, qid, *, zero_based=False, comment=None, query_file=Fa
     zero_based : bool, default=False
         Write feature indices from 0 instead of LETOR's 1.
     comment : str, optional
-        Written at the top of the file, every line prefixed with ``# ``.
+        Written at the top of the file, every line prefixed with ``"# "``.
     query_file : bool, str or path-like, default=False
         True writes the grouping to ``str(path) + ".query"`` (LightGBM's convention: the
         number of consecutive rows of each query, one per line) and omits the ``qid:``

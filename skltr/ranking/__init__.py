@@ -6,7 +6,7 @@ of them. Estimator issues add themselves here.
 
 from ._base import BaseRanker, RankerMixin
 
-#: name -> zero-argument factory returning an unfitted ranker for ``device``.
+#: name -> ``factory(device)`` returning an unfitted ranker for that device.
 RANKERS: dict = {}
 
 __all__ = ["BaseRanker", "RankerMixin", "RANKERS"]

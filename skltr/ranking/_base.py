@@ -82,6 +82,8 @@ class RankerMixin:
 
         saved = dict(self.__dict__)
         try:
+            if hasattr(self, "_parameter_constraints"):
+                self._validate_params()
             data = check_ranking_fit_data(
                 self, X, y, qid, sample_weight, allow_nan=self._allow_nan,
                 allow_inf=self._allow_inf, integer_labels=self._integer_labels,
@@ -108,7 +110,7 @@ class RankerMixin:
         return self._predict(X)
 
     def score(self, X, y, *, qid=None, sample_weight=None):
-        """Mean NDCG@``eval_at`` over queries (see :func:`skltr.metrics.ndcg_score`).
+        """Mean NDCG over queries at the cut-off ``eval_at`` (see :func:`skltr.metrics.ndcg_score`).
 
         Parameters
         ----------

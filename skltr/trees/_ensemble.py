@@ -3,7 +3,7 @@
 The GBDT ranker, the XGBoost / LightGBM / scikit-learn converters and the QuickScorer
 predictor all meet here. A ``TreeEnsemble`` is a set of flat host NumPy arrays, one entry per
 node of every tree (struct of arrays), plus a few scalars that fix the arithmetic so that a
-source library's predictions can be reproduced bit for bit (``docs/tree_ensemble.rst``)::
+source library's predictions can be reproduced bit for bit (``docs/model_format.rst``)::
 
     tree_ptr  [0,        5,     6, ...]      tree t owns nodes tree_ptr[t] : tree_ptr[t+1]
     node       0  1  2  3  4 | 0 | ...        children are *local* indices (root = 0)
@@ -257,7 +257,7 @@ class TreeEnsemble:
         ):
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name}={getattr(self, name)!r}; expected one of {allowed}.")
-        if self.output_transform == "softmax" and self.n_outputs < 2:
+        if self.output_transform in ("softmax", "xgb_softmax") and self.n_outputs < 2:
             raise ValueError("output_transform='softmax' needs n_outputs > 1; got 1 output.")
         if self.feature_names is not None and len(self.feature_names) != self.n_features:
             raise ValueError(

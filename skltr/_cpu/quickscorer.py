@@ -1,10 +1,11 @@
 """numba QuickScorer kernel over a QuickScorerLayout (see skltr.trees._quickscorer_layout).
 
 Threads take blocks of ``doc_block`` documents. For each block of trees, every document of the
-block gets one 64-bit vector per tree (``bv[doc, tree]``); each feature list is scanned for all
-documents of the block while its thresholds are hot in cache (the vQS idea), then exit leaves
-are read by trailing-zero count. Scores are accumulated per document in tree order, block after
-block, so float32 sums (XGBoost) are reproduced exactly.
+block gets one 64-bit vector per tree (``bv[doc, tree]``); each feature list
+is scanned for all documents of the block while its thresholds are hot in cache (the vQS idea),
+then exit leaves are read by trailing-zero count. Scores are accumulated per document in tree
+order, block after block, so float32 sums (XGBoost) are reproduced exactly; the layout's leaf
+values are already multiplied by the tree weights the way the sum does it.
 """
 
 import numpy as np
@@ -23,9 +24,9 @@ _MISSING_ZERO = 1
 def predict_raw_quickscorer(
         X, doc_block,
         # layout
-        block_tree_ptr, block_list_ptr, block_cat_ptr, list_feature, list_mode, list_node_ptr,
-        list_dr_ptr, node_thr, node_tree, node_mask, dr_tree, dr_mask, cat_node,
-        cat_tree, cat_mask, tree_is_qs, leaf_ptr, leaf_value, tree_block,
+        block_tree_ptr, block_list_ptr, block_cat_ptr, block_all_qs, list_feature, list_mode,
+        list_node_ptr, list_dr_ptr, node_thr, node_tree, node_mask, dr_tree, dr_mask, cat_node,
+        cat_tree, cat_mask, tree_is_qs, leaf_ptr, leaf_scaled, leaf_scaled32, tree_block,
         # ensemble (fallback traversal, outputs)
         tree_ptr, feature, threshold, left, right, value, flags, cat_offset, cat_nwords,
         cat_bitsets, tree_output, tree_weight, base_score,
@@ -99,17 +100,37 @@ def predict_raw_quickscorer(
                                    cat_bitsets, strict, f32_inputs, missing_value,
                                    has_sentinel):
                         bv[d, cat_tree[ci]] &= cat_mask[ci]
+            if block_all_qs[b] and n_outputs == 1:
+                # Fast path: every tree tabled, one output.
+                for d in range(nd):
+                    if sum_f32:
+                        s32 = acc32[d, 0]
+                        for t in range(nt):
+                            s32 = s32 + leaf_scaled32[leaf_ptr[t0 + t]
+                                                      + trailing_zeros(bv[d, t])]
+                        acc32[d, 0] = s32
+                    else:
+                        s64 = acc64[d, 0]
+                        for t in range(nt):
+                            s64 = s64 + leaf_scaled[leaf_ptr[t0 + t]
+                                                    + trailing_zeros(bv[d, t])]
+                        acc64[d, 0] = s64
+                continue
             for d in range(nd):
                 for t in range(nt):
                     gt = t0 + t
-                    if tree_is_qs[gt]:
-                        leaf_val = leaf_value[leaf_ptr[gt] + trailing_zeros(bv[d, t])]
-                    else:
-                        leaf_val = value[leaf_index(X, d0 + d, tree_ptr[gt], feature, threshold,
-                                                    left, right, flags, cat_offset, cat_nwords,
-                                                    cat_bitsets, strict, f32_inputs,
-                                                    missing_value, has_sentinel)]
                     k = tree_output[gt]
+                    if tree_is_qs[gt]:
+                        j = leaf_ptr[gt] + trailing_zeros(bv[d, t])
+                        if sum_f32:
+                            acc32[d, k] = acc32[d, k] + leaf_scaled32[j]
+                        else:
+                            acc64[d, k] += leaf_scaled[j]
+                        continue
+                    leaf_val = value[leaf_index(X, d0 + d, tree_ptr[gt], feature, threshold,
+                                                left, right, flags, cat_offset, cat_nwords,
+                                                cat_bitsets, strict, f32_inputs,
+                                                missing_value, has_sentinel)]
                     if sum_f32:
                         acc32[d, k] = acc32[d, k] + np.float32(
                             np.float32(leaf_val) * np.float32(tree_weight[gt]))

@@ -25,10 +25,10 @@ def predict_raw(ensemble, layout, X, *, n_jobs=None, doc_block=DEFAULT_DOC_BLOCK
     with numba_threads(n_jobs):
         predict_raw_quickscorer(
             X, int(doc_block),
-            L.block_tree_ptr, L.block_list_ptr, L.block_cat_ptr, L.list_feature, L.list_mode,
-            L.list_node_ptr, L.list_dr_ptr, L.node_thr, L.node_tree, L.node_mask,
+            L.block_tree_ptr, L.block_list_ptr, L.block_cat_ptr, L.block_all_qs, L.list_feature,
+            L.list_mode, L.list_node_ptr, L.list_dr_ptr, L.node_thr, L.node_tree, L.node_mask,
             L.dr_tree, L.dr_mask, L.cat_node, L.cat_tree, L.cat_mask, L.tree_is_qs, L.leaf_ptr,
-            L.leaf_value, L.tree_block,
+            L.leaf_scaled, L.leaf_scaled32, L.tree_block,
             e.tree_ptr, e.feature, e.threshold, e.left, e.right, e.value, e.flags, e.cat_offset,
             e.cat_nwords, e.cat_bitsets, e.tree_output, e.tree_weight, e.base_score,
             strict, f32_inputs, e.sum_dtype == "float32", missing_value, has_sentinel,

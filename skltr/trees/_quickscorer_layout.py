@@ -53,12 +53,15 @@ class QuickScorerLayout:
     block_tree_ptr: np.ndarray   # (n_blocks + 1,) first tree of each block
     block_list_ptr: np.ndarray   # (n_blocks + 1,) lists of each block
     block_cat_ptr: np.ndarray    # (n_blocks + 1,) categorical entries of each block
+    block_all_qs: np.ndarray     # (n_blocks,) bool: every tree of the block is tabled
     list_feature: np.ndarray     # (n_lists,) int32
     list_mode: np.ndarray        # (n_lists,) uint8 missing type
     list_node_ptr: np.ndarray    # (n_lists + 1,) into node_thr / node_tree / node_mask
     list_dr_ptr: np.ndarray      # (n_lists + 1,) into dr_tree / dr_mask
-    node_thr: np.ndarray         # (n_entries,) float64, ascending within a list
-    node_tree: np.ndarray        # (n_entries,) int32 tree index within its block
+    node_thr: np.ndarray         # (n_entries,) ascending within a list; float64, or float32
+                                 # (rounded towards the test's side) for float32 precision
+    node_tree: np.ndarray        # (n_entries,) int16 (int32 if tree_block > 32767) tree
+                                 # index within its block
     node_mask: np.ndarray        # (n_entries,) uint64
     dr_tree: np.ndarray
     dr_mask: np.ndarray
@@ -68,6 +71,8 @@ class QuickScorerLayout:
     tree_is_qs: np.ndarray       # (n_trees,) bool
     leaf_ptr: np.ndarray         # (n_trees + 1,) into leaf_value
     leaf_value: np.ndarray       # leaves of each tabled tree, left to right
+    leaf_scaled: np.ndarray      # leaf_value * tree weight (float64 sums)
+    leaf_scaled32: np.ndarray    # float32(float32(leaf_value) * float32(weight)) (float32 sums)
 
     @property
     def nbytes(self) -> int:
@@ -111,6 +116,24 @@ def _mask(lo, hi):
     run = np.where(width >= 64, _ALL_ONES,
                    (np.uint64(1) << width.astype(np.uint64)) - np.uint64(1))
     return ~(run << lo.astype(np.uint64))
+
+
+def _float32_thresholds(thr, strict):
+    """float32 thresholds that route float32 inputs exactly as the float64 ones.
+
+    ``x < thr`` equals ``x < up(thr)`` and ``x <= thr`` equals ``x <= down(thr)`` for every
+    float32 ``x``, where up / down round to the float32 grid towards +inf / -inf (no float32
+    lies strictly between them). Rounding is monotone, so sorted lists stay sorted.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        t32 = thr.astype(np.float32)
+        if strict:
+            fix = t32.astype(np.float64) < thr
+            t32[fix] = np.nextafter(t32[fix], np.float32(np.inf))
+        else:
+            fix = t32.astype(np.float64) > thr
+            t32[fix] = np.nextafter(t32[fix], np.float32(-np.inf))
+    return t32
 
 
 def build_quickscorer_layout(ens, *, tree_block: int = 512) -> QuickScorerLayout:
@@ -179,19 +202,30 @@ def build_quickscorer_layout(ens, *, tree_block: int = 512) -> QuickScorerLayout
     dr = dright & (m[:] != NodeFlags.MISSING_NONE)
     dr_list = list_id[dr]
     list_dr_ptr = np.searchsorted(dr_list, np.arange(list_start.size + 1), side="left")
+    if ens.precision == "float32":
+        node_thr = _float32_thresholds(thr.astype(np.float64), ens.decision == "<")
+    else:
+        node_thr = thr.astype(np.float64)
+    tree_dtype = np.int16 if tree_block <= np.iinfo(np.int16).max else np.int32
+    block_all_qs = np.array([bool(tree_is_qs[block_tree_ptr[i]:block_tree_ptr[i + 1]].all())
+                             for i in range(n_blocks)], dtype=bool)
+    weight = np.repeat(np.asarray(ens.tree_weight, np.float64), np.diff(leaf_ptr))
+    with np.errstate(over="ignore", invalid="ignore"):  # float32 overflow is the sum's too
+        leaf_scaled32 = leaf_value.astype(np.float32) * weight.astype(np.float32)
     return QuickScorerLayout(
         tree_block=int(tree_block),
         block_tree_ptr=block_tree_ptr,
         block_list_ptr=block_list_ptr.astype(np.int64),
         block_cat_ptr=block_cat_ptr.astype(np.int64),
+        block_all_qs=block_all_qs,
         list_feature=f[list_start].astype(np.int32),
         list_mode=m[list_start].astype(np.uint8),
         list_node_ptr=np.append(list_start, n).astype(np.int64),
         list_dr_ptr=list_dr_ptr.astype(np.int64),
-        node_thr=thr.astype(np.float64),
-        node_tree=tree.astype(np.int32),
+        node_thr=node_thr,
+        node_tree=tree.astype(tree_dtype),
         node_mask=mask.astype(np.uint64),
-        dr_tree=tree[dr].astype(np.int32),
+        dr_tree=tree[dr].astype(tree_dtype),
         dr_mask=mask[dr].astype(np.uint64),
         cat_node=c["gnode"][cat][cat_order].astype(np.int64),
         cat_tree=c["tree"][cat][cat_order].astype(np.int32),
@@ -199,4 +233,6 @@ def build_quickscorer_layout(ens, *, tree_block: int = 512) -> QuickScorerLayout
         tree_is_qs=tree_is_qs,
         leaf_ptr=leaf_ptr,
         leaf_value=leaf_value,
+        leaf_scaled=leaf_value * weight,
+        leaf_scaled32=leaf_scaled32,
     )

@@ -19,7 +19,7 @@ CAT_SET_RIGHT = 1 << 4
 CAT_INVALID_DEFAULT = 1 << 5
 CAT_TRUNC_FIRST = 1 << 6
 MISSING_NONE, MISSING_ZERO, MISSING_NAN = 0, 1, 2
-ZERO_THRESHOLD = 1e-35
+ZERO_THRESHOLD = float(np.float32(1e-35))  # LightGBM kZeroThreshold = 1e-35f
 
 
 def f32(v: float) -> float:

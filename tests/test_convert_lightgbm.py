@@ -225,9 +225,6 @@ def test_thresholds_at_lightgbm_zero_threshold(zero_as_missing, split_below_zero
     assert_exact(ens, booster, X_edges)
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "traversal kernel: skltr/_cpu/traversal.py tests |x| <= 1e-35 for missing type Zero; "
-    "LightGBM's kZeroThreshold is 1e-35f = 1.0000000180025095e-35"))
 def test_zero_as_missing_band():
     """Missing type Zero: LightGBM sends |x| <= float32(1e-35) the default way; the traversal
     kernel tests |x| <= 1e-35. Inputs with 1e-35 < |x| <= 1.0000000180025095e-35 route

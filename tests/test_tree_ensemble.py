@@ -90,12 +90,15 @@ def test_lightgbm_missing_none():
 
 
 def test_lightgbm_missing_zero():
-    # ZERO, default right: NaN -> 0 -> |0| <= 1e-35 -> default (right), though 0 <= 1 would
-    # go left. -0.0, +-1e-35 and 1e-36 count as zero; the next double above 1e-35 does not.
+    # ZERO, default right: NaN -> 0 -> |0| <= K -> default (right), though 0 <= 1 would go
+    # left. K is LightGBM's kZeroThreshold = 1e-35f = 1.0000000180025095e-35 as a double, so
+    # -0.0, +-1e-35, 1e-36 and the next double above 1e-35 count as zero; the next double
+    # above K does not.
+    K = f32(1e-35)
     ens = stump(flags=M_ZERO, threshold=1.0)
-    xs = [NAN, 0.0, -0.0, 1e-35, -1e-35, 1e-36, np.nextafter(1e-35, 1.0),
-          -np.nextafter(1e-35, 1.0), 0.5, 1.0, 1.5]
-    assert routes(ens, xs) == [2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 2]
+    xs = [NAN, 0.0, -0.0, 1e-35, -1e-35, 1e-36, np.nextafter(1e-35, 1.0), K, -K,
+          np.nextafter(K, 1.0), -np.nextafter(K, 1.0), 0.5, 1.0, 1.5]
+    assert routes(ens, xs) == [2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 2]
     # Same with default left and a negative threshold: zeros now go left, though 0 > -1.
     ens = stump(flags=M_ZERO | DL, threshold=-1.0)
     assert routes(ens, [NAN, -0.0, 1e-35, 2e-35, -1.0, -2.0]) == [1, 1, 1, 2, 1, 1]

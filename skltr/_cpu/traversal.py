@@ -16,7 +16,8 @@ _CAT_INVALID_DEFAULT = 32
 _CAT_TRUNC_FIRST = 64
 _MISSING_NONE = 0
 _MISSING_ZERO = 1
-_ZERO_THRESHOLD = 1e-35  # LightGBM's kZeroThreshold
+# LightGBM's kZeroThreshold is the float literal 1e-35f, i.e. float32(1e-35) as a double.
+ZERO_THRESHOLD = 1.0000000180025095e-35
 
 
 @njit(inline="always", cache=True)
@@ -51,7 +52,7 @@ def go_left(x, node, threshold, flags, cat_offset, cat_nwords, cat_bitsets, stri
             x = 0.0
         else:
             return default_left
-    if missing_type == _MISSING_ZERO and abs(x) <= _ZERO_THRESHOLD:
+    if missing_type == _MISSING_ZERO and abs(x) <= ZERO_THRESHOLD:
         return default_left
     if strict:
         return x < threshold[node]

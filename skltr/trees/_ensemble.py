@@ -21,7 +21,8 @@ Routing of one input value ``x`` at internal node ``n`` (``flags[n]`` bits below
   compares after rounding, so inputs that round onto the sentinel are missing as well.
 * Numeric node, missing type (bits 2-3, LightGBM's encoding):
   ``NONE`` (0): NaN becomes 0.0, then compared; ``ZERO`` (1): NaN becomes 0.0, and
-  ``|x| <= 1e-35`` follows the default direction; ``NAN`` (2): NaN follows the default
+  ``|x| <= float32(1e-35)`` (LightGBM's ``kZeroThreshold = 1e-35f``, 1.0000000180025095e-35 as a
+  double) follows the default direction; ``NAN`` (2): NaN follows the default
   direction. Otherwise left when ``x < threshold`` (``decision="<"``) or ``x <= threshold``
   (``decision="<="``).
 * Categorical node (bit 0): NaN follows the default direction. A value is *invalid* when it is

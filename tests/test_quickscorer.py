@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sklearn.ensemble import HistGradientBoostingRegressor
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from naive_trees import naive_predict_raw
 from skltr import QuickScorerPredictor
@@ -91,3 +93,37 @@ def test_predictor_errors():
         qs.predict(np.zeros((1, 2)))
     with pytest.raises(TypeError, match="cannot convert"):
         QuickScorerPredictor.from_model(object())
+
+
+@parametrize_with_checks([QuickScorerPredictor(HistGradientBoostingRegressor(max_iter=5))])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def test_meta_estimator_fits_rankers_with_qid_and_matches_them():
+    import sklearn
+    from sklearn.model_selection import GridSearchCV
+
+    lgb = pytest.importorskip("lightgbm")
+    from skltr.datasets import make_ranking
+    from skltr.model_selection import QueryKFold, make_ranking_scorer
+
+    X, y, qid = make_ranking(n_queries=40, docs_per_query=15, n_features=8, n_informative=4,
+                             random_state=0)
+    X = X.astype(np.float64)
+    perm = np.random.default_rng(0).permutation(len(y))  # unsorted qid on purpose
+    X, y, qid = X[perm], y[perm], qid[perm]
+    ranker = lgb.LGBMRanker(n_estimators=10, num_leaves=7, min_child_samples=5, verbose=-1,
+                            n_jobs=1)
+    qs = QuickScorerPredictor(ranker).fit(X, y, qid=qid)
+    order = np.argsort(qid, kind="stable")
+    reference = lgb.LGBMRanker(**ranker.get_params()).fit(
+        X[order], y[order], group=np.unique(qid, return_counts=True)[1])
+    np.testing.assert_array_equal(qs.predict(X), reference.predict(X))
+    with sklearn.config_context(enable_metadata_routing=True):
+        search = GridSearchCV(QuickScorerPredictor(ranker), {"backend": ["quickscorer",
+                                                                        "traversal"]},
+                              cv=QueryKFold(3), scoring=make_ranking_scorer("ndcg@5"))
+        search.fit(X, y, qid=qid)
+    scores = search.cv_results_["mean_test_score"]
+    assert scores[0] == scores[1]  # both backends give identical predictions

@@ -207,7 +207,8 @@ class QuickScorerPredictor(VersionedPickleMixin, MetaEstimatorMixin, BaseEstimat
     def _transformed(self, X):
         from ..trees._transforms import apply_transform  # noqa: PLC0415
 
-        return apply_transform(self.ensemble_, self.predict_raw(X))
+        raw = self.predict_raw(X)  # checks fitted state first
+        return apply_transform(self.ensemble_, raw)
 
     def predict(self, X):
         """What the source model's ``predict`` returns: scores, values, or class labels."""

@@ -12,10 +12,9 @@ import numpy as np
 from numba import njit, prange
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from .traversal import go_left, leaf_index
+from .traversal import ZERO_THRESHOLD, go_left, leaf_index
 
 _ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
-_ZERO_THRESHOLD = 1e-35
 _MISSING_NONE = 0
 _MISSING_ZERO = 1
 
@@ -75,7 +74,7 @@ def predict_raw_quickscorer(
                             for i in range(list_dr_ptr[li], list_dr_ptr[li + 1]):
                                 row[dr_tree[i]] &= dr_mask[i]
                             continue
-                    if mode == _MISSING_ZERO and abs(x) <= _ZERO_THRESHOLD:
+                    if mode == _MISSING_ZERO and abs(x) <= ZERO_THRESHOLD:
                         for i in range(list_dr_ptr[li], list_dr_ptr[li + 1]):
                             row[dr_tree[i]] &= dr_mask[i]
                         continue

@@ -56,20 +56,20 @@ class QuickScorerLayout:
     block_all_qs: np.ndarray     # (n_blocks,) bool: every tree of the block is tabled
     list_feature: np.ndarray     # (n_lists,) int32
     list_mode: np.ndarray        # (n_lists,) uint8 missing type
-    list_node_ptr: np.ndarray    # (n_lists + 1,) into node_thr / node_tree / node_mask
-    list_dr_ptr: np.ndarray      # (n_lists + 1,) into dr_tree / dr_mask
+    list_node_ptr: np.ndarray    # (n_lists + 1,) uint64, into node_thr / node_tree / node_mask
+    list_dr_ptr: np.ndarray      # (n_lists + 1,) uint64, into dr_tree / dr_mask
     node_thr: np.ndarray         # (n_entries,) ascending within a list; float64, or float32
                                  # (rounded towards the test's side) for float32 precision
-    node_tree: np.ndarray        # (n_entries,) int16 (int32 if tree_block > 32767) tree
+    node_tree: np.ndarray        # (n_entries,) uint16 (uint32 if tree_block > 65535) tree
                                  # index within its block
     node_mask: np.ndarray        # (n_entries,) uint64
     dr_tree: np.ndarray
     dr_mask: np.ndarray
     cat_node: np.ndarray         # (n_cat,) int64 global node index in the ensemble
-    cat_tree: np.ndarray         # (n_cat,) int32 tree index within its block
+    cat_tree: np.ndarray         # (n_cat,) tree index within its block, as node_tree
     cat_mask: np.ndarray         # (n_cat,) uint64
     tree_is_qs: np.ndarray       # (n_trees,) bool
-    leaf_ptr: np.ndarray         # (n_trees + 1,) into leaf_value
+    leaf_ptr: np.ndarray         # (n_trees + 1,) uint64, into leaf_value
     leaf_value: np.ndarray       # leaves of each tabled tree, left to right
     leaf_scaled: np.ndarray      # leaf_value * tree weight (float64 sums)
     leaf_scaled32: np.ndarray    # float32(float32(leaf_value) * float32(weight)) (float32 sums)
@@ -206,7 +206,9 @@ def build_quickscorer_layout(ens, *, tree_block: int = 512) -> QuickScorerLayout
         node_thr = _float32_thresholds(thr.astype(np.float64), ens.decision == "<")
     else:
         node_thr = thr.astype(np.float64)
-    tree_dtype = np.int16 if tree_block <= np.iinfo(np.int16).max else np.int32
+    # Unsigned indices: numba then skips its negative-index wraparound in the hot loop (measured
+    # 1.9x on the scan; see the module docstring).
+    tree_dtype = np.uint16 if tree_block <= np.iinfo(np.uint16).max else np.uint32
     block_all_qs = np.array([bool(tree_is_qs[block_tree_ptr[i]:block_tree_ptr[i + 1]].all())
                              for i in range(n_blocks)], dtype=bool)
     weight = np.repeat(np.asarray(ens.tree_weight, np.float64), np.diff(leaf_ptr))
@@ -220,18 +222,18 @@ def build_quickscorer_layout(ens, *, tree_block: int = 512) -> QuickScorerLayout
         block_all_qs=block_all_qs,
         list_feature=f[list_start].astype(np.int32),
         list_mode=m[list_start].astype(np.uint8),
-        list_node_ptr=np.append(list_start, n).astype(np.int64),
-        list_dr_ptr=list_dr_ptr.astype(np.int64),
+        list_node_ptr=np.append(list_start, n).astype(np.uint64),
+        list_dr_ptr=list_dr_ptr.astype(np.uint64),
         node_thr=node_thr,
         node_tree=tree.astype(tree_dtype),
         node_mask=mask.astype(np.uint64),
         dr_tree=tree[dr].astype(tree_dtype),
         dr_mask=mask[dr].astype(np.uint64),
         cat_node=c["gnode"][cat][cat_order].astype(np.int64),
-        cat_tree=c["tree"][cat][cat_order].astype(np.int32),
+        cat_tree=c["tree"][cat][cat_order].astype(tree_dtype),
         cat_mask=c["mask"][cat][cat_order].astype(np.uint64),
         tree_is_qs=tree_is_qs,
-        leaf_ptr=leaf_ptr,
+        leaf_ptr=leaf_ptr.astype(np.uint64),
         leaf_value=leaf_value,
         leaf_scaled=leaf_value * weight,
         leaf_scaled32=leaf_scaled32,

@@ -42,6 +42,7 @@ def predict_raw_quickscorer(
         d0 = c * doc_block
         nd = min(n_samples, d0 + doc_block) - d0
         bv = np.empty((doc_block, tree_block), dtype=np.uint64)
+        xcast = np.empty(1, dtype=node_thr.dtype)
         acc64 = np.empty((doc_block, n_outputs), dtype=np.float64)
         acc32 = np.empty((doc_block, n_outputs), dtype=np.float32)
         for d in range(nd):
@@ -81,14 +82,18 @@ def predict_raw_quickscorer(
                     # A node is false (goes right) when x > thr, or x >= thr if strict;
                     # the false nodes are a prefix of the list. Two loops keep the hot loop
                     # free of the strict/non-strict branch.
+                    # Compare in the thresholds' dtype (no per-node conversion); exact, as
+                    # float32 thresholds come with float32-rounded inputs only.
+                    xcast[0] = x
+                    xc = xcast[0]
                     if strict:
                         for i in range(n_lo, n_hi):
-                            if node_thr[i] > x:
+                            if node_thr[i] > xc:
                                 break
                             row[node_tree[i]] &= node_mask[i]
                     else:
                         for i in range(n_lo, n_hi):
-                            if node_thr[i] >= x:
+                            if node_thr[i] >= xc:
                                 break
                             row[node_tree[i]] &= node_mask[i]
             for ci in range(block_cat_ptr[b], block_cat_ptr[b + 1]):

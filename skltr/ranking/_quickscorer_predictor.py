@@ -81,7 +81,7 @@ class QuickScorerPredictor(VersionedPickleMixin, MetaEstimatorMixin, BaseEstimat
         jurisdictions; ``"traversal"`` avoids it.
     n_jobs : int, optional
         Threads (None: all of numba's threads).
-    tree_block : int, default=512
+    tree_block : int, default=1024
         Trees per QuickScorer block.
 
     Attributes
@@ -121,7 +121,7 @@ class QuickScorerPredictor(VersionedPickleMixin, MetaEstimatorMixin, BaseEstimat
     __metadata_request__fit = {"qid": True}
 
     def __init__(self, model=None, *, device="cpu", backend="auto", n_jobs=None,
-                 tree_block=512):
+                 tree_block=1024):
         self.model = model
         self.device = device
         self.backend = backend

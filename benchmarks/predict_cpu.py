@@ -60,11 +60,15 @@ def tl2cgen_predictor(booster, library, threads, workdir):
         model = treelite.frontend.from_lightgbm(booster)
     else:
         model = treelite.frontend.from_xgboost(booster)
-    lib = os.path.join(workdir, f"{library}_{booster.num_trees()}.so")
+    lib = os.path.join(workdir, f"{library}.so")
     tl2cgen.export_lib(model, toolchain="gcc", libpath=lib, params={"parallel_comp": 8},
                        nthread=threads)
     predictor = tl2cgen.Predictor(lib, nthread=threads)
-    return lambda X: predictor.predict(tl2cgen.DMatrix(X, dtype="float32"))
+    # tl2cgen 1.0 calls np.array(copy=False), which numpy 2 refuses when a conversion is
+    # needed: hand it the model's threshold dtype already (converted inside the timed call).
+    dtype = "float32" if library == "xgboost" else "float64"
+    return lambda X: predictor.predict(
+        tl2cgen.DMatrix(np.ascontiguousarray(X, dtype=dtype), dtype=dtype))
 
 
 def main():
@@ -104,8 +108,8 @@ def main():
             np.testing.assert_array_equal(qs.predict_raw(X), expected)
             np.testing.assert_array_equal(tr.predict_raw(X), expected)
             case = f"{library} {n_trees} trees {shape}"
-            t_native = time_median(lambda: native(X), repeat=3)
-            t_qs = time_median(lambda: qs.predict_raw(X), repeat=3)
+            t_native = time_median(lambda: native(X), repeat=7)
+            t_qs = time_median(lambda: qs.predict_raw(X), repeat=7)
             t_tr = time_median(lambda: tr.predict_raw(X), repeat=3)
             us = 1e6 / n
             peer = f"{library} native predict"

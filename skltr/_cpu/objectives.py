@@ -353,6 +353,11 @@ def _lcg_state(seed, query, n_draws):
 
 
 @njit(cache=True)
+def _ratio(term, one_minus_rho):
+    return term / one_minus_rho if one_minus_rho > 0.0 else 0.0
+
+
+@njit(cache=True)
 def _xendcg_query(scores, y, lo, hi, weights, seed, iteration, q, grad, hess, rho, params,
                   lam):
     """XE-NDCG gradients of one query (LightGBM's ``RankXENDCG::GetGradientsForOneQuery``)."""
@@ -363,13 +368,21 @@ def _xendcg_query(scores, y, lo, hi, weights, seed, iteration, q, grad, hess, rh
             hess[r] = 0.0
         return
     # softmax of the scores
-    smax = scores[lo]
+    m = lo
     for r in range(lo, hi):
-        smax = max(smax, scores[r])
+        if scores[r] > scores[m]:
+            m = r
     total = 0.0
     for i in range(cnt):
-        rho[i] = math.exp(scores[lo + i] - smax)
+        rho[i] = math.exp(scores[lo + i] - scores[m])
         total += rho[i]
+    # 1 - rho of the most probable document, from the others' mass: 1 - rho cancels
+    # catastrophically when one document holds nearly all of it (any other has rho <= 1/2)
+    others = 0.0
+    for i in range(cnt):
+        if lo + i != m:
+            others += rho[i]
+    one_minus_top = others / total
     for i in range(cnt):
         rho[i] /= total
     # gammas: LightGBM draws cnt floats per query and iteration from Random(seed + q)
@@ -382,25 +395,34 @@ def _xendcg_query(scores, y, lo, hi, weights, seed, iteration, q, grad, hess, rh
         params[i] = 2.0 ** y[lo + i] - gamma
         denom += params[i]
     inv_denominator = 1.0 / max(1.0000000036274937e-15, denom)  # LightGBM's kEpsilon (1e-15f)
-    # first, second and third order terms of the gradient. 1 - rho is kept away from 0
-    # where one document holds all the probability mass (LightGBM divides by 0 there).
+    # first, second and third order terms of the gradient (LightGBM's series); each term
+    # divided by 1 - rho. Where that is 0 (every other document's probability underflowed)
+    # the quotient is only ever multiplied by those zero probabilities: use its limit, 0
+    # (LightGBM divides by 0 there and returns NaN).
+    # Each term needs the sum of the other documents' quotients: ``sum - own`` (LightGBM),
+    # except for the top document, whose own quotient may dwarf the rest: its sum of the
+    # others is accumulated separately.
     sum_l1 = 0.0
+    rest_l1 = 0.0
     for i in range(cnt):
         term = -params[i] * inv_denominator + rho[i]
         lam[i] = term
-        params[i] = term / max(1.0 - rho[i], 1e-300)
+        params[i] = _ratio(term, one_minus_top if lo + i == m else 1.0 - rho[i])
         sum_l1 += params[i]
+        rest_l1 += 0.0 if lo + i == m else params[i]
     sum_l2 = 0.0
+    rest_l2 = 0.0
     for i in range(cnt):
-        term = rho[i] * (sum_l1 - params[i])
+        term = rho[i] * (rest_l1 if lo + i == m else sum_l1 - params[i])
         lam[i] += term
-        params[i] = term / max(1.0 - rho[i], 1e-300)
+        params[i] = _ratio(term, one_minus_top if lo + i == m else 1.0 - rho[i])
         sum_l2 += params[i]
+        rest_l2 += 0.0 if lo + i == m else params[i]
     w = _query_weight(weights, lo, hi)
     for i in range(cnt):
-        lam[i] += rho[i] * (sum_l2 - params[i])
+        lam[i] += rho[i] * (rest_l2 if lo + i == m else sum_l2 - params[i])
         grad[lo + i] = lam[i] * w
-        hess[lo + i] = rho[i] * (1.0 - rho[i]) * w
+        hess[lo + i] = rho[i] * (one_minus_top if lo + i == m else 1.0 - rho[i]) * w
 
 
 @njit(parallel=True, cache=True)

@@ -23,6 +23,23 @@ def logistic_tail(x):
     return 1.0 / (1.0 + math.exp(x))
 
 
+def lightgbm_table_sigmoid(x, sigmoid):
+    """1 / (1 + exp(sigmoid * x)) read from LightGBM's lookup table, as it does: 2**20 bins
+    over [-25 / sigmoid, 25 / sigmoid], each holding the value at its left edge, clamped
+    outside (LambdarankNDCG::ConstructSigmoidTable / GetSigmoid)."""
+    bins = 1024 * 1024
+    lo = -50.0 / sigmoid / 2
+    hi = -lo
+    factor = bins / (hi - lo)
+    if x <= lo:
+        i = 0
+    elif x >= hi:
+        i = bins - 1
+    else:
+        i = int((x - lo) * factor)
+    return 1.0 / (1.0 + math.exp((i / factor + lo) * sigmoid))
+
+
 def positions(scores):
     """0-based position of each document when sorted by descending score (ties: row order)."""
     order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
@@ -48,7 +65,8 @@ def query_weight(weights):
 
 
 def lambdarank(labels, scores, weights=None, gain="exp2", truncation_level=30, sigmoid=1.0,
-               normalize=True):
+               normalize=True, lightgbm_table=False):
+    """LambdaMART; ``lightgbm_table=True`` reads the sigmoid from LightGBM's table."""
     n = len(labels)
     grad, hess = [0.0] * n, [0.0] * n
     if n <= 1 or len(set(labels)) == 1:
@@ -63,7 +81,10 @@ def lambdarank(labels, scores, weights=None, gain="exp2", truncation_level=30, s
                  * abs(discount(pos[a]) - discount(pos[b])) * inv_idcg)
         if by_distance:
             delta /= LIGHTGBM_001F + abs(scores[a] - scores[b])
-        p = logistic_tail(sigmoid * (scores[a] - scores[b]))
+        if lightgbm_table:
+            p = lightgbm_table_sigmoid(scores[a] - scores[b], sigmoid)
+        else:
+            p = logistic_tail(sigmoid * (scores[a] - scores[b]))
         grad[a] -= sigmoid * p * delta
         grad[b] += sigmoid * p * delta
         hess[a] += sigmoid ** 2 * p * (1 - p) * delta

@@ -432,9 +432,9 @@ def lightgbm_rounds(y, sizes, init, grouping, params, weights, rounds=3):
 def leaf_error(grad, hess, leaf, value):
     grad = np.asarray(grad, float)
     hess = np.asarray(hess, float)
-    # the check means something only if the tree has many small leaves (measured: a third
-    # to nine tenths of the rows are alone in theirs)
-    assert len(np.unique(leaf)) >= len(leaf) // 4
+    # the check means something only if the tree has many small leaves (measured: 9 to 38
+    # leaves for 40 rows; at most 20 when rows come in pairs of equal feature value)
+    assert len(np.unique(leaf)) >= len(leaf) // 5
     worst = 0.0
     for node in np.unique(leaf):
         rows = leaf == node

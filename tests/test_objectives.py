@@ -137,6 +137,14 @@ def test_lambdarank_labels_above_31():
         check("lambdarank", y, s, gp, make=params, ref=params)
 
 
+def test_lambdarank_linear_gain_large_labels():
+    # labels up to 1023 are counted for the ideal DCG, larger ones sorted: both paths
+    y = np.array([2000, 0, 1500, 3, 1024, 1023, 1, 0, 1200], float)
+    s = np.array([0.1, 0.9, -0.5, 0.3, 0.2, 0.0, 0.4, 0.4, -1.0])
+    params = dict(gain="linear", truncation_level=2)
+    check("lambdarank", y, s, grouped([4, 3, 2]), make=params, ref=params)
+
+
 def test_truncation_longer_than_query_is_all_pairs():
     y, s, gp = concat(["plain", "label_ties"])
     a = run(make_objective("lambdarank", truncation_level=6), y, s, gp)

@@ -113,26 +113,52 @@ def _descending_order(scores, lo, hi, neg):
 
 
 @njit(cache=True)
-def _inverse_max_dcg(gains, cnt, discount, k, buf):
-    """1 / (ideal DCG@k) of the first ``cnt`` gains, 0 when the ideal DCG is 0."""
-    for i in range(cnt):
-        buf[i] = -gains[i]
-    ideal = np.sort(buf[:cnt])  # the gains in decreasing order, negated
+def _inverse_max_dcg(labels, gains, gain_exp2, discount, k, counts, buf):
+    """1 / (ideal DCG@k) of one query, 0 when the ideal DCG is 0.
+
+    ``labels`` / ``gains``: the query's labels and their gains, in any order. Labels are
+    integers >= 0 (validated by the host); below ``counts.shape[0]`` they are counted, as
+    LightGBM does (linear in the query size, no sort); larger ones are sorted by gain.
+    ``counts`` must be all zero, and is left so.
+    """
+    cnt = labels.shape[0]
+    kk = min(k, cnt)
+    top = labels.max()
     total = 0.0
-    for r in range(min(k, cnt)):
-        total -= ideal[r] * discount[r]
+    if top < counts.shape[0]:
+        for i in range(cnt):
+            counts[np.int64(labels[i])] += 1
+        label = np.int64(top)
+        r = 0
+        while r < kk:
+            while counts[label] == 0:
+                label -= 1
+            g = 2.0 ** np.float64(label) - 1.0 if gain_exp2 else np.float64(label)
+            while counts[label] > 0 and r < kk:
+                total += g * discount[r]
+                counts[label] -= 1
+                r += 1
+        for i in range(cnt):
+            counts[np.int64(labels[i])] = 0
+    else:
+        for i in range(cnt):
+            buf[i] = -gains[i]
+        ideal = np.sort(buf[:cnt])  # the gains in decreasing order, negated
+        for r in range(kk):
+            total -= ideal[r] * discount[r]
     return 1.0 / total if total > 0.0 else 0.0
 
 
 @njit(cache=True)
 def _pair_lambdas(ps, py, pg, pe, discount, inv_max_dcg, n_high, sigmoid, norm_by_diff,
-                  ranknet, plam, phes):
+                  ranknet, exact, plam, phes):
     """Accumulate the pair lambdas of one query, everything indexed by sorted position.
 
     ``ps``, ``py``, ``pg``: scores (descending), labels and gains by position; ``pe``:
     ``exp(sigmoid * (s - s_max))``, so that the pair probability
     ``p = 1 / (1 + exp(sigmoid * (s_high - s_low)))`` is ``e_low / (e_high + e_low)`` without
-    an ``exp`` per pair. LambdaRank (``ranknet=False``) weighs a pair by its |delta NDCG|
+    an ``exp`` per pair (``exact=False``; with ``exact=True``, for queries whose scores span
+    so far that the exponentials could underflow, one ``exp`` per pair). LambdaRank (``ranknet=False``) weighs a pair by its |delta NDCG|
     (LightGBM's formula); RankNet (``ranknet=True``) by 1, with XGBoost's hessian
     ``2 * max(p (1 - p), 1e-16)``. Returns LightGBM's ``sum_lambdas``: the sum of
     ``2 * |lambda|`` over the pairs.
@@ -158,26 +184,23 @@ def _pair_lambdas(ps, py, pg, pe, discount, inv_max_dcg, n_high, sigmoid, norm_b
                 continue
             ds = si - ps[j]  # >= 0: positions are sorted by descending score
             i_high = yi > yj
-            if ranknet:
-                w = 1.0
-            else:
-                # |delta NDCG|, divided by the score distance when normalising
-                w = (abs((gi - pg[j]) * (di - discount[j])) * inv_max_dcg
-                     / (dist0 + dist1 * ds))
-            ej = pe[j]
-            den = ei + ej
-            if den >= 1e-290:
-                inv = 1.0 / den
-                p = (ej if i_high else ei) * inv  # e_low / (e_high + e_low)
-                q = (ei if i_high else ej) * inv  # 1 - p, without cancellation
-            else:  # both exponentials underflowed (scores > 700 / sigmoid below the best)
+            dist = dist0 + dist1 * ds
+            if exact:  # the exponentials may underflow: one exp per pair
                 p = 1.0 / (1.0 + math.exp(sigmoid * (ds if i_high else -ds)))
-                q = 1.0 - p
-            lam = sigmoid * p * w
-            if ranknet:
-                hes = 2.0 * sig2 * max(p * q, 1e-16)
-            else:
-                hes = sig2 * p * q * w
+                pl = p / dist
+                ql = 1.0 - p
+            else:  # p = e_low / (e_high + e_low), and a single division
+                ej = pe[j]
+                inv = 1.0 / ((ei + ej) * dist)
+                pl = (ej if i_high else ei) * inv  # p / dist
+                ql = (ei if i_high else ej) * inv * dist  # 1 - p, without cancellation
+            if ranknet:  # dist is 1
+                lam = sigmoid * pl
+                hes = 2.0 * sig2 * max(pl * ql, 1e-16)
+            else:  # |delta NDCG| / dist
+                w = abs((gi - pg[j]) * (di - discount[j])) * inv_max_dcg
+                lam = sigmoid * w * pl
+                hes = sig2 * w * pl * ql
             # the high document is pushed up (negative gradient), the low one down
             if i_high:
                 lam_i -= lam
@@ -195,7 +218,7 @@ def _pair_lambdas(ps, py, pg, pe, discount, inv_max_dcg, n_high, sigmoid, norm_b
 
 @njit(cache=True)
 def _pairwise_query(scores, y, lo, hi, weights, gain_exp2, discount, truncation_level, sigmoid,
-                    normalize, ranknet, grad, hess, scratch):
+                    normalize, ranknet, grad, hess, scratch, counts):
     """Gradients of one query for LambdaRank or RankNet; zero for 1 document / equal labels."""
     cnt = hi - lo
     for r in range(lo, hi):
@@ -222,11 +245,14 @@ def _pairwise_query(scores, y, lo, hi, weights, gain_exp2, discount, truncation_
         phes[i] = 0.0
     inv_max_dcg = 0.0
     if not ranknet:
-        inv_max_dcg = _inverse_max_dcg(pg, cnt, discount, truncation_level, scratch[0])
+        inv_max_dcg = _inverse_max_dcg(py, pg, gain_exp2, discount, truncation_level,
+                                       counts, scratch[0])
     norm_by_diff = normalize and ps[0] != ps[cnt - 1] and not ranknet
     n_high = min(cnt - 1, truncation_level)
+    # exp(-700) is still a normal double: below that span e_high + e_low cannot underflow
+    exact = sigmoid * (ps[0] - ps[cnt - 1]) > 700.0
     sum_lambdas = _pair_lambdas(ps, py, pg, pe, discount, inv_max_dcg, n_high, sigmoid,
-                                norm_by_diff, ranknet, plam, phes)
+                                norm_by_diff, ranknet, exact, plam, phes)
     factor = _query_weight(weights, lo, hi)
     if normalize and sum_lambdas > 0.0:
         factor *= math.log2(1.0 + sum_lambdas) / sum_lambdas
@@ -241,10 +267,12 @@ def _pairwise_chunk(scores, y, group_ptr, weights, gain_exp2, truncation_level, 
                     normalize, ranknet, grad, hess, bounds, discount, max_cnt, c):
     """The queries of chunk ``c``, with this chunk's scratch buffers."""
     scratch = np.empty((7, max_cnt), dtype=np.float64)
+    # label counts for the ideal DCG: labels 0..1023 (all exponential-gain labels) counted
+    counts = np.zeros(0 if ranknet else 1024, dtype=np.int64)
     for q in range(bounds[c], bounds[c + 1]):
         _pairwise_query(scores, y, group_ptr[q], group_ptr[q + 1], weights, gain_exp2,
                         discount, truncation_level, sigmoid, normalize, ranknet, grad, hess,
-                        scratch)
+                        scratch, counts)
 
 
 @njit(cache=True)

@@ -32,21 +32,25 @@ each row by its own weight and XGBoost takes one weight per query (and rescales 
 to mean 1). All three agree when weights are constant within each query, up to XGBoost's
 global rescaling. ``"regression"`` weighs each row by its own weight.
 
-Measured speed (``benchmarks``-style run on the shared 2-core EPYC, 500,000 rows in 4,167
-queries of 120 documents, labels 0-4, default parameters, median of 7 calls after
-compilation, CPU time of one numba thread, machine under load from other jobs):
+Measured speed (``benchmarks/objectives_cpu.py``, 2026-11-22, shared 2-core Xeon @ 2.5 GHz
+under a load average of ~10 from other jobs; 499,920 rows in 4,166 queries of 120 documents,
+labels 0-4, default parameters; skltr: median of 7 calls after compilation; LightGBM 4.7's
+objective: per-round time of ``lambdarank`` / ``rank_xendcg`` training minus that of
+``regression`` on the same rows, one feature, ``num_leaves=2``). CPU time of one thread,
+which the load distorts least:
 
-================  ==========  ============================================================
-objective         skltr       LightGBM 4.7 (same data, same moment, 1 thread): one round of
-                              ``num_leaves=2`` minus one ``regression`` round
-================  ==========  ============================================================
-lambdarank        ~180 ms     ~580 ms
-rank_pairwise     ~275 ms     --  (all 7,140 pairs of every 120-document query)
-rank_xendcg       ~16 ms      ~25 ms
-regression        ~3 ms       --
-================  ==========  ============================================================
+================  ==========  =================
+objective         skltr       LightGBM 4.7
+================  ==========  =================
+lambdarank        155 ms      279 ms
+rank_xendcg       15 ms       15 ms
+rank_pairwise     275 ms      --  (all 7,140 pairs of every query)
+regression        4 ms        --
+================  ==========  =================
 
-With 2 threads the ranking kernels scale close to linearly (queries are independent).
+Wall time with 2 threads in the same run (contended, so only indicative): lambdarank 318 ms
+vs LightGBM's 491 ms. Queries are independent, so on an idle machine 2 threads take about
+half the single-thread time.
 """
 
 from __future__ import annotations

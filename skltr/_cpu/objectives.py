@@ -30,8 +30,10 @@ pairs.
 Differences from the libraries (all deliberate, all documented where they apply):
 
 * the sigmoid is the exact ``exp``; LightGBM reads a 2**20-bin lookup table over
-  ``[-25 / sigmoid, 25 / sigmoid]`` (values below the bin, clamped beyond), which shifts its
-  gradients by up to ~1e-5 relative;
+  ``[-25 / sigmoid, 25 / sigmoid]`` (the value at each bin's left edge, clamped beyond),
+  which shifts its pair probabilities by up to ~5e-5 relative for score gaps of order 1 and
+  more for large gaps (tiny probabilities): measured on LightGBM's tree leaves, 1e-5 typically
+  and up to 2e-3 (``tests/test_objectives.py::test_lightgbm_lambdarank``);
 * lambdas accumulate in float64 and are rounded to float32 once; LightGBM rounds every pair's
   contribution into a float32 accumulator;
 * gains are ``2**label - 1`` (or ``label``) in float64 for any label, not LightGBM's default
@@ -471,7 +473,9 @@ def xendcg_gradients(scores, y, group_ptr, weights, seed, iteration, grad, hess)
     (``x <- 214013 x + 2531011 mod 2**32``, gamma ``((x >> 16) & 0x7FFF) / 32768``), found
     by jump-ahead. They are a function of ``(seed, iteration, q)`` and the query's size only,
     so they do not depend on threads, and they equal LightGBM's with
-    ``objective_seed=seed`` when every round computes gradients once.
+    ``objective_seed=seed`` when every round computes gradients once. ``q`` is the query's
+    position in ``group_ptr``: a caller that passes a subset of the queries (query
+    subsampling) changes their indices, and so their gammas, unless it passes them all.
 
     Parameters
     ----------

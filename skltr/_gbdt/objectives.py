@@ -447,12 +447,13 @@ def make_objective(name, *, gain="exp2", truncation_level=None, sigmoid=1.0, nor
         raise ValueError(f"normalize must be True or False; got {normalize!r}.")
     sigmoid = float(sigmoid)
     normalize = bool(normalize)
+    if truncation_level is not None:  # (any larger level means "all pairs" anyway)
+        truncation_level = min(int(truncation_level), _ALL_PAIRS)
     if name == "lambdarank":
-        level = LIGHTGBM_TRUNCATION_LEVEL if truncation_level is None else int(truncation_level)
+        level = LIGHTGBM_TRUNCATION_LEVEL if truncation_level is None else truncation_level
         return LambdaRank(gain, level, sigmoid, normalize)
     if name == "rank_pairwise":
-        level = None if truncation_level is None else int(truncation_level)
-        return RankPairwise(level, sigmoid, normalize)
+        return RankPairwise(truncation_level, sigmoid, normalize)
     if name == "rank_xendcg":
         if gain != "exp2":
             raise ValueError("rank_xendcg only has the exponential gain 2**label; use "

@@ -48,37 +48,47 @@ from numba import njit, prange
 
 
 @njit(cache=True, inline="always")
-def _accumulate_rows(X_binned, grad, hess, rows, lo, hi, h, n_bins_total):
-    # h: flat histogram of one thread, (feature, bin, 3)
-    n_features = X_binned.shape[1]
+def _accumulate(Xf, n_features, grad, hess, rows, lo, hi, use_rows, f_lo, f_hi, h, row_stride3):
+    # Rows lo:hi (through ``rows`` when use_rows), features f_lo:f_hi, into the flat histogram
+    # h. Indices are unsigned: numba then emits no negative-index wraparound fix-up.
+    F = np.uint64(n_features)
+    stride = np.uint64(row_stride3)
     for i in range(lo, hi):
-        r = rows[i]
+        r = np.uint64(rows[i]) if use_rows else np.uint64(i)
         g = grad[r]
         hs = hess[r]
-        for f in range(n_features):
-            idx = (f * n_bins_total + X_binned[r, f]) * 3
+        base = r * F
+        off = np.uint64(f_lo) * stride
+        for f in range(f_lo, f_hi):
+            idx = off + np.uint64(Xf[base + np.uint64(f)]) * np.uint64(3)
             h[idx] += g
-            h[idx + 1] += hs
-            h[idx + 2] += 1
+            h[idx + np.uint64(1)] += hs
+            h[idx + np.uint64(2)] += 1
+            off += stride
 
 
-@njit(cache=True, inline="always")
-def _accumulate_all(X_binned, grad, hess, lo, hi, h, n_bins_total):
-    # The root: every row, in order -- no index indirection.
+@njit(cache=True)
+def build_histogram_serial(X_binned, grad, hess, rows, start, end, use_rows, out):
+    """One thread: the histogram of ``rows[start:end]`` (or rows ``start:end``) into ``out``.
+
+    For small nodes, where a parallel region would cost more than it saves. Same arguments as
+    :func:`build_histogram`.
+    """
+    flat = out.reshape(-1)
+    flat[:] = 0
     n_features = X_binned.shape[1]
-    for r in range(lo, hi):
-        g = grad[r]
-        hs = hess[r]
-        for f in range(n_features):
-            idx = (f * n_bins_total + X_binned[r, f]) * 3
-            h[idx] += g
-            h[idx + 1] += hs
-            h[idx + 2] += 1
+    _accumulate(X_binned.reshape(-1), n_features, grad, hess, rows, start, end, use_rows, 0,
+                n_features, flat, out.shape[1] * 3)
 
 
 @njit(parallel=True, cache=True)
-def build_histogram(X_binned, grad, hess, rows, start, end, use_rows, out, scratch, n_chunks):
+def build_histogram(X_binned, grad, hess, rows, start, end, use_rows, out, scratch,
+                    n_row_chunks, n_feature_blocks):
     """Histogram of the rows ``rows[start:end]`` (or of rows ``start:end`` without ``rows``).
+
+    Work is split into ``n_row_chunks x n_feature_blocks`` tasks, one per thread (see the
+    module docstring); with one row chunk there is no reduction and the float result does
+    not depend on the number of feature blocks.
 
     Parameters
     ----------
@@ -91,52 +101,53 @@ def build_histogram(X_binned, grad, hess, rows, start, end, use_rows, out, scrat
         False: the node is rows ``start:end`` of ``X_binned`` themselves (the root).
     out : ndarray of float64 or int64, shape (n_features, n_bins_total, 3)
         Overwritten with the node's histogram.
-    scratch : ndarray of out's dtype, shape (>= n_chunks - 1, n_features * n_bins_total * 3)
-        Per-thread buffers of chunks 1.. (chunk 0 writes into ``out``).
-    n_chunks : int
-        Number of row chunks (threads); the float result depends on it (summation order),
-        the quantised one does not.
+    scratch : ndarray of out's dtype, shape (>= n_row_chunks - 1, out.size)
+        Histograms of row chunks 1.. (chunk 0 writes into ``out``).
+    n_row_chunks, n_feature_blocks : int
+        The float result depends on ``n_row_chunks`` (summation order), the quantised one
+        does not.
     """
-    n_bins_total = out.shape[1]
+    n_features = X_binned.shape[1]
+    row_stride3 = out.shape[1] * 3
     flat = out.reshape(-1)
-    size = flat.size
+    Xf = X_binned.reshape(-1)
     n = end - start
-    if n_chunks > n // 1024 + 1:  # tiny nodes: fewer chunks, less zeroing and reduction
-        n_chunks = n // 1024 + 1
-    per = (n + n_chunks - 1) // n_chunks
-    for c in prange(n_chunks):
+    per = (n + n_row_chunks - 1) // n_row_chunks
+    per_f = (n_features + n_feature_blocks - 1) // n_feature_blocks
+    for t in prange(n_row_chunks * n_feature_blocks):
+        c = t // n_feature_blocks
+        f_lo = (t % n_feature_blocks) * per_f
+        f_hi = min(f_lo + per_f, n_features)
         h = flat if c == 0 else scratch[c - 1]
-        h[:] = 0
+        h[f_lo * row_stride3:f_hi * row_stride3] = 0
         lo = start + c * per
         hi = min(lo + per, end)
-        if use_rows:
-            _accumulate_rows(X_binned, grad, hess, rows, lo, hi, h, n_bins_total)
-        else:
-            _accumulate_all(X_binned, grad, hess, lo, hi, h, n_bins_total)
-    if n_chunks > 1:
-        # Reduction in chunk order (deterministic for a given n_chunks), parallel over bins.
+        _accumulate(Xf, n_features, grad, hess, rows, lo, hi, use_rows, f_lo, f_hi, h,
+                    row_stride3)
+    if n_row_chunks > 1:
+        # Reduction in chunk order (deterministic for a given n_row_chunks), parallel over bins.
+        size = flat.size
         n_red = 16
         per_red = (size + n_red - 1) // n_red
         for c in prange(n_red):
             lo = c * per_red
             hi = min(lo + per_red, size)
-            for k in range(1, n_chunks):
+            for k in range(1, n_row_chunks):
                 s = scratch[k - 1]
                 for j in range(lo, hi):
                     flat[j] += s[j]
 
 
-@njit(parallel=True, cache=True)
+@njit(cache=True)
 def subtract_histograms(parent, child, out):
     """``out = parent - child``: the sibling's histogram (the subtraction trick).
 
-    ``out`` may be ``parent`` itself (the parent's buffer is reused for the larger child).
+    ``out`` may be ``parent`` itself (the grower reuses the parent's buffer for the larger
+    child). One thread: ~0.8 MB streams in well under a millisecond, less than a parallel
+    region's start-up on a busy machine.
     """
     p = parent.reshape(-1)
     c = child.reshape(-1)
     o = out.reshape(-1)
-    n_parts = 16
-    per = (p.size + n_parts - 1) // n_parts
-    for k in prange(n_parts):
-        for j in range(k * per, min((k + 1) * per, p.size)):
-            o[j] = p[j] - c[j]
+    for j in range(p.size):
+        o[j] = p[j] - c[j]

@@ -58,6 +58,77 @@ def leaf_value(G, H, reg_lambda, reg_alpha, learning_rate):
     return -G / d * learning_rate
 
 
+@njit(cache=True, inline="always")
+def _scan_feature(hist, f, nb, use, sum_g, sum_h, count, missing_bin, inv_scale_g, inv_scale_h,
+                  reg_lambda, reg_alpha, min_child_weight, min_n, min_split_gain, parent):
+    # Best candidate of feature f: (gain, bin or -1, default_left, left_g, left_h, left_count)
+    best = -np.inf
+    best_b = -1
+    best_left = False
+    best_gl = sum_g - sum_g
+    best_hl = sum_h - sum_h
+    best_cl = 0
+    if use and nb > 1:
+        mg = hist[f, missing_bin, 0]
+        mh = hist[f, missing_bin, 1]
+        mc = np.int64(hist[f, missing_bin, 2])
+        ag = sum_g - sum_g
+        ah = sum_h - sum_h
+        ac = 0
+        for b in range(nb):
+            cb = np.int64(hist[f, b, 2])
+            if cb == 0 and b > 0:
+                # An empty bin b > 0 repeats the candidates of bin b - 1 exactly (same
+                # sums, same gains), and the lower bin wins ties: skip it. (Bin 0 is not
+                # skipped: "missing alone on the left" mirrors the last-bin candidate.)
+                continue
+            ag += hist[f, b, 0]
+            ah += hist[f, b, 1]
+            ac += cb
+            if count - ac < min_n:
+                break  # every right child from here on is smaller than min_n
+            for d in range(2):
+                # d = 0: missing left; d = 1: missing right (or the more-samples rule)
+                if mc > 0:
+                    if d == 0:
+                        if b == nb - 1:
+                            continue
+                        gl = ag + mg
+                        hl = ah + mh
+                        cl = ac + mc
+                    else:
+                        gl = ag
+                        hl = ah
+                        cl = ac
+                    left = d == 0
+                else:
+                    if d == 0 or b == nb - 1:
+                        continue
+                    gl = ag
+                    hl = ah
+                    cl = ac
+                    left = cl > count - cl
+                cr = count - cl
+                if cl < min_n or cr < min_n:
+                    continue
+                hl_f = hl * inv_scale_h
+                hr_f = (sum_h - hl) * inv_scale_h
+                if hl_f < min_child_weight or hr_f < min_child_weight:
+                    continue
+                gain = (leaf_objective(gl * inv_scale_g, hl_f, reg_lambda, reg_alpha)
+                        + leaf_objective((sum_g - gl) * inv_scale_g, hr_f, reg_lambda,
+                                         reg_alpha)
+                        - parent)
+                if gain > min_split_gain and gain > best:
+                    best = gain
+                    best_b = b
+                    best_left = left
+                    best_gl = gl
+                    best_hl = hl
+                    best_cl = cl
+    return best, best_b, best_left, best_gl, best_hl, best_cl
+
+
 @njit(parallel=True, cache=True)
 def find_best_splits(hist, n_bins, feature_mask, sum_g, sum_h, count, missing_bin,
                      inv_scale_g, inv_scale_h, reg_lambda, reg_alpha, min_child_weight,
@@ -100,69 +171,36 @@ def find_best_splits(hist, n_bins, feature_mask, sum_g, sum_h, count, missing_bi
     H = sum_h * inv_scale_h
     parent = leaf_objective(G, H, reg_lambda, reg_alpha)
     for f in prange(n_features):
-        best = -np.inf
-        best_b = -1
-        best_left = False
-        best_gl = sum_g - sum_g
-        best_hl = sum_h - sum_h
-        best_cl = 0
-        nb = n_bins[f]
-        if feature_mask[f] and nb > 1:
-            mg = hist[f, missing_bin, 0]
-            mh = hist[f, missing_bin, 1]
-            mc = np.int64(hist[f, missing_bin, 2])
-            ag = sum_g - sum_g
-            ah = sum_h - sum_h
-            ac = 0
-            for b in range(nb):
-                ag += hist[f, b, 0]
-                ah += hist[f, b, 1]
-                ac += np.int64(hist[f, b, 2])
-                for d in range(2):
-                    # d = 0: missing left; d = 1: missing right (or the more-samples rule)
-                    if mc > 0:
-                        if d == 0:
-                            if b == nb - 1:
-                                continue
-                            gl = ag + mg
-                            hl = ah + mh
-                            cl = ac + mc
-                        else:
-                            gl = ag
-                            hl = ah
-                            cl = ac
-                        left = d == 0
-                    else:
-                        if d == 0 or b == nb - 1:
-                            continue
-                        gl = ag
-                        hl = ah
-                        cl = ac
-                        left = cl > count - cl
-                    cr = count - cl
-                    if cl < min_n or cr < min_n:
-                        continue
-                    hl_f = hl * inv_scale_h
-                    hr_f = (sum_h - hl) * inv_scale_h
-                    if hl_f < min_child_weight or hr_f < min_child_weight:
-                        continue
-                    gain = (leaf_objective(gl * inv_scale_g, hl_f, reg_lambda, reg_alpha)
-                            + leaf_objective((sum_g - gl) * inv_scale_g, hr_f, reg_lambda,
-                                             reg_alpha)
-                            - parent)
-                    if gain > min_split_gain and gain > best:
-                        best = gain
-                        best_b = b
-                        best_left = left
-                        best_gl = gl
-                        best_hl = hl
-                        best_cl = cl
-        f_gain[f] = best
-        f_bin[f] = best_b
-        f_left[f] = best_left
-        f_gl[f] = best_gl
-        f_hl[f] = best_hl
-        f_cl[f] = best_cl
+        (f_gain[f], f_bin[f], f_left[f], f_gl[f], f_hl[f], f_cl[f]) = _scan_feature(
+            hist, f, n_bins[f], feature_mask[f], sum_g, sum_h, count, missing_bin,
+            inv_scale_g, inv_scale_h, reg_lambda, reg_alpha, min_child_weight, min_n,
+            min_split_gain, parent)
+    return _pick_best(f_gain, f_bin, f_left, f_gl, f_hl, f_cl, sum_g, sum_h)
+
+
+@njit(cache=True)
+def find_best_splits_serial(hist, n_bins, feature_mask, sum_g, sum_h, count, missing_bin,
+                            inv_scale_g, inv_scale_h, reg_lambda, reg_alpha, min_child_weight,
+                            min_samples_leaf, min_split_gain, f_gain, f_bin, f_left, f_gl,
+                            f_hl, f_cl):
+    """One thread: :func:`find_best_splits` for small nodes (same arguments)."""
+    n_features = hist.shape[0]
+    min_n = max(min_samples_leaf, 1)
+    G = sum_g * inv_scale_g
+    H = sum_h * inv_scale_h
+    parent = leaf_objective(G, H, reg_lambda, reg_alpha)
+    for f in range(n_features):
+        (f_gain[f], f_bin[f], f_left[f], f_gl[f], f_hl[f], f_cl[f]) = _scan_feature(
+            hist, f, n_bins[f], feature_mask[f], sum_g, sum_h, count, missing_bin,
+            inv_scale_g, inv_scale_h, reg_lambda, reg_alpha, min_child_weight, min_n,
+            min_split_gain, parent)
+    return _pick_best(f_gain, f_bin, f_left, f_gl, f_hl, f_cl, sum_g, sum_h)
+
+
+@njit(cache=True)
+def _pick_best(f_gain, f_bin, f_left, f_gl, f_hl, f_cl, sum_g, sum_h):
+    # lowest feature among equal gains: strictly greater replaces
+    n_features = f_gain.size
     bf = -1
     bg = -np.inf
     for f in range(n_features):

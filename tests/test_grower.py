@@ -46,7 +46,7 @@ def kernel_split(hist, n_bins, mask, rows, grad, hess, missing_bin, p, serial=Fa
     f, gain, b, dl, gl, hl, cl = fn(
         hist, n_bins, mask, G, H, len(rows), missing_bin, 1.0, 1.0, p["reg_lambda"],
         p["reg_alpha"], p["min_child_weight"], p["min_samples_leaf"], p["min_split_gain"],
-        *work)
+        0, *work)
     return None if f < 0 else (gain, f, b, dl)
 
 
@@ -74,6 +74,47 @@ def test_histogram_matches_naive(tasks, use_rows):
     qg, qh = (grad * 8).astype(np.int32), (hess * 8).astype(np.int32)
     qout = build(qg, qh, np.full((7, 8, 3), 99, np.int64))
     np.testing.assert_array_equal(qout, naive_histogram(X, qg, qh, rows[start:end], 8))
+
+
+@pytest.mark.parametrize("tasks", [(1, 2), (2, 1), "serial"])
+def test_packed_quantised_histogram_and_split(tasks):
+    """2-channel histogram with the count packed above bit K of the hessian channel."""
+    rng = np.random.default_rng(10)
+    X, n_bins, grad, hess = dyadic_problem(rng, 3000, 5, 6, nan_frac=0.2)
+    rows = np.sort(rng.choice(3000, 2000, replace=False)).astype(np.uint32)
+    K = 40
+    qg = (grad * 8).astype(np.int32)
+    packed = (hess * 8).astype(np.int64) + (np.int64(1) << K)
+    out = np.full((5, 9, 2), -1, np.int64)
+    if tasks == "serial":
+        build_histogram_serial(X, qg, packed, rows, 0, 2000, True, out)
+    else:
+        build_histogram(X, qg, packed, rows, 0, 2000, True, out, np.empty((2, out.size), np.int64),
+                        *tasks)
+    ref = naive_histogram(X, qg, (hess * 8).astype(np.int64), rows, 9)
+    np.testing.assert_array_equal(out[:, :, 0], ref[:, :, 0])
+    np.testing.assert_array_equal(out[:, :, 1] & ((1 << K) - 1), ref[:, :, 1])
+    np.testing.assert_array_equal(out[:, :, 1] >> K, ref[:, :, 2])
+    # the split kernel decodes it to the float split of the same data
+    F = 5
+    work = (np.empty(F), np.empty(F, np.int32), np.empty(F, bool), np.empty(F, np.int64),
+            np.empty(F, np.int64), np.empty(F, np.int64))
+    for p in (PARAMS, dict(PARAMS, min_samples_leaf=300, reg_lambda=1.0, reg_alpha=0.5)):
+        got = find_best_splits(out, n_bins, np.ones(F, bool), np.int64(qg[rows].sum()),
+                               np.int64((hess[rows] * 8).astype(np.int64).sum()), 2000, 6,
+                               1 / 8, 1 / 8, p["reg_lambda"], p["reg_alpha"],
+                               p["min_child_weight"], p["min_samples_leaf"],
+                               p["min_split_gain"], K, *work)
+        want = naive_best_split(X, grad, hess, rows, n_bins, 6, [True] * F, p)
+        assert (got[1], got[0], got[2], got[3]) == want
+
+
+def test_quantised_rejects_negative_hessians():
+    X = np.zeros((4, 1), np.uint8)
+    g = np.zeros(4, np.float32)
+    with pytest.raises(ValueError, match="hessians >= 0"):
+        TreeGrower(X, g, g - 1, n_bins=[1], missing_bin=2, has_missing=[False],
+                   hist_mode="quantised").grow()
 
 
 def test_subtract_histograms():
@@ -321,9 +362,11 @@ def test_pool_is_reused_and_communicator_is_called():
 
     rng = np.random.default_rng(7)
     X, n_bins, grad, hess = dyadic_problem(rng, 500, 3, 6)
-    pool = HistogramPool(3, 7, np.float64, 2)
-    t1 = grow(X, n_bins, grad, hess, 6, pool=pool, n_threads=2, communicator=Counting(),
-              min_samples_leaf=5)
+    g1 = TreeGrower(X, grad, hess, n_bins=n_bins, missing_bin=6, has_missing=np.ones(3, bool),
+                    n_threads=2, communicator=Counting(), min_samples_leaf=5)
+    t1 = g1.grow()
+    pool = g1.pool
+    assert isinstance(pool, HistogramPool)
     # row count + root sums + root histogram + at most one histogram per further split
     assert 3 <= Counting.calls <= 3 + t1.n_leaves - 2
     n_free = len(pool._free)

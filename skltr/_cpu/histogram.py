@@ -14,7 +14,16 @@ is one 24-byte record ``(sum_grad, sum_hess, count)`` so that one row touches on
       ^ hist.ravel()[(f * n_bins_total + b) * 3 + k]
 
     float mode:     g, h float64; c float64 (an integer, exact up to 2**53 rows)
-    quantised mode: g, h, c int64 (sums of int32 quantised gradients: exact in any order)
+
+The quantised mode packs the hessian and the count into one int64 and has 16-byte records
+(2 channels; integer sums are exact in any order)::
+
+    | g: sum of int32 q_g  | p: sum of (1 << K) + q_h | ...   count = p >> K
+                                                             hess  = p & ((1 << K) - 1)
+
+with ``K = 63 - bits(n_rows)`` and ``q_h <= 2**(K-1) / n_rows``, so neither field can carry
+into the other (hessians must be >= 0). One fewer read-modify-write per (row, feature):
+measured 1.51 ns instead of 2.07 per update on the root of 494k x 136 (one thread).
 
 Building is row-wise: a task walks the node's rows ``rows[start:end]`` (increasing row ids)
 and, for each row, the bytes of its features (``X_binned`` is C order, so they are one
@@ -69,11 +78,14 @@ from numba import njit, prange
 
 
 @njit(cache=True, inline="always")
-def _accumulate(Xf, n_features, grad, hess, rows, lo, hi, use_rows, f_lo, f_hi, h, row_stride3):
+def _accumulate(Xf, n_features, grad, hess, rows, lo, hi, use_rows, f_lo, f_hi, h,
+                feature_stride, n_channels):
     # Rows lo:hi (through ``rows`` when use_rows), features f_lo:f_hi, into the flat histogram
     # h. Indices are unsigned: numba then emits no negative-index wraparound fix-up.
+    # n_channels 3: (g, h, count); 2: (g, packed hess and count), see the module docstring.
     F = np.uint64(n_features)
-    stride = np.uint64(row_stride3)
+    stride = np.uint64(feature_stride)
+    ch = np.uint64(n_channels)
     for i in range(lo, hi):
         r = np.uint64(rows[i]) if use_rows else np.uint64(i)
         g = grad[r]
@@ -81,10 +93,11 @@ def _accumulate(Xf, n_features, grad, hess, rows, lo, hi, use_rows, f_lo, f_hi, 
         base = r * F
         off = np.uint64(f_lo) * stride
         for f in range(f_lo, f_hi):
-            idx = off + np.uint64(Xf[base + np.uint64(f)]) * np.uint64(3)
+            idx = off + np.uint64(Xf[base + np.uint64(f)]) * ch
             h[idx] += g
             h[idx + np.uint64(1)] += hs
-            h[idx + np.uint64(2)] += 1
+            if n_channels == 3:
+                h[idx + np.uint64(2)] += 1
             off += stride
 
 
@@ -99,7 +112,7 @@ def build_histogram_serial(X_binned, grad, hess, rows, start, end, use_rows, out
     flat[:] = 0
     n_features = X_binned.shape[1]
     _accumulate(X_binned.reshape(-1), n_features, grad, hess, rows, start, end, use_rows, 0,
-                n_features, flat, out.shape[1] * 3)
+                n_features, flat, out.shape[1] * out.shape[2], out.shape[2])
 
 
 @njit(parallel=True, cache=True)
@@ -114,14 +127,17 @@ def build_histogram(X_binned, grad, hess, rows, start, end, use_rows, out, scrat
     Parameters
     ----------
     X_binned : ndarray of uint8, shape (n_samples, n_features), C order
-    grad, hess : ndarray of float32 (float mode) or int32 (quantised mode), shape (n_samples,)
+    grad, hess : ndarray, shape (n_samples,)
+        float32 (float mode); int32 and int64 (quantised mode: ``hess`` holds packed hessian
+        and count, ``out`` has 2 channels).
     rows : ndarray of uint32
         Row indices; the node owns ``rows[start:end]``. Ignored when ``use_rows`` is False.
     start, end : int
     use_rows : bool
         False: the node is rows ``start:end`` of ``X_binned`` themselves (the root).
-    out : ndarray of float64 or int64, shape (n_features, n_bins_total, 3)
-        Overwritten with the node's histogram.
+    out : ndarray of float64 or int64, shape (n_features, n_bins_total, 3 or 2)
+        Overwritten with the node's histogram: 3 channels ``(g, h, count)``, or 2 channels
+        ``(g, packed)`` in which case every row counts through ``hess`` alone.
     scratch : ndarray of out's dtype, shape (>= n_row_chunks - 1, out.size)
         Histograms of row chunks 1.. (chunk 0 writes into ``out``).
     n_row_chunks, n_feature_blocks : int
@@ -129,7 +145,7 @@ def build_histogram(X_binned, grad, hess, rows, start, end, use_rows, out, scrat
         does not.
     """
     n_features = X_binned.shape[1]
-    row_stride3 = out.shape[1] * 3
+    row_stride3 = out.shape[1] * out.shape[2]
     flat = out.reshape(-1)
     Xf = X_binned.reshape(-1)
     n = end - start
@@ -144,7 +160,7 @@ def build_histogram(X_binned, grad, hess, rows, start, end, use_rows, out, scrat
         lo = start + c * per
         hi = min(lo + per, end)
         _accumulate(Xf, n_features, grad, hess, rows, lo, hi, use_rows, f_lo, f_hi, h,
-                    row_stride3)
+                    row_stride3, out.shape[2])
     if n_row_chunks > 1:
         # Reduction in chunk order (deterministic for a given n_row_chunks), parallel over bins.
         size = flat.size

@@ -65,6 +65,11 @@ PARTITION_PARALLEL_MIN_ROWS = 65536
 #: Rows of a node from which its split is searched in parallel (empty bins are skipped, so
 #: small nodes scan little).
 SPLIT_PARALLEL_MIN_ROWS = 16384
+#: Unused bins after each feature's histogram. With 256 bins of 24 bytes a feature spans
+#: 6144 bytes, so the same bin of every feature falls in 2 of the 64 L1 cache sets (4 KiB
+#: period); 3 more bins shift each feature by 72 bytes and spread them over all sets
+#: (measured 8% faster building on 494k x 136).
+HIST_PAD_BINS = 3
 #: Fewest features per histogram feature block (see ``histogram_tasks``).
 MIN_FEATURES_PER_BLOCK = 16
 
@@ -81,14 +86,15 @@ def histogram_tasks(n_threads: int, n_features: int):
     return -(-n_threads // blocks), blocks
 
 
-def quantisation_exponent(max_abs: float, n_rows: int) -> int:
-    """Largest ``k`` with ``max_abs * 2**k <= min(2**30, 2**62 / n_rows)`` (0 when max_abs is 0).
+def quantisation_exponent(max_abs: float, n_rows: int, total_bits: int = 62) -> int:
+    """Largest ``k`` with ``max_abs * 2**k <= min(2**30, 2**total_bits / n_rows)`` (0 if max_abs is 0).
 
-    ``|round(v * 2**k)| <= 2**30`` fits int32, and ``n_rows`` such values sum within int64.
+    ``|round(v * 2**k)| <= 2**30`` fits int32, and ``n_rows`` such values sum below
+    ``2**total_bits`` (62: within int64; ``count_shift - 1`` for packed hessians).
     """
     if not max_abs > 0.0:
         return 0
-    limit = min(2.0 ** 30, 2.0 ** 62 / max(n_rows, 1))
+    limit = min(2.0 ** 30, 2.0 ** total_bits / max(n_rows, 1))
     k = math.floor(math.log2(limit / max_abs))
     while max_abs * 2.0 ** k > limit:  # guard log2 rounding
         k -= 1
@@ -105,8 +111,8 @@ class HistogramPool:
     pool=pool)``; a grower makes its own when given none or one of another shape.
     """
 
-    def __init__(self, n_features, n_bins_total, dtype, n_row_chunks):
-        self.shape = (int(n_features), int(n_bins_total), 3)
+    def __init__(self, n_features, n_bins_total, dtype, n_row_chunks, n_channels=3):
+        self.shape = (int(n_features), int(n_bins_total), int(n_channels))
         self.dtype = np.dtype(dtype)
         self._free = []
         self.scratch = np.empty((max(n_row_chunks - 1, 1), int(np.prod(self.shape))),
@@ -247,7 +253,8 @@ class TreeGrower:
     n_bins : ndarray of int32, shape (n_features,)
         Non-missing bins per feature (``BinMapper.n_bins``).
     missing_bin : int
-        ``BinMapper.missing_bin``; histograms have ``missing_bin + 1`` bins per feature.
+        ``BinMapper.missing_bin``; histograms have ``missing_bin + 1`` bins per feature (plus
+        ``HIST_PAD_BINS`` unused ones).
     has_missing : ndarray of bool, shape (n_features,)
         ``BinMapper.has_missing`` (features without training NaN send NaN to the child with
         more samples -- which the split rule does for every node without missing rows).
@@ -363,19 +370,30 @@ class TreeGrower:
 
     # ------------------------------------------------------------------ setup
     def _prepare_gradients(self, n_rows):
-        """Gradients in histogram units and the factors back to gradient units."""
+        """Gradients in histogram units, the factors back to gradient units, count_shift.
+
+        Quantised mode: ``q_g`` int32; the hessian channel holds ``(1 << K) + q_h`` (int64),
+        so that summing it counts rows in the bits above ``K = 63 - bits(n_rows)``.
+        """
+        self.count_shift = 0
         if self.hist_mode == "float":
             self.scale_g_exp = self.scale_h_exp = 0
             return self.grad, self.hess, 1.0, 1.0
         sel = slice(None) if self.rows is None else self.rows
         local = np.array([np.max(np.abs(self.grad[sel]), initial=0.0),
-                          np.max(np.abs(self.hess[sel]), initial=0.0)], dtype=np.float64)
-        gmax, hmax = self.communicator.allreduce_max(local)
+                          np.max(self.hess[sel], initial=0.0),
+                          -np.min(self.hess[sel], initial=0.0)], dtype=np.float64)
+        gmax, hmax, neg_hmin = self.communicator.allreduce_max(local)
+        if neg_hmin > 0:
+            raise ValueError("hist_mode='quantised' needs hessians >= 0 (they share an int64 "
+                             "with the row count); use hist_mode='float'.")
+        K = 63 - max(int(n_rows).bit_length(), 1)
         kg = quantisation_exponent(float(gmax), n_rows)
-        kh = quantisation_exponent(float(hmax), n_rows)
-        self.scale_g_exp, self.scale_h_exp = kg, kh
+        kh = quantisation_exponent(float(hmax), n_rows, total_bits=K - 1)
+        self.scale_g_exp, self.scale_h_exp, self.count_shift = kg, kh, K
         qg = np.rint(self.grad.astype(np.float64) * 2.0 ** kg).astype(QUANTISED_G_H_DTYPE)
-        qh = np.rint(self.hess.astype(np.float64) * 2.0 ** kh).astype(QUANTISED_G_H_DTYPE)
+        qh = np.rint(self.hess.astype(np.float64) * 2.0 ** kh).astype(np.int64)
+        qh += np.int64(1) << K
         return qg, qh, 2.0 ** -kg, 2.0 ** -kh
 
     # ------------------------------------------------------------------ growing
@@ -392,11 +410,12 @@ class TreeGrower:
         n_rows = int(self.communicator.allreduce_sum(np.array([local_rows], np.int64))[0])
         g, h, self._inv_g, self._inv_h = self._prepare_gradients(n_rows)
         hist_dtype = HIST_DTYPE if self.hist_mode == "float" else QUANTISED_HIST_DTYPE
-        shape = (n_features, self.missing_bin + 1, 3)
+        n_channels = 3 if self.hist_mode == "float" else 2
+        shape = (n_features, self.missing_bin + 1 + HIST_PAD_BINS, n_channels)
         self._tasks = histogram_tasks(self._n_threads, n_features)
         if self.pool is None or not self.pool.matches(shape, hist_dtype, self._tasks[0]):
-            self.pool = HistogramPool(n_features, self.missing_bin + 1, hist_dtype,
-                                      self._tasks[0])
+            self.pool = HistogramPool(n_features, shape[1], hist_dtype,
+                                      self._tasks[0], n_channels)
         if self.X_binned_T is None:
             self.X_binned_T = np.ascontiguousarray(X.T)
         self._g, self._h = g, h
@@ -407,6 +426,8 @@ class TreeGrower:
             self._buf = np.sort(self.rows)  # increasing rows: forward memory scans
             sums = np.array([g[self.rows].sum(dtype=hist_dtype),
                              h[self.rows].sum(dtype=hist_dtype)])
+        if self.count_shift:
+            sums[1] -= np.int64(local_rows) << self.count_shift  # unpack: hessians only
         self._tmp = np.empty_like(self._buf)
         sums = self.communicator.allreduce_sum(sums)
         self._work = (np.empty(n_features, np.float64), np.empty(n_features, np.int32),
@@ -449,7 +470,7 @@ class TreeGrower:
                                node.sum_h, node.count, self.missing_bin, self._inv_g,
                                self._inv_h, self.reg_lambda, self.reg_alpha,
                                self.min_child_weight, self.min_samples_leaf,
-                               self.min_split_gain, *self._work)
+                               self.min_split_gain, self.count_shift, *self._work)
         node.split = res if res[0] >= 0 else None
         if node.split is None:
             self.pool.release(node.hist)

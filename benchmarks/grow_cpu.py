@@ -2,14 +2,28 @@
 
 Both engines grow trees from one fixed set of random gradients/hessians (so the objective's
 cost is out of the picture) on ``make_ranking`` data, 136 features: skltr through
-``TreeGrower`` on ``BinMapper`` bins, LightGBM through ``lgb.train`` with a callable
-objective returning the same arrays. Binning / Dataset construction is timed separately.
-Prints ms per tree (the median of a few repeats of ``--trees`` trees; for LightGBM the time of
-``1 + trees`` rounds minus that of 1 round, which removes lgb.train's fixed cost). Writes no
-result file.
+``TreeGrower`` on ``BinMapper`` bins (float and quantised histograms), LightGBM through
+``Booster.update`` with a callable objective returning the same arrays (one tree per call,
+after one warm-up round; ``num_leaves``, ``max_bin``, ``min_data_in_leaf=20``,
+``min_sum_hessian_in_leaf=1e-3``, ``num_threads`` as given). Binning / Dataset construction
+is timed separately. Trees are grown interleaved (skltr float, skltr quantised, LightGBM,
+again ...) so that a machine whose load changes treats every engine alike; the script prints
+the median and the minimum, wall and CPU (process) time, in ms per tree. Writes no result
+file.
 
-Usage: PYTHONPATH=. python benchmarks/grow_cpu.py [--rows 500000] [--trees 20]
-       [--leaves 255] [--max-bins 255] [--threads 2] [--modes float quantised] [--no-lgb]
+Usage: PYTHONPATH=. python benchmarks/grow_cpu.py [--rows 500000] [--trees 8]
+       [--leaves 255] [--max-bins 255] [--threads 2] [--modes float quantised]
+       [--lgb-force auto|row|col] [--no-lgb]
+
+Recorded (2026-11-22, Intel Xeon 2.5 GHz, 2 vCPUs shared with three other engineers' jobs,
+load average 5-10: wall times are about 2x what an idle machine gives and parallel regions
+are slow; CPU time is the steadier figure), 494k x 136, 255 leaves:
+
+    ==========  =======  =================  =====================  =====================
+    max_bins    threads  skltr float        skltr quantised        LightGBM 4.7 (auto)
+    ==========  =======  =================  =====================  =====================
+    see the commit message of the commit that records them, and ``skltr/_cpu/histogram.py``
+    ==========  =======  =================  =====================  =====================
 """
 
 import argparse
@@ -18,15 +32,14 @@ import time
 import numpy as np
 
 from skltr._gbdt.binning import BinMapper
-from skltr._gbdt.grower import HistogramPool, TreeGrower
+from skltr._gbdt.grower import TreeGrower
 from skltr.datasets import make_ranking
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=500_000)
-    ap.add_argument("--trees", type=int, default=20)
-    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--trees", type=int, default=8)
     ap.add_argument("--leaves", type=int, default=255)
     ap.add_argument("--max-bins", type=int, default=255)
     ap.add_argument("--threads", type=int, default=2)
@@ -49,67 +62,62 @@ def main():
     XbT = np.ascontiguousarray(Xb.T)  # made once per data set, as the boosting loop does
     print(f"skltr binning: {time.perf_counter() - t:.2f} s (incl. compile on a cold cache)")
 
+    engines = {}
     for mode in args.modes:
-        pool = None
+        state = {"pool": None}
 
-        def grow_one():
-            nonlocal pool
+        def grow_one(mode=mode, state=state):
             g = TreeGrower(Xb, grad, hess, n_bins=bm.n_bins, missing_bin=bm.missing_bin,
                            has_missing=bm.has_missing, max_leaves=args.leaves,
                            min_samples_leaf=20, min_child_weight=1e-3, hist_mode=mode,
-                           n_threads=args.threads, pool=pool, X_binned_T=XbT)
+                           n_threads=args.threads, pool=state["pool"], X_binned_T=XbT)
             tree = g.grow()
-            pool = g.pool
-            return tree
+            state["pool"] = g.pool
+            return tree.n_leaves
 
-        tree = grow_one()  # compile, warm the pool
-        times, cpu = [], []
-        for _ in range(args.repeat):
+        engines[f"skltr {mode}"] = grow_one
+
+    if not args.no_lgb:
+        import lightgbm as lgb
+
+        params = {"objective": "none", "num_leaves": args.leaves, "max_bin": args.max_bins,
+                  "min_data_in_leaf": 20, "min_sum_hessian_in_leaf": 1e-3, "lambda_l2": 0.0,
+                  "learning_rate": 0.1, "num_threads": args.threads, "verbose": -1,
+                  "seed": 0}
+        if args.lgb_force == "row":
+            params["force_row_wise"] = True
+        elif args.lgb_force == "col":
+            params["force_col_wise"] = True
+        t = time.perf_counter()
+        ds = lgb.Dataset(X, params=dict(params), free_raw_data=False).construct()
+        print(f"lightgbm Dataset: {time.perf_counter() - t:.2f} s")
+        booster = lgb.Booster(params, ds)
+
+        def fobj(preds, data):
+            return grad, hess
+
+        def lgb_one():
+            booster.update(fobj=fobj)
+
+        engines[f"lightgbm ({args.lgb_force})"] = lgb_one
+
+    for fn in engines.values():  # compile / warm up
+        fn()
+    wall = {k: [] for k in engines}
+    cpu = {k: [] for k in engines}
+    for _ in range(args.trees):
+        for name, fn in engines.items():
             t, c = time.perf_counter(), time.process_time()
-            for _ in range(args.trees):
-                grow_one()
-            times.append((time.perf_counter() - t) / args.trees * 1e3)
-            cpu.append((time.process_time() - c) / args.trees * 1e3)
-        print(f"skltr {mode:9s}: {np.median(times):8.1f} ms/tree wall, {np.median(cpu):8.1f} "
-              f"ms/tree CPU (leaves {tree.n_leaves}, runs {['%.1f' % v for v in times]})")
-
-    if args.no_lgb:
-        return
-    import lightgbm as lgb
-
-    params = {"num_leaves": args.leaves, "max_bin": args.max_bins, "min_data_in_leaf": 20,
-              "min_sum_hessian_in_leaf": 1e-3, "lambda_l2": 0.0, "learning_rate": 0.1,
-              "num_threads": args.threads, "verbose": -1, "seed": 0,
-              "deterministic": False}
-    if args.lgb_force == "row":
-        params["force_row_wise"] = True
-    elif args.lgb_force == "col":
-        params["force_col_wise"] = True
-
-    def objective(preds, data):
-        return grad, hess
-
-    t = time.perf_counter()
-    # The Dataset gets the training parameters too: otherwise lgb.train finds them changed
-    # and rebuilds the bins inside the timed call.
-    ds = lgb.Dataset(X, params=dict(params), free_raw_data=False).construct()
-    params["objective"] = objective
-    print(f"lightgbm Dataset: {time.perf_counter() - t:.2f} s")
-    # lgb.train has a fixed cost per call (row-/col-wise test, setup): time 1 round and
-    # 1 + trees rounds and take the difference.
-    times, cpu = [], []
-    for _ in range(args.repeat):
-        t, c = time.perf_counter(), time.process_time()
-        lgb.train(params, ds, num_boost_round=1)
-        t1, c1 = time.perf_counter() - t, time.process_time() - c
-        t, c = time.perf_counter(), time.process_time()
-        booster = lgb.train(params, ds, num_boost_round=1 + args.trees)
-        times.append((time.perf_counter() - t - t1) / args.trees * 1e3)
-        cpu.append((time.process_time() - c - c1) / args.trees * 1e3)
-    leaves = booster.dump_model()["tree_info"][0]["num_leaves"]
-    print(f"lightgbm ({args.lgb_force}): {np.median(times):8.1f} ms/tree wall, "
-          f"{np.median(cpu):8.1f} ms/tree CPU "
-          f"(leaves {leaves}, runs {['%.1f' % v for v in times]})")
+            fn()
+            wall[name].append((time.perf_counter() - t) * 1e3)
+            cpu[name].append((time.process_time() - c) * 1e3)
+    for name in engines:
+        print(f"{name:22s} ms/tree  wall median {np.median(wall[name]):7.1f} min "
+              f"{np.min(wall[name]):7.1f}   CPU median {np.median(cpu[name]):7.1f} min "
+              f"{np.min(cpu[name]):7.1f}")
+    if not args.no_lgb:
+        leaves = [t["num_leaves"] for t in booster.dump_model()["tree_info"]]
+        print(f"lightgbm leaves per tree: min {min(leaves)}, max {max(leaves)}")
 
 
 if __name__ == "__main__":

@@ -76,6 +76,8 @@ see the table in ``benchmarks/grow_cpu.py``'s docstring.
 import numpy as np
 from numba import njit, prange
 
+from ._intrinsics import prefetch
+
 
 @njit(cache=True, inline="always")
 def _accumulate(Xf, n_features, grad, hess, rows, lo, hi, use_rows, f_lo, f_hi, h,
@@ -88,6 +90,17 @@ def _accumulate(Xf, n_features, grad, hess, rows, lo, hi, use_rows, f_lo, f_hi, 
     ch = np.uint64(n_channels)
     for i in range(lo, hi):
         r = np.uint64(rows[i]) if use_rows else np.uint64(i)
+        if use_rows and i + 8 < hi:
+            # A node's rows are scattered: prefetch the row 8 ahead (its <= 3 cache lines
+            # of bins, its gradients) so that its memory latency overlaps this row's work
+            # (measured 20-28% faster on nodes of 1/8 to 1/64 of the rows).
+            rn = np.uint64(rows[i + 8])
+            bn = rn * F
+            prefetch(Xf, bn)
+            prefetch(Xf, bn + min(np.uint64(64), F - np.uint64(1)))
+            prefetch(Xf, bn + F - np.uint64(1))
+            prefetch(grad, rn)
+            prefetch(hess, rn)
         g = grad[r]
         hs = hess[r]
         base = r * F

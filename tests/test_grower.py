@@ -494,3 +494,19 @@ def test_quantised_packing_bounds():
             k = quantisation_exponent(hmax, n, total_bits=K - 1)
             q = round(hmax * 2.0**k)
             assert n * q < 2**K and (n << K) + n * q < 2**63
+
+
+def test_float_mode_is_thread_independent_with_feature_blocks(monkeypatch):
+    """With one row chunk (threads <= blocks of features) float sums keep their order."""
+    import skltr._gbdt.grower as grower_mod
+
+    monkeypatch.setattr(grower_mod, "MIN_FEATURES_PER_BLOCK", 1)
+    monkeypatch.setattr(grower_mod, "PARTITION_PARALLEL_MIN_ROWS", 1000)
+    rng = np.random.default_rng(12)
+    X, n_bins, _, _ = dyadic_problem(rng, 6000, 5, 15, nan_frac=0.05)
+    grad = rng.normal(size=6000).astype(np.float32)
+    hess = rng.uniform(0.01, 1, size=6000).astype(np.float32)
+    kw = dict(max_leaves=15, min_samples_leaf=20)
+    one = grow(X, n_bins, grad, hess, 15, n_threads=1, **kw)
+    two = grow(X, n_bins, grad, hess, 15, n_threads=2, **kw)
+    assert_same_tree(two, vars_of(one))

@@ -510,3 +510,18 @@ def test_float_mode_is_thread_independent_with_feature_blocks(monkeypatch):
     one = grow(X, n_bins, grad, hess, 15, n_threads=1, **kw)
     two = grow(X, n_bins, grad, hess, 15, n_threads=2, **kw)
     assert_same_tree(two, vars_of(one))
+
+
+@pytest.mark.parametrize("n_chunks", [1, 3])
+def test_quantise_gradients_kernel(n_chunks):
+    from skltr._cpu.quantise import quantise_gradients
+
+    rng = np.random.default_rng(13)
+    grad = rng.normal(size=1001).astype(np.float32)
+    grad[:4] = [0.5, 1.5, -2.5, 0.0]  # halves: round to even, as numpy.rint
+    hess = rng.uniform(0, 2, size=1001).astype(np.float32)
+    qg, qh = np.empty(1001, np.int32), np.empty(1001, np.int64)
+    quantise_gradients(grad, hess, 1.0, 2.0**20, 40, qg, qh, n_chunks)
+    np.testing.assert_array_equal(qg, np.rint(grad.astype(np.float64)).astype(np.int32))
+    np.testing.assert_array_equal(
+        qh, np.rint(hess.astype(np.float64) * 2.0**20).astype(np.int64) + (1 << 40))

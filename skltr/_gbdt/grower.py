@@ -50,6 +50,7 @@ import numpy as np
 from .._cpu.histogram import build_histogram, build_histogram_serial, subtract_histograms
 from .._cpu.partition import partition_rows, partition_rows_serial
 from .._cpu.predict_binned import add_tree_binned
+from .._cpu.quantise import quantise_gradients
 from .._cpu.split import find_best_splits, find_best_splits_serial, leaf_value
 from .._dtypes import (G_H_DTYPE, HIST_DTYPE, LEAF_VALUE_DTYPE, NODE_INDEX_DTYPE,
                        QUANTISED_G_H_DTYPE, QUANTISED_HIST_DTYPE, ROW_INDEX_DTYPE,
@@ -399,9 +400,10 @@ class TreeGrower:
         kg = quantisation_exponent(float(gmax), n_rows)
         kh = quantisation_exponent(float(hmax), n_rows, total_bits=K - 1)
         self.scale_g_exp, self.scale_h_exp, self.count_shift = kg, kh, K
-        qg = np.rint(self.grad.astype(np.float64) * 2.0 ** kg).astype(QUANTISED_G_H_DTYPE)
-        qh = np.rint(self.hess.astype(np.float64) * 2.0 ** kh).astype(np.int64)
-        qh += np.int64(1) << K
+        qg = np.empty(self.grad.size, QUANTISED_G_H_DTYPE)
+        qh = np.empty(self.grad.size, np.int64)
+        quantise_gradients(self.grad, self.hess, 2.0 ** kg, 2.0 ** kh, K, qg, qh,
+                           self._n_threads)
         return qg, qh, 2.0 ** -kg, 2.0 ** -kh
 
     # ------------------------------------------------------------------ growing

@@ -26,11 +26,16 @@ ruins the 2-thread figures, LightGBM's most. CPU time is the steadier figure. 49
     ========  =======  ==========  ============  ===============  ===============
     255       1        CPU         506 (402)     375 (327)        376 (283)
     255       1        wall        822 (796)     657 (550)        590 (517)
+    255 [*]   1        CPU         397 (377)     332 (316)        431 (423)
+    255 [*]   1        wall        572 (551)     492 (450)        647 (607)
     63        1        CPU         239 (233)     202 (200)        190 (182)
     63        1        wall        272 (233)     208 (202)        227 (186)
     255       2        CPU         533 (490)     437 (418)        4080 (647)
     255       2        wall        1373 (1302)   1106 (1080)      9587 (1661)
     ========  =======  ==========  ============  ===============  ===============
+
+[*] a later run (after the split-scan and quantisation-pass commits), same settings: the
+spread between runs is the machine's load, so compare engines within one run only.
 """
 
 import argparse

@@ -91,6 +91,7 @@ LightGBM 4.7 ``Booster.update``; ``benchmarks/grow_cpu.py``, one thread, CPU tim
     max_bins     skltr float     skltr quantised   LightGBM
     ===========  ==============  ================  ===============
     255          506 (402)       375 (327)         376 (283)
+    255 (later)  397 (377)       332 (316)         431 (423)
     ===========  ==============  ================  ===============
 
 The 63-bin and 2-thread figures are in ``benchmarks/grow_cpu.py``'s docstring.

@@ -118,6 +118,9 @@ class HistogramPool:
     Allocating (and first touching) ~0.8 MB per node costs page faults every tree; a pool
     kept by the boosting loop across rounds pays them once. Pass it as ``TreeGrower(...,
     pool=pool)``; a grower makes its own when given none or one of another shape.
+
+    Size: every splittable leaf holds one histogram until it is split. Measured on 494k x 136,
+    255 leaves, 255 bins: 156 histograms, 126 MiB (float) or 84 MiB (quantised).
     """
 
     def __init__(self, n_features, n_bins_total, dtype, n_row_chunks, n_channels=3):

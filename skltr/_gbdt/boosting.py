@@ -163,11 +163,12 @@ def _grow(X_binned, grad, hess, tree_params, feature_mask, communicator):
     return grower.grow()
 
 
-def _add_tree_to_scores(tree, X_binned, scores):
-    """``scores += tree(X_binned)`` for rows the tree was not grown on."""
-    from .._cpu.predict_binned import predict_binned  # noqa: PLC0415
+def _add_tree_to_scores(tree, X_binned, scores, missing_bin):
+    """``scores += tree(X_binned)`` for rows the tree was not grown on (one parallel pass)."""
+    from .._cpu.predict_binned import add_tree_binned  # noqa: PLC0415
 
-    predict_binned(tree, X_binned, scores)
+    add_tree_binned(X_binned, tree.feature, tree.bin_threshold, tree.default_left, tree.left,
+                    tree.right, tree.value, int(missing_bin), scores)
 
 
 def _leaf_values_of_rows(tree):
@@ -293,7 +294,7 @@ def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_e
                 # The tree sees only the sampled queries' rows; every row's score moves.
                 tree = _grow(X_binned[rows], grad[rows], hess[rows], tree_params, features,
                              communicator)
-                _add_tree_to_scores(tree, X_binned, scores)
+                _add_tree_to_scores(tree, X_binned, scores, mapper.missing_bin)
             trees.append(tree)
             internal = np.asarray(tree.left) >= 0
             split_features = np.asarray(tree.feature)[internal]
@@ -302,7 +303,7 @@ def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_e
             counts.append(np.bincount(split_features, minlength=n_features))
 
             for (e, Xb), ev, s in zip(evals, evaluators, eval_scores):
-                _add_tree_to_scores(tree, Xb, s)
+                _add_tree_to_scores(tree, Xb, s, mapper.missing_bin)
                 for name, value in zip(ev.names, ev(s)):
                     history[e.name][name].append(value)
             if not evals:

@@ -41,3 +41,19 @@ LEAF_VALUE_DTYPE = np.float64
 #: Categorical bitsets: 32-bit words, bit ``c % 32`` of word ``c // 32`` is category ``c``
 #: (LightGBM's and scikit-learn's layout).
 BITSET_DTYPE = np.uint32
+
+#: Quantised gradients and hessians (``hist_mode="quantised"``): ``round(g * 2**k)`` with one
+#: power-of-two scale per round. int32 is the same width as float32 (no extra memory traffic
+#: in histogram building) and keeps 30 bits of the largest gradient -- more than float32's 24 --
+#: while ``n_rows * 2**30 <= 2**62`` leaves int64 histogram sums no room to overflow for any
+#: ``n_rows <= 2**32``. A power-of-two scale makes the scaling itself exact.
+QUANTISED_G_H_DTYPE = np.int32
+
+#: Histogram accumulators of the quantised mode: integer sums are exact, so histograms do not
+#: depend on the summation order (threads, distributed workers, GPU atomics).
+QUANTISED_HIST_DTYPE = np.int64
+
+#: Row indices of a node in the grower's partition buffer. Unsigned, so numba emits no
+#: negative-index wraparound fix-up in the histogram and partition loops (measured 1.9x on the
+#: QuickScorer scan); 32 bits halve the traffic of int64 and cover 4 billion rows.
+ROW_INDEX_DTYPE = np.uint32

@@ -1,0 +1,174 @@
+"""numba kernel of split finding: the best (feature, bin, missing direction) of one node.
+
+For each feature the node's histogram is scanned left to right, accumulating the left
+child's sums ``(G_L, H_L, n_L)`` bin by bin; the right child gets the rest. The missing bin
+(the last of the histogram) is tried on the left and then on the right child, or -- when the
+node holds no missing value of that feature -- sent to the child with more samples (ties go
+right), scikit-learn's rule for features without missing values::
+
+    bins   0   1   2  ...  nb-1 | miss
+           [--- left ---]  [ right ... ]       candidate "bin <= b goes left"
+           missing left : b = 0 .. nb-2   (all rows left at b = nb-1: not a split)
+           missing right: b = 0 .. nb-1   (b = nb-1 splits missing from non-missing)
+
+    gain = S(G_L, H_L) + S(G_R, H_R) - S(G, H),   S(G, H) = T(G)**2 / (H + lambda)
+    T(G) = sign(G) * max(|G| - alpha, 0)          (L1 soft-thresholding; T(G) = G at alpha 0)
+
+A candidate needs ``n >= max(min_samples_leaf, 1)`` and ``H >= min_child_weight`` in both
+children and ``gain > min_split_gain``. Ties keep the first candidate in the order (feature,
+bin, missing left before missing right): strictly greater gains replace.
+
+Sums stay in the histogram's units (float64, or int64 in quantised mode, where right = total
+- left is exact) and are converted to float by ``inv_scale_g``/``inv_scale_h`` only to score.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+
+@njit(cache=True, inline="always")
+def leaf_objective(G, H, reg_lambda, reg_alpha):
+    """``T(G)**2 / (H + lambda)``; 0 where the denominator is not positive."""
+    if reg_alpha > 0.0:
+        if G > reg_alpha:
+            G = G - reg_alpha
+        elif G < -reg_alpha:
+            G = G + reg_alpha
+        else:
+            G = 0.0
+    d = H + reg_lambda
+    if d <= 0.0:
+        return 0.0
+    return G * G / d
+
+
+@njit(cache=True)
+def leaf_value(G, H, reg_lambda, reg_alpha, learning_rate):
+    """Newton step ``-T(G) / (H + lambda) * learning_rate``; 0 where ``H + lambda <= 0``."""
+    if reg_alpha > 0.0:
+        if G > reg_alpha:
+            G = G - reg_alpha
+        elif G < -reg_alpha:
+            G = G + reg_alpha
+        else:
+            G = 0.0
+    d = H + reg_lambda
+    if d <= 0.0:
+        return 0.0
+    return -G / d * learning_rate
+
+
+@njit(parallel=True, cache=True)
+def find_best_splits(hist, n_bins, feature_mask, sum_g, sum_h, count, missing_bin,
+                     inv_scale_g, inv_scale_h, reg_lambda, reg_alpha, min_child_weight,
+                     min_samples_leaf, min_split_gain, f_gain, f_bin, f_left, f_gl, f_hl, f_cl):
+    """Best split of every feature of one node (parallel over features), then of the node.
+
+    Parameters
+    ----------
+    hist : ndarray of float64 or int64, shape (n_features, n_bins_total, 3)
+        The node's histogram (``skltr._cpu.histogram``).
+    n_bins : ndarray of int32, shape (n_features,)
+        Non-missing bins of each feature.
+    feature_mask : ndarray of bool, shape (n_features,)
+        Features that may be split on (colsample).
+    sum_g, sum_h : scalar of hist's dtype
+        The node's sums (histogram units).
+    count : int
+    missing_bin : int
+    inv_scale_g, inv_scale_h : float
+        Histogram units -> gradient units (1.0 in float mode).
+    reg_lambda, reg_alpha, min_child_weight, min_split_gain : float
+    min_samples_leaf : int
+    f_gain, f_bin, f_left, f_gl, f_hl, f_cl : ndarray, shape (n_features,)
+        Work arrays (float64, int32, bool, hist dtype, hist dtype, int64): each feature's best.
+
+    Returns
+    -------
+    best_feature : int
+        -1 when no candidate qualifies; then the other outputs are meaningless.
+    gain : float
+    bin_threshold : int
+    default_left : bool
+    left_g, left_h : hist's dtype
+        Left child's sums (histogram units).
+    left_count : int
+    """
+    n_features = hist.shape[0]
+    min_n = max(min_samples_leaf, 1)
+    G = sum_g * inv_scale_g
+    H = sum_h * inv_scale_h
+    parent = leaf_objective(G, H, reg_lambda, reg_alpha)
+    for f in prange(n_features):
+        best = -np.inf
+        best_b = -1
+        best_left = False
+        best_gl = sum_g - sum_g
+        best_hl = sum_h - sum_h
+        best_cl = 0
+        nb = n_bins[f]
+        if feature_mask[f] and nb > 1:
+            mg = hist[f, missing_bin, 0]
+            mh = hist[f, missing_bin, 1]
+            mc = np.int64(hist[f, missing_bin, 2])
+            ag = sum_g - sum_g
+            ah = sum_h - sum_h
+            ac = 0
+            for b in range(nb):
+                ag += hist[f, b, 0]
+                ah += hist[f, b, 1]
+                ac += np.int64(hist[f, b, 2])
+                for d in range(2):
+                    # d = 0: missing left; d = 1: missing right (or the more-samples rule)
+                    if mc > 0:
+                        if d == 0:
+                            if b == nb - 1:
+                                continue
+                            gl = ag + mg
+                            hl = ah + mh
+                            cl = ac + mc
+                        else:
+                            gl = ag
+                            hl = ah
+                            cl = ac
+                        left = d == 0
+                    else:
+                        if d == 0 or b == nb - 1:
+                            continue
+                        gl = ag
+                        hl = ah
+                        cl = ac
+                        left = cl > count - cl
+                    cr = count - cl
+                    if cl < min_n or cr < min_n:
+                        continue
+                    hl_f = hl * inv_scale_h
+                    hr_f = (sum_h - hl) * inv_scale_h
+                    if hl_f < min_child_weight or hr_f < min_child_weight:
+                        continue
+                    gain = (leaf_objective(gl * inv_scale_g, hl_f, reg_lambda, reg_alpha)
+                            + leaf_objective((sum_g - gl) * inv_scale_g, hr_f, reg_lambda,
+                                             reg_alpha)
+                            - parent)
+                    if gain > min_split_gain and gain > best:
+                        best = gain
+                        best_b = b
+                        best_left = left
+                        best_gl = gl
+                        best_hl = hl
+                        best_cl = cl
+        f_gain[f] = best
+        f_bin[f] = best_b
+        f_left[f] = best_left
+        f_gl[f] = best_gl
+        f_hl[f] = best_hl
+        f_cl[f] = best_cl
+    bf = -1
+    bg = -np.inf
+    for f in range(n_features):
+        if f_bin[f] >= 0 and f_gain[f] > bg:
+            bg = f_gain[f]
+            bf = f
+    if bf < 0:
+        return -1, bg, -1, False, sum_g - sum_g, sum_h - sum_h, 0
+    return bf, bg, f_bin[bf], f_left[bf], f_gl[bf], f_hl[bf], f_cl[bf]

@@ -1,0 +1,144 @@
+"""``BinMapper``: quantile cut points per feature and the uint8 bin codes of a matrix.
+
+Cut points come from a row sample (deterministic for a seed). A feature with ``k <= max_bins``
+distinct finite values gets ``k`` bins cut at the midpoints of consecutive values (as
+LightGBM and scikit-learn do); otherwise up to ``max_bins`` bins cut at quantiles
+(duplicated quantiles collapse, so heavy ties give fewer bins). A constant (or all-NaN) column
+has one bin and is never split. NaN goes to the bin ``missing_bin == max_bins``.
+
+The cut values double as split thresholds: "bin <= b goes left" is exactly the raw test
+``x <= cut_values[cut_ptr[f] + b]`` (``docs/gbdt_internals.rst``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._dtypes import X_BINNED_DTYPE
+from .._cpu.binning import map_to_bins
+from ..utils._threads import numba_threads
+
+__all__ = ["BinMapper"]
+
+
+def _midpoints(values):
+    """Cuts between consecutive distinct values; a cut never rounds onto the upper value."""
+    lo, hi = values[:-1], values[1:]
+    mid = 0.5 * lo + 0.5 * hi  # halves first: lo + hi could overflow
+    # Adjacent doubles: the midpoint rounds to one of them; ``hi <= cut`` would put hi in
+    # lo's bin, so fall back to lo itself.
+    return np.where((mid >= lo) & (mid < hi), mid, lo)
+
+
+def _feature_cuts(col, max_bins):
+    """Upper bin edges (all but the last bin's) of one sampled column."""
+    finite = col[np.isfinite(col)]
+    distinct = np.unique(finite)
+    if distinct.size <= max_bins:
+        return _midpoints(distinct)
+    percentiles = np.linspace(0, 100, max_bins + 1)[1:-1]
+    cuts = np.percentile(finite, percentiles, method="midpoint")
+    cuts = np.unique(cuts)
+    # The largest value must stay above every cut, so that bins are all non-empty in the
+    # sample; a quantile equal to the maximum would leave the last bin empty.
+    return cuts[cuts < distinct[-1]]
+
+
+class BinMapper:
+    """Quantile binning of features into uint8 codes, NaN in a separate missing bin.
+
+    Parameters
+    ----------
+    max_bins : int, default=255
+        Non-missing bins per feature, 2..255. Bin ``max_bins`` holds NaN, so codes fit uint8.
+    subsample : int or None, default=200_000
+        Rows sampled (without replacement) to find the cuts; None uses every row.
+    random_state : int, numpy Generator or None
+        Seed of the row sample.
+    n_threads : int or None
+        Threads of :meth:`transform` (``n_jobs`` semantics); None uses all numba threads.
+
+    Attributes
+    ----------
+    cut_ptr : ndarray of int64, shape (n_features + 1,)
+        Feature ``f``'s cuts are ``cut_values[cut_ptr[f]:cut_ptr[f+1]]``.
+    cut_values : ndarray of float64
+        Upper edges of every bin but the last of each feature (increasing, finite).
+    n_bins : ndarray of int32, shape (n_features,)
+        Non-missing bins of each feature (``len(cuts) + 1``); 1 means never split.
+    missing_bin : int
+        Code of NaN (``max_bins``).
+    has_missing : ndarray of bool, shape (n_features,)
+        Whether the feature had NaN in the data given to :meth:`fit`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skltr._gbdt.binning import BinMapper
+    >>> X = np.array([[0.0], [1.0], [1.0], [np.nan], [3.0]])
+    >>> bm = BinMapper(max_bins=4).fit(X)
+    >>> bm.cut_values
+    array([0.5, 2. ])
+    >>> bm.transform(X).ravel()
+    array([0, 1, 1, 4, 2], dtype=uint8)
+    """
+
+    def __init__(self, max_bins=255, subsample=200_000, random_state=None, n_threads=None):
+        self.max_bins = max_bins
+        self.subsample = subsample
+        self.random_state = random_state
+        self.n_threads = n_threads
+
+    def _check_X(self, X):
+        X = np.asarray(X)
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D (n_samples, n_features); got shape {X.shape}.")
+        if X.dtype not in (np.float32, np.float64):
+            X = X.astype(np.float64)
+        return X
+
+    def fit(self, X):
+        """Find the cut values of every feature from (a row sample of) ``X``."""
+        mb = self.max_bins
+        if isinstance(mb, bool) or not isinstance(mb, (int, np.integer)) or not 2 <= mb <= 255:
+            raise ValueError(
+                f"max_bins must be an integer in [2, 255]; got {mb!r}. Bin codes are uint8 "
+                f"and code max_bins holds missing values, so 255 is the largest."
+            )
+        X = self._check_X(X)
+        n, n_features = X.shape
+        if n == 0:
+            raise ValueError("X has 0 rows; BinMapper needs at least one row to fit.")
+        sample = X
+        if self.subsample is not None and n > self.subsample:
+            rng = np.random.default_rng(self.random_state)
+            idx = np.sort(rng.choice(n, size=int(self.subsample), replace=False))
+            sample = X[idx]
+        cuts = [_feature_cuts(sample[:, f].astype(np.float64), int(mb)) for f in range(n_features)]
+        self.cut_ptr = np.zeros(n_features + 1, dtype=np.int64)
+        self.cut_ptr[1:] = np.cumsum([c.size for c in cuts])
+        self.cut_values = (np.concatenate(cuts) if n_features else np.zeros(0)).astype(np.float64)
+        self.n_bins = (np.diff(self.cut_ptr) + 1).astype(np.int32)
+        self.missing_bin = int(mb)
+        self.has_missing = np.isnan(X).any(axis=0)
+        self.n_features_in_ = n_features
+        return self
+
+    def transform(self, X):
+        """Bin codes of ``X``: C-contiguous uint8 of shape (n_samples, n_features)."""
+        if not hasattr(self, "cut_ptr"):
+            raise ValueError("This BinMapper is not fitted yet; call fit(X) first.")
+        X = self._check_X(X)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {X.shape[1]} features but the BinMapper was fitted with "
+                f"{self.n_features_in_}."
+            )
+        out = np.empty(X.shape, dtype=X_BINNED_DTYPE)
+        with numba_threads(self.n_threads):
+            map_to_bins(X, self.cut_ptr, self.cut_values, self.missing_bin, out)
+        return out
+
+    def fit_transform(self, X):
+        """``fit(X).transform(X)``."""
+        return self.fit(X).transform(X)

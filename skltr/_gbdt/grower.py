@@ -1,0 +1,510 @@
+"""``TreeGrower``: grow one regression tree on binned data from gradients and hessians.
+
+Host orchestration of the numba kernels under ``skltr/_cpu`` (histogram, split, partition);
+the contract with the boosting loop is ``docs/gbdt_internals.rst``.
+
+Rows of the tree live in one buffer (uint32 row ids); every node owns a contiguous range of
+it, and splitting a node partitions its range stably (left rows first)::
+
+    rows    | ......................... root ......................... |
+    split   | ........ left (node 1) ........ | ..... right (node 2) .... |
+    split   | .. node 3 .. | .... node 4 .... | ..... right (node 2) .... |
+
+Histograms come from a pool (``HistogramPool``): a split builds the histogram of the smaller
+child only and derives the larger one as ``parent - smaller`` in the parent's buffer (the
+subtraction trick), so each level of the tree reads at most half of its rows.
+
+Growth policies:
+
+* ``"leafwise"``: repeatedly split the leaf of highest gain (ties: lowest node id) until
+  ``max_leaves`` leaves, or no leaf has a valid split; leaves at ``max_depth`` are not split.
+* ``"depthwise"``: level by level up to ``max_depth``; within a level, nodes are split in
+  decreasing gain (ties: lowest node id) while fewer than ``max_leaves`` leaves exist.
+
+Node ids are assigned in creation order (root 0; a split appends its left then its right
+child), which is the TreeEnsemble order.
+
+Quantised mode (``hist_mode="quantised"``): each round, gradients are scaled by ``2**kg``
+and hessians by ``2**kh`` (powers of two: the scaling is exact), with ``k`` the largest
+integer such that ``max|g| * 2**k <= min(2**30, 2**62 / n_rows)``, and rounded to int32;
+histograms then sum int64 exactly, in any order, on any number of threads or workers.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from .._cpu.histogram import build_histogram, subtract_histograms
+from .._cpu.partition import partition_rows
+from .._cpu.predict_binned import add_tree_binned
+from .._cpu.split import find_best_splits, leaf_value
+from .._dtypes import (G_H_DTYPE, HIST_DTYPE, LEAF_VALUE_DTYPE, NODE_INDEX_DTYPE,
+                       QUANTISED_G_H_DTYPE, QUANTISED_HIST_DTYPE, ROW_INDEX_DTYPE,
+                       X_BINNED_DTYPE)
+from ..utils._threads import numba_threads
+from .communicator import LocalCommunicator
+
+__all__ = ["TreeGrower", "GrownTree", "HistogramPool", "quantisation_exponent",
+           "grown_trees_to_ensemble"]
+
+#: Threshold of a split "every non-missing value left, missing right": above every finite x.
+_ALL_FINITE_LEFT = float(np.finfo(np.float64).max)
+
+
+def quantisation_exponent(max_abs: float, n_rows: int) -> int:
+    """Largest ``k`` with ``max_abs * 2**k <= min(2**30, 2**62 / n_rows)`` (0 when max_abs is 0).
+
+    ``|round(v * 2**k)| <= 2**30`` fits int32, and ``n_rows`` such values sum within int64.
+    """
+    if not max_abs > 0.0:
+        return 0
+    limit = min(2.0 ** 30, 2.0 ** 62 / max(n_rows, 1))
+    k = math.floor(math.log2(limit / max_abs))
+    while max_abs * 2.0 ** k > limit:  # guard log2 rounding
+        k -= 1
+    while max_abs * 2.0 ** (k + 1) <= limit:
+        k += 1
+    return k
+
+
+class HistogramPool:
+    """Reusable node histograms and per-thread scratch of one shape and dtype.
+
+    Allocating (and first touching) ~0.8 MB per node costs page faults every tree; a pool
+    kept by the boosting loop across rounds pays them once. Pass it as ``TreeGrower(...,
+    pool=pool)``; a grower makes its own when given none or one of another shape.
+    """
+
+    def __init__(self, n_features, n_bins_total, dtype, n_chunks):
+        self.shape = (int(n_features), int(n_bins_total), 3)
+        self.dtype = np.dtype(dtype)
+        self._free = []
+        self.scratch = np.empty((max(n_chunks - 1, 1), int(np.prod(self.shape))), self.dtype)
+
+    def matches(self, shape, dtype, n_chunks):
+        return (self.shape == tuple(shape) and self.dtype == np.dtype(dtype)
+                and self.scratch.shape[0] >= n_chunks - 1)
+
+    def acquire(self) -> np.ndarray:
+        return self._free.pop() if self._free else np.empty(self.shape, self.dtype)
+
+    def release(self, hist: np.ndarray) -> None:
+        self._free.append(hist)
+
+
+@dataclass
+class GrownTree:
+    """One grown tree: node arrays in TreeEnsemble order and the leaf of each training row.
+
+    Attributes
+    ----------
+    feature, bin_threshold, left, right : ndarray of int32, shape (n_nodes,)
+        ``-1`` on leaves; a row goes left when its bin ``<= bin_threshold``.
+    default_left : ndarray of bool
+        Where rows in the missing bin go.
+    value : ndarray of float64
+        Leaf values (learning rate applied); 0 on internal nodes.
+    gain : ndarray of float64
+        Split gains of internal nodes (0 on leaves), for feature importances.
+    count : ndarray of int64
+        Rows of each node.
+    hess_sum : ndarray of float64
+        Hessian sum of each node.
+    leaf_of_row : ndarray of int32, shape (n_rows,)
+        Leaf (node id) of each row grown on: of ``rows[i]`` when the grower had ``rows``, of
+        row ``i`` otherwise.
+    rows : ndarray of uint32 or None
+        The rows grown on (None: all rows).
+    missing_bin : int
+    """
+
+    feature: np.ndarray
+    bin_threshold: np.ndarray
+    default_left: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    value: np.ndarray
+    gain: np.ndarray
+    count: np.ndarray
+    hess_sum: np.ndarray
+    leaf_of_row: np.ndarray
+    rows: np.ndarray | None
+    missing_bin: int
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.feature.size)
+
+    @property
+    def n_leaves(self) -> int:
+        return int(np.count_nonzero(self.left < 0))
+
+    def add_to_training_scores(self, scores: np.ndarray) -> None:
+        """``scores[row] += value[leaf of row]`` for every row the tree was grown on."""
+        if self.rows is None:
+            scores += self.value[self.leaf_of_row]
+        else:
+            scores[self.rows] += self.value[self.leaf_of_row]
+
+    def add_to_scores(self, X_binned: np.ndarray, scores: np.ndarray, n_threads=None) -> None:
+        """``scores[i] += tree(X_binned[i])`` for every row of a binned matrix."""
+        with numba_threads(n_threads):
+            add_tree_binned(X_binned, self.feature, self.bin_threshold, self.default_left,
+                            self.left, self.right, self.value, self.missing_bin, scores)
+
+    def to_node_arrays(self, bin_mapper) -> dict:
+        """Node arrays of this tree for a ``TreeEnsemble(decision="<=", precision="float64")``.
+
+        ``threshold`` is the raw cut value of ``bin_threshold`` (the last non-missing bin, a
+        "missing versus the rest" split, becomes the largest double); ``flags`` mark NaN as
+        the missing type and carry the default direction.
+        """
+        from ..trees._ensemble import NodeFlags  # host-side only
+
+        internal = self.left >= 0
+        f = np.where(internal, self.feature, 0)
+        b = np.where(internal, self.bin_threshold, 0).astype(np.int64)
+        last = b >= bin_mapper.n_bins[f] - 1
+        idx = np.where(last, 0, bin_mapper.cut_ptr[f] + b)
+        cut = bin_mapper.cut_values[idx] if bin_mapper.cut_values.size else np.zeros(idx.size)
+        threshold = np.where(internal, np.where(last, _ALL_FINITE_LEFT, cut), 0.0)
+        flags = np.where(
+            internal,
+            (NodeFlags.MISSING_NAN << NodeFlags.MISSING_SHIFT)
+            | np.where(self.default_left, NodeFlags.DEFAULT_LEFT, 0),
+            0,
+        ).astype(np.uint8)
+        return {"feature": self.feature.copy(), "threshold": threshold.astype(np.float64),
+                "left": self.left.copy(), "right": self.right.copy(),
+                "value": self.value.copy(), "flags": flags}
+
+
+def grown_trees_to_ensemble(trees, bin_mapper, base_score=0.0, **kwargs):
+    """One ``TreeEnsemble(decision="<=", precision="float64")`` of grown trees, in order."""
+    from ..trees._ensemble import TreeEnsemble  # host-side only
+
+    parts = [t.to_node_arrays(bin_mapper) for t in trees]
+    tree_ptr = np.concatenate([[0], np.cumsum([p["feature"].size for p in parts])])
+    arrays = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    return TreeEnsemble(tree_ptr=tree_ptr, n_features=bin_mapper.cut_ptr.size - 1,
+                        base_score=np.array([base_score]), decision="<=",
+                        precision="float64", **arrays, **kwargs)
+
+
+class _Node:
+    __slots__ = ("start", "end", "sum_g", "sum_h", "count", "depth", "hist", "split")
+
+    def __init__(self, start, end, sum_g, sum_h, count, depth):
+        self.start, self.end = start, end
+        self.sum_g, self.sum_h, self.count, self.depth = sum_g, sum_h, count, depth
+        self.hist = None
+        self.split = None  # (gain, feature, bin, default_left, left_g, left_h, left_count)
+
+
+class TreeGrower:
+    """Grow one tree on binned features from per-row gradients and hessians.
+
+    Parameters
+    ----------
+    X_binned : ndarray of uint8, shape (n_samples, n_features), C order
+        From ``BinMapper.transform``.
+    grad, hess : ndarray of float32, shape (n_samples,)
+    n_bins : ndarray of int32, shape (n_features,)
+        Non-missing bins per feature (``BinMapper.n_bins``).
+    missing_bin : int
+        ``BinMapper.missing_bin``; histograms have ``missing_bin + 1`` bins per feature.
+    has_missing : ndarray of bool, shape (n_features,)
+        ``BinMapper.has_missing`` (features without training NaN send NaN to the child with
+        more samples -- which the split rule does for every node without missing rows).
+    rows : array of int or None
+        Rows to grow on (a query subsample), unique; None for all rows.
+    feature_mask : ndarray of bool or None
+        Features allowed to split (colsample); None for all.
+    max_leaves : int >= 2
+    max_depth : int >= 1 or None
+    growth : {"leafwise", "depthwise"}
+    min_child_weight : float
+        Least hessian sum of a child.
+    min_samples_leaf : int >= 1
+        Least rows of a child.
+    reg_lambda, reg_alpha : float >= 0
+        L2 and L1 regularisation of leaf values.
+    min_split_gain : float >= 0
+        A split needs a gain strictly above it.
+    learning_rate : float
+        Multiplies leaf values.
+    hist_mode : {"float", "quantised"}
+    communicator : object or None
+        ``allreduce_sum`` / ``allreduce_max`` of global sums; None: ``LocalCommunicator()``.
+    n_threads : int or None
+        ``n_jobs`` semantics.
+    pool : HistogramPool or None
+        Histogram buffers to reuse across trees.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skltr._gbdt.binning import BinMapper
+    >>> from skltr._gbdt.grower import TreeGrower
+    >>> X = np.arange(100.0).reshape(-1, 1)
+    >>> bm = BinMapper(max_bins=16).fit(X)
+    >>> grad = np.where(X[:, 0] < 50, -1.0, 1.0).astype(np.float32)
+    >>> hess = np.ones(100, dtype=np.float32)
+    >>> tree = TreeGrower(bm.transform(X), grad, hess, n_bins=bm.n_bins,
+    ...                   missing_bin=bm.missing_bin, has_missing=bm.has_missing,
+    ...                   max_leaves=2, learning_rate=1.0).grow()
+    >>> tree.value[tree.left < 0]
+    array([ 1., -1.])
+    """
+
+    def __init__(self, X_binned, grad, hess, *, n_bins, missing_bin, has_missing, rows=None,
+                 feature_mask=None, max_leaves=31, max_depth=None, growth="leafwise",
+                 min_child_weight=1e-3, min_samples_leaf=20, reg_lambda=0.0, reg_alpha=0.0,
+                 min_split_gain=0.0, learning_rate=0.1, hist_mode="float", communicator=None,
+                 n_threads=None, pool=None):
+        if not (isinstance(X_binned, np.ndarray) and X_binned.dtype == X_BINNED_DTYPE
+                and X_binned.ndim == 2 and X_binned.flags.c_contiguous):
+            raise ValueError("X_binned must be a C-contiguous 2-D uint8 array "
+                             "(BinMapper.transform output).")
+        n, n_features = X_binned.shape
+        self.X_binned = X_binned
+        self.grad = np.ascontiguousarray(grad, dtype=G_H_DTYPE)
+        self.hess = np.ascontiguousarray(hess, dtype=G_H_DTYPE)
+        if self.grad.shape != (n,) or self.hess.shape != (n,):
+            raise ValueError(f"grad and hess must have shape ({n},) like X_binned's rows; got "
+                             f"{self.grad.shape} and {self.hess.shape}.")
+        self.n_bins = np.ascontiguousarray(n_bins, dtype=np.int32)
+        self.has_missing = np.ascontiguousarray(has_missing, dtype=bool)
+        if self.n_bins.shape != (n_features,) or self.has_missing.shape != (n_features,):
+            raise ValueError(f"n_bins and has_missing need one entry per feature "
+                             f"({n_features}).")
+        self.missing_bin = int(missing_bin)
+        if not 1 <= self.missing_bin <= 255 or np.any(self.n_bins > self.missing_bin) or \
+                np.any(self.n_bins < 1):
+            raise ValueError("missing_bin must be in [1, 255] and n_bins in [1, missing_bin].")
+        if rows is not None:
+            rows = np.asarray(rows)
+            if rows.ndim != 1 or (rows.size and (rows.min() < 0 or rows.max() >= n)):
+                raise ValueError(f"rows must be a 1-D array of row indices in [0, {n}).")
+            rows = rows.astype(ROW_INDEX_DTYPE)
+        self.rows = rows
+        if feature_mask is None:
+            feature_mask = np.ones(n_features, dtype=bool)
+        self.feature_mask = np.ascontiguousarray(feature_mask, dtype=bool)
+        if self.feature_mask.shape != (n_features,):
+            raise ValueError(f"feature_mask must have {n_features} entries.")
+        if growth not in ("leafwise", "depthwise"):
+            raise ValueError(f"growth must be 'leafwise' or 'depthwise'; got {growth!r}.")
+        if hist_mode not in ("float", "quantised"):
+            raise ValueError(f"hist_mode must be 'float' or 'quantised'; got {hist_mode!r}.")
+        if int(max_leaves) < 2:
+            raise ValueError(f"max_leaves must be >= 2; got {max_leaves}.")
+        if max_depth is not None and int(max_depth) < 1:
+            raise ValueError(f"max_depth must be >= 1 or None; got {max_depth}.")
+        if int(min_samples_leaf) < 1:
+            raise ValueError(f"min_samples_leaf must be >= 1; got {min_samples_leaf}.")
+        for name, v in (("min_child_weight", min_child_weight), ("reg_lambda", reg_lambda),
+                        ("reg_alpha", reg_alpha), ("min_split_gain", min_split_gain)):
+            if not v >= 0:
+                raise ValueError(f"{name} must be >= 0; got {v}.")
+        self.max_leaves = int(max_leaves)
+        self.max_depth = None if max_depth is None else int(max_depth)
+        self.growth = growth
+        self.min_child_weight = float(min_child_weight)
+        self.min_samples_leaf = int(min_samples_leaf)
+        self.reg_lambda = float(reg_lambda)
+        self.reg_alpha = float(reg_alpha)
+        self.min_split_gain = float(min_split_gain)
+        self.learning_rate = float(learning_rate)
+        self.hist_mode = hist_mode
+        self.communicator = LocalCommunicator() if communicator is None else communicator
+        self.n_threads = n_threads
+        self.pool = pool
+
+    # ------------------------------------------------------------------ setup
+    def _prepare_gradients(self, n_rows):
+        """Gradients in histogram units and the factors back to gradient units."""
+        if self.hist_mode == "float":
+            self.scale_g_exp = self.scale_h_exp = 0
+            return self.grad, self.hess, 1.0, 1.0
+        sel = slice(None) if self.rows is None else self.rows
+        local = np.array([np.max(np.abs(self.grad[sel]), initial=0.0),
+                          np.max(np.abs(self.hess[sel]), initial=0.0)], dtype=np.float64)
+        gmax, hmax = self.communicator.allreduce_max(local)
+        kg = quantisation_exponent(float(gmax), n_rows)
+        kh = quantisation_exponent(float(hmax), n_rows)
+        self.scale_g_exp, self.scale_h_exp = kg, kh
+        qg = np.rint(self.grad.astype(np.float64) * 2.0 ** kg).astype(QUANTISED_G_H_DTYPE)
+        qh = np.rint(self.hess.astype(np.float64) * 2.0 ** kh).astype(QUANTISED_G_H_DTYPE)
+        return qg, qh, 2.0 ** -kg, 2.0 ** -kh
+
+    # ------------------------------------------------------------------ growing
+    def grow(self) -> GrownTree:
+        """Grow the tree; returns a :class:`GrownTree`."""
+        with numba_threads(self.n_threads):
+            self._n_chunks = numba.get_num_threads()
+            return self._grow()
+
+    def _grow(self):
+        X = self.X_binned
+        n, n_features = X.shape
+        local_rows = n if self.rows is None else self.rows.size
+        n_rows = int(self.communicator.allreduce_sum(np.array([local_rows], np.int64))[0])
+        g, h, self._inv_g, self._inv_h = self._prepare_gradients(n_rows)
+        hist_dtype = HIST_DTYPE if self.hist_mode == "float" else QUANTISED_HIST_DTYPE
+        shape = (n_features, self.missing_bin + 1, 3)
+        if self.pool is None or not self.pool.matches(shape, hist_dtype, self._n_chunks):
+            self.pool = HistogramPool(n_features, self.missing_bin + 1, hist_dtype,
+                                      self._n_chunks)
+        self._g, self._h = g, h
+        if self.rows is None:
+            self._buf = np.arange(n, dtype=ROW_INDEX_DTYPE)
+            sums = np.array([g.sum(dtype=hist_dtype), h.sum(dtype=hist_dtype)])
+        else:
+            self._buf = self.rows.copy()
+            sums = np.array([g[self.rows].sum(dtype=hist_dtype),
+                             h[self.rows].sum(dtype=hist_dtype)])
+        self._tmp = np.empty_like(self._buf)
+        sums = self.communicator.allreduce_sum(sums)
+        self._work = (np.empty(n_features, np.float64), np.empty(n_features, np.int32),
+                      np.empty(n_features, np.bool_), np.empty(n_features, hist_dtype),
+                      np.empty(n_features, hist_dtype), np.empty(n_features, np.int64))
+        root = _Node(0, local_rows, sums[0], sums[1], n_rows, 0)
+        self.nodes = [root]
+        self._children = [None]
+        if self._can_split(root, 1):
+            root.hist = self.pool.acquire()
+            self._build(root, use_rows=self.rows is not None)
+            self._find_split(root)
+        if self.growth == "leafwise":
+            self._grow_leafwise()
+        else:
+            self._grow_depthwise()
+        for node in self.nodes:
+            if node.hist is not None:
+                self.pool.release(node.hist)
+                node.hist = None
+        return self._finish()
+
+    def _can_split(self, node, n_leaves):
+        return (n_leaves < self.max_leaves
+                and (self.max_depth is None or node.depth < self.max_depth)
+                and node.count >= 2 * self.min_samples_leaf)
+
+    def _build(self, node, use_rows=True):
+        build_histogram(self.X_binned, self._g, self._h, self._buf, node.start, node.end,
+                        use_rows, node.hist, self.pool.scratch, self._n_chunks)
+        node.hist = self.communicator.allreduce_sum(node.hist)
+
+    def _find_split(self, node):
+        res = find_best_splits(node.hist, self.n_bins, self.feature_mask, node.sum_g,
+                               node.sum_h, node.count, self.missing_bin, self._inv_g,
+                               self._inv_h, self.reg_lambda, self.reg_alpha,
+                               self.min_child_weight, self.min_samples_leaf,
+                               self.min_split_gain, *self._work)
+        node.split = res if res[0] >= 0 else None
+        if node.split is None:
+            self.pool.release(node.hist)
+            node.hist = None
+
+    def _split(self, node_id, n_leaves_after):
+        """Partition a node, create its two children, give them histograms and splits."""
+        node = self.nodes[node_id]
+        feature, _, b, default_left, gl, hl, cl = node.split
+        n_left_local = partition_rows(self.X_binned, self._buf, node.start, node.end, feature,
+                                      b, default_left, self.missing_bin, self._tmp,
+                                      self._n_chunks)
+        mid = node.start + n_left_local
+        left = _Node(node.start, mid, gl, hl, cl, node.depth + 1)
+        right = _Node(mid, node.end, node.sum_g - gl, node.sum_h - hl, node.count - cl,
+                      node.depth + 1)
+        ids = (len(self.nodes), len(self.nodes) + 1)
+        self.nodes.extend((left, right))
+        self._children[node_id] = ids
+        self._children.extend((None, None))
+        splittable = [self._can_split(c, n_leaves_after) for c in (left, right)]
+        parent_hist, node.hist = node.hist, None
+        if any(splittable):
+            # Build the smaller child (global count: every worker agrees), subtract for the
+            # larger in the parent's buffer.
+            small, large = (left, right) if left.count <= right.count else (right, left)
+            small.hist = self.pool.acquire()
+            self._build(small)
+            subtract_histograms(parent_hist, small.hist, parent_hist)
+            large.hist = parent_hist
+            for child, ok in zip((left, right), splittable):
+                if ok:
+                    self._find_split(child)
+                else:
+                    self.pool.release(child.hist)
+                    child.hist = None
+        else:
+            self.pool.release(parent_hist)
+        return ids
+
+    def _grow_leafwise(self):
+        heap = []
+        if self.nodes[0].split is not None:
+            heap.append((-self.nodes[0].split[1], 0))
+        n_leaves = 1
+        while heap and n_leaves < self.max_leaves:
+            _, node_id = heapq.heappop(heap)
+            n_leaves += 1
+            for child_id in self._split(node_id, n_leaves):
+                child = self.nodes[child_id]
+                if child.split is not None:
+                    heapq.heappush(heap, (-child.split[1], child_id))
+
+    def _grow_depthwise(self):
+        level = [0]
+        n_leaves = 1
+        while level and n_leaves < self.max_leaves:
+            ready = sorted((i for i in level if self.nodes[i].split is not None),
+                           key=lambda i: (-self.nodes[i].split[1], i))
+            nxt = []
+            for node_id in ready:
+                if n_leaves >= self.max_leaves:
+                    break
+                n_leaves += 1
+                nxt.extend(self._split(node_id, n_leaves))
+            level = nxt
+
+    def _finish(self):
+        n_nodes = len(self.nodes)
+        feature = np.full(n_nodes, -1, NODE_INDEX_DTYPE)
+        bin_threshold = np.full(n_nodes, -1, NODE_INDEX_DTYPE)
+        default_left = np.zeros(n_nodes, bool)
+        left = np.full(n_nodes, -1, NODE_INDEX_DTYPE)
+        right = np.full(n_nodes, -1, NODE_INDEX_DTYPE)
+        value = np.zeros(n_nodes, LEAF_VALUE_DTYPE)
+        gain = np.zeros(n_nodes, np.float64)
+        count = np.zeros(n_nodes, np.int64)
+        hess_sum = np.zeros(n_nodes, np.float64)
+        leaf_pos = np.empty(self._buf.size, np.int32)
+        for i, node in enumerate(self.nodes):
+            count[i] = node.count
+            hess_sum[i] = float(node.sum_h) * self._inv_h
+            kids = self._children[i]
+            if kids is not None:
+                f_, g_, b_, d_ = node.split[:4]
+                gain[i], feature[i], bin_threshold[i], default_left[i] = g_, f_, b_, d_
+                left[i], right[i] = kids
+            else:
+                value[i] = leaf_value(float(node.sum_g) * self._inv_g, hess_sum[i],
+                                      self.reg_lambda, self.reg_alpha, self.learning_rate)
+                leaf_pos[node.start:node.end] = i
+        # leaf_pos is indexed by position in the partition buffer; map back to rows.
+        if self.rows is None:
+            leaf_of_row = np.empty(self._buf.size, np.int32)
+            leaf_of_row[self._buf] = leaf_pos
+        else:
+            full = np.empty(self.X_binned.shape[0], np.int32)
+            full[self._buf] = leaf_pos
+            leaf_of_row = full[self.rows]
+        return GrownTree(feature, bin_threshold, default_left, left, right, value, gain, count,
+                         hess_sum, leaf_of_row, self.rows, self.missing_bin)

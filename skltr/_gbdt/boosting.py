@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._dtypes import G_H_DTYPE, LEAF_VALUE_DTYPE, NODE_INDEX_DTYPE, Y_DTYPE
+from .._dtypes import G_H_DTYPE, Y_DTYPE
 
 __all__ = ["EvalData", "BoostingResult", "NDCGEvaluator", "boost", "split_queries"]
 
@@ -149,57 +149,40 @@ def _feature_subsample(n_features, fraction, seed, round_):
 def _fit_bin_mapper(X, max_bins, seed):
     from .binning import BinMapper  # noqa: PLC0415
 
-    mapper = BinMapper(max_bins=max_bins, random_state=int(_rng(seed, _STREAM_BINNING)
-                                                           .integers(2**31 - 1)))
-    X_binned = mapper.fit_transform(X)
-    return mapper, X_binned
+    seed = int(_rng(seed, _STREAM_BINNING).integers(2**31 - 1))
+    mapper = BinMapper(max_bins=max_bins, random_state=seed)
+    return mapper, mapper.fit_transform(X)
 
 
-def _grow(X_binned, grad, hess, tree_params, feature_mask, communicator):
-    from .grower import TreeGrower  # noqa: PLC0415
+class _Grower:
+    """Grows the trees of one fit with the mapper's bin layout, reusing histogram buffers."""
 
-    grower = TreeGrower(X_binned, grad, hess, **tree_params, feature_mask=feature_mask,
-                        communicator=communicator)
-    return grower.grow()
+    def __init__(self, X_binned, mapper, tree_params, communicator):
+        self.X_binned, self.mapper = X_binned, mapper
+        self.params, self.communicator = tree_params, communicator
+        self.pool = None
+
+    def __call__(self, grad, hess, rows, feature_mask):
+        from .grower import TreeGrower  # noqa: PLC0415
+
+        m = self.mapper
+        grower = TreeGrower(self.X_binned, grad, hess, n_bins=m.n_bins,
+                            missing_bin=m.missing_bin, has_missing=m.has_missing, rows=rows,
+                            feature_mask=feature_mask, communicator=self.communicator,
+                            pool=self.pool, **self.params)
+        tree = grower.grow()
+        self.pool = grower.pool
+        return tree
 
 
-def _add_tree_to_scores(tree, X_binned, scores, missing_bin):
-    """``scores += tree(X_binned)`` for rows the tree was not grown on (one parallel pass)."""
-    from .._cpu.predict_binned import add_tree_binned  # noqa: PLC0415
+def _assemble(trees, mapper, base_score, *, feature_names, objective_name):
+    """All kept trees as one TreeEnsemble (``decision="<="``, float64 thresholds)."""
+    from .grower import grown_trees_to_ensemble  # noqa: PLC0415
 
-    add_tree_binned(X_binned, tree.feature, tree.bin_threshold, tree.default_left, tree.left,
-                    tree.right, tree.value, int(missing_bin), scores)
-
-
-def _leaf_values_of_rows(tree):
-    """Each training row's leaf value, from the grower's row -> leaf map (no traversal)."""
-    return tree.value[tree.row_leaf]
-
-
-def _assemble(node_arrays, n_features, base_score, *, feature_names, objective_name):
-    """Concatenate per-tree node arrays (local child indices) into one TreeEnsemble."""
-    from ..trees import TreeEnsemble  # noqa: PLC0415
-
-    sizes = [len(a["feature"]) for a in node_arrays]
-    tree_ptr = np.zeros(len(sizes) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=tree_ptr[1:])
-
-    def cat(name, dtype):
-        return np.concatenate([np.asarray(a[name], dtype=dtype) for a in node_arrays])
-
-    return TreeEnsemble(
-        tree_ptr=tree_ptr, feature=cat("feature", NODE_INDEX_DTYPE),
-        threshold=cat("threshold", np.float64), left=cat("left", NODE_INDEX_DTYPE),
-        right=cat("right", NODE_INDEX_DTYPE), value=cat("value", LEAF_VALUE_DTYPE),
-        flags=cat("flags", np.uint8), n_features=n_features,
-        base_score=np.array([base_score], dtype=np.float64),
-        # The grower's rule "bin <= b goes left" is "x <= cut_values[b]" on raw values, in
-        # float64 (docs/gbdt_internals.rst): LightGBM's comparison, so no input rounding.
-        decision="<=", precision="float64", sum_dtype="float64",
-        feature_names=feature_names,
+    return grown_trees_to_ensemble(
+        trees, mapper, base_score, feature_names=feature_names,
         source={"library": "skltr", "estimator": "GPUHistGBDTRanker",
-                "objective": objective_name},
-    )
+                "objective": objective_name})
 
 
 # --------------------------------------------------------------------------------------------
@@ -228,7 +211,8 @@ def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_e
     max_bins : int
         Non-missing bins per feature (2..255).
     tree_params : dict
-        Keyword arguments of ``TreeGrower`` (leaves, depth, regularisation, learning rate).
+        Keyword arguments of ``TreeGrower`` (leaves, depth, growth, regularisation,
+        learning rate, ``hist_mode``).
     subsample : float
         Fraction of the *queries* each tree is grown on.
     colsample_bytree : float
@@ -274,6 +258,7 @@ def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_e
                                 sample_weight=e.sample_weight) for e, _ in evals]
     history = {e.name: {name: [] for name in ev.names} for (e, _), ev in zip(evals, evaluators)}
 
+    grow = _Grower(X_binned, mapper, tree_params, communicator)
     trees, gains, counts = [], [], []
     best_score, best_round = -np.inf, -1
     rounds = range(n_estimators)
@@ -287,14 +272,11 @@ def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_e
             objective.gradients(scores, y, group_ptr, sample_weight, grad, hess, it)
             rows = _query_subsample_rows(group_ptr, subsample, seed, it)
             features = _feature_subsample(n_features, colsample_bytree, seed, it)
-            if rows is None:
-                tree = _grow(X_binned, grad, hess, tree_params, features, communicator)
-                scores += _leaf_values_of_rows(tree)
-            else:
-                # The tree sees only the sampled queries' rows; every row's score moves.
-                tree = _grow(X_binned[rows], grad[rows], hess[rows], tree_params, features,
-                             communicator)
-                _add_tree_to_scores(tree, X_binned, scores, mapper.missing_bin)
+            tree = grow(grad, hess, rows, features)
+            if rows is None:  # the grower's row -> leaf map: no traversal
+                tree.add_to_training_scores(scores)
+            else:  # the tree saw only the sampled queries; every row's score moves
+                tree.add_to_scores(X_binned, scores)
             trees.append(tree)
             internal = np.asarray(tree.left) >= 0
             split_features = np.asarray(tree.feature)[internal]
@@ -303,7 +285,7 @@ def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_e
             counts.append(np.bincount(split_features, minlength=n_features))
 
             for (e, Xb), ev, s in zip(evals, evaluators, eval_scores):
-                _add_tree_to_scores(tree, Xb, s, mapper.missing_bin)
+                tree.add_to_scores(Xb, s)
                 for name, value in zip(ev.names, ev(s)):
                     history[e.name][name].append(value)
             if not evals:
@@ -324,8 +306,8 @@ def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_e
     n_keep = best_round + 1 if early and best_round >= 0 else n_run
     boosting_s = time.perf_counter() - t0 - binning_s
 
-    ensemble = _assemble([t.to_node_arrays(mapper) for t in trees[:n_keep]], n_features, init,
-                         feature_names=feature_names, objective_name=objective_name)
+    ensemble = _assemble(trees[:n_keep], mapper, init, feature_names=feature_names,
+                         objective_name=objective_name)
     return BoostingResult(
         ensemble=ensemble, evals_result=history,
         best_iteration=n_keep if early else None, n_rounds_run=n_run,

@@ -30,6 +30,7 @@ _GRADED_OBJECTIVES = ("lambdarank", "rank_xendcg")
 #: "auto" early stopping turns on above this many training rows (scikit-learn's
 #: HistGradientBoosting uses the same threshold).
 _AUTO_EARLY_STOPPING_ROWS = 10_000
+_NO_LIMIT = int(np.iinfo(np.int32).max)
 _DOC_KIND = "TreeEnsemble"  # the model file is a TreeEnsemble document plus an "estimator" entry
 _GPU_ISSUE = (
     "GPUHistGBDTRanker trains on the CPU only so far (the CUDA path is issue #5); use "
@@ -348,11 +349,13 @@ class GPUHistGBDTRanker(BaseRanker):
 
         objective = make_objective(**self._objective_params(seed))
         tree_params = {
-            "max_leaves": self.max_leaves, "max_depth": self.max_depth, "growth": self.growth,
+            # None: no leaf limit (max_depth, min_samples_leaf and the gains bound the tree).
+            "max_leaves": _NO_LIMIT if self.max_leaves is None else self.max_leaves,
+            "max_depth": self.max_depth, "growth": self.growth,
             "min_child_weight": self.min_child_weight,
             "min_samples_leaf": self.min_samples_leaf, "reg_lambda": self.reg_lambda,
             "reg_alpha": self.reg_alpha, "min_split_gain": self.min_split_gain,
-            "learning_rate": self.learning_rate, "max_bins": self.max_bins,
+            "learning_rate": self.learning_rate,
         }
         names = getattr(self, "feature_names_in_", None)
         with numba_threads(self.n_jobs):

@@ -1,4 +1,4 @@
-"""numba kernels of gradient histograms: build one node's histogram, subtract two.
+r"""numba kernels of gradient histograms: build one node's histogram, subtract two.
 
 Layout
 ======

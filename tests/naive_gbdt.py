@@ -1,0 +1,226 @@
+"""Slow, obviously-correct references for the GBDT tree engine (``skltr._gbdt``, ``skltr._cpu``).
+
+Written from ``docs/gbdt_internals.rst`` and the kernels' docstrings, with plain Python loops
+over rows and no numba. The split search is brute force over every (feature, bin, missing
+direction) with the child sums recomputed from the node's rows, so it shares no arithmetic
+shortcut (prefix sums, subtraction trick, right = total - left) with the kernels. Tests feed
+it gradients that are multiples of 1/8 (exact in float32 and in every float64 sum), so the
+two must agree exactly, not just closely.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+
+import numpy as np
+
+
+# ---------------------------------------------------------------------------- binning
+def naive_bin(x: float, cuts, missing_bin: int) -> int:
+    """First b with ``x <= cuts[b]`` (len(cuts) when none); NaN -> missing_bin."""
+    if math.isnan(x):
+        return missing_bin
+    for b, c in enumerate(cuts):
+        if x <= c:
+            return b
+    return len(cuts)
+
+
+def naive_transform(X, cut_ptr, cut_values, missing_bin):
+    X = np.asarray(X, dtype=np.float64)
+    out = np.zeros(X.shape, dtype=np.uint8)
+    for f in range(X.shape[1]):
+        cuts = list(cut_values[cut_ptr[f]:cut_ptr[f + 1]])
+        for i in range(X.shape[0]):
+            out[i, f] = naive_bin(float(X[i, f]), cuts, missing_bin)
+    return out
+
+
+# ---------------------------------------------------------------------------- histogram
+def naive_histogram(X_binned, grad, hess, rows, n_bins_total):
+    """``hist[f, b] = (sum g, sum h, count)`` over ``rows``, as Python floats."""
+    n_features = X_binned.shape[1]
+    hist = np.zeros((n_features, n_bins_total, 3))
+    for r in rows:
+        for f in range(n_features):
+            b = int(X_binned[r, f])
+            hist[f, b, 0] += float(grad[r])
+            hist[f, b, 1] += float(hess[r])
+            hist[f, b, 2] += 1
+    return hist
+
+
+# ---------------------------------------------------------------------------- split
+def thresh_l1(G, alpha):
+    if G > alpha:
+        return G - alpha
+    if G < -alpha:
+        return G + alpha
+    return 0.0
+
+
+def objective(G, H, lam, alpha):
+    """T(G)^2 / (H + lambda), 0 when H + lambda <= 0."""
+    if alpha > 0:
+        G = thresh_l1(G, alpha)
+    d = H + lam
+    return G * G / d if d > 0 else 0.0
+
+
+def naive_leaf_value(G, H, lam, alpha, lr):
+    if alpha > 0:
+        G = thresh_l1(G, alpha)
+    d = H + lam
+    return -G / d * lr if d > 0 else 0.0
+
+
+def naive_best_split(X_binned, grad, hess, rows, n_bins, missing_bin, feature_mask, p):
+    """Best (gain, feature, bin, default_left) of the node holding ``rows``, or None.
+
+    Candidates in order (feature, bin, missing left before missing right); the first of
+    equal gains wins. Without missing rows in the node there is one candidate per bin, with
+    missing values sent to the child with more rows (ties right).
+    """
+    rows = list(rows)
+    G = sum(float(grad[r]) for r in rows)
+    H = sum(float(hess[r]) for r in rows)
+    parent = objective(G, H, p["reg_lambda"], p["reg_alpha"])
+    min_n = max(p["min_samples_leaf"], 1)
+    best = None
+    for f in range(X_binned.shape[1]):
+        if not feature_mask[f] or n_bins[f] <= 1:
+            continue
+        n_missing = sum(1 for r in rows if X_binned[r, f] == missing_bin)
+        for b in range(n_bins[f]):
+            if n_missing:
+                cands = [True, False] if b < n_bins[f] - 1 else [False]
+            else:
+                cands = [None] if b < n_bins[f] - 1 else []
+            for dl in cands:
+                def goes_left(r, dl=dl):
+                    v = X_binned[r, f]
+                    return dl if v == missing_bin else v <= b
+                left = [r for r in rows if goes_left(r)]
+                right = [r for r in rows if not goes_left(r)]
+                if dl is None:
+                    dl_eff = len(left) > len(right)
+                else:
+                    dl_eff = dl
+                if len(left) < min_n or len(right) < min_n:
+                    continue
+                GL = sum(float(grad[r]) for r in left)
+                HL = sum(float(hess[r]) for r in left)
+                GR = sum(float(grad[r]) for r in right)
+                HR = sum(float(hess[r]) for r in right)
+                if HL < p["min_child_weight"] or HR < p["min_child_weight"]:
+                    continue
+                gain = (objective(GL, HL, p["reg_lambda"], p["reg_alpha"])
+                        + objective(GR, HR, p["reg_lambda"], p["reg_alpha"]) - parent)
+                if gain > p["min_split_gain"] and (best is None or gain > best[0]):
+                    best = (gain, f, b, dl_eff)
+    return best
+
+
+# ---------------------------------------------------------------------------- partition
+def naive_partition(X_binned, rows, feature, b, default_left, missing_bin):
+    def goes_left(r):
+        v = X_binned[r, feature]
+        return default_left if v == missing_bin else v <= b
+    return [r for r in rows if goes_left(r)], [r for r in rows if not goes_left(r)]
+
+
+# ---------------------------------------------------------------------------- grower
+DEFAULTS = dict(max_leaves=31, max_depth=None, growth="leafwise", min_child_weight=1e-3,
+                min_samples_leaf=20, reg_lambda=0.0, reg_alpha=0.0, min_split_gain=0.0,
+                learning_rate=0.1)
+
+
+def naive_grow(X_binned, grad, hess, n_bins, missing_bin, rows=None, feature_mask=None, **kw):
+    """Grow a tree from the rules in ``skltr._gbdt.grower``'s docstring; return node arrays.
+
+    Returns a dict of lists: feature, bin_threshold, default_left, left, right, value, gain,
+    count, and ``leaf_of_row`` (a dict row -> leaf id).
+    """
+    p = dict(DEFAULTS, **kw)
+    n_features = X_binned.shape[1]
+    if feature_mask is None:
+        feature_mask = [True] * n_features
+    rows = list(range(X_binned.shape[0])) if rows is None else [int(r) for r in rows]
+    nodes = []  # dicts: rows, depth, split, left, right
+
+    def new_node(node_rows, depth):
+        nodes.append(dict(rows=node_rows, depth=depth, split=None, left=-1, right=-1))
+        return len(nodes) - 1
+
+    def can_split(node, n_leaves):
+        return (n_leaves < p["max_leaves"]
+                and (p["max_depth"] is None or node["depth"] < p["max_depth"])
+                and len(node["rows"]) >= 2 * p["min_samples_leaf"])
+
+    def evaluate(i, n_leaves):
+        if can_split(nodes[i], n_leaves):
+            nodes[i]["split"] = naive_best_split(X_binned, grad, hess, nodes[i]["rows"],
+                                                 n_bins, missing_bin, feature_mask, p)
+
+    def split(i, n_leaves_after):
+        _, f, b, dl = nodes[i]["split"]
+        lr, rr = naive_partition(X_binned, nodes[i]["rows"], f, b, dl, missing_bin)
+        li = new_node(lr, nodes[i]["depth"] + 1)
+        ri = new_node(rr, nodes[i]["depth"] + 1)
+        nodes[i]["left"], nodes[i]["right"] = li, ri
+        evaluate(li, n_leaves_after)
+        evaluate(ri, n_leaves_after)
+        return li, ri
+
+    new_node(rows, 0)
+    evaluate(0, 1)
+    n_leaves = 1
+    if p["growth"] == "leafwise":
+        heap = [(-nodes[0]["split"][0], 0)] if nodes[0]["split"] else []
+        while heap and n_leaves < p["max_leaves"]:
+            _, i = heapq.heappop(heap)
+            n_leaves += 1
+            for c in split(i, n_leaves):
+                if nodes[c]["split"]:
+                    heapq.heappush(heap, (-nodes[c]["split"][0], c))
+    else:
+        level = [0]
+        while level and n_leaves < p["max_leaves"]:
+            ready = sorted((i for i in level if nodes[i]["split"]),
+                           key=lambda i: (-nodes[i]["split"][0], i))
+            nxt = []
+            for i in ready:
+                if n_leaves >= p["max_leaves"]:
+                    break
+                n_leaves += 1
+                nxt.extend(split(i, n_leaves))
+            level = nxt
+    out = {k: [] for k in ("feature", "bin_threshold", "default_left", "left", "right",
+                           "value", "gain", "count")}
+    leaf_of_row = {}
+    for i, nd in enumerate(nodes):
+        internal = nd["left"] >= 0
+        out["count"].append(len(nd["rows"]))
+        out["left"].append(nd["left"])
+        out["right"].append(nd["right"])
+        if internal:
+            gain, f, b, dl = nd["split"]
+            out["feature"].append(f)
+            out["bin_threshold"].append(b)
+            out["default_left"].append(dl)
+            out["gain"].append(gain)
+            out["value"].append(0.0)
+        else:
+            G = sum(float(grad[r]) for r in nd["rows"])
+            H = sum(float(hess[r]) for r in nd["rows"])
+            out["feature"].append(-1)
+            out["bin_threshold"].append(-1)
+            out["default_left"].append(False)
+            out["gain"].append(0.0)
+            out["value"].append(naive_leaf_value(G, H, p["reg_lambda"], p["reg_alpha"],
+                                                 p["learning_rate"]))
+            for r in nd["rows"]:
+                leaf_of_row[r] = i
+    out["leaf_of_row"] = leaf_of_row
+    return out

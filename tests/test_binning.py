@@ -1,0 +1,124 @@
+"""BinMapper and the map_to_bins kernel against tests/naive_gbdt.py."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from naive_gbdt import naive_transform
+from skltr._gbdt.binning import BinMapper
+
+
+def check_against_naive(bm, X):
+    got = bm.transform(X)
+    assert got.dtype == np.uint8 and got.flags.c_contiguous
+    np.testing.assert_array_equal(got, naive_transform(X, bm.cut_ptr, bm.cut_values,
+                                                       bm.missing_bin))
+    return got
+
+
+def test_low_cardinality_midpoints():
+    X = np.array([[3.0, 1.0], [1.0, 1.0], [2.0, 1.0], [1.0, 1.0], [np.nan, 1.0]])
+    bm = BinMapper(max_bins=3).fit(X)
+    np.testing.assert_array_equal(bm.cut_ptr, [0, 2, 2])
+    np.testing.assert_array_equal(bm.cut_values, [1.5, 2.5])
+    np.testing.assert_array_equal(bm.n_bins, [3, 1])
+    np.testing.assert_array_equal(bm.has_missing, [True, False])
+    assert bm.missing_bin == 3
+    Xb = check_against_naive(bm, X)
+    np.testing.assert_array_equal(Xb[:, 0], [2, 0, 1, 0, 3])
+    np.testing.assert_array_equal(Xb[:, 1], 0)  # constant column: one bin
+
+
+def test_values_on_cuts_go_to_lower_bin_and_inf_to_the_ends():
+    bm = BinMapper(max_bins=4).fit(np.array([[0.0], [1.0], [2.0]]))
+    X = np.array([[0.5], [1.5], [-np.inf], [np.inf], [np.nextafter(0.5, 1)], [np.nan]])
+    np.testing.assert_array_equal(check_against_naive(bm, X).ravel(), [0, 1, 0, 2, 1, 4])
+
+
+def test_adjacent_doubles_keep_distinct_bins():
+    a = 1.0
+    b = np.nextafter(a, 2.0)
+    bm = BinMapper(max_bins=4).fit(np.array([[a], [b]]))
+    np.testing.assert_array_equal(bm.transform(np.array([[a], [b]])).ravel(), [0, 1])
+
+
+def test_all_nan_and_constant_columns_get_one_bin():
+    X = np.column_stack([np.full(10, np.nan), np.full(10, 7.0), np.arange(10.0)])
+    bm = BinMapper(max_bins=4).fit(X)
+    np.testing.assert_array_equal(bm.n_bins, [1, 1, 4])
+    Xb = check_against_naive(bm, X)
+    np.testing.assert_array_equal(Xb[:, 0], 4)
+    np.testing.assert_array_equal(Xb[:, 1], 0)
+
+
+def test_quantile_bins_are_balanced_and_capped():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(5000, 2))
+    X[:, 1] = np.round(X[:, 1] * 3)  # ~20 distinct values: one bin each at max_bins=32
+    bm = BinMapper(max_bins=32, random_state=0).fit(X)
+    assert bm.n_bins[0] == 32
+    assert bm.n_bins[1] == np.unique(X[:, 1]).size
+    Xb = check_against_naive(bm, X)
+    counts = np.bincount(Xb[:, 0], minlength=32)
+    assert counts.min() > 5000 / 32 * 0.5 and counts.max() < 5000 / 32 * 1.5
+    assert np.all(np.diff(bm.cut_values[bm.cut_ptr[0]:bm.cut_ptr[1]]) > 0)
+
+
+def test_subsample_is_deterministic_for_a_seed():
+    X = np.random.default_rng(1).exponential(size=(3000, 3))
+    a = BinMapper(max_bins=16, subsample=500, random_state=3).fit(X)
+    b = BinMapper(max_bins=16, subsample=500, random_state=3).fit(X)
+    np.testing.assert_array_equal(a.cut_values, b.cut_values)
+    c = BinMapper(max_bins=16, subsample=500, random_state=4).fit(X)
+    assert not np.array_equal(a.cut_values, c.cut_values)
+
+
+def test_float32_input_and_thread_count_do_not_matter():
+    X = np.random.default_rng(2).normal(size=(2000, 5)).astype(np.float32)
+    X[::7, 2] = np.nan
+    bm = BinMapper(max_bins=63, n_threads=1).fit(X)
+    one = bm.transform(X)
+    bm.n_threads = 2
+    np.testing.assert_array_equal(one, bm.transform(X))
+    np.testing.assert_array_equal(one, bm.transform(X.astype(np.float64)))
+    np.testing.assert_array_equal(one, bm.transform(np.asfortranarray(X)))
+
+
+@pytest.mark.parametrize("max_bins", [1, 256, 0, 2.5, True])
+def test_max_bins_out_of_range_raises(max_bins):
+    with pytest.raises(ValueError, match="max_bins"):
+        BinMapper(max_bins=max_bins).fit(np.zeros((3, 1)))
+
+
+def test_errors():
+    with pytest.raises(ValueError, match="not fitted"):
+        BinMapper().transform(np.zeros((2, 2)))
+    bm = BinMapper().fit(np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="3 features"):
+        bm.transform(np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="2-D"):
+        BinMapper().fit(np.zeros(3))
+
+
+@settings(max_examples=40)
+@given(data=st.data())
+def test_random_matrices_match_naive(data):
+    n = data.draw(st.integers(1, 40))
+    n_features = data.draw(st.integers(1, 3))
+    max_bins = data.draw(st.integers(2, 12))
+    values = st.one_of(st.floats(-5, 5, allow_nan=False), st.sampled_from([0.0, 1.0, np.nan]))
+    X = np.array(data.draw(st.lists(values, min_size=n * n_features, max_size=n * n_features)),
+                 dtype=np.float64).reshape(n, n_features)
+    bm = BinMapper(max_bins=max_bins).fit(X)
+    assert np.all(bm.n_bins <= max_bins) and np.all(bm.n_bins >= 1)
+    Xb = check_against_naive(bm, X)
+    for f in range(n_features):
+        finite = ~np.isnan(X[:, f])
+        # bins follow the order of values and every distinct value <= max_bins keeps its own
+        order = np.argsort(X[finite, f], kind="stable")
+        assert np.all(np.diff(Xb[finite, f][order].astype(int)) >= 0)
+        k = np.unique(X[finite, f]).size
+        if 0 < k <= max_bins:
+            assert bm.n_bins[f] == k
+    np.testing.assert_array_equal(bm.has_missing, np.isnan(X).any(axis=0))

@@ -1,0 +1,383 @@
+"""Histogram, split, partition, binned-predict kernels and TreeGrower against tests/naive_gbdt.py.
+
+Gradients and hessians are multiples of 1/8 (exact in float32 and in any float64 sum), so
+the kernels must match the brute-force references exactly whatever their summation order.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from naive_gbdt import (naive_best_split, naive_grow, naive_histogram, naive_leaf_value,
+                        naive_partition)
+from skltr._cpu.histogram import build_histogram, subtract_histograms
+from skltr._cpu.partition import partition_rows
+from skltr._cpu.split import find_best_splits
+from skltr._gbdt.binning import BinMapper
+from skltr._gbdt.communicator import LocalCommunicator
+from skltr._gbdt.grower import (TreeGrower, grown_trees_to_ensemble, HistogramPool,
+                                quantisation_exponent)
+
+PARAMS = dict(reg_lambda=0.0, reg_alpha=0.0, min_child_weight=1e-3, min_samples_leaf=1,
+              min_split_gain=0.0)
+
+
+def dyadic_problem(rng, n, n_features, max_bins, nan_frac=0.1, n_bins=None):
+    """Binned matrix, per-feature n_bins, and gradients/hessians on a 1/8 grid."""
+    if n_bins is None:
+        n_bins = rng.integers(1, max_bins + 1, size=n_features).astype(np.int32)
+    X = np.empty((n, n_features), dtype=np.uint8)
+    for f in range(n_features):
+        X[:, f] = rng.integers(0, n_bins[f], size=n)
+        X[rng.random(n) < nan_frac, f] = max_bins
+    grad = (rng.integers(-16, 17, size=n) / 8).astype(np.float32)
+    hess = (rng.integers(0, 9, size=n) / 8).astype(np.float32)
+    return X, np.asarray(n_bins, dtype=np.int32), grad, hess
+
+
+def kernel_split(hist, n_bins, mask, rows, grad, hess, missing_bin, p):
+    G = float(np.sum(grad[rows], dtype=np.float64))
+    H = float(np.sum(hess[rows], dtype=np.float64))
+    F = hist.shape[0]
+    work = (np.empty(F), np.empty(F, np.int32), np.empty(F, bool), np.empty(F), np.empty(F),
+            np.empty(F, np.int64))
+    f, gain, b, dl, gl, hl, cl = find_best_splits(
+        hist, n_bins, mask, G, H, len(rows), missing_bin, 1.0, 1.0, p["reg_lambda"],
+        p["reg_alpha"], p["min_child_weight"], p["min_samples_leaf"], p["min_split_gain"],
+        *work)
+    return None if f < 0 else (gain, f, b, dl)
+
+
+# ---------------------------------------------------------------------------- histogram
+@pytest.mark.parametrize("n_chunks", [1, 2, 3])
+@pytest.mark.parametrize("use_rows", [False, True])
+def test_histogram_matches_naive(n_chunks, use_rows):
+    rng = np.random.default_rng(0)
+    X, n_bins, grad, hess = dyadic_problem(rng, 5000, 4, 7)
+    rows = np.sort(rng.choice(5000, 3000, replace=False)).astype(np.uint32)
+    rows = rows if use_rows else np.arange(5000, dtype=np.uint32)
+    start, end = (10, 2900) if use_rows else (0, 5000)
+    out = np.full((4, 8, 3), np.nan)
+    scratch = np.full((2, 4 * 8 * 3), np.nan)
+    build_histogram(X, grad, hess, rows, start, end, use_rows, out, scratch, n_chunks)
+    np.testing.assert_array_equal(out, naive_histogram(X, grad, hess, rows[start:end], 8))
+    # quantised: int32 gradients, int64 sums
+    qg, qh = (grad * 8).astype(np.int32), (hess * 8).astype(np.int32)
+    qout = np.empty((4, 8, 3), np.int64)
+    build_histogram(X, qg, qh, rows, start, end, use_rows, qout,
+                    np.empty((2, 96), np.int64), n_chunks)
+    np.testing.assert_array_equal(qout, naive_histogram(X, qg, qh, rows[start:end], 8))
+
+
+def test_subtract_histograms():
+    rng = np.random.default_rng(1)
+    X, n_bins, grad, hess = dyadic_problem(rng, 300, 3, 5)
+    rows = np.arange(300, dtype=np.uint32)
+    parent = naive_histogram(X, grad, hess, rows, 6)
+    child = naive_histogram(X, grad, hess, rows[:120], 6)
+    out = np.empty_like(parent)
+    subtract_histograms(parent, child, out)
+    np.testing.assert_array_equal(out, naive_histogram(X, grad, hess, rows[120:], 6))
+    subtract_histograms(parent, child, parent)  # in place, as the grower does
+    np.testing.assert_array_equal(parent, out)
+
+
+def test_single_row_and_empty_node_histograms():
+    X = np.array([[2, 0]], dtype=np.uint8)
+    grad, hess = np.array([0.5], np.float32), np.array([1.0], np.float32)
+    out = np.empty((2, 4, 3))
+    build_histogram(X, grad, hess, np.zeros(1, np.uint32), 0, 1, True, out,
+                    np.empty((1, 24)), 2)
+    np.testing.assert_array_equal(out, naive_histogram(X, grad, hess, [0], 4))
+    build_histogram(X, grad, hess, np.zeros(1, np.uint32), 0, 0, True, out,
+                    np.empty((1, 24)), 2)
+    np.testing.assert_array_equal(out, 0)
+
+
+# ---------------------------------------------------------------------------- split
+def test_split_hand_made_ties_pick_lowest_feature_then_bin():
+    # two identical features, symmetric gradients: bins 0|1 and 1|2 give the same gain
+    X = np.array([[0, 0], [1, 1], [2, 2], [3, 3]], dtype=np.uint8)
+    grad = np.array([-1, 1, 1, -1], np.float32)
+    hess = np.ones(4, np.float32)
+    n_bins = np.array([4, 4], np.int32)
+    rows = np.arange(4)
+    hist = naive_histogram(X, grad, hess, rows, 5)
+    got = kernel_split(hist, n_bins, np.ones(2, bool), rows, grad, hess, 4, PARAMS)
+    want = naive_best_split(X, grad, hess, rows, n_bins, 4, [True, True], PARAMS)
+    assert got == want and got[1] == 0 and got[2] == 0
+    # the feature mask hides feature 0
+    mask = np.array([False, True])
+    got = kernel_split(hist, n_bins, mask, rows, grad, hess, 4, PARAMS)
+    assert got == naive_best_split(X, grad, hess, rows, n_bins, 4, mask, PARAMS)
+    assert got[1] == 1
+
+
+def test_split_missing_direction_and_nan_only_split():
+    # missing rows carry all the signal: the best split is "missing versus the rest"
+    X = np.array([[0], [1], [2], [9], [9]], dtype=np.uint8)
+    grad = np.array([1, 1, 1, -2, -2], np.float32)
+    hess = np.ones(5, np.float32)
+    n_bins = np.array([3], np.int32)
+    rows = np.arange(5)
+    hist = naive_histogram(X, grad, hess, rows, 10)
+    got = kernel_split(hist, n_bins, np.ones(1, bool), rows, grad, hess, 9, PARAMS)
+    assert got == naive_best_split(X, grad, hess, rows, n_bins, 9, [True], PARAMS)
+    assert got[2:] == (2, False)
+
+
+def test_split_without_missing_rows_sends_missing_to_the_bigger_child():
+    X = np.array([[0], [1], [1], [1]], dtype=np.uint8)
+    grad = np.array([-3, 1, 1, 1], np.float32)
+    hess = np.ones(4, np.float32)
+    hist = naive_histogram(X, grad, hess, range(4), 3)
+    got = kernel_split(hist, np.array([2], np.int32), np.ones(1, bool), np.arange(4), grad,
+                       hess, 2, PARAMS)
+    assert got[2:] == (0, False)  # 1 row left, 3 right: missing follows the right child
+
+
+@pytest.mark.parametrize("params", [
+    dict(min_samples_leaf=3), dict(min_child_weight=2.0), dict(reg_lambda=1.0),
+    dict(reg_alpha=0.5), dict(reg_alpha=2.0, reg_lambda=0.5), dict(min_split_gain=1.0),
+    dict(min_samples_leaf=50),
+])
+def test_split_constraints_match_naive(params):
+    p = dict(PARAMS, **params)
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        X, n_bins, grad, hess = dyadic_problem(rng, 40, 3, 6, nan_frac=0.2)
+        rows = np.sort(rng.choice(40, 30, replace=False))
+        hist = naive_histogram(X, grad, hess, rows, 7)
+        mask = rng.random(3) < 0.8
+        assert (kernel_split(hist, n_bins, mask, rows, grad, hess, 6, p)
+                == naive_best_split(X, grad, hess, rows, n_bins, 6, mask, p))
+
+
+# ---------------------------------------------------------------------------- partition
+@pytest.mark.parametrize("n_chunks", [1, 2, 4])
+@pytest.mark.parametrize("default_left", [False, True])
+def test_partition_is_stable_and_matches_naive(n_chunks, default_left):
+    rng = np.random.default_rng(4)
+    X, _, _, _ = dyadic_problem(rng, 20000, 2, 5, n_bins=np.array([5, 5]))
+    rows = rng.permutation(20000).astype(np.uint32)
+    before = rows.copy()
+    start, end = 100, 19000
+    n_left = partition_rows(X, rows, start, end, 1, 2, default_left, 5,
+                            np.empty_like(rows), n_chunks)
+    lw, rw = naive_partition(X, before[start:end], 1, 2, default_left, 5)
+    assert n_left == len(lw)
+    np.testing.assert_array_equal(rows[start:start + n_left], lw)
+    np.testing.assert_array_equal(rows[start + n_left:end], rw)
+    np.testing.assert_array_equal(rows[:start], before[:start])
+    np.testing.assert_array_equal(rows[end:], before[end:])
+
+
+# ---------------------------------------------------------------------------- grower
+def grow(X, n_bins, grad, hess, missing_bin, **kw):
+    return TreeGrower(X, grad, hess, n_bins=n_bins, missing_bin=missing_bin,
+                      has_missing=np.ones(X.shape[1], bool), **kw).grow()
+
+
+def assert_same_tree(tree, ref, rows=None):
+    for name in ("feature", "bin_threshold", "default_left", "left", "right", "value",
+                 "gain", "count"):
+        np.testing.assert_array_equal(getattr(tree, name), np.array(ref[name]), err_msg=name)
+    row_ids = np.arange(tree.leaf_of_row.size) if rows is None else rows
+    np.testing.assert_array_equal(tree.leaf_of_row, [ref["leaf_of_row"][r] for r in row_ids])
+
+
+GROW_CASES = [
+    dict(max_leaves=8, min_samples_leaf=1),
+    dict(max_leaves=5, min_samples_leaf=4, reg_lambda=1.0),
+    dict(max_leaves=31, min_samples_leaf=2, reg_alpha=0.75, min_child_weight=1.0),
+    dict(max_leaves=31, max_depth=2, min_samples_leaf=1),
+    dict(max_leaves=6, growth="depthwise", max_depth=3, min_samples_leaf=1),
+    dict(max_leaves=31, growth="depthwise", max_depth=4, min_samples_leaf=3,
+         min_split_gain=0.5),
+    dict(max_leaves=2, min_samples_leaf=1, learning_rate=1.0),
+]
+
+
+@pytest.mark.parametrize("kw", GROW_CASES)
+@pytest.mark.parametrize("hist_mode", ["float", "quantised"])
+def test_grower_matches_naive(kw, hist_mode):
+    rng = np.random.default_rng(5)
+    for trial in range(4):
+        X, n_bins, grad, hess = dyadic_problem(rng, 60, 3, 6, nan_frac=0.15)
+        rows = None if trial % 2 == 0 else np.sort(rng.choice(60, 45, replace=False))
+        mask = None if trial < 3 else np.array([True, False, True])
+        tree = grow(X, n_bins, grad, hess, 6, rows=rows, feature_mask=mask,
+                    hist_mode=hist_mode, **kw)
+        ref = naive_grow(X, grad, hess, n_bins, 6, rows=rows, feature_mask=mask, **kw)
+        assert_same_tree(tree, ref, rows)
+
+
+@settings(max_examples=30)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 50),
+       growth=st.sampled_from(["leafwise", "depthwise"]), max_leaves=st.integers(2, 12),
+       max_depth=st.sampled_from([None, 1, 3]), min_samples_leaf=st.integers(1, 6),
+       reg_lambda=st.sampled_from([0.0, 0.5]), reg_alpha=st.sampled_from([0.0, 0.25]),
+       hist_mode=st.sampled_from(["float", "quantised"]))
+def test_grower_random_matches_naive(seed, n, growth, max_leaves, max_depth, min_samples_leaf,
+                                     reg_lambda, reg_alpha, hist_mode):
+    rng = np.random.default_rng(seed)
+    X, n_bins, grad, hess = dyadic_problem(rng, n, 2, 4, nan_frac=rng.random() * 0.5)
+    kw = dict(growth=growth, max_leaves=max_leaves, max_depth=max_depth,
+              min_samples_leaf=min_samples_leaf, reg_lambda=reg_lambda, reg_alpha=reg_alpha)
+    tree = grow(X, n_bins, grad, hess, 4, hist_mode=hist_mode, **kw)
+    assert_same_tree(tree, naive_grow(X, grad, hess, n_bins, 4, **kw))
+
+
+def test_grower_edge_cases_single_leaf():
+    # one row; all rows in one bin; constant features; too few rows for min_samples_leaf
+    cases = [
+        (np.array([[1]], np.uint8), np.array([2], np.int32), dict(min_samples_leaf=1)),
+        (np.zeros((30, 2), np.uint8), np.array([3, 1], np.int32), dict(min_samples_leaf=1)),
+        (np.tile(np.arange(2, dtype=np.uint8), 15)[:, None], np.array([1], np.int32),
+         dict(min_samples_leaf=1)),
+        (np.tile(np.arange(4, dtype=np.uint8), 10)[:, None], np.array([4], np.int32),
+         dict(min_samples_leaf=21)),
+    ]
+    for X, n_bins, kw in cases:
+        X = np.ascontiguousarray(X)
+        grad = (np.arange(X.shape[0]) % 5 - 2).astype(np.float32) / 8
+        hess = np.ones(X.shape[0], np.float32)
+        tree = grow(X, n_bins, grad, hess, 4, learning_rate=1.0, **kw)
+        assert tree.n_nodes == 1 and tree.n_leaves == 1
+        assert tree.value[0] == naive_leaf_value(float(grad.sum()), float(X.shape[0]), 0, 0, 1)
+        np.testing.assert_array_equal(tree.leaf_of_row, 0)
+
+
+def test_min_samples_leaf_exact_edge():
+    X = np.repeat(np.arange(4, dtype=np.uint8), 5)[:, None].copy()
+    grad = np.repeat(np.array([-1, -1, 1, 1], np.float32), 5)
+    hess = np.ones(20, np.float32)
+    tree = grow(X, np.array([4], np.int32), grad, hess, 4, min_samples_leaf=10)
+    assert tree.n_leaves == 2 and tree.bin_threshold[0] == 1
+    tree = grow(X, np.array([4], np.int32), grad, hess, 4, min_samples_leaf=11)
+    assert tree.n_leaves == 1
+
+
+def test_quantised_equals_float_and_is_thread_independent():
+    rng = np.random.default_rng(6)
+    n = 6000
+    X, n_bins, grad, hess = dyadic_problem(rng, n, 5, 15, nan_frac=0.05)
+    kw = dict(max_leaves=15, min_samples_leaf=20)
+    trees = {(m, t): grow(X, n_bins, grad, hess, 15, hist_mode=m, n_threads=t, **kw)
+             for m in ("float", "quantised") for t in (1, 2)}
+    for key, tree in trees.items():
+        assert_same_tree(tree, vars_of(trees[("float", 1)]))
+    # Arbitrary float gradients: float sums depend on the thread count, quantised ones not.
+    grad = rng.normal(size=n).astype(np.float32)
+    hess = rng.uniform(0.01, 1, size=n).astype(np.float32)
+    q1 = grow(X, n_bins, grad, hess, 15, hist_mode="quantised", n_threads=1, **kw)
+    q2 = grow(X, n_bins, grad, hess, 15, hist_mode="quantised", n_threads=2, **kw)
+    assert_same_tree(q2, vars_of(q1))
+    f1 = grow(X, n_bins, grad, hess, 15, hist_mode="float", n_threads=2, **kw)
+    f2 = grow(X, n_bins, grad, hess, 15, hist_mode="float", n_threads=2, **kw)
+    assert_same_tree(f2, vars_of(f1))  # deterministic for a fixed thread count
+    # quantised trees are float trees up to the 2**-30 relative rounding of gradients
+    np.testing.assert_array_equal(q1.feature, f1.feature)
+    np.testing.assert_allclose(q1.value, f1.value, rtol=1e-6, atol=1e-9)
+
+
+def vars_of(tree):
+    d = {k: getattr(tree, k) for k in ("feature", "bin_threshold", "default_left", "left",
+                                       "right", "value", "gain", "count")}
+    d["leaf_of_row"] = dict(enumerate(tree.leaf_of_row))
+    return d
+
+
+def test_quantisation_exponent_bounds():
+    for m, n in [(1.0, 1), (3.7, 500_000), (1e-20, 10), (1e20, 10**9), (0.5, 2**32)]:
+        k = quantisation_exponent(m, n)
+        limit = min(2.0**30, 2.0**62 / n)
+        assert m * 2.0**k <= limit < m * 2.0**(k + 1)
+    assert quantisation_exponent(0.0, 10) == 0
+
+
+def test_pool_is_reused_and_communicator_is_called():
+    class Counting(LocalCommunicator):
+        calls = 0
+
+        def allreduce_sum(self, arr):
+            Counting.calls += 1
+            return arr
+
+    rng = np.random.default_rng(7)
+    X, n_bins, grad, hess = dyadic_problem(rng, 500, 3, 6)
+    pool = HistogramPool(3, 7, np.float64, 2)
+    t1 = grow(X, n_bins, grad, hess, 6, pool=pool, n_threads=2, communicator=Counting(),
+              min_samples_leaf=5)
+    # row count + root sums + root histogram + at most one histogram per further split
+    assert 3 <= Counting.calls <= 3 + t1.n_leaves - 2
+    n_free = len(pool._free)
+    t2 = grow(X, n_bins, grad, hess, 6, pool=pool, n_threads=2, min_samples_leaf=5)
+    assert len(pool._free) == n_free  # every buffer returned, none allocated anew
+    assert_same_tree(t2, vars_of(t1))
+
+
+def test_invalid_parameters_raise():
+    X = np.zeros((4, 1), np.uint8)
+    g = np.zeros(4, np.float32)
+    for kw, match in [(dict(growth="best"), "growth"), (dict(hist_mode="int"), "hist_mode"),
+                      (dict(max_leaves=1), "max_leaves"), (dict(min_samples_leaf=0),
+                                                           "min_samples_leaf"),
+                      (dict(reg_lambda=-1.0), "reg_lambda"), (dict(rows=[5]), "rows")]:
+        with pytest.raises(ValueError, match=match):
+            TreeGrower(X, g, g, n_bins=[1], missing_bin=2, has_missing=[False], **kw)
+    with pytest.raises(ValueError, match="uint8"):
+        TreeGrower(X.astype(np.int64), g, g, n_bins=[1], missing_bin=2, has_missing=[False])
+
+
+# ---------------------------------------------------------------------------- conversion
+@pytest.mark.parametrize("growth", ["leafwise", "depthwise"])
+def test_tree_ensemble_routes_raw_rows_like_the_binned_tree(growth):
+    rng = np.random.default_rng(8)
+    n = 400
+    X = np.column_stack([rng.normal(size=n), rng.integers(0, 4, size=n).astype(float),
+                         rng.exponential(size=n), np.full(n, 2.0)])
+    X[rng.random(n) < 0.1, 0] = np.nan  # feature 0 has training NaN; 1-3 have none
+    bm = BinMapper(max_bins=16, random_state=0).fit(X)
+    Xb = bm.transform(X)
+    grad = (rng.integers(-16, 17, size=n) / 8).astype(np.float32)
+    hess = np.ones(n, np.float32)
+    trees = [TreeGrower(Xb, grad * s, hess, n_bins=bm.n_bins, missing_bin=bm.missing_bin,
+                        has_missing=bm.has_missing, max_leaves=12, max_depth=5,
+                        growth=growth, min_samples_leaf=3).grow() for s in (1, -1)]
+    ens = grown_trees_to_ensemble(trees, bm)
+    # training rows, rows exactly on every cut value, NaN everywhere, +-inf
+    cuts_rows = []
+    for f in range(4):
+        for c in bm.cut_values[bm.cut_ptr[f]:bm.cut_ptr[f + 1]]:
+            row = X[rng.integers(n)].copy()
+            row[f] = c
+            cuts_rows.append(row)
+    nan_rows = X[:50].copy()
+    nan_rows[rng.random(nan_rows.shape) < 0.5] = np.nan
+    Xall = np.vstack([X, np.array(cuts_rows), nan_rows])
+    binned = np.zeros(Xall.shape[0])
+    for t in trees:
+        t.add_to_scores(bm.transform(Xall), binned)
+    np.testing.assert_array_equal(ens.predict_raw(Xall), binned)
+    # the training scores from leaf_of_row equal the binned prediction on those rows
+    train = np.zeros(n)
+    for t in trees:
+        t.add_to_training_scores(train)
+    np.testing.assert_array_equal(train, binned[:n])
+
+
+def test_missing_only_split_converts_to_largest_double():
+    X = np.array([[0.0], [1.0], [2.0], [np.nan], [np.nan]])
+    bm = BinMapper(max_bins=4).fit(X)
+    grad = np.array([1, 1, 1, -2, -2], np.float32)
+    tree = TreeGrower(bm.transform(X), grad, np.ones(5, np.float32), n_bins=bm.n_bins,
+                      missing_bin=bm.missing_bin, has_missing=bm.has_missing, max_leaves=2,
+                      min_samples_leaf=1).grow()
+    assert tree.bin_threshold[0] == 2 and not tree.default_left[0]
+    ens = grown_trees_to_ensemble([tree], bm)
+    assert ens.threshold[0] == np.finfo(np.float64).max
+    scores = np.zeros(5)
+    tree.add_to_scores(bm.transform(X), scores)
+    np.testing.assert_array_equal(ens.predict_raw(X), scores)

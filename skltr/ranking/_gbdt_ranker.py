@@ -114,9 +114,11 @@ class GPUHistGBDTRanker(BaseRanker):
         early stopping and is the cut-off of :meth:`score`. As LightGBM's ``eval_at``, it
         does not change the gradients (``lambdarank_truncation_level`` does).
     lambdarank_truncation_level : int or None, default=None
-        Only pairs with at least one document in the top this-many of the current ranking
-        get gradients (LightGBM's ``lambdarank_truncation_level``, whose default is 30).
-        None: all pairs.
+        Only pairs with at least one document in the top this-many positions of the current
+        ranking get gradients, and lambdarank's ideal DCG is cut there (LightGBM's
+        ``lambdarank_truncation_level``). None: LightGBM's default, 30, for
+        ``"lambdarank"``; all pairs for ``"rank_pairwise"``. Ignored by the other
+        objectives.
     early_stopping : "auto" or bool, default="auto"
         Stop when the monitored NDCG has not improved for ``n_iter_no_change`` rounds, and
         keep the trees up to the best round. ``"auto"``: on when the training set has more

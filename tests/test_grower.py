@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from naive_gbdt import (naive_best_split, naive_grow, naive_histogram, naive_leaf_value,
                         naive_partition)
-from skltr._cpu.histogram import build_histogram, subtract_histograms
-from skltr._cpu.partition import partition_rows
-from skltr._cpu.split import find_best_splits
+from skltr._cpu.histogram import build_histogram, build_histogram_serial, subtract_histograms
+from skltr._cpu.partition import partition_rows, partition_rows_serial
+from skltr._cpu.split import find_best_splits, find_best_splits_serial
 from skltr._gbdt.binning import BinMapper
 from skltr._gbdt.communicator import LocalCommunicator
 from skltr._gbdt.grower import (TreeGrower, grown_trees_to_ensemble, HistogramPool,
@@ -36,38 +36,85 @@ def dyadic_problem(rng, n, n_features, max_bins, nan_frac=0.1, n_bins=None):
     return X, np.asarray(n_bins, dtype=np.int32), grad, hess
 
 
-def kernel_split(hist, n_bins, mask, rows, grad, hess, missing_bin, p):
+def kernel_split(hist, n_bins, mask, rows, grad, hess, missing_bin, p, serial=False):
     G = float(np.sum(grad[rows], dtype=np.float64))
     H = float(np.sum(hess[rows], dtype=np.float64))
     F = hist.shape[0]
     work = (np.empty(F), np.empty(F, np.int32), np.empty(F, bool), np.empty(F), np.empty(F),
             np.empty(F, np.int64))
-    f, gain, b, dl, gl, hl, cl = find_best_splits(
+    fn = find_best_splits_serial if serial else find_best_splits
+    f, gain, b, dl, gl, hl, cl = fn(
         hist, n_bins, mask, G, H, len(rows), missing_bin, 1.0, 1.0, p["reg_lambda"],
         p["reg_alpha"], p["min_child_weight"], p["min_samples_leaf"], p["min_split_gain"],
-        *work)
+        0, *work)
     return None if f < 0 else (gain, f, b, dl)
 
 
 # ---------------------------------------------------------------------------- histogram
-@pytest.mark.parametrize("n_chunks", [1, 2, 3])
+@pytest.mark.parametrize("tasks", [(1, 1), (2, 1), (1, 2), (3, 3), (1, 7), "serial"])
 @pytest.mark.parametrize("use_rows", [False, True])
-def test_histogram_matches_naive(n_chunks, use_rows):
+def test_histogram_matches_naive(tasks, use_rows):
     rng = np.random.default_rng(0)
-    X, n_bins, grad, hess = dyadic_problem(rng, 5000, 4, 7)
+    X, n_bins, grad, hess = dyadic_problem(rng, 5000, 7, 7)
     rows = np.sort(rng.choice(5000, 3000, replace=False)).astype(np.uint32)
     rows = rows if use_rows else np.arange(5000, dtype=np.uint32)
     start, end = (10, 2900) if use_rows else (0, 5000)
-    out = np.full((4, 8, 3), np.nan)
-    scratch = np.full((2, 4 * 8 * 3), np.nan)
-    build_histogram(X, grad, hess, rows, start, end, use_rows, out, scratch, n_chunks)
+
+    def build(g, h, out):
+        if tasks == "serial":
+            build_histogram_serial(X, g, h, rows, start, end, use_rows, out)
+        else:
+            scratch = np.full((3, out.size), 77, out.dtype)
+            build_histogram(X, g, h, rows, start, end, use_rows, out, scratch, *tasks)
+        return out
+
+    out = build(grad, hess, np.full((7, 8, 3), np.nan))
     np.testing.assert_array_equal(out, naive_histogram(X, grad, hess, rows[start:end], 8))
     # quantised: int32 gradients, int64 sums
     qg, qh = (grad * 8).astype(np.int32), (hess * 8).astype(np.int32)
-    qout = np.empty((4, 8, 3), np.int64)
-    build_histogram(X, qg, qh, rows, start, end, use_rows, qout,
-                    np.empty((2, 96), np.int64), n_chunks)
+    qout = build(qg, qh, np.full((7, 8, 3), 99, np.int64))
     np.testing.assert_array_equal(qout, naive_histogram(X, qg, qh, rows[start:end], 8))
+
+
+@pytest.mark.parametrize("tasks", [(1, 2), (2, 1), "serial"])
+def test_packed_quantised_histogram_and_split(tasks):
+    """2-channel histogram with the count packed above bit K of the hessian channel."""
+    rng = np.random.default_rng(10)
+    X, n_bins, grad, hess = dyadic_problem(rng, 3000, 5, 6, nan_frac=0.2)
+    rows = np.sort(rng.choice(3000, 2000, replace=False)).astype(np.uint32)
+    K = 40
+    qg = (grad * 8).astype(np.int32)
+    packed = (hess * 8).astype(np.int64) + (np.int64(1) << K)
+    out = np.full((5, 9, 2), -1, np.int64)
+    if tasks == "serial":
+        build_histogram_serial(X, qg, packed, rows, 0, 2000, True, out)
+    else:
+        build_histogram(X, qg, packed, rows, 0, 2000, True, out, np.empty((2, out.size), np.int64),
+                        *tasks)
+    ref = naive_histogram(X, qg, (hess * 8).astype(np.int64), rows, 9)
+    np.testing.assert_array_equal(out[:, :, 0], ref[:, :, 0])
+    np.testing.assert_array_equal(out[:, :, 1] & ((1 << K) - 1), ref[:, :, 1])
+    np.testing.assert_array_equal(out[:, :, 1] >> K, ref[:, :, 2])
+    # the split kernel decodes it to the float split of the same data
+    F = 5
+    work = (np.empty(F), np.empty(F, np.int32), np.empty(F, bool), np.empty(F, np.int64),
+            np.empty(F, np.int64), np.empty(F, np.int64))
+    for p in (PARAMS, dict(PARAMS, min_samples_leaf=300, reg_lambda=1.0, reg_alpha=0.5)):
+        got = find_best_splits(out, n_bins, np.ones(F, bool), np.int64(qg[rows].sum()),
+                               np.int64((hess[rows] * 8).astype(np.int64).sum()), 2000, 6,
+                               1 / 8, 1 / 8, p["reg_lambda"], p["reg_alpha"],
+                               p["min_child_weight"], p["min_samples_leaf"],
+                               p["min_split_gain"], K, *work)
+        want = naive_best_split(X, grad, hess, rows, n_bins, 6, [True] * F, p)
+        assert (got[1], got[0], got[2], got[3]) == want
+
+
+def test_quantised_rejects_negative_hessians():
+    X = np.zeros((4, 1), np.uint8)
+    g = np.zeros(4, np.float32)
+    with pytest.raises(ValueError, match="hessians >= 0"):
+        TreeGrower(X, g, g - 1, n_bins=[1], missing_bin=2, has_missing=[False],
+                   hist_mode="quantised").grow()
 
 
 def test_subtract_histograms():
@@ -88,10 +135,12 @@ def test_single_row_and_empty_node_histograms():
     grad, hess = np.array([0.5], np.float32), np.array([1.0], np.float32)
     out = np.empty((2, 4, 3))
     build_histogram(X, grad, hess, np.zeros(1, np.uint32), 0, 1, True, out,
-                    np.empty((1, 24)), 2)
+                    np.empty((1, 24)), 2, 2)
     np.testing.assert_array_equal(out, naive_histogram(X, grad, hess, [0], 4))
     build_histogram(X, grad, hess, np.zeros(1, np.uint32), 0, 0, True, out,
-                    np.empty((1, 24)), 2)
+                    np.empty((1, 24)), 2, 1)
+    np.testing.assert_array_equal(out, 0)
+    build_histogram_serial(X, grad, hess, np.zeros(1, np.uint32), 0, 0, True, out)
     np.testing.assert_array_equal(out, 0)
 
 
@@ -150,27 +199,33 @@ def test_split_constraints_match_naive(params):
         rows = np.sort(rng.choice(40, 30, replace=False))
         hist = naive_histogram(X, grad, hess, rows, 7)
         mask = rng.random(3) < 0.8
-        assert (kernel_split(hist, n_bins, mask, rows, grad, hess, 6, p)
-                == naive_best_split(X, grad, hess, rows, n_bins, 6, mask, p))
+        want = naive_best_split(X, grad, hess, rows, n_bins, 6, mask, p)
+        assert kernel_split(hist, n_bins, mask, rows, grad, hess, 6, p) == want
+        assert kernel_split(hist, n_bins, mask, rows, grad, hess, 6, p, serial=True) == want
 
 
 # ---------------------------------------------------------------------------- partition
-@pytest.mark.parametrize("n_chunks", [1, 2, 4])
+@pytest.mark.parametrize("n_chunks", [1, 2, 4, 7, "serial"])
 @pytest.mark.parametrize("default_left", [False, True])
 def test_partition_is_stable_and_matches_naive(n_chunks, default_left):
     rng = np.random.default_rng(4)
     X, _, _, _ = dyadic_problem(rng, 20000, 2, 5, n_bins=np.array([5, 5]))
+    col = np.ascontiguousarray(X[:, 1])
     rows = rng.permutation(20000).astype(np.uint32)
     before = rows.copy()
-    start, end = 100, 19000
-    n_left = partition_rows(X, rows, start, end, 1, 2, default_left, 5,
-                            np.empty_like(rows), n_chunks)
-    lw, rw = naive_partition(X, before[start:end], 1, 2, default_left, 5)
-    assert n_left == len(lw)
-    np.testing.assert_array_equal(rows[start:start + n_left], lw)
-    np.testing.assert_array_equal(rows[start + n_left:end], rw)
-    np.testing.assert_array_equal(rows[:start], before[:start])
-    np.testing.assert_array_equal(rows[end:], before[end:])
+    for start, end in [(100, 19000), (5, 5), (7, 8), (0, 20000)]:
+        rows[:] = before
+        tmp = np.empty_like(rows)
+        if n_chunks == "serial":
+            n_left = partition_rows_serial(col, rows, start, end, 2, default_left, 5, tmp)
+        else:
+            n_left = partition_rows(col, rows, start, end, 2, default_left, 5, tmp, n_chunks)
+        lw, rw = naive_partition(X, before[start:end], 1, 2, default_left, 5)
+        assert n_left == len(lw)
+        np.testing.assert_array_equal(rows[start:start + n_left], lw)
+        np.testing.assert_array_equal(rows[start + n_left:end], rw)
+        np.testing.assert_array_equal(rows[:start], before[:start])
+        np.testing.assert_array_equal(rows[end:], before[end:])
 
 
 # ---------------------------------------------------------------------------- grower
@@ -307,9 +362,11 @@ def test_pool_is_reused_and_communicator_is_called():
 
     rng = np.random.default_rng(7)
     X, n_bins, grad, hess = dyadic_problem(rng, 500, 3, 6)
-    pool = HistogramPool(3, 7, np.float64, 2)
-    t1 = grow(X, n_bins, grad, hess, 6, pool=pool, n_threads=2, communicator=Counting(),
-              min_samples_leaf=5)
+    g1 = TreeGrower(X, grad, hess, n_bins=n_bins, missing_bin=6, has_missing=np.ones(3, bool),
+                    n_threads=2, communicator=Counting(), min_samples_leaf=5)
+    t1 = g1.grow()
+    pool = g1.pool
+    assert isinstance(pool, HistogramPool)
     # row count + root sums + root histogram + at most one histogram per further split
     assert 3 <= Counting.calls <= 3 + t1.n_leaves - 2
     n_free = len(pool._free)
@@ -381,3 +438,31 @@ def test_missing_only_split_converts_to_largest_double():
     scores = np.zeros(5)
     tree.add_to_scores(bm.transform(X), scores)
     np.testing.assert_array_equal(ens.predict_raw(X), scores)
+
+
+@pytest.mark.parametrize("hist_mode", ["float", "quantised"])
+def test_parallel_paths_match_naive(monkeypatch, hist_mode):
+    """Every node through the parallel kernels (thresholds lowered to 0)."""
+    import skltr._gbdt.grower as grower_mod
+
+    for name in ("HIST_PARALLEL_MIN_ROWS", "PARTITION_PARALLEL_MIN_ROWS",
+                 "SPLIT_PARALLEL_MIN_ROWS"):
+        monkeypatch.setattr(grower_mod, name, 0)
+    monkeypatch.setattr(grower_mod, "MIN_FEATURES_PER_BLOCK", 1)
+    rng = np.random.default_rng(9)
+    for trial in range(3):
+        X, n_bins, grad, hess = dyadic_problem(rng, 80, 3, 6, nan_frac=0.2)
+        rows = None if trial == 0 else np.sort(rng.choice(80, 70, replace=False))
+        kw = dict(max_leaves=10, min_samples_leaf=2, growth=("leafwise", "depthwise")[trial % 2],
+                  max_depth=4)
+        tree = grow(X, n_bins, grad, hess, 6, rows=rows, hist_mode=hist_mode, n_threads=2, **kw)
+        assert_same_tree(tree, naive_grow(X, grad, hess, n_bins, 6, rows=rows, **kw), rows)
+
+
+def test_histogram_tasks():
+    from skltr._gbdt.grower import histogram_tasks
+
+    assert histogram_tasks(2, 136) == (1, 2)
+    assert histogram_tasks(16, 136) == (2, 8)
+    assert histogram_tasks(4, 10) == (4, 1)
+    assert histogram_tasks(1, 136) == (1, 1)

@@ -1,16 +1,21 @@
-"""numba kernel of node partitioning: split a node's row range into left and right, stably.
+"""numba kernels of node partitioning: split a node's row range into left and right, stably.
 
-The grower keeps every node's rows as one contiguous range of a row buffer; splitting a node
-rewrites its range so that the left child's rows come first, each side in the original order
-(stable, so nothing downstream depends on the thread count)::
+The grower keeps every node's rows as one contiguous range of a row buffer, in increasing row
+order; splitting a node rewrites its range so that the left child's rows come first, each
+side in its original order (stable: nothing downstream depends on the thread count, and rows
+stay sorted, so the next partition and histogram read memory in increasing addresses)::
 
-    rows[start:end]     | 7 2 9 4 | 1 8 3 6 |        chunk 0 | chunk 1 (one per thread)
+    rows[start:end]     | 2 4 7 9 | 1 3 6 8 |        chunk 0 | chunk 1 (one per thread)
     go left?              y n y n   n y y n
-    per-chunk counts      left 2    left 2           prefix sums -> write offsets
-    tmp                 | 7 9 8 3 | 2 4 1 6 |        lefts of chunk 0, of chunk 1, then rights
-    rows[start:end]  <- tmp                          left = [start, start + 4)
+    tmp (per chunk)     | 2 7 . . | 3 6 . . |        lefts forward from the chunk start,
+                        | . . 9 4 | . . 8 1 |        rights backward from the chunk end
+    rows[start:end]     | 2 7 3 6 | 4 9 1 8 |        copy back: lefts of chunk 0, chunk 1,
+                                                      then rights (reversed back), in order
 
-(scikit-learn's ``splitting.pyx`` does the same with per-thread counts and a scatter.)
+The bin of the split feature is read from its column (``X_binned_T[feature]``, one byte per
+row, contiguous): for a node's increasing rows that is a forward scan of one array, where the
+row-major matrix would cost a cache line per row (measured 2x on the root of 500k rows).
+(scikit-learn's ``splitting.pyx`` also partitions with per-thread counts and a scatter.)
 """
 
 import numpy as np
@@ -18,63 +23,75 @@ from numba import njit, prange
 
 
 @njit(cache=True, inline="always")
-def _goes_left(b, bin_threshold, missing_bin, default_left):
-    if b == missing_bin:
-        return default_left
-    return b <= bin_threshold
+def _split_chunk(col, rows, lo, hi, bin_threshold, default_left, missing_bin, tmp):
+    # lefts to tmp[lo:lo+k] in order, rights to tmp[hi-1], tmp[hi-2], ... ; returns k
+    k = 0
+    ri = hi
+    for i in range(lo, hi):
+        r = rows[i]
+        b = col[r]
+        if (b <= bin_threshold) if b != missing_bin else default_left:
+            tmp[lo + k] = r
+            k += 1
+        else:
+            ri -= 1
+            tmp[ri] = r
+    return k
+
+
+@njit(cache=True, inline="always")
+def _copy_back(rows, tmp, lo, hi, k, dst_left, dst_right):
+    for j in range(k):
+        rows[dst_left + j] = tmp[lo + j]
+    for j in range(hi - lo - k):
+        rows[dst_right + j] = tmp[hi - 1 - j]
+
+
+@njit(cache=True)
+def partition_rows_serial(col, rows, start, end, bin_threshold, default_left, missing_bin,
+                          tmp):
+    """One thread: :func:`partition_rows` for small nodes (same arguments but ``n_chunks``)."""
+    k = _split_chunk(col, rows, start, end, bin_threshold, default_left, missing_bin, tmp)
+    _copy_back(rows, tmp, start, end, k, start, start + k)
+    return k
 
 
 @njit(parallel=True, cache=True)
-def partition_rows(X_binned, rows, start, end, feature, bin_threshold, default_left,
-                   missing_bin, tmp, n_chunks):
+def partition_rows(col, rows, start, end, bin_threshold, default_left, missing_bin, tmp,
+                   n_chunks):
     """Reorder ``rows[start:end]`` to left rows then right rows (stable); return the left count.
 
     Parameters
     ----------
-    X_binned : ndarray of uint8, shape (n_samples, n_features)
+    col : ndarray of uint8, shape (n_samples,)
+        Bins of the split feature (a row of ``X_binned.T`` in C order).
     rows : ndarray of uint32
         Row buffer; the node owns ``rows[start:end]``.
-    start, end, feature, bin_threshold : int
+    start, end, bin_threshold : int
+        A row goes left when its bin is ``<= bin_threshold`` ...
     default_left : bool
-        Where rows in the missing bin go.
+        ... or, in the missing bin, when ``default_left``.
     missing_bin : int
     tmp : ndarray of uint32, same size as rows
         Scratch.
     n_chunks : int
-        Threads; small nodes use fewer. The result does not depend on it.
+        Threads. The result does not depend on it.
     """
     n = end - start
-    if n_chunks > n // 4096 + 1:
-        n_chunks = n // 4096 + 1
     per = (n + n_chunks - 1) // n_chunks
     n_left_of = np.zeros(n_chunks + 1, dtype=np.int64)
     for c in prange(n_chunks):
         lo = start + c * per
         hi = min(lo + per, end)
-        k = 0
-        for i in range(lo, hi):
-            if _goes_left(X_binned[rows[i], feature], bin_threshold, missing_bin, default_left):
-                k += 1
-        n_left_of[c + 1] = k
+        n_left_of[c + 1] = _split_chunk(col, rows, lo, hi, bin_threshold, default_left,
+                                        missing_bin, tmp)
+    k_of = n_left_of.copy()
     for c in range(n_chunks):
         n_left_of[c + 1] += n_left_of[c]
     n_left = n_left_of[n_chunks]
     for c in prange(n_chunks):
         lo = start + c * per
         hi = min(lo + per, end)
-        li = start + n_left_of[c]
-        ri = start + n_left + (lo - start) - n_left_of[c]
-        for i in range(lo, hi):
-            r = rows[i]
-            if _goes_left(X_binned[r, feature], bin_threshold, missing_bin, default_left):
-                tmp[li] = r
-                li += 1
-            else:
-                tmp[ri] = r
-                ri += 1
-    for c in prange(n_chunks):
-        lo = start + c * per
-        hi = min(lo + per, end)
-        for i in range(lo, hi):
-            rows[i] = tmp[i]
+        _copy_back(rows, tmp, lo, hi, k_of[c + 1], start + n_left_of[c],
+                   start + n_left + (lo - start) - n_left_of[c])
     return n_left

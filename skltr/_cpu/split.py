@@ -58,15 +58,97 @@ def leaf_value(G, H, reg_lambda, reg_alpha, learning_rate):
     return -G / d * learning_rate
 
 
+@njit(cache=True, inline="always")
+def _hess_count(hist, f, b, count_shift):
+    # (hessian sum, count) of bin b: 3 channels, or 2 with the count packed above bit
+    # count_shift of the hessian channel (quantised mode; see skltr._cpu.histogram)
+    if count_shift > 0:
+        v = np.int64(hist[f, b, 1])
+        return v & ((np.int64(1) << count_shift) - 1), v >> count_shift
+    return hist[f, b, 1], np.int64(hist[f, b, 2])
+
+
+@njit(cache=True, inline="always")
+def _scan_feature(hist, f, nb, use, sum_g, sum_h, count, missing_bin, inv_scale_g, inv_scale_h,
+                  reg_lambda, reg_alpha, min_child_weight, min_n, min_split_gain, parent,
+                  count_shift):
+    # Best candidate of feature f: (gain, bin or -1, default_left, left_g, left_h, left_count)
+    best = -np.inf
+    best_b = -1
+    best_left = False
+    best_gl = sum_g - sum_g
+    best_hl = sum_h - sum_h
+    best_cl = 0
+    if use and nb > 1:
+        mg = hist[f, missing_bin, 0]
+        mh, mc = _hess_count(hist, f, missing_bin, count_shift)
+        ag = sum_g - sum_g
+        ah = sum_h - sum_h
+        ac = 0
+        for b in range(nb):
+            hb, cb = _hess_count(hist, f, b, count_shift)
+            if cb == 0 and b > 0:
+                # An empty bin b > 0 repeats the candidates of bin b - 1 exactly (same
+                # sums, same gains), and the lower bin wins ties: skip it. (Bin 0 is not
+                # skipped: "missing alone on the left" mirrors the last-bin candidate.)
+                continue
+            ag += hist[f, b, 0]
+            ah += hb
+            ac += cb
+            if count - ac < min_n:
+                break  # every right child from here on is smaller than min_n
+            for d in range(2):
+                # d = 0: missing left; d = 1: missing right (or the more-samples rule)
+                if mc > 0:
+                    if d == 0:
+                        if b == nb - 1:
+                            continue
+                        gl = ag + mg
+                        hl = ah + mh
+                        cl = ac + mc
+                    else:
+                        gl = ag
+                        hl = ah
+                        cl = ac
+                    left = d == 0
+                else:
+                    if d == 0 or b == nb - 1:
+                        continue
+                    gl = ag
+                    hl = ah
+                    cl = ac
+                    left = cl > count - cl
+                cr = count - cl
+                if cl < min_n or cr < min_n:
+                    continue
+                hl_f = hl * inv_scale_h
+                hr_f = (sum_h - hl) * inv_scale_h
+                if hl_f < min_child_weight or hr_f < min_child_weight:
+                    continue
+                gain = (leaf_objective(gl * inv_scale_g, hl_f, reg_lambda, reg_alpha)
+                        + leaf_objective((sum_g - gl) * inv_scale_g, hr_f, reg_lambda,
+                                         reg_alpha)
+                        - parent)
+                if gain > min_split_gain and gain > best:
+                    best = gain
+                    best_b = b
+                    best_left = left
+                    best_gl = gl
+                    best_hl = hl
+                    best_cl = cl
+    return best, best_b, best_left, best_gl, best_hl, best_cl
+
+
 @njit(parallel=True, cache=True)
 def find_best_splits(hist, n_bins, feature_mask, sum_g, sum_h, count, missing_bin,
                      inv_scale_g, inv_scale_h, reg_lambda, reg_alpha, min_child_weight,
-                     min_samples_leaf, min_split_gain, f_gain, f_bin, f_left, f_gl, f_hl, f_cl):
+                     min_samples_leaf, min_split_gain, count_shift, f_gain, f_bin, f_left, f_gl,
+                     f_hl, f_cl):
     """Best split of every feature of one node (parallel over features), then of the node.
 
     Parameters
     ----------
-    hist : ndarray of float64 or int64, shape (n_features, n_bins_total, 3)
+    hist : ndarray of float64 or int64, shape (n_features, n_bins_total, 3 or 2)
         The node's histogram (``skltr._cpu.histogram``).
     n_bins : ndarray of int32, shape (n_features,)
         Non-missing bins of each feature.
@@ -80,6 +162,9 @@ def find_best_splits(hist, n_bins, feature_mask, sum_g, sum_h, count, missing_bi
         Histogram units -> gradient units (1.0 in float mode).
     reg_lambda, reg_alpha, min_child_weight, min_split_gain : float
     min_samples_leaf : int
+    count_shift : int
+        0: ``hist`` has 3 channels (g, h, count); K > 0: 2 channels, the second holding
+        ``count << K | hess`` (quantised mode).
     f_gain, f_bin, f_left, f_gl, f_hl, f_cl : ndarray, shape (n_features,)
         Work arrays (float64, int32, bool, hist dtype, hist dtype, int64): each feature's best.
 
@@ -100,69 +185,36 @@ def find_best_splits(hist, n_bins, feature_mask, sum_g, sum_h, count, missing_bi
     H = sum_h * inv_scale_h
     parent = leaf_objective(G, H, reg_lambda, reg_alpha)
     for f in prange(n_features):
-        best = -np.inf
-        best_b = -1
-        best_left = False
-        best_gl = sum_g - sum_g
-        best_hl = sum_h - sum_h
-        best_cl = 0
-        nb = n_bins[f]
-        if feature_mask[f] and nb > 1:
-            mg = hist[f, missing_bin, 0]
-            mh = hist[f, missing_bin, 1]
-            mc = np.int64(hist[f, missing_bin, 2])
-            ag = sum_g - sum_g
-            ah = sum_h - sum_h
-            ac = 0
-            for b in range(nb):
-                ag += hist[f, b, 0]
-                ah += hist[f, b, 1]
-                ac += np.int64(hist[f, b, 2])
-                for d in range(2):
-                    # d = 0: missing left; d = 1: missing right (or the more-samples rule)
-                    if mc > 0:
-                        if d == 0:
-                            if b == nb - 1:
-                                continue
-                            gl = ag + mg
-                            hl = ah + mh
-                            cl = ac + mc
-                        else:
-                            gl = ag
-                            hl = ah
-                            cl = ac
-                        left = d == 0
-                    else:
-                        if d == 0 or b == nb - 1:
-                            continue
-                        gl = ag
-                        hl = ah
-                        cl = ac
-                        left = cl > count - cl
-                    cr = count - cl
-                    if cl < min_n or cr < min_n:
-                        continue
-                    hl_f = hl * inv_scale_h
-                    hr_f = (sum_h - hl) * inv_scale_h
-                    if hl_f < min_child_weight or hr_f < min_child_weight:
-                        continue
-                    gain = (leaf_objective(gl * inv_scale_g, hl_f, reg_lambda, reg_alpha)
-                            + leaf_objective((sum_g - gl) * inv_scale_g, hr_f, reg_lambda,
-                                             reg_alpha)
-                            - parent)
-                    if gain > min_split_gain and gain > best:
-                        best = gain
-                        best_b = b
-                        best_left = left
-                        best_gl = gl
-                        best_hl = hl
-                        best_cl = cl
-        f_gain[f] = best
-        f_bin[f] = best_b
-        f_left[f] = best_left
-        f_gl[f] = best_gl
-        f_hl[f] = best_hl
-        f_cl[f] = best_cl
+        (f_gain[f], f_bin[f], f_left[f], f_gl[f], f_hl[f], f_cl[f]) = _scan_feature(
+            hist, f, n_bins[f], feature_mask[f], sum_g, sum_h, count, missing_bin,
+            inv_scale_g, inv_scale_h, reg_lambda, reg_alpha, min_child_weight, min_n,
+            min_split_gain, parent, count_shift)
+    return _pick_best(f_gain, f_bin, f_left, f_gl, f_hl, f_cl, sum_g, sum_h)
+
+
+@njit(cache=True)
+def find_best_splits_serial(hist, n_bins, feature_mask, sum_g, sum_h, count, missing_bin,
+                            inv_scale_g, inv_scale_h, reg_lambda, reg_alpha, min_child_weight,
+                            min_samples_leaf, min_split_gain, count_shift, f_gain, f_bin,
+                            f_left, f_gl, f_hl, f_cl):
+    """One thread: :func:`find_best_splits` for small nodes (same arguments)."""
+    n_features = hist.shape[0]
+    min_n = max(min_samples_leaf, 1)
+    G = sum_g * inv_scale_g
+    H = sum_h * inv_scale_h
+    parent = leaf_objective(G, H, reg_lambda, reg_alpha)
+    for f in range(n_features):
+        (f_gain[f], f_bin[f], f_left[f], f_gl[f], f_hl[f], f_cl[f]) = _scan_feature(
+            hist, f, n_bins[f], feature_mask[f], sum_g, sum_h, count, missing_bin,
+            inv_scale_g, inv_scale_h, reg_lambda, reg_alpha, min_child_weight, min_n,
+            min_split_gain, parent, count_shift)
+    return _pick_best(f_gain, f_bin, f_left, f_gl, f_hl, f_cl, sum_g, sum_h)
+
+
+@njit(cache=True)
+def _pick_best(f_gain, f_bin, f_left, f_gl, f_hl, f_cl, sum_g, sum_h):
+    # lowest feature among equal gains: strictly greater replaces
+    n_features = f_gain.size
     bf = -1
     bg = -np.inf
     for f in range(n_features):

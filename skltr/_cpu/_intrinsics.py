@@ -1,0 +1,39 @@
+"""numba intrinsics that numba does not expose: a software prefetch.
+
+``prefetch(arr, i)`` asks the CPU to bring the cache line of ``arr[i]`` into cache without
+waiting for it (LLVM's ``llvm.prefetch``: read, high locality, data cache). A plain load of
+a future row would instead hold up retirement for the full memory latency. No bounds check:
+prefetching an invalid address is harmless on x86 and ARM, but callers pass valid indices.
+"""
+
+import llvmlite.binding as _llvm
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.extending import intrinsic
+
+# LLVM >= 15 has opaque pointers and names the intrinsic by address space only.
+_PREFETCH_NAME = "llvm.prefetch.p0" if _llvm.llvm_version_info >= (15,) else "llvm.prefetch.p0i8"
+
+
+@intrinsic
+def prefetch(typingctx, arr, idx):
+    """Prefetch the cache line holding ``arr[idx]`` (1-D array, integer index)."""
+    if not (isinstance(arr, types.Array) and arr.ndim == 1 and isinstance(idx, types.Integer)):
+        return None
+    sig = types.void(arr, idx)
+
+    def codegen(context, builder, signature, args):
+        aryty = signature.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]],
+                                       wraparound=False)
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, _PREFETCH_NAME)
+        # (address, rw = read, locality = 3 (keep in all levels), cache type = data)
+        builder.call(fn, [builder.bitcast(ptr, i8p), ir.Constant(i32, 0), ir.Constant(i32, 3),
+                          ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return sig, codegen

@@ -1,0 +1,462 @@
+"""Objectives of the GBDT engine: parameters, label validation, dispatch to the kernels.
+
+``make_objective(name, ...)`` returns an :class:`Objective` with the two methods the boosting
+loop calls (``docs/gbdt_internals.rst``)::
+
+    obj = make_objective("lambdarank", truncation_level=10)
+    base = obj.init_score(y, group_ptr, sample_weight)       # validates y once; 0.0 here
+    for it in range(n_rounds):
+        obj.gradients(scores, y, group_ptr, sample_weight, grad, hess, it)   # in place
+
+``y``, ``scores`` and ``sample_weight`` are in query-grouped order (query ``q`` owns rows
+``group_ptr[q]:group_ptr[q + 1]``); ``grad`` / ``hess`` are float32 arrays (``G_H_DTYPE``)
+that are overwritten. The loops live in :mod:`skltr._cpu.objectives`.
+
+========================  ===========================================  ==========================
+skltr                     LightGBM 4.x                                 XGBoost 3.x
+========================  ===========================================  ==========================
+``"lambdarank"``          ``objective="lambdarank"``,                  ``rank:ndcg`` (close, not
+                          ``lambdarank_truncation_level``,             equal: XGBoost's delta is
+                          ``lambdarank_norm``, ``sigmoid``             the NDCG change of a swap)
+``"rank_pairwise"``       --                                           ``rank:pairwise`` with
+                                                                       ``lambdarank_pair_method=
+                                                                       "topk"``
+``"rank_xendcg"``         ``objective="rank_xendcg"``,                 --
+                          ``objective_seed``
+``"regression"``          ``objective="regression"`` (L2)              ``reg:squarederror``
+========================  ===========================================  ==========================
+
+Sample weights (per row): the ranking objectives scale a query's gradients and hessians by
+the **mean of its rows' weights** (the policy of :mod:`skltr.metrics`); LightGBM multiplies
+each row by its own weight and XGBoost takes one weight per query (and rescales all of them
+to mean 1). All three agree when weights are constant within each query, up to XGBoost's
+global rescaling. ``"regression"`` weighs each row by its own weight.
+
+Measured speed (``benchmarks/objectives_cpu.py``, 2026-11-22, shared 2-core Xeon @ 2.5 GHz
+under a load average of ~10 from other jobs; 499,920 rows in 4,166 queries of 120 documents,
+labels 0-4, default parameters; skltr: median of 7 calls after compilation; LightGBM 4.7's
+objective: per-round time of ``lambdarank`` / ``rank_xendcg`` training minus that of
+``regression`` on the same rows, one feature, ``num_leaves=2``). CPU time of one thread,
+which the load distorts least:
+
+================  ==========  =================
+objective         skltr       LightGBM 4.7
+================  ==========  =================
+lambdarank        155 ms      279 ms
+rank_xendcg       15 ms       15 ms
+rank_pairwise     275 ms      --  (all 7,140 pairs of every query)
+regression        4 ms        --
+================  ==========  =================
+
+Wall time with 2 threads in the same run (contended, so only indicative): lambdarank 318 ms
+vs LightGBM's 491 ms. Queries are independent, so on an idle machine 2 threads take about
+half the single-thread time.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .._dtypes import G_H_DTYPE, QID_DTYPE, Y_DTYPE
+from .._cpu import objectives as _kernels
+
+__all__ = ["Objective", "make_objective", "OBJECTIVES"]
+
+#: LightGBM 4.x's default ``lambdarank_truncation_level``.
+LIGHTGBM_TRUNCATION_LEVEL = 30
+#: The largest label whose gain ``2**label`` is finite in float64.
+MAX_EXP2_LABEL = 1023
+
+_NO_WEIGHTS = np.empty(0, dtype=Y_DTYPE)  # "unweighted" for the kernels
+_ALL_PAIRS = np.iinfo(np.int64).max  # a truncation level that no query reaches
+
+
+# --------------------------------------------------------------------------------------------
+# validation helpers
+# --------------------------------------------------------------------------------------------
+
+
+def _first(mask):
+    return int(np.argmax(mask)), int(mask.sum())
+
+
+def _check_finite(arr, name):
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        row, count = _first(bad)
+        raise ValueError(
+            f"{name} has {count} non-finite value(s) (first: {float(arr[row])!r} at row {row}); "
+            f"every row needs a finite value."
+        )
+
+
+def _check_grades(y, objective):
+    """Labels must be relevance grades 0, 1, 2, ... (integers >= 0)."""
+    negative = y < 0
+    if negative.any():
+        row, count = _first(negative)
+        raise ValueError(
+            f"{objective} needs relevance grades >= 0, but y has {count} negative label(s) "
+            f"(first: {float(y[row])!r} at row {row}). Shift or re-encode the labels (e.g. "
+            f"np.unique(y, return_inverse=True)[1] maps them to 0, 1, 2, ... in order), or use "
+            f"objective='rank_pairwise', which only compares labels."
+        )
+    fractional = y != np.floor(y)
+    if fractional.any():
+        row, count = _first(fractional)
+        raise ValueError(
+            f"{objective} needs integer relevance grades (as LightGBM), but y has {count} "
+            f"fractional label(s) (first: {float(y[row])!r} at row {row}). Round them, re-encode "
+            f"them with np.unique(y, return_inverse=True)[1], or use "
+            f"objective='rank_pairwise', which accepts any real labels."
+        )
+
+
+def _check_exp2_gains(y, group_ptr, objective, gain_offset):
+    """``2**label - gain_offset`` and each query's sum of them must stay finite."""
+    too_big = y > MAX_EXP2_LABEL
+    if too_big.any():
+        row, count = _first(too_big)
+        raise ValueError(
+            f"{objective} with exponential gain needs labels <= {MAX_EXP2_LABEL} (2**label "
+            f"overflows float64 beyond), but y has {count} larger label(s) (first: "
+            f"{float(y[row])!r} at row {row}). Use gain='linear' (lambdarank), or re-encode the "
+            f"labels with np.unique(y, return_inverse=True)[1]."
+        )
+    if y.size and y.max() > 1000:  # only then can a query's sum of gains overflow
+        with np.errstate(over="ignore"):
+            sums = np.add.reduceat(np.exp2(y) - gain_offset, group_ptr[:-1])
+        if np.isinf(sums).any():
+            q = int(np.argmax(np.isinf(sums)))
+            raise ValueError(
+                f"{objective}: the exponential gains of query {q} (rows {group_ptr[q]} to "
+                f"{group_ptr[q + 1] - 1}) sum beyond the float64 range; use gain='linear' or "
+                f"smaller labels."
+            )
+
+
+def _check_group_ptr(group_ptr, n):
+    group_ptr = np.ascontiguousarray(group_ptr, dtype=QID_DTYPE)
+    if (group_ptr.ndim != 1 or group_ptr.size < 2 or group_ptr[0] != 0 or group_ptr[-1] != n
+            or (np.diff(group_ptr) < 1).any()):
+        raise ValueError(
+            f"group_ptr must be increasing query boundaries from 0 to the number of rows "
+            f"({n}) with no empty query; got {group_ptr!r}."
+        )
+    return group_ptr
+
+
+def _as_float64(arr, name):
+    arr = np.ascontiguousarray(arr, dtype=Y_DTYPE)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D with one value per row; got shape {arr.shape}.")
+    return arr
+
+
+def _check_out(arr, name, n):
+    if not (isinstance(arr, np.ndarray) and arr.dtype == G_H_DTYPE and arr.shape == (n,)
+            and arr.flags.c_contiguous and arr.flags.writeable):
+        raise ValueError(
+            f"{name} must be a writeable C-contiguous {np.dtype(G_H_DTYPE).name} array of "
+            f"shape ({n},) (it is filled in place)."
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# objectives
+# --------------------------------------------------------------------------------------------
+
+
+class Objective:
+    """A training objective: an initial score and per-row gradients / hessians.
+
+    Build instances with :func:`make_objective`. Subclasses set ``name``, ``is_ranking`` and
+    implement ``_check_labels`` and ``_gradients``.
+    """
+
+    name = ""
+    #: Ranking objectives need queries and start from a score of 0.
+    is_ranking = True
+
+    def validate(self, y, group_ptr, sample_weight=None):
+        """Check labels (and weights) for this objective; raise a ValueError naming the fix.
+
+        Row numbers in messages are positions in the arrays given (query-grouped order when
+        called by the boosting loop). Called by :meth:`init_score`; the estimator may call
+        it earlier on the caller's arrays.
+        """
+        y = _as_float64(y, "y")
+        group_ptr = _check_group_ptr(group_ptr, y.shape[0])
+        _check_finite(y, "y")
+        self._check_labels(y, group_ptr)
+        if sample_weight is not None:
+            sample_weight = _as_float64(sample_weight, "sample_weight")
+            if sample_weight.shape != y.shape:
+                raise ValueError(
+                    f"sample_weight has {sample_weight.shape[0]} entries but y has "
+                    f"{y.shape[0]}; it needs one weight per row."
+                )
+            _check_finite(sample_weight, "sample_weight")
+            negative = sample_weight < 0
+            if negative.any():
+                row, count = _first(negative)
+                raise ValueError(
+                    f"sample_weight has {count} negative weight(s) (first: "
+                    f"{float(sample_weight[row])!r} at row {row}); weights must be >= 0."
+                )
+
+    def init_score(self, y, group_ptr, sample_weight):
+        """Validate the labels and return the constant initial raw score (a float)."""
+        self.validate(y, group_ptr, sample_weight)
+        return 0.0
+
+    def gradients(self, scores, y, group_ptr, sample_weight, grad, hess, iteration):
+        """Write the gradients and hessians at ``scores`` into ``grad`` / ``hess``.
+
+        Parameters
+        ----------
+        scores : array of shape (n_rows,)
+            Current raw scores (converted to float64 if needed).
+        y : array of shape (n_rows,)
+            Labels, already validated by :meth:`init_score` / :meth:`validate`.
+        group_ptr : int array of shape (n_queries + 1,)
+            Query boundaries (ignored by ``"regression"``).
+        sample_weight : array of shape (n_rows,) or None
+        grad, hess : float32 arrays of shape (n_rows,)
+            Overwritten.
+        iteration : int
+            0-based boosting round (only ``"rank_xendcg"`` uses it, for its random gammas).
+        """
+        scores = _as_float64(scores, "scores")
+        y = _as_float64(y, "y")
+        n = y.shape[0]
+        if scores.shape[0] != n:
+            raise ValueError(f"scores has {scores.shape[0]} entries but y has {n}.")
+        _check_out(grad, "grad", n)
+        _check_out(hess, "hess", n)
+        weights = _NO_WEIGHTS if sample_weight is None else _as_float64(sample_weight,
+                                                                         "sample_weight")
+        group_ptr = np.ascontiguousarray(group_ptr, dtype=QID_DTYPE)
+        self._gradients(scores, y, group_ptr, weights, grad, hess, int(iteration))
+
+    def __repr__(self):
+        params = ", ".join(f"{k}={v!r}" for k, v in self._params().items())
+        return f"make_objective({self.name!r}{', ' if params else ''}{params})"
+
+    def _params(self):
+        return {}
+
+
+class LambdaRank(Objective):
+    """LambdaMART for NDCG, as LightGBM 4.x ``objective="lambdarank"``.
+
+    See :func:`skltr._cpu.objectives.lambdarank_gradients`. LightGBM parameters:
+    ``lambdarank_truncation_level`` = ``truncation_level`` (default 30),
+    ``lambdarank_norm`` = ``normalize``, ``sigmoid`` = ``sigmoid``; ``gain="exp2"`` is
+    LightGBM's default ``label_gain`` (``2**i - 1``) without its limit of 31 grades, and
+    ``gain="linear"`` is ``label_gain=[0, 1, 2, ...]``. Differences: the sigmoid is exact
+    (LightGBM: a lookup table), per-row weights are averaged per query.
+    """
+
+    name = "lambdarank"
+
+    def __init__(self, gain, truncation_level, sigmoid, normalize):
+        self.gain = gain
+        self.truncation_level = truncation_level
+        self.sigmoid = sigmoid
+        self.normalize = normalize
+
+    def _params(self):
+        return {"gain": self.gain, "truncation_level": self.truncation_level,
+                "sigmoid": self.sigmoid, "normalize": self.normalize}
+
+    def _check_labels(self, y, group_ptr):
+        _check_grades(y, self.name)
+        if self.gain == "exp2":
+            _check_exp2_gains(y, group_ptr, self.name, 1.0)
+
+    def _gradients(self, scores, y, group_ptr, weights, grad, hess, iteration):
+        _kernels.lambdarank_gradients(
+            scores, y, group_ptr, weights, self.gain == "exp2", self.truncation_level,
+            self.sigmoid, self.normalize, grad, hess,
+        )
+
+
+class RankPairwise(Objective):
+    """RankNet (pairwise logistic loss), as XGBoost 3.x ``rank:pairwise`` with top-k pairs.
+
+    See :func:`skltr._cpu.objectives.pairwise_gradients`. Equivalent XGBoost parameters:
+    ``objective="rank:pairwise"``, ``lambdarank_pair_method="topk"``,
+    ``lambdarank_num_pair_per_sample`` = ``truncation_level`` (``None``: at least the largest
+    query size, i.e. all pairs), ``lambdarank_normalization`` = ``normalize``,
+    ``lambdarank_score_normalization=False``. Differences: XGBoost's default pair method
+    (``"mean"``) samples one random pair per document instead; XGBoost computes scores and
+    pair gradients in float32 and takes one weight per query (rescaled to mean 1); the
+    ``sigmoid`` steepness (XGBoost: fixed at 1). Labels may be any real numbers: only their
+    order matters.
+    """
+
+    name = "rank_pairwise"
+
+    def __init__(self, truncation_level, sigmoid, normalize):
+        self.truncation_level = truncation_level
+        self.sigmoid = sigmoid
+        self.normalize = normalize
+
+    def _params(self):
+        return {"truncation_level": self.truncation_level, "sigmoid": self.sigmoid,
+                "normalize": self.normalize}
+
+    def _check_labels(self, y, group_ptr):
+        pass  # any finite labels: RankNet only compares them
+
+    def _gradients(self, scores, y, group_ptr, weights, grad, hess, iteration):
+        level = _ALL_PAIRS if self.truncation_level is None else self.truncation_level
+        _kernels.pairwise_gradients(
+            scores, y, group_ptr, weights, level, self.sigmoid, self.normalize, grad, hess,
+        )
+
+
+class RankXENDCG(Objective):
+    """XE-NDCG (Bruch et al. 2019), as LightGBM 4.x ``objective="rank_xendcg"``.
+
+    See :func:`skltr._cpu.objectives.xendcg_gradients`. The random gammas are LightGBM's
+    own: ``random_state`` (an int) is LightGBM's ``objective_seed``, and at round
+    ``iteration`` query ``q`` uses draws ``iteration * n_docs .. (iteration + 1) * n_docs - 1``
+    of ``Random(objective_seed + q)``, so the gradients are a function of
+    ``(random_state, iteration, q)`` only and equal LightGBM's. Labels: integer grades
+    >= 0 (gain ``2**label``, no other gain). Unlike lambdarank, queries whose labels are all
+    equal still get gradients (they pull the scores towards equal softmax probabilities);
+    single-document queries get zeros.
+    """
+
+    name = "rank_xendcg"
+
+    def __init__(self, seed):
+        self.seed = seed
+
+    def _params(self):
+        return {"random_state": self.seed}
+
+    def _check_labels(self, y, group_ptr):
+        _check_grades(y, self.name)
+        _check_exp2_gains(y, group_ptr, self.name, 0.0)
+
+    def _gradients(self, scores, y, group_ptr, weights, grad, hess, iteration):
+        _kernels.xendcg_gradients(scores, y, group_ptr, weights, self.seed, iteration, grad,
+                                  hess)
+
+
+class Regression(Objective):
+    """Squared error ``w * (s - y)**2 / 2`` (LightGBM ``regression``, XGBoost
+    ``reg:squarederror``): ``grad = w * (s - y)``, ``hess = w``; a pointwise baseline that
+    ignores the queries. The initial score is the weighted mean label (LightGBM's
+    ``boost_from_average``)."""
+
+    name = "regression"
+    is_ranking = False
+
+    def _check_labels(self, y, group_ptr):
+        pass  # any finite labels
+
+    def init_score(self, y, group_ptr, sample_weight):
+        self.validate(y, group_ptr, sample_weight)
+        y = _as_float64(y, "y")
+        if sample_weight is None:
+            return float(np.mean(y))
+        sample_weight = _as_float64(sample_weight, "sample_weight")
+        total = sample_weight.sum()
+        if total <= 0:
+            raise ValueError("sample_weight sums to 0; the weighted mean label is undefined.")
+        return float(np.dot(sample_weight, y) / total)
+
+    def _gradients(self, scores, y, group_ptr, weights, grad, hess, iteration):
+        _kernels.regression_gradients(scores, y, weights, grad, hess)
+
+
+OBJECTIVES = ("lambdarank", "rank_pairwise", "rank_xendcg", "regression")
+
+
+def _seed_from(random_state):
+    """An int seed: ints are used as given (LightGBM's ``objective_seed``), anything else
+    goes through scikit-learn's ``check_random_state`` and draws one."""
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        # LightGBM keeps the low 32 bits (an unsigned int state): so do we, which also
+        # keeps any Python int inside the kernels' int64
+        return int(random_state) % 2**32
+    from sklearn.utils import check_random_state
+
+    return int(check_random_state(random_state).randint(0, np.iinfo(np.int32).max))
+
+
+def make_objective(name, *, gain="exp2", truncation_level=None, sigmoid=1.0, normalize=True,
+                   random_state=None):
+    """Build the objective ``name`` with its parameters.
+
+    Parameters
+    ----------
+    name : {"lambdarank", "rank_pairwise", "rank_xendcg", "regression"}
+    gain : {"exp2", "linear"}, default="exp2"
+        lambdarank's gain: ``2**label - 1`` (labels up to 1023) or ``label``.
+        ``"rank_xendcg"`` accepts only ``"exp2"``; the others ignore it.
+    truncation_level : int >= 1 or None, default=None
+        lambdarank: pairs need a document in the top ``truncation_level`` positions and
+        the ideal DCG is cut there; ``None`` is LightGBM's default, 30. rank_pairwise: the
+        same pair rule; ``None`` means all pairs.
+    sigmoid : float > 0, default=1.0
+        Steepness of the pair probability (lambdarank, rank_pairwise).
+    normalize : bool, default=True
+        lambdarank: LightGBM's ``lambdarank_norm``; rank_pairwise: XGBoost's
+        ``lambdarank_normalization``.
+    random_state : int, RandomState, Generator or None, default=None
+        rank_xendcg's seed (an int is LightGBM's ``objective_seed``; ``None`` draws one).
+
+    Returns
+    -------
+    Objective
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skltr._gbdt.objectives import make_objective
+    >>> obj = make_objective("lambdarank")
+    >>> y = np.array([2.0, 0.0, 1.0]); group_ptr = np.array([0, 3])
+    >>> obj.init_score(y, group_ptr, None)
+    0.0
+    >>> grad = np.empty(3, np.float32); hess = np.empty(3, np.float32)
+    >>> obj.gradients(np.zeros(3), y, group_ptr, None, grad, hess, 0)
+    >>> bool(grad[0] < 0 < grad[1])  # the best document is pushed up, the worst down
+    True
+    """
+    if name not in OBJECTIVES:
+        raise ValueError(f"objective must be one of {', '.join(map(repr, OBJECTIVES))}; "
+                         f"got {name!r}.")
+    if gain not in ("exp2", "linear"):
+        raise ValueError(f"gain must be 'exp2' or 'linear'; got {gain!r}.")
+    if truncation_level is not None and (
+            isinstance(truncation_level, bool)
+            or not isinstance(truncation_level, numbers.Integral) or truncation_level < 1):
+        raise ValueError(f"truncation_level must be an int >= 1 or None; got "
+                         f"{truncation_level!r}.")
+    if (isinstance(sigmoid, bool) or not isinstance(sigmoid, numbers.Real)
+            or not np.isfinite(sigmoid) or sigmoid <= 0):
+        raise ValueError(f"sigmoid must be a finite number > 0; got {sigmoid!r}.")
+    if not isinstance(normalize, (bool, np.bool_)):
+        raise ValueError(f"normalize must be True or False; got {normalize!r}.")
+    sigmoid = float(sigmoid)
+    normalize = bool(normalize)
+    if truncation_level is not None:  # (any larger level means "all pairs" anyway)
+        truncation_level = min(int(truncation_level), _ALL_PAIRS)
+    if name == "lambdarank":
+        level = LIGHTGBM_TRUNCATION_LEVEL if truncation_level is None else truncation_level
+        return LambdaRank(gain, level, sigmoid, normalize)
+    if name == "rank_pairwise":
+        return RankPairwise(truncation_level, sigmoid, normalize)
+    if name == "rank_xendcg":
+        if gain != "exp2":
+            raise ValueError("rank_xendcg only has the exponential gain 2**label; use "
+                             "gain='exp2' or objective='lambdarank' for gain='linear'.")
+        return RankXENDCG(_seed_from(random_state))
+    return Regression()

@@ -1,0 +1,177 @@
+"""Slow, obviously-correct references for skltr._cpu.objectives (tests only).
+
+Pure Python, one query at a time, written from the definitions rather than from the kernels:
+pairs are enumerated by label (every ordered pair "a has a higher label than b"), positions
+come from an explicit sort key, the sigmoid is evaluated per pair, and XE-NDCG's generator is
+stepped one draw at a time. Each function takes one query's labels and scores (lists) and
+returns ``(grad, hess)`` lists of floats (float64, not rounded to float32);
+``per_query`` applies one of them to query-grouped arrays.
+"""
+
+import math
+
+from naive_metrics import discount, gain_of, ideal_dcg_query
+
+LIGHTGBM_001F = 0.009999999776482582  # the float literal 0.01f that LightGBM adds, as a double
+
+
+def logistic_tail(x):
+    """1 / (1 + exp(x)) without overflow."""
+    if x >= 0:
+        e = math.exp(-x)
+        return e / (1.0 + e)
+    return 1.0 / (1.0 + math.exp(x))
+
+
+def lightgbm_table_sigmoid(x, sigmoid):
+    """1 / (1 + exp(sigmoid * x)) read from LightGBM's lookup table, as it does: 2**20 bins
+    over [-25 / sigmoid, 25 / sigmoid], each holding the value at its left edge, clamped
+    outside (LambdarankNDCG::ConstructSigmoidTable / GetSigmoid)."""
+    bins = 1024 * 1024
+    lo = -50.0 / sigmoid / 2
+    hi = -lo
+    factor = bins / (hi - lo)
+    if x <= lo:
+        i = 0
+    elif x >= hi:
+        i = bins - 1
+    else:
+        i = int((x - lo) * factor)
+    return 1.0 / (1.0 + math.exp((i / factor + lo) * sigmoid))
+
+
+def positions(scores):
+    """0-based position of each document when sorted by descending score (ties: row order)."""
+    order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+    pos = [0] * len(scores)
+    for p, i in enumerate(order):
+        pos[i] = p
+    return pos
+
+
+def pairs(labels, pos, top):
+    """(more relevant, less relevant) document pairs with a document in the top ``top``
+    positions; each pair is visited once, from its better-placed document."""
+    for u in range(len(labels)):
+        if pos[u] >= top:
+            continue
+        for v in range(len(labels)):
+            if pos[v] > pos[u] and labels[u] != labels[v]:
+                yield (u, v) if labels[u] > labels[v] else (v, u)
+
+
+def query_weight(weights):
+    return 1.0 if weights is None else sum(weights) / len(weights)
+
+
+def lambdarank(labels, scores, weights=None, gain="exp2", truncation_level=30, sigmoid=1.0,
+               normalize=True, lightgbm_table=False):
+    """LambdaMART; ``lightgbm_table=True`` reads the sigmoid from LightGBM's table."""
+    n = len(labels)
+    grad, hess = [0.0] * n, [0.0] * n
+    if n <= 1 or len(set(labels)) == 1:
+        return grad, hess
+    pos = positions(scores)
+    idcg = ideal_dcg_query(labels, truncation_level, gain)
+    inv_idcg = 1.0 / idcg if idcg > 0 else 0.0
+    by_distance = normalize and max(scores) != min(scores)
+    total = 0.0
+    for a, b in pairs(labels, pos, truncation_level):
+        delta = (abs(gain_of(labels[a], gain) - gain_of(labels[b], gain))
+                 * abs(discount(pos[a]) - discount(pos[b])) * inv_idcg)
+        if by_distance:
+            delta /= LIGHTGBM_001F + abs(scores[a] - scores[b])
+        if lightgbm_table:
+            p = lightgbm_table_sigmoid(scores[a] - scores[b], sigmoid)
+        else:
+            p = logistic_tail(sigmoid * (scores[a] - scores[b]))
+        grad[a] -= sigmoid * p * delta
+        grad[b] += sigmoid * p * delta
+        hess[a] += sigmoid ** 2 * p * (1 - p) * delta
+        hess[b] += sigmoid ** 2 * p * (1 - p) * delta
+        total += 2 * sigmoid * p * delta
+    factor = query_weight(weights)
+    if normalize and total > 0:
+        factor *= math.log2(1 + total) / total
+    return [g * factor for g in grad], [h * factor for h in hess]
+
+
+def ranknet(labels, scores, weights=None, truncation_level=None, sigmoid=1.0, normalize=True):
+    n = len(labels)
+    grad, hess = [0.0] * n, [0.0] * n
+    pos = positions(scores)
+    top = n if truncation_level is None else truncation_level
+    total = 0.0
+    for a, b in pairs(labels, pos, top):
+        p = logistic_tail(sigmoid * (scores[a] - scores[b]))
+        h = 2 * sigmoid ** 2 * max(p * (1 - p), 1e-16)
+        grad[a] -= sigmoid * p
+        grad[b] += sigmoid * p
+        hess[a] += h
+        hess[b] += h
+        total += 2 * sigmoid * p
+    factor = query_weight(weights)
+    if normalize and total > 0:
+        factor *= math.log2(1 + total) / total
+    return [g * factor for g in grad], [h * factor for h in hess]
+
+
+def lightgbm_floats(seed, n_skip, n):
+    """Draws n_skip..n_skip+n-1 of LightGBM's Random(seed).NextFloat(), stepped one by one."""
+    x = seed % 2**32
+    out = []
+    for k in range(n_skip + n):
+        x = (214013 * x + 2531011) % 2**32
+        if k >= n_skip:
+            out.append(((x >> 16) & 0x7FFF) / 32768.0)
+    return out
+
+
+def safe_div(term, rest):
+    """term / (1 - rho); 0 where the other documents' mass underflowed to 0 (the limit of
+    everything the quotient is multiplied by)."""
+    return term / rest if rest > 0 else 0.0
+
+
+def xendcg(labels, scores, weights=None, seed=0, iteration=0, query=0):
+    """LightGBM's RankXENDCG for query number ``query`` at round ``iteration``."""
+    n = len(labels)
+    if n <= 1:
+        return [0.0] * n, [0.0] * n
+    top = max(scores)
+    e = [math.exp(s - top) for s in scores]
+    rho = [v / sum(e) for v in e]
+    # 1 - rho as the mass of the other documents (no cancellation when rho is near 1)
+    rest = [sum(e[j] for j in range(n) if j != i) / sum(e) for i in range(n)]
+    gammas = lightgbm_floats(seed + query, iteration * n, n)
+    phi = [2.0 ** int(label) - g for label, g in zip(labels, gammas)]
+    target = [v / max(1e-15, sum(phi)) for v in phi]
+    # LightGBM's gradient: first, second and third order terms of its series
+    first = [rho[i] - target[i] for i in range(n)]
+    c1 = [safe_div(first[i], rest[i]) for i in range(n)]
+    second = [rho[i] * sum(c1[j] for j in range(n) if j != i) for i in range(n)]
+    c2 = [safe_div(second[i], rest[i]) for i in range(n)]
+    third = [rho[i] * sum(c2[j] for j in range(n) if j != i) for i in range(n)]
+    w = query_weight(weights)
+    grad = [(first[i] + second[i] + third[i]) * w for i in range(n)]
+    hess = [rho[i] * rest[i] * w for i in range(n)]
+    return grad, hess
+
+
+def regression(labels, scores, weights=None):
+    w = [1.0] * len(labels) if weights is None else list(weights)
+    return ([wi * (s - y) for wi, s, y in zip(w, scores, labels)], w)
+
+
+def per_query(fn, y, scores, group_ptr, weights=None, with_query=False, **params):
+    """Apply a per-query reference to query-grouped arrays; returns (grad, hess) lists."""
+    grad, hess = [], []
+    for q in range(len(group_ptr) - 1):
+        lo, hi = int(group_ptr[q]), int(group_ptr[q + 1])
+        w = None if weights is None else [float(v) for v in weights[lo:hi]]
+        extra = {"query": q} if with_query else {}
+        g, h = fn([float(v) for v in y[lo:hi]], [float(v) for v in scores[lo:hi]], w,
+                  **params, **extra)
+        grad += g
+        hess += h
+    return grad, hess

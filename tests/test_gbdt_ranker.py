@@ -409,3 +409,10 @@ def test_quality_with_missing_values():
     X, Xt, y, yt, qid, qt = train_test_split_by_query(X, y, qid=qid, test_size=0.25,
                                                       random_state=0)
     _compare(X, y, qid, Xt, yt, qt, rounds=50, leaves=31, lr=0.1, min_leaf=20)
+
+
+def test_verbose_progress_bar(capsys):
+    X, y, qid = _data(22)
+    GPUHistGBDTRanker(**SMALL, verbose=1).fit(X, y, qid=qid, eval_set=[(X, y, qid)])
+    err = capsys.readouterr().err
+    assert "boosting" in err and "valid_0 ndcg@10" in err

@@ -146,20 +146,20 @@ def _feature_subsample(n_features, fraction, seed, round_):
 # --------------------------------------------------------------------------------------------
 
 
-def _fit_bin_mapper(X, max_bins, seed):
+def _fit_bin_mapper(X, max_bins, seed, n_jobs):
     from .binning import BinMapper  # noqa: PLC0415
 
     seed = int(_rng(seed, _STREAM_BINNING).integers(2**31 - 1))
-    mapper = BinMapper(max_bins=max_bins, random_state=seed)
+    mapper = BinMapper(max_bins=max_bins, random_state=seed, n_threads=n_jobs)
     return mapper, mapper.fit_transform(X)
 
 
 class _Grower:
     """Grows the trees of one fit with the mapper's bin layout, reusing histogram buffers."""
 
-    def __init__(self, X_binned, mapper, tree_params, communicator):
+    def __init__(self, X_binned, mapper, tree_params, communicator, n_jobs):
         self.X_binned, self.mapper = X_binned, mapper
-        self.params, self.communicator = tree_params, communicator
+        self.params, self.communicator, self.n_jobs = tree_params, communicator, n_jobs
         self.pool = None
 
     def __call__(self, grad, hess, rows, feature_mask):
@@ -169,7 +169,7 @@ class _Grower:
         grower = TreeGrower(self.X_binned, grad, hess, n_bins=m.n_bins,
                             missing_bin=m.missing_bin, has_missing=m.has_missing, rows=rows,
                             feature_mask=feature_mask, communicator=self.communicator,
-                            pool=self.pool, **self.params)
+                            pool=self.pool, n_threads=self.n_jobs, **self.params)
         tree = grower.grow()
         self.pool = grower.pool
         return tree
@@ -193,7 +193,7 @@ def _assemble(trees, mapper, base_score, *, feature_names, objective_name):
 def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_estimators,
           max_bins, tree_params, subsample=1.0, colsample_bytree=1.0, eval_sets=(),
           eval_at=(10,), gain="exp2", n_iter_no_change=None, seed=0, verbose=0,
-          feature_names=None, communicator=None) -> BoostingResult:
+          feature_names=None, communicator=None, n_jobs=None) -> BoostingResult:
     """Run the boosting rounds; see the module docstring.
 
     Parameters
@@ -233,6 +233,9 @@ def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_e
     feature_names : list of str or None
     communicator : object with ``allreduce_sum``, optional
         Passed to the grower; default ``LocalCommunicator()``.
+    n_jobs : int or None
+        Threads of every kernel (``n_jobs`` semantics). The stages set numba's thread count
+        themselves, so it is passed to each rather than set once around the loop.
 
     Returns
     -------
@@ -244,7 +247,7 @@ def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_e
         communicator = LocalCommunicator()
     n_samples, n_features = X.shape
     t0 = time.perf_counter()
-    mapper, X_binned = _fit_bin_mapper(X, max_bins, seed)
+    mapper, X_binned = _fit_bin_mapper(X, max_bins, seed, n_jobs)
     evals = [(e, mapper.transform(e.X)) for e in eval_sets]
     binning_s = time.perf_counter() - t0
 
@@ -258,7 +261,7 @@ def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_e
                                 sample_weight=e.sample_weight) for e, _ in evals]
     history = {e.name: {name: [] for name in ev.names} for (e, _), ev in zip(evals, evaluators)}
 
-    grow = _Grower(X_binned, mapper, tree_params, communicator)
+    grow = _Grower(X_binned, mapper, tree_params, communicator, n_jobs)
     trees, gains, counts = [], [], []
     best_score, best_round = -np.inf, -1
     rounds = range(n_estimators)
@@ -276,7 +279,7 @@ def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_e
             if rows is None:  # the grower's row -> leaf map: no traversal
                 tree.add_to_training_scores(scores)
             else:  # the tree saw only the sampled queries; every row's score moves
-                tree.add_to_scores(X_binned, scores)
+                tree.add_to_scores(X_binned, scores, n_jobs)
             trees.append(tree)
             internal = np.asarray(tree.left) >= 0
             split_features = np.asarray(tree.feature)[internal]
@@ -285,7 +288,7 @@ def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_e
             counts.append(np.bincount(split_features, minlength=n_features))
 
             for (e, Xb), ev, s in zip(evals, evaluators, eval_scores):
-                tree.add_to_scores(Xb, s)
+                tree.add_to_scores(Xb, s, n_jobs)
                 for name, value in zip(ev.names, ev(s)):
                     history[e.name][name].append(value)
             if not evals:

@@ -334,7 +334,8 @@ class GPUHistGBDTRanker(BaseRanker):
         n_queries = data.groups.n_queries
         early = self.early_stopping
         if early == "auto":
-            early = data.X.shape[0] > _AUTO_EARLY_STOPPING_ROWS and (evals or n_queries >= 2)
+            early = data.X.shape[0] > _AUTO_EARLY_STOPPING_ROWS and (
+                bool(evals) or n_queries >= 2)
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         X, y, w, group_ptr = data.X, data.y, data.sample_weight, data.group_ptr
         if early and not evals:
@@ -368,7 +369,7 @@ class GPUHistGBDTRanker(BaseRanker):
                 colsample_bytree=self.colsample_bytree, eval_sets=evals, eval_at=eval_at,
                 gain=self.gain, n_iter_no_change=self.n_iter_no_change if early else None,
                 seed=seed, verbose=self.verbose,
-                feature_names=None if names is None else list(names))
+                feature_names=None if names is None else list(names), n_jobs=self.n_jobs)
         if not np.any(np.diff(result.ensemble.tree_ptr) > 1):
             warnings.warn(
                 "no tree found a split: every gradient was zero or no split met min_samples_leaf"

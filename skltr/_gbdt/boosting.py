@@ -296,7 +296,7 @@ def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_e
             monitored = history[evals[0][0].name][evaluators[0].names[0]][-1]
             if bar is not None:
                 bar.set_postfix({f"{evals[0][0].name} {evaluators[0].names[0]}":
-                                 f"{monitored:.5f}"}, refresh=False)
+                                 f"{monitored:.5f}"})
             if monitored > best_score:  # strict, as LightGBM's early stopping
                 best_score, best_round = monitored, it
             elif n_iter_no_change is not None and it - best_round >= n_iter_no_change:

@@ -416,3 +416,13 @@ def test_verbose_progress_bar(capsys):
     GPUHistGBDTRanker(**SMALL, verbose=1).fit(X, y, qid=qid, eval_set=[(X, y, qid)])
     err = capsys.readouterr().err
     assert "boosting" in err and "valid_0 ndcg@10" in err
+
+
+def test_infinite_features_are_refused():
+    X, y, qid = _data(23)
+    X[4, 1] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
+        GPUHistGBDTRanker(**SMALL).fit(X, y, qid=qid)
+    r = GPUHistGBDTRanker(**SMALL).fit(np.nan_to_num(X, posinf=1e300), y, qid=qid)
+    with pytest.raises(ValueError, match="infinity"):
+        r.predict(X)

@@ -160,6 +160,9 @@ class _Grower:
     def __init__(self, X_binned, mapper, tree_params, communicator, n_jobs):
         self.X_binned, self.mapper = X_binned, mapper
         self.params, self.communicator, self.n_jobs = tree_params, communicator, n_jobs
+        # Made once per fit: the grower's partition kernel reads the transpose,
+        # and the pool keeps histogram pages warm across trees (gbdt_internals.rst).
+        self.X_binned_T = np.ascontiguousarray(X_binned.T)
         self.pool = None
 
     def __call__(self, grad, hess, rows, feature_mask):
@@ -169,7 +172,8 @@ class _Grower:
         grower = TreeGrower(self.X_binned, grad, hess, n_bins=m.n_bins,
                             missing_bin=m.missing_bin, has_missing=m.has_missing, rows=rows,
                             feature_mask=feature_mask, communicator=self.communicator,
-                            pool=self.pool, n_threads=self.n_jobs, **self.params)
+                            pool=self.pool, X_binned_T=self.X_binned_T,
+                            n_threads=self.n_jobs, **self.params)
         tree = grower.grow()
         self.pool = grower.pool
         return tree

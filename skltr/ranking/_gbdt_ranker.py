@@ -253,8 +253,10 @@ class GPUHistGBDTRanker(BaseRanker):
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
-    # Tree models route ±inf as the largest / smallest value, like LightGBM and XGBoost.
-    _allow_inf = True
+    # ±inf is refused (the base class's default): the binned trees put +inf in the last
+    # bin, but a "non-missing vs missing" split exports the threshold DBL_MAX, which +inf
+    # would not pass, so training and prediction could disagree on it.
+    _allow_inf = False
 
     def __init__(self, *, objective="lambdarank", n_estimators=100, learning_rate=0.1,
                  max_leaves=31, max_depth=None, growth="leafwise", min_child_weight=1e-3,
@@ -295,7 +297,8 @@ class GPUHistGBDTRanker(BaseRanker):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Features; NaN marks a missing value, ±inf are ordinary extreme values.
+            Features; NaN marks a missing value. ±inf is refused: use NaN or a large finite
+            value.
         y : array-like of shape (n_samples,)
             Relevance grade of each row (higher is more relevant); whole numbers >= 0 for
             ``objective="lambdarank"`` and ``"rank_xendcg"``.

@@ -11,6 +11,7 @@ from ._version import __version__
 
 #: public name -> module that defines it (imported on first access).
 _LAZY = {
+    "GPUHistGBDTRanker": "skltr.ranking._gbdt_ranker",
     "QuickScorerPredictor": "skltr.ranking._quickscorer_predictor",
     "TreeEnsemble": "skltr.trees",
 }

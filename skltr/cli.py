@@ -5,9 +5,11 @@ Sub-commands:
 * ``demo``: generate ranking data, train every ranker that exists, print NDCG@10 and timings;
 * ``convert MODEL -o OUT.json``: XGBoost / LightGBM / skltr model file -> skltr JSON model;
 * ``predict MODEL DATA``: score a LETOR/SVMlight file with QuickScorer, write one score per
-  line, and print NDCG@10 when the file has labels and query ids.
+  line, and print NDCG@10 when the file has labels and query ids;
+* ``train DATA -o MODEL.json``: train a GPUHistGBDTRanker on a LETOR/SVMlight file, save the
+  JSON model, print NDCG@10 on the training file and on an optional ``--test`` file.
 
-``train`` and ``bench`` arrive with the estimators.
+``bench`` arrives with the estimators.
 """
 
 from __future__ import annotations
@@ -110,6 +112,38 @@ def run_predict(args) -> None:
           f"NDCG@10 {ndcg_score(y, first_column, qid=qid, k=10):.4f}", file=sys.stderr)
 
 
+def run_train(args) -> dict:
+    """Train a GPUHistGBDTRanker on a LETOR file; save it; return (and print) NDCG@10."""
+    from .datasets import load_letor  # noqa: PLC0415
+    from .metrics import ndcg_score  # noqa: PLC0415
+    from .ranking._gbdt_ranker import GPUHistGBDTRanker  # noqa: PLC0415
+
+    X, y, qid = load_letor(args.data)
+    test = None if args.test is None else load_letor(args.test, n_features=X.shape[1])
+    ranker = GPUHistGBDTRanker(
+        objective=args.objective, n_estimators=args.n_estimators,
+        learning_rate=args.learning_rate, max_leaves=args.max_leaves,
+        max_depth=args.max_depth, min_samples_leaf=args.min_samples_leaf,
+        reg_lambda=args.reg_lambda, max_bins=args.max_bins, subsample=args.subsample,
+        colsample_bytree=args.colsample_bytree,
+        early_stopping={"auto": "auto", "on": True, "off": False}[args.early_stopping],
+        device=args.device, n_jobs=args.n_jobs, random_state=args.seed,
+        verbose=0 if args.quiet or not sys.stderr.isatty() else 1)
+    t = time.perf_counter()
+    ranker.fit(X, y, qid=qid)
+    fit_s = time.perf_counter() - t
+    ranker.save_model(args.output)
+    result = {"train": ndcg_score(y, ranker.predict(X), qid=qid, k=10)}
+    if test is not None:
+        result["test"] = ndcg_score(test[1], ranker.predict(test[0]), qid=test[2], k=10)
+    print(f"{args.data}: {X.shape[0]} rows x {X.shape[1]} features, "
+          f"{len(np.unique(qid))} queries; {ranker.n_estimators_} trees in {fit_s:.2f} s "
+          f"-> {args.output}")
+    for name, value in result.items():
+        print(f"NDCG@10 {name}: {value:.4f}")
+    return result
+
+
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__  # noqa: PLC0415
 
@@ -136,6 +170,27 @@ def build_parser() -> argparse.ArgumentParser:
                                                                "traversal"])
     predict.add_argument("--device", default="cpu")
     predict.set_defaults(func=run_predict)
+    train = sub.add_parser("train", help="train a GPUHistGBDTRanker on a LETOR/SVMlight file")
+    train.add_argument("data", help="training file (qid: tokens or a .query file)")
+    train.add_argument("-o", "--output", required=True, help="output JSON model path")
+    train.add_argument("--test", default=None, help="test file: NDCG@10 is printed for it")
+    train.add_argument("--objective", default="lambdarank",
+                       choices=["lambdarank", "rank_pairwise", "rank_xendcg", "regression"])
+    train.add_argument("--n-estimators", type=int, default=100)
+    train.add_argument("--learning-rate", type=float, default=0.1)
+    train.add_argument("--max-leaves", type=int, default=31)
+    train.add_argument("--max-depth", type=int, default=None)
+    train.add_argument("--min-samples-leaf", type=int, default=20)
+    train.add_argument("--reg-lambda", type=float, default=0.0)
+    train.add_argument("--max-bins", type=int, default=255)
+    train.add_argument("--subsample", type=float, default=1.0, help="fraction of queries")
+    train.add_argument("--colsample-bytree", type=float, default=1.0)
+    train.add_argument("--early-stopping", default="auto", choices=["auto", "on", "off"])
+    train.add_argument("--n-jobs", type=int, default=None)
+    train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--device", default="cpu")
+    train.add_argument("--quiet", action="store_true", help="no progress bar")
+    train.set_defaults(func=run_train)
     return parser
 
 

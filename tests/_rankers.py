@@ -3,13 +3,15 @@
 ``LinearTestRanker`` fits ridge regression of the labels (closed form), so tests of routing,
 splitting and validation do not depend on any real ranking algorithm.
 ``SingleQueryLinearTestRanker`` treats a missing qid as one query so scikit-learn's generic
-``parametrize_with_checks`` (which calls ``fit(X, y)``) can run over the base class.
+``parametrize_with_checks`` (which calls ``fit(X, y)``) can run over the base class;
+``SingleQueryGBDTRanker`` does the same for ``GPUHistGBDTRanker``.
 """
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
 from skltr.ranking._base import BaseRanker
+from skltr.ranking._gbdt_ranker import GPUHistGBDTRanker
 
 
 class LinearTestRanker(BaseRanker):
@@ -36,6 +38,12 @@ class LinearTestRanker(BaseRanker):
 
 
 class SingleQueryLinearTestRanker(LinearTestRanker):
+    _missing_qid = "single_query"
+
+
+class SingleQueryGBDTRanker(GPUHistGBDTRanker):
+    """GPUHistGBDTRanker reading a missing qid as one query (for parametrize_with_checks)."""
+
     _missing_qid = "single_query"
 
 

@@ -48,3 +48,27 @@ def test_convert_and_predict_commands(tmp_path, capsys):
     expected = booster.predict(xgb.DMatrix(X), output_margin=True)
     np.testing.assert_array_equal(got.astype(np.float32), expected)
     assert "NDCG@10" in capsys.readouterr().err
+
+
+def test_train_command(tmp_path, capsys):
+    import numpy as np
+
+    from skltr import GPUHistGBDTRanker
+    from skltr.datasets import dump_letor, make_ranking
+
+    X, y, qid = make_ranking(n_queries=40, docs_per_query=12, n_features=5, n_informative=3,
+                             random_state=0, dtype=np.float64)
+    train, test = tmp_path / "train.letor", tmp_path / "test.letor"
+    dump_letor(train, X[qid < 30], y[qid < 30], qid[qid < 30])
+    dump_letor(test, X[qid >= 30], y[qid >= 30], qid[qid >= 30])
+    model = tmp_path / "model.json"
+    assert main(["train", str(train), "-o", str(model), "--test", str(test),
+                 "--n-estimators", "5", "--max-leaves", "7", "--min-samples-leaf", "3",
+                 "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "NDCG@10 train:" in out and "NDCG@10 test:" in out
+    ranker = GPUHistGBDTRanker.load_model(model)
+    assert ranker.n_estimators_ == 5 and ranker.max_leaves == 7
+    # The model file is also what `skltr predict` reads.
+    assert main(["predict", str(model), str(test), "-o", str(tmp_path / "s.txt")]) == 0
+    np.testing.assert_allclose(np.loadtxt(tmp_path / "s.txt"), ranker.predict(X[qid >= 30]))

@@ -9,4 +9,23 @@ from ._base import BaseRanker, RankerMixin
 #: name -> ``factory(device)`` returning an unfitted ranker for that device.
 RANKERS: dict = {}
 
-__all__ = ["BaseRanker", "RankerMixin", "RANKERS"]
+
+def _gbdt_ranker(device="cpu"):
+    # Imported on call: keeps ``import skltr.ranking`` free of the GBDT modules.
+    from ._gbdt_ranker import GPUHistGBDTRanker  # noqa: PLC0415
+
+    return GPUHistGBDTRanker(device=device, random_state=0)
+
+
+RANKERS["GPUHistGBDTRanker"] = _gbdt_ranker
+
+
+def __getattr__(name):
+    if name == "GPUHistGBDTRanker":
+        from ._gbdt_ranker import GPUHistGBDTRanker  # noqa: PLC0415
+
+        return GPUHistGBDTRanker
+    raise AttributeError(f"module 'skltr.ranking' has no attribute {name!r}")
+
+
+__all__ = ["BaseRanker", "RankerMixin", "RANKERS", "GPUHistGBDTRanker"]

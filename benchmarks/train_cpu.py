@@ -1,0 +1,179 @@
+"""Training on the CPU: skltr GPUHistGBDTRanker vs LightGBM lambdarank vs XGBoost rank:ndcg.
+
+One run per engine and bin count on the same data (``make_ranking``, 136 features, split by
+query 80/20): wall time of the whole fit, time of the binning step alone (skltr's BinMapper vs
+LightGBM's Dataset construction vs XGBoost's QuantileDMatrix), peak memory, and test NDCG@10.
+Every engine fits in a fresh child process (multiprocessing, "spawn"), after a small untimed
+warm-up fit in that child (numba loads its compiled kernels, the libraries their thread
+pools); the child reports its own peak resident memory (``getrusage(RUSAGE_SELF).ru_maxrss``)
+minus its resident memory just before the fit, so engines never mix. The data are generated
+once, saved to ``.npy`` files in a temporary folder and loaded by each child.
+
+Same hyper-parameters everywhere: 200 trees, 255 leaves (XGBoost: ``max_leaves=255``,
+``grow_policy="lossguide"``, ``max_depth=0``), learning rate 0.1, 20 rows per leaf
+(LightGBM ``min_data_in_leaf``; XGBoost has no such parameter), minimum hessian 1e-3, no
+regularisation, LightGBM's lambdarank truncation level 30, no early stopping.
+
+Usage: python benchmarks/train_cpu.py [--rows 500000] [--trees 200] [--bins 255 63]
+       [--threads N] [--engines skltr lightgbm xgboost] [--no-write]
+Quick check: python benchmarks/train_cpu.py --rows 20000 --trees 10 --no-write
+"""
+
+import argparse
+import multiprocessing as mp
+import os
+import resource
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from _harness import row, write_result
+
+LEAVES = 255
+LEARNING_RATE = 0.1
+MIN_LEAF = 20
+MIN_HESS = 1e-3
+TRUNCATION = 30
+
+
+def _rss_bytes() -> int:
+    with open("/proc/self/statm", encoding="utf-8") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _load(data_dir):
+    d = Path(data_dir)
+    return [np.load(d / f"{name}.npy") for name in ("X", "y", "qid", "Xt", "yt", "qt")]
+
+
+def _fit_skltr(X, y, qid, trees, bins, threads):
+    from skltr import GPUHistGBDTRanker
+
+    model = GPUHistGBDTRanker(n_estimators=trees, learning_rate=LEARNING_RATE,
+                              max_leaves=LEAVES, min_samples_leaf=MIN_LEAF,
+                              min_child_weight=MIN_HESS, max_bins=bins,
+                              lambdarank_truncation_level=TRUNCATION, early_stopping=False,
+                              n_jobs=threads, random_state=0)
+    model.fit(X, y, qid=qid)
+    return model.predict, model.timings_["binning_s"]
+
+
+def _fit_lightgbm(X, y, qid, trees, bins, threads):
+    import lightgbm as lgb
+
+    sizes = np.diff(np.flatnonzero(np.r_[True, qid[1:] != qid[:-1], True]))
+    params = {"objective": "lambdarank", "num_leaves": LEAVES, "max_depth": -1,
+              "learning_rate": LEARNING_RATE, "min_data_in_leaf": MIN_LEAF,
+              "min_sum_hessian_in_leaf": MIN_HESS, "max_bin": bins,
+              "lambdarank_truncation_level": TRUNCATION, "num_threads": threads,
+              "verbose": -1, "seed": 0}
+    t = time.perf_counter()
+    ds = lgb.Dataset(X, y, group=sizes, params=params).construct()
+    binning_s = time.perf_counter() - t
+    booster = lgb.train(params, ds, num_boost_round=trees)
+    return booster.predict, binning_s
+
+
+def _fit_xgboost(X, y, qid, trees, bins, threads):
+    import xgboost as xgb
+
+    t = time.perf_counter()
+    dm = xgb.QuantileDMatrix(X, y, qid=qid, max_bin=bins, nthread=threads)
+    binning_s = time.perf_counter() - t
+    booster = xgb.train({"objective": "rank:ndcg", "tree_method": "hist", "max_bin": bins,
+                         "grow_policy": "lossguide", "max_leaves": LEAVES, "max_depth": 0,
+                         "eta": LEARNING_RATE, "min_child_weight": MIN_HESS, "lambda": 0.0,
+                         "nthread": threads, "seed": 0}, dm, num_boost_round=trees)
+    return (lambda Xt: booster.predict(xgb.DMatrix(Xt, nthread=threads))), binning_s
+
+
+_ENGINES = {"skltr": _fit_skltr, "lightgbm": _fit_lightgbm, "xgboost": _fit_xgboost}
+
+
+def run_engine(engine, data_dir, trees, bins, threads):
+    """Child process: warm up, fit once, return fit time, binning time, peak memory, NDCG."""
+    from skltr.metrics import ndcg_score
+
+    X, y, qid, Xt, yt, qt = _load(data_dir)
+    fit = _ENGINES[engine]
+    n_warm = int(np.searchsorted(qid, qid[min(2000, len(qid) - 1)]))  # whole queries
+    fit(X[:n_warm], y[:n_warm], qid[:n_warm], 2, bins, threads)
+    before = _rss_bytes()
+    t = time.perf_counter()
+    predict, binning_s = fit(X, y, qid, trees, bins, threads)
+    fit_s = time.perf_counter() - t
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kB on Linux
+    return {"fit_s": fit_s, "binning_s": binning_s, "peak_mb": max(peak - before, 0) / 2**20,
+            "ndcg@10": float(ndcg_score(yt, predict(Xt), qid=qt, k=10))}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=500_000, help="training rows (about)")
+    parser.add_argument("--trees", type=int, default=200)
+    parser.add_argument("--bins", type=int, nargs="+", default=[255, 63])
+    parser.add_argument("--threads", type=int, default=os.cpu_count())
+    parser.add_argument("--engines", nargs="+", default=list(_ENGINES), choices=list(_ENGINES))
+    parser.add_argument("--no-write", action="store_true", help="print only, no result file")
+    args = parser.parse_args()
+
+    from skltr.datasets import make_ranking
+    from skltr.model_selection import train_test_split_by_query
+    from skltr.utils import group_by_qid
+
+    # 100 documents per query on average; 20 % of the queries are held out for testing.
+    n_queries = max(int(round(args.rows / 0.8 / 100)), 10)
+    X, y, qid = make_ranking(n_queries=n_queries, docs_per_query=100, n_features=136,
+                             random_state=0)
+    X, Xt, y, yt, qid, qt = train_test_split_by_query(X, y, qid=qid, test_size=0.2,
+                                                      random_state=0)
+    order = group_by_qid(qid).order  # contiguous queries: what LightGBM and XGBoost need
+    X, y, qid = X[order], y[order], qid[order]
+    print(f"train {X.shape[0]} x {X.shape[1]} ({len(np.unique(qid))} queries), test "
+          f"{Xt.shape[0]} rows; {args.trees} trees, {LEAVES} leaves, {args.threads} threads")
+
+    rows, raw = [], {}
+    ctx = mp.get_context("spawn")
+    with tempfile.TemporaryDirectory(prefix="skltr-train-bench-") as tmp:
+        for name, arr in zip(("X", "y", "qid", "Xt", "yt", "qt"), (X, y, qid, Xt, yt, qt)):
+            np.save(Path(tmp) / f"{name}.npy", arr)
+        del X, Xt
+        for bins in args.bins:
+            for engine in args.engines:
+                # One fresh process per fit: its peak memory is its own.
+                with ctx.Pool(1) as pool:
+                    res = pool.apply(run_engine, (engine, tmp, args.trees, bins, args.threads))
+                raw[(engine, bins)] = res
+                print(f"  {bins:3d} bins  {engine:<9} fit {res['fit_s']:8.2f} s  binning "
+                      f"{res['binning_s']:6.2f} s  peak +{res['peak_mb']:7.0f} MB  "
+                      f"NDCG@10 {res['ndcg@10']:.4f}")
+    if "skltr" not in args.engines:
+        return
+    for bins in args.bins:
+        ours = raw[("skltr", bins)]
+        for peer in (e for e in args.engines if e != "skltr"):
+            theirs = raw[(peer, bins)]
+            case = f"{len(y)} rows, {bins} bins"
+            rows += [row(case, "fit", ours["fit_s"], theirs["fit_s"], peer, "s"),
+                     row(case, "binning", ours["binning_s"], theirs["binning_s"], peer, "s"),
+                     row(case, "peak memory", ours["peak_mb"], theirs["peak_mb"], peer, "MB"),
+                     row(case, "test NDCG@10", ours["ndcg@10"], theirs["ndcg@10"], peer,
+                         "ndcg")]
+    params = {"rows": int(len(y)), "test_rows": int(len(yt)), "features": 136,
+              "trees": args.trees, "leaves": LEAVES, "bins": args.bins,
+              "learning_rate": LEARNING_RATE, "min_samples_leaf": MIN_LEAF,
+              "threads": args.threads, "truncation_level": TRUNCATION,
+              "raw": {f"{e}/{b}": v for (e, b), v in raw.items()}}
+    if args.no_write:
+        from _harness import print_table
+
+        print_table({"benchmark": "train_cpu", "machine": "(not written)", "cores":
+                     os.cpu_count(), "commit": "-", "rows": rows})
+    else:
+        write_result("train_cpu", rows, params=params, packages=("lightgbm", "xgboost"))
+
+
+if __name__ == "__main__":
+    main()

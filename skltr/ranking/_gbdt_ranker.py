@@ -1,0 +1,592 @@
+"""``GPUHistGBDTRanker``: histogram gradient-boosted trees for learning to rank (LambdaMART).
+
+A thin scikit-learn front-end: parameters, validation, the validation split, fitted
+attributes and persistence. The boosting loop is :func:`skltr._gbdt.boosting.boost`; the
+stages beneath it are described in ``docs/gbdt_internals.rst``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from .._device import resolve_device
+from ..utils._model_io import load_document, read_document, save_document
+from ..utils._qid import group_by_qid
+from ..utils._threads import numba_threads
+from ..utils.validation import check_ranking_X, check_ranking_y
+from ._base import BaseRanker, first_cutoff
+
+__all__ = ["GPUHistGBDTRanker"]
+
+_OBJECTIVES = ("lambdarank", "rank_pairwise", "rank_xendcg", "regression")
+#: Objectives whose gains need relevance grades 0, 1, 2, ... (2**label - 1 or label).
+_GRADED_OBJECTIVES = ("lambdarank", "rank_xendcg")
+#: "auto" early stopping turns on above this many training rows (scikit-learn's
+#: HistGradientBoosting uses the same threshold).
+_AUTO_EARLY_STOPPING_ROWS = 10_000
+_NO_LIMIT = int(np.iinfo(np.int32).max)
+_DOC_KIND = "TreeEnsemble"  # the model file is a TreeEnsemble document plus an "estimator" entry
+_GPU_ISSUE = (
+    "GPUHistGBDTRanker trains on the CPU only so far (the CUDA path is issue #5); use "
+    "device='cpu', or device='auto' to fall back to the CPU when no GPU path exists."
+)
+
+
+class _LayoutCache:
+    """Holder of the QuickScorer tables, built on the first ``predict`` and never pickled.
+
+    The estimator keeps one holder from ``fit`` on, so filling it does not change the
+    estimator's ``__dict__`` during ``predict`` (scikit-learn checks that it does not).
+    """
+
+    __slots__ = ("key", "backend", "layout")
+
+    def __init__(self):
+        self.key = self.backend = self.layout = None
+
+    def __eq__(self, other):  # every cache is as good as any other: compare models, not caches
+        return isinstance(other, _LayoutCache)
+
+    __hash__ = None
+
+    def __reduce__(self):
+        return (_LayoutCache, ())  # pickled empty: the tables are rebuilt lazily
+
+
+class GPUHistGBDTRanker(BaseRanker):
+    """Gradient-boosted decision trees on binned features, trained for ranking (LambdaMART).
+
+    Each round computes per-document gradients of a ranking objective over the queries, grows
+    one histogram tree on features binned once into at most ``max_bins`` bins (missing values
+    get their own bin and a learned direction) and adds it to the scores. The fitted model is
+    one :class:`~skltr.trees.TreeEnsemble`, scored with QuickScorer.
+
+    Parameters
+    ----------
+    objective : {"lambdarank", "rank_pairwise", "rank_xendcg", "regression"}, default="lambdarank"
+        ``"lambdarank"``: pairwise logistic loss weighted by the NDCG change of swapping a
+        pair (LambdaMART). ``"rank_pairwise"``: the same without the NDCG weight (RankNet).
+        ``"rank_xendcg"``: the cross-entropy NDCG surrogate of Bruch (2021), LightGBM's
+        ``rank_xendcg`` (randomised; its stream derives from ``random_state`` and the round).
+        ``"regression"``: squared error on the grades (pointwise baseline).
+        ``"lambdarank"`` and ``"rank_xendcg"`` need whole, non-negative grades.
+    n_estimators : int, default=100
+        Maximum number of boosting rounds (one tree per round).
+    learning_rate : float, default=0.1
+        Shrinkage of every leaf value.
+    max_leaves : int or None, default=31
+        Maximum leaves per tree (None: unlimited, then ``max_depth`` bounds the tree).
+    max_depth : int or None, default=None
+        Maximum depth (splits on a root-to-leaf path); None: no limit.
+    growth : {"leafwise", "depthwise"}, default="leafwise"
+        ``"leafwise"`` splits the leaf of largest gain first (LightGBM);
+        ``"depthwise"`` grows level by level (XGBoost's default).
+    min_child_weight : float, default=1e-3
+        Minimum hessian sum in a leaf.
+    min_samples_leaf : int, default=20
+        Minimum number of training rows in a leaf.
+    reg_lambda : float, default=0.0
+        L2 penalty on leaf values.
+    reg_alpha : float, default=0.0
+        L1 penalty on leaf values.
+    min_split_gain : float, default=0.0
+        Minimum loss reduction of a split.
+    max_bins : int, default=255
+        Bins per feature for non-missing values (2..255); missing values get one more bin,
+        so binned features stay one byte.
+    subsample : float, default=1.0
+        Fraction of the *queries* each tree is grown on (whole queries: the ranking gradients
+        of a query need all its documents). Drawn anew every round, deterministic given
+        ``random_state`` and the round.
+    colsample_bytree : float, default=1.0
+        Fraction of the features each tree may split on, drawn anew per tree.
+    gain : {"exp2", "linear"}, default="exp2"
+        Gain of a grade in the NDCG the objective optimises and the eval metric reports:
+        ``2**label - 1`` (LightGBM, XGBoost) or ``label``.
+    eval_at : int or list of int, default=10
+        NDCG cut-offs recorded per round in ``evals_result_``; the first one is monitored by
+        early stopping and is the cut-off of :meth:`score`. As LightGBM's ``eval_at``, it
+        does not change the gradients (``lambdarank_truncation_level`` does).
+    lambdarank_truncation_level : int or None, default=None
+        Only pairs with at least one document in the top this-many positions of the current
+        ranking get gradients, and lambdarank's ideal DCG is cut there (LightGBM's
+        ``lambdarank_truncation_level``). None: LightGBM's default, 30, for
+        ``"lambdarank"``; all pairs for ``"rank_pairwise"``. Ignored by the other
+        objectives.
+    early_stopping : "auto" or bool, default="auto"
+        Stop when the monitored NDCG has not improved for ``n_iter_no_change`` rounds, and
+        keep the trees up to the best round. ``"auto"``: on when the training set has more
+        than 10,000 rows (as scikit-learn's HistGradientBoosting) and at least 2 queries.
+        The monitored set is the first ``eval_set`` given to :meth:`fit`, or else a held-out
+        ``validation_fraction`` of the training queries (not trained on).
+    validation_fraction : float, default=0.1
+        Fraction of the queries held out for early stopping when no ``eval_set`` is given
+        (rounded up, at least one query); the split is deterministic given ``random_state``.
+    n_iter_no_change : int, default=10
+        Rounds without strict improvement before stopping (LightGBM's
+        ``early_stopping_rounds``).
+    device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"
+        Only the CPU path exists so far: CUDA devices raise NotImplementedError (issue #5);
+        ``"auto"`` falls back to the CPU with a warning.
+    n_jobs : int or None, default=None
+        Threads for training and prediction (None: all of numba's threads, -1: all cores).
+    random_state : int, RandomState instance or None, default=None
+        Seed of the binning sample, the query and feature subsamples, the validation split
+        and ``rank_xendcg``. An int gives the identical model on every fit, for any
+        ``n_jobs``.
+    verbose : int, default=0
+        > 0 shows a progress bar with the monitored validation NDCG.
+
+    Attributes
+    ----------
+    ensemble_ : TreeEnsemble
+        The fitted trees (``to_tree_ensemble()`` returns it).
+    n_estimators_ : int
+        Number of trees kept.
+    n_iter_ : int
+        Number of rounds run (more than ``n_estimators_`` when early stopping cut back).
+    best_iteration_ : int or None
+        With early stopping, the 1-based number of the best round: the model keeps exactly
+        that many trees (LightGBM's scikit-learn ``best_iteration_``). None without early
+        stopping.
+    evals_result_ : dict
+        ``{set name: {"ndcg@k": [value per round]}}`` for every eval set (``"valid_0"``,
+        ``"valid_1"``, ... as given to ``fit``, or ``"validation"`` for the held-out
+        queries), LightGBM's ``evals_result_`` layout. Empty when nothing was evaluated.
+    feature_importances_ : ndarray of shape (n_features_in_,)
+        Total split gain of each feature over the kept trees, normalised to sum to 1 (all
+        zeros when no tree splits), as scikit-learn's tree ensembles.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Present when ``X`` was a DataFrame with string column names.
+    device_ : str
+        The device that was used.
+    timings_ : dict
+        ``{"binning_s", "boosting_s"}`` of the last fit, in seconds.
+
+    See Also
+    --------
+    skltr.QuickScorerPredictor : Fast scoring of LightGBM / XGBoost / skltr tree models.
+
+    Notes
+    -----
+    Equivalent parameters in LightGBM and XGBoost (``-`` where there is none):
+
+    ===========================  ===============================  ===========================
+    skltr                        LightGBM                         XGBoost
+    ===========================  ===============================  ===========================
+    objective="lambdarank"       objective="lambdarank"           objective="rank:ndcg"
+    objective="rank_pairwise"    -                                objective="rank:pairwise"
+    objective="rank_xendcg"      objective="rank_xendcg"          -
+    n_estimators                 num_iterations / n_estimators    num_boost_round
+    learning_rate                learning_rate                    eta / learning_rate
+    max_leaves                   num_leaves                       max_leaves
+    max_depth=None               max_depth=-1                     max_depth=0
+    growth="leafwise"            (always leaf-wise)               grow_policy="lossguide"
+    growth="depthwise"           -                                grow_policy="depthwise"
+    min_child_weight             min_sum_hessian_in_leaf          min_child_weight
+    min_samples_leaf             min_data_in_leaf                 -
+    reg_lambda                   lambda_l2 / reg_lambda           lambda / reg_lambda
+    reg_alpha                    lambda_l1 / reg_alpha            alpha / reg_alpha
+    min_split_gain               min_gain_to_split                gamma
+    max_bins                     max_bin                          max_bin
+    subsample (by query)         bagging_fraction (by row)        subsample (by row)
+    colsample_bytree             feature_fraction                 colsample_bytree
+    gain="exp2"                  label_gain=[2**i - 1, ...]       ndcg_exp_gain=True
+    eval_at                      eval_at                          eval_metric="ndcg@k"
+    lambdarank_truncation_level  lambdarank_truncation_level      lambdarank_num_pair_per_sample
+    n_iter_no_change             early_stopping_rounds            early_stopping_rounds
+    random_state                 seed                             seed
+    n_jobs                       num_threads                      nthread
+    ===========================  ===============================  ===========================
+
+    LightGBM's ``label_gain`` table covers grades 0..30 by default; skltr computes
+    ``2**label - 1`` for any grade, so grades above 30 need ``label_gain`` set explicitly in
+    LightGBM to compare.
+
+    Examples
+    --------
+    >>> from skltr import GPUHistGBDTRanker
+    >>> from skltr.datasets import make_ranking
+    >>> X, y, qid = make_ranking(n_queries=60, docs_per_query=20, n_features=8,
+    ...                          n_informative=4, random_state=0)
+    >>> ranker = GPUHistGBDTRanker(n_estimators=20, max_leaves=7, min_samples_leaf=5,
+    ...                            eval_at=[5, 10], random_state=0)
+    >>> ranker = ranker.fit(X, y, qid=qid, eval_set=[(X, y, qid)])
+    >>> ranker.n_estimators_
+    20
+    >>> sorted(ranker.evals_result_["valid_0"])
+    ['ndcg@10', 'ndcg@5']
+    >>> bool(ranker.score(X, y, qid=qid) > 0.5)
+    True
+    """
+
+    _parameter_constraints = {
+        "objective": [StrOptions(set(_OBJECTIVES))],
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "max_leaves": [Interval(Integral, 2, None, closed="left"), None],
+        "max_depth": [Interval(Integral, 1, None, closed="left"), None],
+        "growth": [StrOptions({"leafwise", "depthwise"})],
+        "min_child_weight": [Interval(Real, 0, None, closed="left")],
+        "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
+        "reg_lambda": [Interval(Real, 0, None, closed="left")],
+        "reg_alpha": [Interval(Real, 0, None, closed="left")],
+        "min_split_gain": [Interval(Real, 0, None, closed="left")],
+        "max_bins": [Interval(Integral, 2, 255, closed="both")],
+        "subsample": [Interval(Real, 0, 1, closed="right")],
+        "colsample_bytree": [Interval(Real, 0, 1, closed="right")],
+        "gain": [StrOptions({"exp2", "linear"})],
+        "eval_at": [Interval(Integral, 1, None, closed="left"), list, tuple],
+        "lambdarank_truncation_level": [Interval(Integral, 1, None, closed="left"), None],
+        "early_stopping": [StrOptions({"auto"}), "boolean"],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+        "device": [str],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+    # ±inf is refused (the base class's default): the binned trees put +inf in the last
+    # bin, but a "non-missing vs missing" split exports the threshold DBL_MAX, which +inf
+    # would not pass, so training and prediction could disagree on it.
+    _allow_inf = False
+
+    def __init__(self, *, objective="lambdarank", n_estimators=100, learning_rate=0.1,
+                 max_leaves=31, max_depth=None, growth="leafwise", min_child_weight=1e-3,
+                 min_samples_leaf=20, reg_lambda=0.0, reg_alpha=0.0, min_split_gain=0.0,
+                 max_bins=255, subsample=1.0, colsample_bytree=1.0, gain="exp2", eval_at=10,
+                 lambdarank_truncation_level=None, early_stopping="auto",
+                 validation_fraction=0.1, n_iter_no_change=10, device="cpu", n_jobs=None,
+                 random_state=None, verbose=0):
+        self.objective = objective
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.max_leaves = max_leaves
+        self.max_depth = max_depth
+        self.growth = growth
+        self.min_child_weight = min_child_weight
+        self.min_samples_leaf = min_samples_leaf
+        self.reg_lambda = reg_lambda
+        self.reg_alpha = reg_alpha
+        self.min_split_gain = min_split_gain
+        self.max_bins = max_bins
+        self.subsample = subsample
+        self.colsample_bytree = colsample_bytree
+        self.gain = gain
+        self.eval_at = eval_at
+        self.lambdarank_truncation_level = lambdarank_truncation_level
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.device = device
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ fitting
+    def fit(self, X, y, *, qid=None, sample_weight=None, eval_set=None):
+        """Fit the ranker.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN marks a missing value. ±inf is refused: use NaN or a large finite
+            value.
+        y : array-like of shape (n_samples,)
+            Relevance grade of each row (higher is more relevant); whole numbers >= 0 for
+            ``objective="lambdarank"`` and ``"rank_xendcg"``.
+        qid : array-like of shape (n_samples,)
+            Query id of each row, in any order (see :meth:`RankerMixin.fit
+            <skltr.ranking.RankerMixin.fit>`). A query with one document has no pairs and
+            contributes no gradient to the ranking objectives.
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative row weights, passed to the objective.
+        eval_set : list of (X, y, qid) tuples, optional
+            Sets scored after every round, recorded in ``evals_result_`` as ``"valid_0"``,
+            ``"valid_1"``, ...; with early stopping on, the first one is monitored.
+
+        Returns
+        -------
+        self
+        """
+        return super().fit(X, y, qid=qid, sample_weight=sample_weight, eval_set=eval_set)
+
+    def _fit(self, data, eval_set=None):
+        from .._gbdt.boosting import EvalData, boost, split_queries  # noqa: PLC0415
+        from .._gbdt.objectives import make_objective  # noqa: PLC0415
+
+        device = resolve_device(self.device)
+        if device.is_gpu:
+            raise NotImplementedError(_GPU_ISSUE)
+        eval_at = self._eval_at_list()
+        if self.objective in _GRADED_OBJECTIVES:
+            # The shared label check with the graded-relevance rules, on the caller's row
+            # order so that its message names the caller's row.
+            y_caller = np.empty_like(data.y)
+            y_caller[data.groups.order] = data.y
+            check_ranking_y(y_caller, y_caller.shape[0], integer_labels=True)
+        evals = [EvalData(f"valid_{i}", *parts)
+                 for i, parts in enumerate(self._check_eval_set(eval_set))]
+        n_queries = data.groups.n_queries
+        early = self.early_stopping
+        if early == "auto":
+            early = data.X.shape[0] > _AUTO_EARLY_STOPPING_ROWS and (
+                bool(evals) or n_queries >= 2)
+        seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        X, y, w, group_ptr = data.X, data.y, data.sample_weight, data.group_ptr
+        if early and not evals:
+            if n_queries < 2:
+                raise ValueError(
+                    f"early_stopping=True without an eval_set holds out validation_fraction "
+                    f"of the queries, but the training data has {n_queries} query; pass "
+                    f"eval_set=[(X_val, y_val, qid_val)] or set early_stopping=False.")
+            train, val = split_queries(group_ptr, self.validation_fraction, seed)
+            evals = [EvalData("validation", X[val], y[val], _sub_ptr(group_ptr, val),
+                              None if w is None else w[val])]
+            X, y, w, group_ptr = X[train], y[train], None if w is None else w[train], \
+                _sub_ptr(group_ptr, train)
+
+        objective = make_objective(**self._objective_params(seed))
+        tree_params = {
+            # None: no leaf limit (max_depth, min_samples_leaf and the gains bound the tree).
+            "max_leaves": _NO_LIMIT if self.max_leaves is None else self.max_leaves,
+            "max_depth": self.max_depth, "growth": self.growth,
+            "min_child_weight": self.min_child_weight,
+            "min_samples_leaf": self.min_samples_leaf, "reg_lambda": self.reg_lambda,
+            "reg_alpha": self.reg_alpha, "min_split_gain": self.min_split_gain,
+            "learning_rate": self.learning_rate,
+        }
+        names = getattr(self, "feature_names_in_", None)
+        with numba_threads(self.n_jobs):
+            result = boost(
+                X, y, group_ptr, w, objective=objective, objective_name=self.objective,
+                n_estimators=self.n_estimators, max_bins=self.max_bins,
+                tree_params=tree_params, subsample=self.subsample,
+                colsample_bytree=self.colsample_bytree, eval_sets=evals, eval_at=eval_at,
+                gain=self.gain, n_iter_no_change=self.n_iter_no_change if early else None,
+                seed=seed, verbose=self.verbose,
+                feature_names=None if names is None else list(names), n_jobs=self.n_jobs)
+        if not np.any(np.diff(result.ensemble.tree_ptr) > 1):
+            warnings.warn(
+                "no tree found a split: every gradient was zero or no split met min_samples_leaf"
+                " / min_child_weight / min_split_gain (e.g. all labels of every query are "
+                "equal, or every query has a single document); the model scores every row "
+                "the same.", UserWarning, stacklevel=3)
+        self.ensemble_ = result.ensemble
+        self.n_estimators_ = result.ensemble.n_trees
+        self.n_iter_ = result.n_rounds_run
+        self.best_iteration_ = result.best_iteration
+        self.evals_result_ = result.evals_result
+        self._split_gain = result.split_gain
+        self._split_count = result.split_count
+        self.device_ = str(device)
+        self.timings_ = result.timings
+        self._layout_cache = _LayoutCache()
+        return self
+
+    def _eval_at_list(self) -> list[int]:
+        ks = self.eval_at if isinstance(self.eval_at, (list, tuple)) else [self.eval_at]
+        if not ks or any(isinstance(k, bool) or not isinstance(k, Integral) or k < 1
+                         for k in ks):
+            raise ValueError(f"eval_at must be a positive int or a non-empty list of positive "
+                             f"ints (NDCG cut-offs); got {self.eval_at!r}.")
+        return [int(k) for k in ks]
+
+    def _objective_params(self, seed) -> dict:
+        return {"name": self.objective, "gain": self.gain,
+                "truncation_level": self.lambdarank_truncation_level,
+                "random_state": seed}
+
+    def _check_eval_set(self, eval_set):
+        """Validate ``eval_set``; return ``(X, y, group_ptr, None)`` per set, rows grouped."""
+        if eval_set is None:
+            return []
+        if not isinstance(eval_set, (list, tuple)) or (
+                len(eval_set) == 3 and not isinstance(eval_set[0], (list, tuple))):
+            raise ValueError(
+                "eval_set must be a list of (X, y, qid) tuples, e.g. eval_set=[(X_val, y_val, "
+                "qid_val)]; got " + _describe(eval_set) + ".")
+        out = []
+        for i, item in enumerate(eval_set):
+            if not isinstance(item, (list, tuple)) or len(item) != 3:
+                n = len(item) if isinstance(item, (list, tuple)) else None
+                raise ValueError(
+                    f"eval_set[{i}] must be an (X, y, qid) tuple"
+                    + (f"; got {n} items" if n is not None else f"; got {_describe(item)}")
+                    + ". Rankers need the query id of every evaluation row.")
+            X_e, y_e, qid_e = item
+            if qid_e is None:
+                raise ValueError(f"eval_set[{i}] has qid=None; pass the query id of every "
+                                 f"row: eval_set=[(X_val, y_val, qid_val)].")
+            try:
+                X_e = check_ranking_X(self, X_e, reset=False, allow_nan=self._allow_nan,
+                                      allow_inf=self._allow_inf)
+                y_e = check_ranking_y(y_e, X_e.shape[0],
+                                      integer_labels=self.objective in _GRADED_OBJECTIVES)
+                groups = group_by_qid(qid_e, X_e.shape[0])
+            except (ValueError, TypeError) as exc:
+                raise type(exc)(f"eval_set[{i}]: {exc}") from exc
+            if not groups.is_sorted:
+                X_e, y_e = X_e[groups.order], y_e[groups.order]
+            out.append((X_e, y_e, groups.group_ptr, None))
+        return out
+
+    # ------------------------------------------------------------------ prediction
+    def _predict(self, X):
+        cache = self._layout_cache
+        ensemble = self.ensemble_
+        if cache.key is not ensemble:
+            from ..trees._quickscorer_layout import build_quickscorer_layout  # noqa: PLC0415
+            from ._quickscorer_predictor import choose_backend  # noqa: PLC0415
+
+            backend = choose_backend(ensemble)
+            cache.layout = (build_quickscorer_layout(ensemble)
+                            if backend == "quickscorer" else None)
+            cache.backend, cache.key = backend, ensemble
+        if cache.backend == "quickscorer":
+            from ..trees._quickscorer import predict_raw  # noqa: PLC0415
+
+            return predict_raw(ensemble, cache.layout, X, n_jobs=self.n_jobs)
+        return ensemble.predict_raw(X, n_jobs=self.n_jobs)
+
+    def to_tree_ensemble(self):
+        """The fitted model as a :class:`~skltr.trees.TreeEnsemble` (shared, not a copy)."""
+        check_is_fitted(self, "ensemble_")
+        return self.ensemble_
+
+    # ------------------------------------------------------------------ importances
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Total split gain per feature over the kept trees, normalised to sum to 1."""
+        return self.feature_importance("gain", normalize=True)
+
+    def feature_importance(self, importance_type="gain", *, normalize=False) -> np.ndarray:
+        """Per-feature importance over the kept trees.
+
+        Parameters
+        ----------
+        importance_type : {"gain", "split"}, default="gain"
+            ``"gain"``: total loss reduction of the feature's splits; ``"split"``: how many
+            times the feature is split on (LightGBM's ``feature_importance`` types).
+        normalize : bool, default=False
+            Divide by the total (all zeros when no tree splits).
+
+        Returns
+        -------
+        ndarray of shape (n_features_in_,)
+        """
+        check_is_fitted(self, "ensemble_")
+        if importance_type == "gain":
+            values = np.asarray(self._split_gain, dtype=np.float64)
+        elif importance_type == "split":
+            values = np.asarray(self._split_count, dtype=np.int64)
+        else:
+            raise ValueError(f"importance_type must be 'gain' or 'split'; got "
+                             f"{importance_type!r}.")
+        if not normalize:
+            return values.copy()
+        total = values.sum()
+        return values / total if total > 0 else np.zeros(values.shape, dtype=np.float64)
+
+    # ------------------------------------------------------------------ persistence
+    def save_model(self, path) -> None:
+        """Save the fitted model as a versioned JSON document.
+
+        The file is a :class:`~skltr.trees.TreeEnsemble` document (so ``skltr predict``,
+        :meth:`skltr.QuickScorerPredictor.from_file` and :func:`skltr.convert.load_model`
+        read it) whose ``meta.estimator`` entry holds this estimator's parameters and fitted
+        attributes; :meth:`load_model` restores the estimator. No pickle is involved.
+        """
+        check_is_fitted(self, "ensemble_")
+        doc = self.ensemble_.to_document()
+        doc["meta"]["estimator"] = {
+            "class": type(self).__name__,
+            "params": _jsonable(self.get_params()),
+            "fitted": {
+                "n_features_in_": int(self.n_features_in_),
+                "feature_names_in_": (None if not hasattr(self, "feature_names_in_")
+                                      else [str(n) for n in self.feature_names_in_]),
+                "n_iter_": int(self.n_iter_),
+                "best_iteration_": self.best_iteration_,
+                "evals_result_": self.evals_result_,
+                "device_": self.device_,
+                "split_gain": [float(v) for v in self._split_gain],
+                "split_count": [int(v) for v in self._split_count],
+            },
+        }
+        save_document(doc, path)
+
+    @classmethod
+    def load_model(cls, path) -> "GPUHistGBDTRanker":
+        """Load a ranker written by :meth:`save_model`.
+
+        Raises
+        ------
+        ValueError
+            When the file is not a skltr model, or is a plain TreeEnsemble without estimator
+            state (wrap those with :meth:`skltr.QuickScorerPredictor.from_file`).
+        """
+        from ..trees import TreeEnsemble  # noqa: PLC0415
+
+        doc = load_document(path)
+        meta, _ = read_document(doc, expected_kind=_DOC_KIND)
+        state = meta.get("estimator")
+        if not isinstance(state, dict) or state.get("class") != cls.__name__:
+            raise ValueError(
+                f"{path!s} holds a tree ensemble but no {cls.__name__} state (it was not "
+                f"written by {cls.__name__}.save_model); score it with "
+                f"skltr.QuickScorerPredictor.from_file(path).")
+        ranker = cls(**state["params"])
+        fitted = state["fitted"]
+        ranker.ensemble_ = TreeEnsemble.from_document(doc)
+        ranker.n_features_in_ = int(fitted["n_features_in_"])
+        if fitted.get("feature_names_in_") is not None:
+            ranker.feature_names_in_ = np.asarray(fitted["feature_names_in_"], dtype=object)
+        ranker.n_estimators_ = ranker.ensemble_.n_trees
+        ranker.n_iter_ = int(fitted["n_iter_"])
+        ranker.best_iteration_ = fitted["best_iteration_"]
+        ranker.evals_result_ = fitted["evals_result_"]
+        ranker.device_ = fitted["device_"]
+        ranker.timings_ = {}
+        ranker._split_gain = np.asarray(fitted["split_gain"], dtype=np.float64)
+        ranker._split_count = np.asarray(fitted["split_count"], dtype=np.int64)
+        ranker._layout_cache = _LayoutCache()
+        return ranker
+
+    def _score_cutoff(self):
+        return first_cutoff(self.eval_at)
+
+
+def _sub_ptr(group_ptr, row_mask):
+    """group_ptr of the queries whose rows ``row_mask`` keeps (whole queries)."""
+    sizes = np.add.reduceat(row_mask.astype(np.int64), group_ptr[:-1]) if (
+        group_ptr.size > 1) else np.zeros(0, dtype=np.int64)
+    sizes = sizes[sizes > 0]
+    ptr = np.zeros(sizes.size + 1, dtype=np.int64)
+    np.cumsum(sizes, out=ptr[1:])
+    return ptr
+
+
+def _describe(obj) -> str:
+    return f"{type(obj).__name__}" + (f" of length {len(obj)}" if hasattr(obj, "__len__") else "")
+
+
+def _jsonable(params: dict) -> dict:
+    """Estimator parameters as JSON values (a RandomState instance is not reproducible)."""
+    out = {}
+    for key, value in params.items():
+        if isinstance(value, np.random.RandomState):
+            value = None
+        elif isinstance(value, np.generic):
+            value = value.item()
+        elif isinstance(value, tuple):
+            value = list(value)
+        out[key] = value
+    return out

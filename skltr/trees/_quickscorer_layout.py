@@ -64,7 +64,8 @@ within one run mean anything. Each run calls its variants in turn (7-11 repeats,
 exactness against the library's own predict asserted first) on the models of
 ``benchmarks/predict_cpu.py`` (1,000 trees; rows from its data generator), tables unchanged.
 Runs: A = 2 threads, 5,000 docs, wall time; B = 1 thread, 3,000 docs, wall time; C = 1 thread,
-3,000 docs, process CPU time (takes out the other jobs' scheduling). us/doc:
+3,000 docs, process CPU time (takes out the other jobs' scheduling); D = 2 threads, 3,000
+docs, wall time, at a quieter moment (14:17 UTC). us/doc:
 
 =============================================================  ===  =====  =====
 variant                                                        run   XGB    LGB
@@ -78,10 +79,14 @@ vQS D=16, chunk 256                                             B    53.8   43.3
 library's own predict, one thread                               B   217.4  617.1
 vQS D=16 written as a plain per-lane numba loop                 C    81.7   93.3
 vQS D=16 with the intrinsics of :mod:`skltr._cpu._simd`         C     9.8    9.6
+vQS D=16 (this kernel), chunk 256                               D    13.4   16.9
+traversal backend (scalar walk)                                 D   164.6  175.1
+library's own predict                                           D    43.0  177.6
 =============================================================  ===  =====  =====
 
 So vQS D=16 is 2.9x (LightGBM) and 3.2x (XGBoost) faster than the scalar kernel, and
-0.10x / 0.32x the libraries' own predict with two threads (0.07x / 0.25x with one). Notes:
+0.10x / 0.32x the libraries' own predict with two threads in runs A and D (0.07x / 0.25x with
+one thread, run B). Notes:
 
 * numba runs LLVM without its SLP vectoriser and fully unrolls a constant 16-trip lane loop
   before the loop vectoriser sees it, so the same algorithm written as a per-lane loop stays
@@ -98,7 +103,13 @@ So vQS D=16 is 2.9x (LightGBM) and 3.2x (XGBoost) faster than the scalar kernel,
   the noise of this machine for 1,000 trees (one thread, CPU time: 16.2 / 16.4 / 17.7 us
   LightGBM and 13.4 / 15.5 / 16.1 XGBoost for tb 1024 / 512 / 256); the defaults stay
   tree_block=1024 and a 256-document chunk, which reads a block's tables from L3 once per 16
-  groups when they do not fit L2 (5,000 trees).
+  groups when they do not fit L2 (5,000 trees). tree_block 128 / 256 were clearly slower
+  (run C again: XGB 17.4 / 14.0, LGB 18.2 / 14.1 against 11.4 / 10.5 for 1024): the
+  per-list set-up (gathering and routing 16 values) is paid once per list and block.
+  On 5,000 trees (the 1,000-tree models repeated 5x, one thread, CPU time) chunks of
+  64 / 256 / 1,024 documents gave XGB 43.3 / 40.5 / 39.9 and LGB 57.6 / 53.0 / 55.3 us/doc.
+* Exit leaves with the hardware gather (``llvm.masked.gather`` -> ``vgatherqpd``) instead of
+  16 scalar loads: slower (run C: XGB 9.7 vs 7.9, LGB 10.3 vs 9.5 us/doc); dropped.
 """
 
 from __future__ import annotations

@@ -108,6 +108,19 @@ one thread, run B). Notes:
   per-list set-up (gathering and routing 16 values) is paid once per list and block.
   On 5,000 trees (the 1,000-tree models repeated 5x, one thread, CPU time) chunks of
   64 / 256 / 1,024 documents gave XGB 43.3 / 40.5 / 39.9 and LGB 57.6 / 53.0 / 55.3 us/doc.
+* Trees with more than 64 leaves (not tabled; traversed per document inside the kernel).
+  LightGBM regression model, num_leaves=255 (every tree has 255 leaves), 100 trees, trained
+  on 10,000 rows x 136 features of the benchmark's generator (a 500-tree / 40,000-row
+  lambdarank model did not finish training on the loaded machine in time), 3,000 docs,
+  wall, medians of 7, 2026-11-22: QuickScorer backend (all trees fall back) 25.6 us/doc,
+  traversal backend 24.0, LightGBM's own predict 15.2 with 2 threads; 13.1 / 13.7 / 9.1 with
+  one thread. The fallback costs nothing measurable over plain traversal, and
+  ``backend="auto"`` already picks traversal for such models. Multi-word bitvectors were
+  not implemented: at 255 leaves a tree needs 4 words x 16 lanes (512 bytes) of state and
+  about 4x the node entries per tree, so a 1024-tree block's state (512 KB) alone would
+  crowd out the tables from L2 -- a smaller block or a top-64-leaf subtree + traversal
+  split would be the next thing to measure. Both backends lose to LightGBM here (about
+  1.5x); the per-document walk is the place to work on for such models.
 * Exit leaves with the hardware gather (``llvm.masked.gather`` -> ``vgatherqpd``) instead of
   16 scalar loads: slower (run C: XGB 9.7 vs 7.9, LGB 10.3 vs 9.5 us/doc); dropped.
 """

@@ -87,7 +87,8 @@ and_if_ge = _make_and_if(">=")
 def add_exit_leaves(typingctx, bv, row, base, leaves, acc):
     """``acc[d] += leaves[base + tzcnt(bv[row, d])]`` for every lane d (one IEEE add each)."""
     if not (_is_row_array(bv, types.uint64) and bv.ndim == 2 and _is_row_array(leaves)
-            and leaves.ndim == 1 and _is_row_array(acc) and acc.ndim == 1 and acc.dtype == leaves.dtype
+            and leaves.ndim == 1 and _is_row_array(acc) and acc.ndim == 1
+            and acc.dtype == leaves.dtype
             and isinstance(acc.dtype, types.Float) and isinstance(row, types.Integer)
             and isinstance(base, types.Integer)):
         return None

@@ -32,9 +32,10 @@ Layout, per block of trees (blockwise QS keeps a block's tables in cache) and pe
 * ``leaf_scaled`` / ``leaf_scaled32``: leaf values already multiplied by the tree weight the
   way each sum does it, so the kernel's gather is one load and one add per tree.
 
-Scalar QuickScorer kernel, one document at a time (2026-11-22, 2-core EPYC, 2 threads, machine shared so every figure
-is from one interleaved run; XGBoost rank:ndcg 1000 trees depth 6 and LightGBM lambdarank 1000
-trees x 64 leaves, 20,000 docs x 136 features, medians in us/doc):
+Scalar QuickScorer kernel, one document at a time (2026-11-22, 2-core EPYC, 2 threads,
+machine shared so every figure is from one interleaved run; XGBoost rank:ndcg 1000 trees
+depth 6 and LightGBM lambdarank 1000 trees x 64 leaves, 20,000 docs x 136 features, medians
+in us/doc):
 
 ===================================================  =====  =====
 variant                                               XGB    LGB

@@ -12,9 +12,11 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from naive_trees import naive_predict_raw
 from skltr import QuickScorerPredictor
 from skltr.trees import NodeFlags, TreeEnsemble
+from skltr._cpu._simd import LANES
+from skltr.trees._quickscorer import _chunk_docs
 from skltr.trees._quickscorer import predict_raw as qs_predict_raw
 from skltr.trees._quickscorer_layout import MAX_QS_LEAVES, build_quickscorer_layout
-from strategies_trees import ensemble_and_inputs
+from strategies_trees import ensemble_and_inputs, ensembles, inputs
 
 M_NAN = NodeFlags.MISSING_NAN << NodeFlags.MISSING_SHIFT
 
@@ -29,6 +31,50 @@ def test_quickscorer_matches_naive_bitwise(case, tree_block, doc_block):
     expected = naive_predict_raw(ens, X)
     assert got.dtype == expected.dtype
     np.testing.assert_array_equal(got, expected)
+
+
+@settings(deadline=None, max_examples=60,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.data(), st.sampled_from([1, LANES, LANES + 4, 4 * LANES]), st.integers(1, 3))
+def test_quickscorer_groups_and_chunks_match_naive(data, doc_block, tree_block):
+    """Several groups of LANES documents per chunk, several chunks, a partial last group, one
+    or two threads: every split of the documents gives the reference's bits."""
+    ens, thr = data.draw(ensembles())
+    X = data.draw(inputs(ens, thr, max_rows=3 * LANES + 5))
+    layout = build_quickscorer_layout(ens, tree_block=tree_block)
+    expected = naive_predict_raw(ens, X)
+    for n_jobs in (1, 2):
+        got = qs_predict_raw(ens, layout, X, doc_block=doc_block, n_jobs=n_jobs)
+        assert got.dtype == expected.dtype
+        np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("n_rows", [0, 1, LANES - 1, LANES, LANES + 1, 100])
+def test_quickscorer_row_counts_around_the_lane_width(n_rows):
+    """0 and 1 rows, and counts that are not a multiple of the vQS group width."""
+    rng = np.random.default_rng(n_rows)
+    X = rng.normal(size=(max(n_rows, 1) + 200, 3))
+    X[rng.random(X.shape) < 0.1] = np.nan
+    y = np.nan_to_num(X[:, 0]) * 2 + np.nan_to_num(X[:, 1])
+    hgb = HistGradientBoostingRegressor(max_iter=20, max_leaf_nodes=80, random_state=0).fit(X, y)
+    ens = QuickScorerPredictor.from_model(hgb).ensemble_
+    layout = build_quickscorer_layout(ens, tree_block=7)
+    for n_jobs in (1, 2):
+        got = qs_predict_raw(ens, layout, X[:n_rows], n_jobs=n_jobs)
+        assert got.shape == (n_rows,)
+        np.testing.assert_array_equal(got, naive_predict_raw(ens, X[:n_rows]))
+        if n_rows:  # scikit-learn refuses 0 rows
+            np.testing.assert_array_equal(got, hgb.predict(X[:n_rows]))
+
+
+def test_chunk_docs_is_a_positive_multiple_of_the_lanes():
+    assert _chunk_docs(0, 256, 2) == LANES
+    assert _chunk_docs(100, 256, 2) == -(-50 // LANES) * LANES  # split over the threads
+    assert _chunk_docs(10**6, 256, 2) == -(-256 // LANES) * LANES
+    assert _chunk_docs(10**6, 1, 2) == LANES
+    for n, block, threads in [(1, 1, 1), (17, 5, 3), (1000, 100, 2)]:
+        chunk = _chunk_docs(n, block, threads)
+        assert chunk >= LANES and chunk % LANES == 0
 
 
 def _docstring_tree():

@@ -2,29 +2,42 @@
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
+from .._cpu._simd import LANES
 from .._cpu.quickscorer import predict_raw_quickscorer
 from ..utils._threads import numba_threads
 from ._traversal import _as_kernel_input, _routing_args
 
-#: Documents per thread block: enough to reuse each feature list across documents while the
-#: block's bitvectors (doc_block x tree_block x 8 bytes) stay in L2.
-DEFAULT_DOC_BLOCK = 16
+#: Documents per thread chunk (rounded up to a multiple of the kernel's LANES). A chunk's
+#: groups of LANES documents reuse each block of tables while it is in L2; larger chunks
+#: read the tables of big ensembles from L3 less often.
+DEFAULT_DOC_BLOCK = 256
+
+
+def _chunk_docs(n_samples, doc_block, n_threads):
+    """Documents per thread chunk: ``doc_block``, but small inputs are split evenly over the
+    threads; always a positive multiple of LANES."""
+    per_thread = -(-n_samples // max(1, n_threads))
+    chunk = max(1, min(int(doc_block), per_thread))
+    return -(-chunk // LANES) * LANES
 
 
 def predict_raw(ensemble, layout, X, *, n_jobs=None, doc_block=DEFAULT_DOC_BLOCK):
     """Raw scores of ``ensemble`` on ``X`` through its QuickScorer ``layout``.
 
     Same output (dtype and shape, bit for bit) as ``TreeEnsemble.predict_raw``.
+    ``doc_block`` is the number of documents per thread chunk (see ``DEFAULT_DOC_BLOCK``).
     """
     X = _as_kernel_input(ensemble, X)
     strict, f32_inputs, missing_value, has_sentinel = _routing_args(ensemble)
     e, L = ensemble, layout
     out = np.empty((X.shape[0], e.n_outputs), dtype=np.float64)
     with numba_threads(n_jobs):
+        chunk = _chunk_docs(X.shape[0], doc_block, numba.get_num_threads())
         predict_raw_quickscorer(
-            X, int(doc_block),
+            X, chunk,
             L.block_tree_ptr, L.block_list_ptr, L.block_cat_ptr, L.block_all_qs, L.list_feature,
             L.list_mode, L.list_node_ptr, L.list_dr_ptr, L.node_thr, L.node_tree, L.node_mask,
             L.dr_tree, L.dr_mask, L.cat_node, L.cat_tree, L.cat_mask, L.tree_is_qs, L.leaf_ptr,

@@ -37,6 +37,26 @@ def naive_transform(X, cut_ptr, cut_values, missing_bin):
     return out
 
 
+def naive_feature_cuts(col, max_bins):
+    """Upper bin edges of one sampled column, with numpy (BinMapper's documented rule).
+
+    ``k <= max_bins`` distinct finite values: the midpoints of consecutive values (``lo`` for
+    adjacent doubles, whose midpoint rounds onto one of them); otherwise the distinct
+    ``np.percentile(method="midpoint")`` values at ``max_bins`` equal steps, below the
+    largest value.
+    """
+    col = np.asarray(col, dtype=np.float64)
+    finite = col[np.isfinite(col)]
+    distinct = np.unique(finite)
+    if distinct.size <= max_bins:
+        lo, hi = distinct[:-1], distinct[1:]
+        mid = 0.5 * lo + 0.5 * hi
+        return np.where((mid >= lo) & (mid < hi), mid, lo)
+    cuts = np.unique(np.percentile(finite, np.linspace(0, 100, max_bins + 1)[1:-1],
+                                   method="midpoint"))
+    return cuts[cuts < distinct[-1]]
+
+
 # ---------------------------------------------------------------------------- histogram
 def naive_histogram(X_binned, grad, hess, rows, n_bins_total):
     """``hist[f, b] = (sum g, sum h, count)`` over ``rows``, as Python floats."""

@@ -282,8 +282,8 @@ class GPUHistGBDTRanker(BaseRanker):
     def __init__(self, *, objective="lambdarank", n_estimators=100, learning_rate=0.1,
                  max_leaves=31, max_depth=None, growth="leafwise", min_child_weight=1e-3,
                  min_samples_leaf=20, min_samples_leaf_counts="hessian", reg_lambda=0.0,
-                 reg_alpha=0.0, min_split_gain=0.0, max_bins=255, hist_mode="quantised", subsample=1.0, colsample_bytree=1.0,
-                 gain="exp2", eval_at=10,
+                 reg_alpha=0.0, min_split_gain=0.0, max_bins=255, hist_mode="quantised",
+                 subsample=1.0, colsample_bytree=1.0, gain="exp2", eval_at=10,
                  lambdarank_truncation_level=None, early_stopping="auto",
                  validation_fraction=0.1, n_iter_no_change=10, device="cpu", n_jobs=None,
                  random_state=None, verbose=0):

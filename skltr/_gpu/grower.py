@@ -1,0 +1,329 @@
+"""``GPUTreeGrower``: grow one tree depth-wise on the GPU, level by level.
+
+Per level, whatever the number of nodes in it: one partition (two small kernels and a scan),
+one histogram launch for the smaller children, one subtraction launch for their siblings and
+one split launch; the host reads one small record per node of the level (``8 x int64``) and
+decides, as the CPU grower does, which nodes split and the ids of their children. Nothing of
+size ``n_rows`` leaves the GPU while growing.
+
+Gradients are quantised as the CPU engine's ``hist_mode="quantised"`` (same exponent rule,
+:func:`skltr._gbdt.grower.quantisation_exponent`, same packing of the row count above bit
+``K``), so a GPU tree equals the CPU quantised tree grown from the same gradients: same node
+ids, splits, gains and leaf values (``tests/test_gbdt_gpu.py`` checks it).
+
+Only ``growth="depthwise"`` is implemented (leaf-wise growth needs one histogram launch per
+split and is not done yet: :class:`GPUTreeGrower` raises ``NotImplementedError``).
+"""
+
+from __future__ import annotations
+
+import cupy
+import numpy as np
+
+from .._cpu.split import leaf_value
+from .._dtypes import LEAF_VALUE_DTYPE, NODE_INDEX_DTYPE
+from .._gbdt.grower import GrownTree, quantisation_exponent
+from . import _config
+from ._compile import blocks, module
+from .binning import map_to_bins
+from .histogram import (build_histograms, features_per_block, row_chunk_tasks,
+                        subtract_histograms)
+from .partition import partition_level
+from .predict_binned import add_leaf_values
+from .split import find_best_splits
+
+__all__ = ["DeviceBinned", "GPUTreeGrower"]
+
+_QUANTISE_SOURCE = r"""
+extern "C" __global__ void quantise(const float* g, const float* h, i64 n, double sg, double sh,
+                                    i64 count_one, int* qg, i64* qhc) {
+    const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    qg[i] = (int)rint((double)g[i] * sg);          // as np.rint(g.astype(float64) * 2**kg)
+    qhc[i] = (i64)rint((double)h[i] * sh) + count_one;
+}
+"""
+
+
+@cupy.memoize(for_each_device=True)
+def _quantise_kernel():
+    return module(_QUANTISE_SOURCE).get_function("quantise")
+
+
+class DeviceBinned:
+    """A binned matrix on the GPU and its bin layout (made once per data set).
+
+    Parameters
+    ----------
+    X_bytes : cupy.ndarray of uint8, shape (n_samples, stride)
+        From :func:`skltr._gpu.binning.map_to_bins` (rows padded to whole 32-bit words).
+    n_features : int
+    n_bins : ndarray of int32, shape (n_features,)
+    missing_bin : int
+    """
+
+    def __init__(self, X_bytes, n_features, n_bins, missing_bin):
+        self.X_bytes = X_bytes
+        self.X_words = X_bytes.view(cupy.uint32)
+        self.n_samples = X_bytes.shape[0]
+        self.n_features = int(n_features)
+        self.n_bins_host = np.ascontiguousarray(n_bins, np.int32)
+        self.n_bins = cupy.asarray(self.n_bins_host)
+        self.missing_bin = int(missing_bin)
+        self.n_bins_total = self.missing_bin + 1
+
+    @classmethod
+    def from_mapper(cls, X, mapper):
+        """Bin ``X`` (host or CuPy) on the GPU with a fitted ``BinMapper``'s cuts."""
+        return cls(map_to_bins(X, mapper.cut_ptr, mapper.cut_values, mapper.missing_bin),
+                   X.shape[1], mapper.n_bins, mapper.missing_bin)
+
+
+class _Node:
+    __slots__ = ("start", "end", "sum_g", "sum_h", "count", "depth", "split", "slot")
+
+    def __init__(self, start, end, sum_g, sum_h, count, depth):
+        self.start, self.end = start, end
+        self.sum_g, self.sum_h, self.count, self.depth = sum_g, sum_h, count, depth
+        self.split = None  # (feature, gain, bin, default_left, G_L, H_L, n_L), CPU's order
+        self.slot = -1     # histogram slot in the current level's array
+
+
+class GPUTreeGrower:
+    """Grow trees depth-wise on the GPU from device gradients (quantised histograms).
+
+    Parameters
+    ----------
+    data : DeviceBinned
+    max_leaves, max_depth, growth, min_child_weight, min_samples_leaf, reg_lambda,
+    reg_alpha, min_split_gain, learning_rate :
+        As :class:`skltr._gbdt.grower.TreeGrower`. ``growth`` must be ``"depthwise"``.
+    hist_mode : {"quantised"}
+        The only histogram mode of the GPU (float atomics would make trees depend on the
+        order of additions).
+    """
+
+    def __init__(self, data, *, max_leaves=31, max_depth=None, growth="depthwise",
+                 min_child_weight=1e-3, min_samples_leaf=20, reg_lambda=0.0, reg_alpha=0.0,
+                 min_split_gain=0.0, learning_rate=0.1, hist_mode="quantised"):
+        if growth != "depthwise":
+            raise NotImplementedError(
+                f"growth={growth!r} is not implemented on the GPU yet (issue #5): use "
+                f"growth='depthwise' with device='cuda', or device='cpu' for leaf-wise "
+                f"growth.")
+        if hist_mode != "quantised":
+            raise ValueError(f"the GPU grower accumulates quantised gradients only; got "
+                             f"hist_mode={hist_mode!r}.")
+        if int(max_leaves) < 2:
+            raise ValueError(f"max_leaves must be >= 2; got {max_leaves}.")
+        if max_depth is not None and int(max_depth) < 1:
+            raise ValueError(f"max_depth must be >= 1 or None; got {max_depth}.")
+        self.data = data
+        self.max_leaves = int(max_leaves)
+        self.max_depth = None if max_depth is None else int(max_depth)
+        self.min_child_weight = float(min_child_weight)
+        self.min_samples_leaf = int(min_samples_leaf)
+        self.reg_lambda = float(reg_lambda)
+        self.reg_alpha = float(reg_alpha)
+        self.min_split_gain = float(min_split_gain)
+        self.learning_rate = float(learning_rate)
+        n = data.n_samples
+        self._qg = cupy.empty(n, cupy.int32)
+        self._qhc = cupy.empty(n, cupy.int64)
+        self._all_features = cupy.ones(data.n_features, cupy.uint8)
+        self.timings = {}
+
+    # ------------------------------------------------------------------ helpers
+    def _can_split(self, node, n_leaves):
+        return (n_leaves < self.max_leaves
+                and (self.max_depth is None or node.depth < self.max_depth)
+                and node.count >= 2 * self.min_samples_leaf)
+
+    def _quantise(self, grad, hess, rows_dev, n_rows):
+        """Device quantisation; returns root sums ``(G, H)`` in histogram units."""
+        g = grad if rows_dev is None else grad[rows_dev]
+        h = hess if rows_dev is None else hess[rows_dev]
+        stats = cupy.stack([cupy.abs(g).max().astype(cupy.float64),
+                            h.max().astype(cupy.float64),
+                            (-h.min()).astype(cupy.float64)]).get()
+        gmax, hmax, neg_hmin = (float(v) for v in stats)
+        if neg_hmin > 0:
+            raise ValueError("the GPU grower needs hessians >= 0 (they share an int64 with "
+                             "the row count).")
+        K = 63 - max(int(n_rows).bit_length(), 1)
+        kg = quantisation_exponent(gmax, n_rows)
+        kh = quantisation_exponent(hmax, n_rows, total_bits=K - 1)
+        self.count_shift, self._inv_g, self._inv_h = K, 2.0 ** -kg, 2.0 ** -kh
+        n = grad.size
+        t = _config.ELEMENTWISE_THREADS
+        _quantise_kernel()((blocks(n, t),), (t,),
+                           (grad, hess, np.int64(n), np.float64(2.0 ** kg),
+                            np.float64(2.0 ** kh), np.int64(1) << np.int64(K),
+                            self._qg, self._qhc))
+        qg = self._qg if rows_dev is None else self._qg[rows_dev]
+        qhc = self._qhc if rows_dev is None else self._qhc[rows_dev]
+        sums = cupy.stack([qg.sum(dtype=cupy.int64), qhc.sum(dtype=cupy.int64)]).get()
+        return int(sums[0]), int(sums[1]) - (int(n_rows) << K)
+
+    def _new_hist(self, n_slots):
+        d = self.data
+        return cupy.zeros((n_slots, d.n_features, d.n_bins_total, 2), cupy.int64)
+
+    def _build(self, hist, nodes):
+        d = self.data
+        fpb = features_per_block(d.n_bins_total, d.n_features)
+        tasks = row_chunk_tasks([n.start for n in nodes], [n.end for n in nodes],
+                                [n.slot for n in nodes], -(-d.n_features // fpb))
+        build_histograms(d.X_words, self.buf, self._qg, self._qhc, tasks, hist,
+                         d.n_features, d.n_bins_total)
+
+    def _find_splits(self, hist, nodes):
+        res = find_best_splits(
+            hist, [n.slot for n in nodes], [n.sum_g for n in nodes],
+            [n.sum_h for n in nodes], [n.count for n in nodes], self.data.n_bins,
+            self._mask, self.data.missing_bin, self.count_shift, self._inv_g, self._inv_h,
+            self.reg_lambda, self.reg_alpha, self.min_child_weight, self.min_samples_leaf,
+            self.min_split_gain)
+        for node, r in zip(nodes, res):
+            node.split = None if r is None else r
+
+    # ------------------------------------------------------------------ growing
+    def grow(self, grad, hess, rows=None, feature_mask=None, leaf_of_row=False):
+        """Grow one tree.
+
+        Parameters
+        ----------
+        grad, hess : cupy.ndarray of float32, shape (n_samples,)
+        rows : ndarray of int or None
+            Rows to grow on (a query subsample); None: all.
+        feature_mask : ndarray of bool or None
+        leaf_of_row : bool
+            Copy the leaf of every row to the host into ``GrownTree.leaf_of_row`` (tests);
+            the boosting loop adds leaf values on the device instead
+            (:meth:`add_to_training_scores`) and leaves it None.
+
+        Returns
+        -------
+        GrownTree
+            Host NumPy node arrays, as the CPU grower's.
+        """
+        d = self.data
+        n = d.n_samples
+        grad = cupy.ascontiguousarray(grad, dtype=cupy.float32)
+        hess = cupy.ascontiguousarray(hess, dtype=cupy.float32)
+        if grad.shape != (n,) or hess.shape != (n,):
+            raise ValueError(f"grad and hess must have shape ({n},); got {grad.shape} and "
+                             f"{hess.shape}.")
+        self._mask = self._all_features if feature_mask is None else cupy.asarray(
+            np.ascontiguousarray(feature_mask, dtype=np.uint8))
+        if rows is None:
+            rows_dev = None
+            self.buf = cupy.arange(n, dtype=cupy.uint32)
+        else:
+            rows = np.asarray(rows)
+            rows_dev = cupy.asarray(np.sort(rows).astype(np.uint32))
+            self.buf = rows_dev.copy()
+        self.rows = rows
+        n_used = self.buf.size
+        sum_g, sum_h = self._quantise(grad, hess, rows_dev, n_used)
+        self.pos = cupy.zeros(n_used, cupy.int32)
+        root = _Node(0, n_used, sum_g, sum_h, n_used, 0)
+        self.nodes = [root]
+        self._children = [None]
+        hist = None
+        if self._can_split(root, 1):
+            root.slot = 0
+            hist = self._new_hist(1)
+            self._build(hist, [root])
+            self._find_splits(hist, [root])
+        level = [0]
+        n_leaves = 1
+        while level and n_leaves < self.max_leaves:
+            ready = sorted((i for i in level if self.nodes[i].split is not None),
+                           key=lambda i: (-self.nodes[i].split[1], i))
+            chosen, splittable = [], []
+            for node_id in ready:
+                if n_leaves >= self.max_leaves:
+                    break
+                n_leaves += 1
+                node = self.nodes[node_id]
+                f, _, b, dl, gl, hl, cl = node.split
+                left = _Node(node.start, node.start + cl, gl, hl, cl, node.depth + 1)
+                right = _Node(node.start + cl, node.end, node.sum_g - gl, node.sum_h - hl,
+                              node.count - cl, node.depth + 1)
+                ids = (len(self.nodes), len(self.nodes) + 1)
+                self.nodes.extend((left, right))
+                self._children[node_id] = ids
+                self._children.extend((None, None))
+                chosen.append((node_id, f, b, dl, node.start, cl, ids[0], ids[1]))
+                splittable.append([self._can_split(c, n_leaves) for c in (left, right)])
+            if not chosen:
+                break
+            self.buf, self.pos = partition_level(self.buf, self.pos, d.X_bytes,
+                                                 d.missing_bin, len(self.nodes), chosen)
+            # children that need a histogram: both of a split with a splittable child
+            small, p_slots, s_slots, l_slots, to_find = [], [], [], [], []
+            n_slots = 0
+            for (node_id, *_rest), ok in zip(chosen, splittable):
+                if not any(ok):
+                    continue
+                lid, rid = self._children[node_id]
+                left, right = self.nodes[lid], self.nodes[rid]
+                left.slot, right.slot = n_slots, n_slots + 1
+                n_slots += 2
+                sm, lg = (left, right) if left.count <= right.count else (right, left)
+                small.append(sm)
+                p_slots.append(self.nodes[node_id].slot)
+                s_slots.append(sm.slot)
+                l_slots.append(lg.slot)
+                to_find.extend(c for c, k in zip((left, right), ok) if k)
+            nxt = [i for c in chosen for i in self._children[c[0]]]
+            if n_slots:
+                child_hist = self._new_hist(n_slots)
+                self._build(child_hist, small)
+                subtract_histograms(hist, child_hist, p_slots, s_slots, l_slots)
+                self._find_splits(child_hist, to_find)
+                hist = child_hist
+            else:
+                hist = None
+            level = nxt
+        return self._finish(leaf_of_row)
+
+    def _finish(self, want_leaf_of_row):
+        n_nodes = len(self.nodes)
+        feature = np.full(n_nodes, -1, NODE_INDEX_DTYPE)
+        bin_threshold = np.full(n_nodes, -1, NODE_INDEX_DTYPE)
+        default_left = np.zeros(n_nodes, bool)
+        left = np.full(n_nodes, -1, NODE_INDEX_DTYPE)
+        right = np.full(n_nodes, -1, NODE_INDEX_DTYPE)
+        value = np.zeros(n_nodes, LEAF_VALUE_DTYPE)
+        gain = np.zeros(n_nodes, np.float64)
+        count = np.zeros(n_nodes, np.int64)
+        hess_sum = np.zeros(n_nodes, np.float64)
+        for i, node in enumerate(self.nodes):
+            count[i] = node.count
+            hess_sum[i] = float(node.sum_h) * self._inv_h
+            kids = self._children[i]
+            if kids is not None:
+                f_, g_, b_, d_ = node.split[:4]
+                gain[i], feature[i], bin_threshold[i], default_left[i] = g_, f_, b_, d_
+                left[i], right[i] = kids
+            else:
+                value[i] = leaf_value(float(node.sum_g) * self._inv_g, hess_sum[i],
+                                      self.reg_lambda, self.reg_alpha, self.learning_rate)
+        self._value_dev = cupy.asarray(value)
+        leaf = None
+        if want_leaf_of_row:
+            n = self.data.n_samples
+            full = cupy.full(n, -1, cupy.int32)
+            full[self.buf] = self.pos
+            leaf = full.get()
+            if self.rows is not None:
+                leaf = leaf[np.asarray(self.rows)]
+        rows = None if self.rows is None else np.asarray(self.rows).astype(np.uint32)
+        return GrownTree(feature, bin_threshold, default_left, left, right, value, gain,
+                         count, hess_sum, leaf, rows, self.data.missing_bin)
+
+    def add_to_training_scores(self, scores):
+        """``scores[row] += leaf value`` for the rows of the last grown tree (device)."""
+        add_leaf_values(self.buf, self.pos, self._value_dev, scores)

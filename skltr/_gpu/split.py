@@ -1,0 +1,220 @@
+"""GPU split finding: the best (feature, bin, missing direction) of every node of a level.
+
+One launch for all the nodes of a level: one block per node, warp ``w`` of the block scans
+features ``w, w + n_warps, ...``. A warp takes a feature's bins 32 at a time, prefix-sums
+them with shuffles (int64: exact) to get the left child's sums at every bin, evaluates both
+missing directions in its lanes, and keeps the best; the block then keeps the best feature::
+
+    warp w, feature f:   bins  0 .. 31 | 32 .. 63 | ...       lane l holds bin base + l
+                         inclusive scan (shfl_up) + carry of the previous 32 bins
+                         lane candidates: (bin, missing left), (bin, missing right)
+
+The rule is :mod:`skltr._cpu.split`'s, formula for formula (compiled without fused
+multiply-adds, so gains are bit-equal): the same candidates, constraints
+(``min_samples_leaf``, ``min_child_weight``, ``min_split_gain``), the more-samples rule
+for nodes without missing rows, and the same tie-breaking -- among equal gains the lowest
+(feature, bin, missing left before right) wins. (The CPU scan skips empty bins, whose
+candidates repeat the previous bin's exactly; here they are evaluated and lose the tie.)
+
+Output: one record of 8 int64 per node ``(feature, gain as bits, bin, default_left, G_L,
+H_L, n_L, 0)``, histogram units, ``feature = -1`` when no candidate qualifies.
+"""
+
+from __future__ import annotations
+
+import cupy
+import numpy as np
+
+from . import _config
+from ._compile import module
+
+_SOURCE = r"""
+__device__ __forceinline__ double leaf_objective(double G, double H, double lam, double alpha) {
+    if (alpha > 0.0) {
+        if (G > alpha) G = G - alpha;
+        else if (G < -alpha) G = G + alpha;
+        else G = 0.0;
+    }
+    double d = H + lam;
+    if (d <= 0.0) return 0.0;
+    return G * G / d;
+}
+
+__device__ __forceinline__ bool better(double g, int key, double bg, int bkey) {
+    return g > bg || (g == bg && key < bkey);
+}
+
+extern "C" __global__ void find_best_splits(
+        const i64* __restrict__ hist, const int* __restrict__ node_slot,
+        const i64* __restrict__ node_g, const i64* __restrict__ node_h,
+        const i64* __restrict__ node_n, const int* __restrict__ n_bins,
+        const u8* __restrict__ feature_mask, int n_features, int n_bins_total,
+        int missing_bin, int count_shift, double inv_g, double inv_h, double lam,
+        double alpha, double min_child_weight, i64 min_n, double min_split_gain,
+        i64* out) {
+    const int t = blockIdx.x;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, n_warps = blockDim.x >> 5;
+    const i64 sum_g = node_g[t], sum_h = node_h[t], count = node_n[t];
+    const i64 hmask = (((i64)1) << count_shift) - 1;
+    const double parent = leaf_objective(sum_g * inv_g, sum_h * inv_h, lam, alpha);
+    const i64* base_hist = hist + (i64)node_slot[t] * n_features * n_bins_total * 2;
+
+    double w_gain = NEG_INF; int w_feat = -1, w_bin = -1, w_left = 0;
+    i64 w_gl = 0, w_hl = 0, w_cl = 0;
+    for (int f = warp; f < n_features; f += n_warps) {
+        const int nb = n_bins[f];
+        if (!feature_mask[f] || nb <= 1) continue;
+        const i64* hf = base_hist + (i64)f * n_bins_total * 2;
+        const i64 mg = hf[missing_bin * 2], mv = hf[missing_bin * 2 + 1];
+        const i64 mh = mv & hmask, mc = mv >> count_shift;
+        i64 cg = 0, ch = 0, cc = 0;                    // carry: sums of earlier chunks
+        double l_gain = NEG_INF; int l_key = 0x7fffffff, l_left = 0;
+        i64 l_gl = 0, l_hl = 0, l_cl = 0;
+        for (int b0 = 0; b0 < nb; b0 += 32) {
+            const int b = b0 + lane;
+            i64 vg = 0, vh = 0, vc = 0;
+            if (b < nb) { vg = hf[b * 2]; const i64 v = hf[b * 2 + 1]; vh = v & hmask; vc = v >> count_shift; }
+            i64 sg = vg, sh = vh, sc = vc;
+            #pragma unroll
+            for (int o = 1; o < 32; o <<= 1) {
+                const i64 ug = __shfl_up_sync(0xffffffffu, sg, o);
+                const i64 uh = __shfl_up_sync(0xffffffffu, sh, o);
+                const i64 uc = __shfl_up_sync(0xffffffffu, sc, o);
+                if (lane >= o) { sg += ug; sh += uh; sc += uc; }
+            }
+            const i64 ag = cg + sg, ah = ch + sh, ac = cc + sc;
+            cg += __shfl_sync(0xffffffffu, sg, 31);
+            ch += __shfl_sync(0xffffffffu, sh, 31);
+            cc += __shfl_sync(0xffffffffu, sc, 31);
+            if (b >= nb || (vc == 0 && b > 0) || count - ac < min_n) continue;
+            for (int d = 0; d < 2; ++d) {
+                i64 gl, hl, cl; int left;
+                if (mc > 0) {
+                    if (d == 0) {
+                        if (b == nb - 1) continue;
+                        gl = ag + mg; hl = ah + mh; cl = ac + mc;
+                    } else { gl = ag; hl = ah; cl = ac; }
+                    left = d == 0;
+                } else {
+                    if (d == 0 || b == nb - 1) continue;
+                    gl = ag; hl = ah; cl = ac;
+                    left = cl > count - cl;
+                }
+                const i64 cr = count - cl;
+                if (cl < min_n || cr < min_n) continue;
+                const double hl_f = hl * inv_h;
+                const double hr_f = (sum_h - hl) * inv_h;
+                if (hl_f < min_child_weight || hr_f < min_child_weight) continue;
+                const double gain = leaf_objective(gl * inv_g, hl_f, lam, alpha)
+                                    + leaf_objective((sum_g - gl) * inv_g, hr_f, lam, alpha)
+                                    - parent;
+                if (gain > min_split_gain && gain > l_gain) {   // keys grow: first wins
+                    l_gain = gain; l_key = b * 2 + d; l_left = left;
+                    l_gl = gl; l_hl = hl; l_cl = cl;
+                }
+            }
+        }
+        // warp arg-max: highest gain, ties to the lowest (bin, direction) key
+        double r_gain = l_gain; int r_key = l_key; int r_lane = lane;
+        for (int o = 16; o > 0; o >>= 1) {
+            const double og = __shfl_down_sync(0xffffffffu, r_gain, o);
+            const int ok = __shfl_down_sync(0xffffffffu, r_key, o);
+            const int ol = __shfl_down_sync(0xffffffffu, r_lane, o);
+            if (better(og, ok, r_gain, r_key)) { r_gain = og; r_key = ok; r_lane = ol; }
+        }
+        r_gain = __shfl_sync(0xffffffffu, r_gain, 0);
+        r_key = __shfl_sync(0xffffffffu, r_key, 0);
+        r_lane = __shfl_sync(0xffffffffu, r_lane, 0);
+        const int c_left = __shfl_sync(0xffffffffu, l_left, r_lane);
+        const i64 c_gl = __shfl_sync(0xffffffffu, l_gl, r_lane);
+        const i64 c_hl = __shfl_sync(0xffffffffu, l_hl, r_lane);
+        const i64 c_cl = __shfl_sync(0xffffffffu, l_cl, r_lane);
+        if (r_key != 0x7fffffff && r_gain > w_gain) {          // features grow: first wins
+            w_gain = r_gain; w_feat = f; w_bin = r_key >> 1; w_left = c_left;
+            w_gl = c_gl; w_hl = c_hl; w_cl = c_cl;
+        }
+    }
+    __shared__ double s_gain[32];
+    __shared__ int s_feat[32];
+    if (lane == 0) { s_gain[warp] = w_gain; s_feat[warp] = w_feat; }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int bw = -1; double bg = NEG_INF; int bf = 0x7fffffff;
+        for (int w = 0; w < n_warps; ++w) {
+            if (s_feat[w] >= 0 && better(s_gain[w], s_feat[w], bg, bf)) {
+                bg = s_gain[w]; bf = s_feat[w]; bw = w;
+            }
+        }
+        s_feat[0] = bw;
+    }
+    __syncthreads();
+    const int bw = s_feat[0];
+    i64* o = out + (i64)t * 8;
+    if (bw < 0) {
+        if (threadIdx.x == 0) { o[0] = -1; o[1] = __double_as_longlong(NEG_INF); o[2] = -1;
+                                o[3] = 0; o[4] = 0; o[5] = 0; o[6] = 0; o[7] = 0; }
+    } else if (warp == bw && lane == 0) {
+        o[0] = w_feat; o[1] = __double_as_longlong(w_gain); o[2] = w_bin; o[3] = w_left;
+        o[4] = w_gl; o[5] = w_hl; o[6] = w_cl; o[7] = 0;
+    }
+}
+"""
+
+
+@cupy.memoize(for_each_device=True)
+def _kernel():
+    return module(_SOURCE).get_function("find_best_splits")
+
+
+def find_best_splits(hist, node_slots, node_g, node_h, node_n, n_bins, feature_mask,
+                     missing_bin, count_shift, inv_g, inv_h, reg_lambda, reg_alpha,
+                     min_child_weight, min_samples_leaf, min_split_gain):
+    """Best split of each listed node (one launch); returns host records.
+
+    Parameters
+    ----------
+    hist : cupy.ndarray of int64, shape (n_slots, n_features, n_bins_total, 2)
+        Quantised histograms (:mod:`skltr._gpu.histogram`).
+    node_slots : sequence of int
+        Histogram slot of each node to evaluate.
+    node_g, node_h, node_n : sequence of int
+        The nodes' gradient sum, hessian sum (histogram units, hessian unpacked) and rows.
+    n_bins : cupy.ndarray of int32, shape (n_features,)
+    feature_mask : cupy.ndarray of uint8, shape (n_features,)
+    missing_bin, count_shift : int
+    inv_g, inv_h : float
+        Histogram units -> gradient units.
+    reg_lambda, reg_alpha, min_child_weight, min_split_gain : float
+    min_samples_leaf : int
+
+    Returns
+    -------
+    list of tuple or None
+        Per node ``(feature, gain, bin, default_left, G_L, H_L, n_L)`` as the CPU's
+        ``find_best_splits`` returns them, or None where no candidate qualifies.
+    """
+    m = len(node_slots)
+    if m == 0:
+        return []
+    out = cupy.empty((m, 8), dtype=cupy.int64)
+    n_features, n_bins_total = hist.shape[1], hist.shape[2]
+    _kernel()((m,), (_config.SPLIT_THREADS,),
+              (hist, cupy.asarray(np.asarray(node_slots, np.int32)),
+               cupy.asarray(np.asarray(node_g, np.int64)),
+               cupy.asarray(np.asarray(node_h, np.int64)),
+               cupy.asarray(np.asarray(node_n, np.int64)), n_bins, feature_mask,
+               np.int32(n_features), np.int32(n_bins_total), np.int32(missing_bin),
+               np.int32(count_shift), np.float64(inv_g), np.float64(inv_h),
+               np.float64(reg_lambda), np.float64(reg_alpha), np.float64(min_child_weight),
+               np.int64(max(int(min_samples_leaf), 1)), np.float64(min_split_gain), out))
+    rec = out.get()
+    gains = rec[:, 1].copy().view(np.float64)
+    res = []
+    for k in range(m):
+        f = int(rec[k, 0])
+        if f < 0:
+            res.append(None)
+        else:
+            res.append((f, float(gains[k]), int(rec[k, 2]), bool(rec[k, 3]), int(rec[k, 4]),
+                        int(rec[k, 5]), int(rec[k, 6])))
+    return res

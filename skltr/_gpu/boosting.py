@@ -30,6 +30,7 @@ from .._gbdt.binning import BinMapper
 from .._gbdt.boosting import (_STREAM_BINNING, BoostingResult, NDCGEvaluator, _assemble,
                               _feature_subsample, _query_subsample_rows, _rng)
 from .grower import DeviceBinned, GPUTreeGrower
+from ._profile import stage
 from .objectives import make_gpu_objective
 from .predict_binned import DeviceTree, add_tree_binned
 
@@ -99,16 +100,18 @@ def _boost(X, y, group_ptr, sample_weight, *, objective, objective_name, n_estim
         rounds = bar = tqdm(rounds, desc="boosting (cuda)", leave=False)
     try:
         for it in rounds:
-            gpu_objective.gradients(scores, grad, hess, it)
+            with stage("gradients"):
+                gpu_objective.gradients(scores, grad, hess, it)
             rows = _query_subsample_rows(group_ptr, subsample, seed, it)
             features = _feature_subsample(n_features, colsample_bytree, seed, it)
             tree = grower.grow(grad, hess, rows, features)
             dev_tree = None
-            if rows is None:
-                grower.add_to_training_scores(scores)
-            else:
-                dev_tree = DeviceTree(tree)
-                add_tree_binned(data.X_bytes, dev_tree, scores)
+            with stage("scores"):
+                if rows is None:
+                    grower.add_to_training_scores(scores)
+                else:
+                    dev_tree = DeviceTree(tree)
+                    add_tree_binned(data.X_bytes, dev_tree, scores)
             trees.append(tree)
             internal = tree.left >= 0
             split_features = tree.feature[internal]
@@ -119,7 +122,8 @@ def _boost(X, y, group_ptr, sample_weight, *, objective, objective_name, n_estim
                 continue
             dev_tree = dev_tree or DeviceTree(tree)
             for (e, Xb), ev, s in zip(evals, evaluators, eval_scores):
-                add_tree_binned(Xb, dev_tree, s)
+                with stage("eval"):
+                    add_tree_binned(Xb, dev_tree, s)
                 for name, value in zip(ev.names, ev(s.get())):
                     history[e.name][name].append(value)
             monitored = history[evals[0][0].name][evaluators[0].names[0]][-1]

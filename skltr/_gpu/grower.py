@@ -25,6 +25,7 @@ from .._dtypes import LEAF_VALUE_DTYPE, NODE_INDEX_DTYPE
 from .._gbdt.grower import GrownTree, quantisation_exponent
 from . import _config
 from ._compile import blocks, module
+from ._profile import stage
 from .binning import map_to_bins
 from .histogram import (build_histograms, features_per_block, row_chunk_tasks,
                         subtract_histograms)
@@ -174,18 +175,23 @@ class GPUTreeGrower:
         fpb = features_per_block(d.n_bins_total, d.n_features)
         tasks = row_chunk_tasks([n.start for n in nodes], [n.end for n in nodes],
                                 [n.slot for n in nodes], -(-d.n_features // fpb))
-        build_histograms(d.X_words, self.buf, self._qg, self._qhc, tasks, hist,
-                         d.n_features, d.n_bins_total)
+        with stage("histogram"):
+            build_histograms(d.X_words, self.buf, self._qg, self._qhc, tasks, hist,
+                             d.n_features, d.n_bins_total)
 
     def _find_splits(self, hist, nodes):
-        res = find_best_splits(
+        with stage("split"):
+            res = self._find_splits_launch(hist, nodes)
+        for node, r in zip(nodes, res):
+            node.split = None if r is None else r
+
+    def _find_splits_launch(self, hist, nodes):
+        return find_best_splits(
             hist, [n.slot for n in nodes], [n.sum_g for n in nodes],
             [n.sum_h for n in nodes], [n.count for n in nodes], self.data.n_bins,
             self._mask, self.data.missing_bin, self.count_shift, self._inv_g, self._inv_h,
             self.reg_lambda, self.reg_alpha, self.min_child_weight, self.min_samples_leaf,
             self.min_split_gain)
-        for node, r in zip(nodes, res):
-            node.split = None if r is None else r
 
     # ------------------------------------------------------------------ growing
     def grow(self, grad, hess, rows=None, feature_mask=None, leaf_of_row=False):
@@ -225,7 +231,8 @@ class GPUTreeGrower:
             self.buf = rows_dev.copy()
         self.rows = rows
         n_used = self.buf.size
-        sum_g, sum_h = self._quantise(grad, hess, rows_dev, n_used)
+        with stage("quantise"):
+            sum_g, sum_h = self._quantise(grad, hess, rows_dev, n_used)
         self.pos = cupy.zeros(n_used, cupy.int32)
         root = _Node(0, n_used, sum_g, sum_h, n_used, 0)
         self.nodes = [root]
@@ -259,8 +266,9 @@ class GPUTreeGrower:
                 splittable.append([self._can_split(c, n_leaves) for c in (left, right)])
             if not chosen:
                 break
-            self.buf, self.pos = partition_level(self.buf, self.pos, d.X_bytes,
-                                                 d.missing_bin, len(self.nodes), chosen)
+            with stage("partition"):
+                self.buf, self.pos = partition_level(self.buf, self.pos, d.X_bytes,
+                                                     d.missing_bin, len(self.nodes), chosen)
             # children that need a histogram: both of a split with a splittable child
             small, p_slots, s_slots, l_slots, to_find = [], [], [], [], []
             n_slots = 0
@@ -279,9 +287,11 @@ class GPUTreeGrower:
                 to_find.extend(c for c, k in zip((left, right), ok) if k)
             nxt = [i for c in chosen for i in self._children[c[0]]]
             if n_slots:
-                child_hist = self._new_hist(n_slots)
+                with stage("histogram"):
+                    child_hist = self._new_hist(n_slots)
                 self._build(child_hist, small)
-                subtract_histograms(hist, child_hist, p_slots, s_slots, l_slots)
+                with stage("subtract"):
+                    subtract_histograms(hist, child_hist, p_slots, s_slots, l_slots)
                 self._find_splits(child_hist, to_find)
                 hist = child_hist
             else:

@@ -156,6 +156,9 @@ def main():
                         default=["skltr-gpu", "xgboost-gpu", "lightgbm-cpu", "skltr-cpu"])
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--profile-rounds", type=int, default=30)
+    parser.add_argument("--profile-configs", nargs="*", default=[],
+                        help="extra profiled fits with launch sizes, e.g. "
+                             "HIST_TARGET_BLOCKS=4096,HIST_ROWS_PER_BLOCK=8192")
     parser.add_argument("--scale-rows", type=int, default=0)
     parser.add_argument("--scale-trees", type=int, default=20)
     parser.add_argument("--out", default=None, help="result folder (default benchmarks/results)")
@@ -220,10 +223,17 @@ def main():
                   f"{res['ndcg@10']:.4f}", flush=True)
             record()  # a partial file survives a time-out
     if args.profile:
+        from skltr._gpu import _config
+
         for bins in args.bins:
-            raw[f"profile/{bins}"] = prof = profile_skltr(X, y, qid, args.profile_rounds, bins,
-                                                          args.threads)
-            print(f"  profile {bins} bins: {prof}", flush=True)
+            for cfg in [""] + list(args.profile_configs):
+                values = dict((kv.split("=")[0], int(kv.split("=")[1]))
+                              for kv in cfg.split(",") if kv)
+                with _config.override(**values):
+                    prof = profile_skltr(X, y, qid, args.profile_rounds, bins, args.threads)
+                prof["launch_sizes"] = values
+                raw[f"profile/{bins}" + (f"/{cfg}" if cfg else "")] = prof
+                print(f"  profile {bins} bins {cfg}: {prof}", flush=True)
         record()
     if args.scale_rows:
         reps = -(-args.scale_rows // len(y))

@@ -103,6 +103,23 @@ def test_map_to_bins_matches_cpu(n_features):
     np.testing.assert_array_equal(got2, got)
 
 
+def test_parallel_bin_mapper_fit_equals_host_bin_mapper():
+    from skltr._gpu.binning import fit_bin_mapper
+
+    rng = np.random.default_rng(1)
+    for shape, max_bins in [((5000, 9), 255), ((5000, 9), 15), ((250_000, 3), 63)]:
+        X = rng.normal(size=shape)  # 250,000 rows: the 200,000-row sample path
+        X[:, 2] = np.round(X[:, 2])  # few distinct values: midpoint cuts
+        X[rng.random(X.shape) < 0.05] = np.nan
+        ref = BinMapper(max_bins=max_bins, random_state=4).fit(X)
+        got = fit_bin_mapper(X, max_bins, 4)
+        np.testing.assert_array_equal(got.cut_ptr, ref.cut_ptr)
+        np.testing.assert_array_equal(got.cut_values, ref.cut_values)
+        np.testing.assert_array_equal(got.n_bins, ref.n_bins)
+        d = DeviceBinned.from_mapper(X, got)
+        np.testing.assert_array_equal(d.has_missing, ref.has_missing)
+
+
 # ---------------------------------------------------------------------------- histogram
 @pytest.mark.parametrize("max_bins,n_features", [(255, 13), (63, 40), (7, 3), (255, 1)])
 @pytest.mark.parametrize("rows_per_block", [64, 16384])
@@ -110,6 +127,7 @@ def test_histograms_match_naive(max_bins, n_features, rows_per_block):
     rng = np.random.default_rng(max_bins + n_features)
     n = 5000
     X, n_bins, grad, hess = _binned_problem(rng, n, n_features, max_bins)
+    grad = (grad * rng.random(n) * 3).astype(np.float32)  # mixed signs and magnitudes
     d = _device_binned(X, n_bins, max_bins)
     qg, qh, *_ = _quantise_host(grad, hess, n)
     # three "nodes": a random subset, an empty range, a single row
@@ -120,8 +138,10 @@ def test_histograms_match_naive(max_bins, n_features, rows_per_block):
     hist = cupy.zeros((3, n_features, max_bins + 1, 2), cupy.int64)
     with _config.override(HIST_ROWS_PER_BLOCK=rows_per_block, HIST_MIN_ROWS_PER_BLOCK=64):
         tasks = row_chunk_tasks(starts, ends, slots, -(-n_features // fpb))
-        build_histograms(d.X_words, cupy.asarray(buf), cupy.asarray(qg), cupy.asarray(qh),
-                         tasks, hist, n_features, max_bins + 1)
+        K = 63 - max(n.bit_length(), 1)
+        qh32 = (qh - (np.int64(1) << K)).astype(np.int32)
+        build_histograms(d.X_words, cupy.asarray(buf), cupy.asarray(qg), cupy.asarray(qh32),
+                         tasks, hist, n_features, max_bins + 1, K)
     got = hist.get()
     np.testing.assert_array_equal(got[2], _host_hist(X, qg, qh, rows, max_bins + 1))
     assert not got[0].any()

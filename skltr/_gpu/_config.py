@@ -11,7 +11,8 @@ import contextlib
 #: Threads of a histogram block. 256: enough warps to hide the latency of the row gathers,
 #: and a 48 KiB shared histogram still leaves room for 4 blocks per SM on Hopper.
 HIST_THREADS = 256
-#: Rows one histogram block reads before flushing its shared histogram to global memory.
+#: Rows one histogram block reads before flushing its shared histogram to global memory
+#: (at most 65,536: the 32-bit limb sums of ``skltr._gpu.histogram`` stay exact).
 #: Larger chunks mean fewer global atomics (each block adds its whole shared histogram once);
 #: smaller ones more blocks for small nodes. The grower lowers it for levels with few rows
 #: so that the GPU still gets about HIST_TARGET_BLOCKS blocks.
@@ -20,7 +21,7 @@ HIST_ROWS_PER_BLOCK = 16384
 HIST_MIN_ROWS_PER_BLOCK = 1024
 #: Blocks a histogram launch aims for (about 4 waves of 4 blocks on 132 SMs).
 HIST_TARGET_BLOCKS = 2048
-#: Shared memory of one histogram block: features per block = this / (bins * 16 bytes),
+#: Shared memory of one histogram block: features per block = this / (bins * 20 bytes),
 #: rounded down to a multiple of 4 (one 32-bit word of packed bins). 48 KiB needs no opt-in.
 HIST_SHARED_BYTES = 48 * 1024
 #: Most features per histogram block (bounds the per-row loop when bins are few).

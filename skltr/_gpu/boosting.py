@@ -26,9 +26,9 @@ import cupy
 import numpy as np
 
 from .._dtypes import G_H_DTYPE
-from .._gbdt.binning import BinMapper
 from .._gbdt.boosting import (_STREAM_BINNING, BoostingResult, NDCGEvaluator, _assemble,
                               _feature_subsample, _query_subsample_rows, _rng)
+from .binning import fit_bin_mapper
 from .grower import DeviceBinned, GPUTreeGrower
 from ._profile import stage
 from .objectives import make_gpu_objective
@@ -60,9 +60,8 @@ def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_e
 def _fit_bin_mapper(X, max_bins, seed):
     # the CPU loop's seed rule (skltr._gbdt.boosting._fit_bin_mapper): same cuts
     seed = int(_rng(seed, _STREAM_BINNING).integers(2**31 - 1))
-    mapper = BinMapper(max_bins=max_bins, random_state=seed)
-    mapper.fit(cupy.asnumpy(X) if isinstance(X, cupy.ndarray) else X)
-    return mapper
+    return fit_bin_mapper(cupy.asnumpy(X) if isinstance(X, cupy.ndarray) else X, max_bins,
+                          seed)
 
 
 def _boost(X, y, group_ptr, sample_weight, *, objective, objective_name, n_estimators,
@@ -76,6 +75,7 @@ def _boost(X, y, group_ptr, sample_weight, *, objective, objective_name, n_estim
     t0 = time.perf_counter()
     mapper = _fit_bin_mapper(X, max_bins, seed)
     data = DeviceBinned.from_mapper(X, mapper)
+    mapper.has_missing = data.has_missing
     evals = [(e, DeviceBinned.from_mapper(e.X, mapper).X_bytes) for e in eval_sets]
     cupy.cuda.get_current_stream().synchronize()
     binning_s = time.perf_counter() - t0

@@ -36,19 +36,54 @@ from .split import find_best_splits
 __all__ = ["DeviceBinned", "GPUTreeGrower"]
 
 _QUANTISE_SOURCE = r"""
-extern "C" __global__ void quantise(const float* g, const float* h, i64 n, double sg, double sh,
-                                    i64 count_one, int* qg, i64* qhc) {
-    const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    qg[i] = (int)rint((double)g[i] * sg);          // as np.rint(g.astype(float64) * 2**kg)
-    qhc[i] = (i64)rint((double)h[i] * sh) + count_one;
+// Rows used: row = use_rows ? rows[p] : p for p < n_used.
+extern "C" __global__ void gradient_stats(const float* g, const float* h, const u32* rows,
+                                          int use_rows, i64 n_used, u32* out) {
+    // out[0] = bits of max |g|, out[1] = bits of max(h, 0), out[2] = 1 if some h < 0.
+    // Non-negative floats order as their bit patterns, so atomicMax on the bits is exact.
+    float mg = 0.f, mh = 0.f; u32 neg = 0;
+    for (i64 p = (i64)blockIdx.x * blockDim.x + threadIdx.x; p < n_used;
+         p += (i64)gridDim.x * blockDim.x) {
+        const i64 r = use_rows ? (i64)rows[p] : p;
+        mg = fmaxf(mg, fabsf(g[r])); const float hv = h[r];
+        mh = fmaxf(mh, hv); neg |= hv < 0.f;
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        mg = fmaxf(mg, __shfl_down_sync(0xffffffffu, mg, o));
+        mh = fmaxf(mh, __shfl_down_sync(0xffffffffu, mh, o));
+        neg |= __shfl_down_sync(0xffffffffu, neg, o);
+    }
+    if ((threadIdx.x & 31) == 0) {
+        atomicMax(out, __float_as_uint(mg)); atomicMax(out + 1, __float_as_uint(mh));
+        if (neg) atomicOr(out + 2, 1u);
+    }
+}
+
+extern "C" __global__ void quantise(const float* g, const float* h, const u32* rows,
+                                    int use_rows, i64 n_used, double sg, double sh,
+                                    int* qg, int* qh, u64* sums) {
+    // q_g = rint(g * 2**kg), q_h = rint(h * 2**kh), as np.rint on float64 (both fit int32:
+    // |q| <= 2**30 by the exponent rule); sums[0] += q_g, sums[1] += q_h (exact).
+    i64 s0 = 0, s1 = 0;
+    for (i64 p = (i64)blockIdx.x * blockDim.x + threadIdx.x; p < n_used;
+         p += (i64)gridDim.x * blockDim.x) {
+        const i64 r = use_rows ? (i64)rows[p] : p;
+        const int a = (int)rint((double)g[r] * sg);
+        const int b = (int)rint((double)h[r] * sh);
+        qg[r] = a; qh[r] = b; s0 += a; s1 += b;
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        s0 += __shfl_down_sync(0xffffffffu, s0, o);
+        s1 += __shfl_down_sync(0xffffffffu, s1, o);
+    }
+    if ((threadIdx.x & 31) == 0) { atomicAdd(sums, (u64)s0); atomicAdd(sums + 1, (u64)s1); }
 }
 """
 
 
 @cupy.memoize(for_each_device=True)
-def _quantise_kernel():
-    return module(_QUANTISE_SOURCE).get_function("quantise")
+def _quantise_module():
+    return module(_QUANTISE_SOURCE)
 
 
 class DeviceBinned:
@@ -75,9 +110,15 @@ class DeviceBinned:
 
     @classmethod
     def from_mapper(cls, X, mapper):
-        """Bin ``X`` (host or CuPy) on the GPU with a fitted ``BinMapper``'s cuts."""
-        return cls(map_to_bins(X, mapper.cut_ptr, mapper.cut_values, mapper.missing_bin),
-                   X.shape[1], mapper.n_bins, mapper.missing_bin)
+        """Bin ``X`` (host or CuPy) on the GPU with a fitted ``BinMapper``'s cuts.
+
+        ``self.has_missing`` (host bool per feature) says which features had a NaN.
+        """
+        flags = cupy.zeros(max(X.shape[1], 1), cupy.int32)
+        out = cls(map_to_bins(X, mapper.cut_ptr, mapper.cut_values, mapper.missing_bin,
+                              flags), X.shape[1], mapper.n_bins, mapper.missing_bin)
+        out.has_missing = flags.get()[:X.shape[1]].astype(bool)
+        return out
 
 
 class _Node:
@@ -130,8 +171,9 @@ class GPUTreeGrower:
         self.learning_rate = float(learning_rate)
         n = data.n_samples
         self._qg = cupy.empty(n, cupy.int32)
-        self._qhc = cupy.empty(n, cupy.int64)
+        self._qh = cupy.empty(n, cupy.int32)
         self._all_features = cupy.ones(data.n_features, cupy.uint8)
+        self._dummy_rows = cupy.zeros(1, cupy.uint32)
         self.timings = {}
 
     # ------------------------------------------------------------------ helpers
@@ -141,30 +183,34 @@ class GPUTreeGrower:
                 and node.count >= 2 * self.min_samples_leaf)
 
     def _quantise(self, grad, hess, rows_dev, n_rows):
-        """Device quantisation; returns root sums ``(G, H)`` in histogram units."""
-        g = grad if rows_dev is None else grad[rows_dev]
-        h = hess if rows_dev is None else hess[rows_dev]
-        stats = cupy.stack([cupy.abs(g).max().astype(cupy.float64),
-                            h.max().astype(cupy.float64),
-                            (-h.min()).astype(cupy.float64)]).get()
-        gmax, hmax, neg_hmin = (float(v) for v in stats)
-        if neg_hmin > 0:
+        """Device quantisation of the used rows; returns root sums ``(G, H)``, hist units.
+
+        Two small launches and two 3-word reads: the scale needs the global maxima first.
+        """
+        use_rows = rows_dev is not None
+        rows = rows_dev if use_rows else self._dummy_rows
+        t = _config.ELEMENTWISE_THREADS
+        grid = min(blocks(n_rows, t), 4 * 132)
+        mod = _quantise_module()
+        stats = cupy.zeros(3, cupy.uint32)
+        mod.get_function("gradient_stats")(
+            (grid,), (t,), (grad, hess, rows, np.int32(use_rows), np.int64(n_rows), stats))
+        st = stats.get()
+        if st[2]:
             raise ValueError("the GPU grower needs hessians >= 0 (they share an int64 with "
                              "the row count).")
+        gmax, hmax = (float(v) for v in st[:2].view(np.float32))
         K = 63 - max(int(n_rows).bit_length(), 1)
         kg = quantisation_exponent(gmax, n_rows)
         kh = quantisation_exponent(hmax, n_rows, total_bits=K - 1)
         self.count_shift, self._inv_g, self._inv_h = K, 2.0 ** -kg, 2.0 ** -kh
-        n = grad.size
-        t = _config.ELEMENTWISE_THREADS
-        _quantise_kernel()((blocks(n, t),), (t,),
-                           (grad, hess, np.int64(n), np.float64(2.0 ** kg),
-                            np.float64(2.0 ** kh), np.int64(1) << np.int64(K),
-                            self._qg, self._qhc))
-        qg = self._qg if rows_dev is None else self._qg[rows_dev]
-        qhc = self._qhc if rows_dev is None else self._qhc[rows_dev]
-        sums = cupy.stack([qg.sum(dtype=cupy.int64), qhc.sum(dtype=cupy.int64)]).get()
-        return int(sums[0]), int(sums[1]) - (int(n_rows) << K)
+        sums = cupy.zeros(2, cupy.uint64)
+        mod.get_function("quantise")(
+            (grid,), (t,), (grad, hess, rows, np.int32(use_rows), np.int64(n_rows),
+                            np.float64(2.0 ** kg), np.float64(2.0 ** kh), self._qg,
+                            self._qh, sums))
+        sg, sh = (int(v) for v in sums.get().view(np.int64))
+        return sg, sh
 
     def _new_hist(self, n_slots):
         d = self.data
@@ -176,8 +222,8 @@ class GPUTreeGrower:
         tasks = row_chunk_tasks([n.start for n in nodes], [n.end for n in nodes],
                                 [n.slot for n in nodes], -(-d.n_features // fpb))
         with stage("histogram"):
-            build_histograms(d.X_words, self.buf, self._qg, self._qhc, tasks, hist,
-                             d.n_features, d.n_bins_total)
+            build_histograms(d.X_words, self.buf, self._qg, self._qh, tasks, hist,
+                             d.n_features, d.n_bins_total, self.count_shift)
 
     def _find_splits(self, hist, nodes):
         with stage("split"):

@@ -27,37 +27,37 @@ from . import _config
 from ._compile import blocks, module
 
 _SOURCE = r"""
+// info: [split_of_node (n_nodes) | per split: feature, bin, default_left, start, n_left,
+//        left_id, right_id, 0 (8 x int64)], one host->device copy per level
 extern "C" __global__ void partition_flags(const u32* buf, const int* pos_node, i64 n_used,
-                                           const int* split_of_node, const int* s_feature,
-                                           const int* s_bin, const u8* s_default_left,
-                                           const u8* X, int stride, int missing_bin,
-                                           int* flags) {
+                                           const i64* info, int n_nodes, const u8* X,
+                                           int stride, int missing_bin, int* flags) {
     const i64 p = (i64)blockIdx.x * blockDim.x + threadIdx.x;
     if (p >= n_used) return;
-    const int s = split_of_node[pos_node[p]];
+    const i64 s = info[pos_node[p]];
     int go_left = 0;
     if (s >= 0) {
-        const int b = X[(i64)buf[p] * stride + s_feature[s]];
-        go_left = (b == missing_bin) ? (int)s_default_left[s] : (b <= s_bin[s]);
+        const i64* r = info + n_nodes + s * 8;
+        const int b = X[(i64)buf[p] * stride + r[0]];
+        go_left = (b == missing_bin) ? (int)r[2] : (b <= r[1]);
     }
     flags[p] = go_left;
 }
 
 extern "C" __global__ void partition_scatter(const u32* buf, const int* pos_node, i64 n_used,
-                                             const int* split_of_node, const i64* s_start,
-                                             const i64* s_n_left, const int* s_left_id,
-                                             const int* s_right_id, const int* flags,
+                                             const i64* info, int n_nodes, const int* flags,
                                              const int* scan, u32* new_buf, int* new_pos) {
     const i64 p = (i64)blockIdx.x * blockDim.x + threadIdx.x;
     if (p >= n_used) return;
-    const int s = split_of_node[pos_node[p]];
+    const i64 s = info[pos_node[p]];
     if (s < 0) { new_buf[p] = buf[p]; new_pos[p] = pos_node[p]; return; }
-    const i64 start = s_start[s];
+    const i64* r = info + n_nodes + s * 8;
+    const i64 start = r[3];
     const i64 before = start > 0 ? scan[start - 1] : 0;
     const i64 left_rank = (i64)scan[p] - flags[p] - before;   // left rows before p
     i64 dst;
-    if (flags[p]) { dst = start + left_rank; new_pos[dst] = s_left_id[s]; }
-    else { dst = start + s_n_left[s] + (p - start - left_rank); new_pos[dst] = s_right_id[s]; }
+    if (flags[p]) { dst = start + left_rank; new_pos[dst] = (int)r[5]; }
+    else { dst = start + r[4] + (p - start - left_rank); new_pos[dst] = (int)r[6]; }
     new_buf[dst] = buf[p];
 }
 """
@@ -89,34 +89,25 @@ def partition_level(buf, pos_node, X_bytes, missing_bin, n_nodes, splits):
     """
     n_used = buf.size
     m = len(splits)
-    cols = list(zip(*splits))
-    split_of_node = np.full(n_nodes, -1, np.int32)
-    split_of_node[np.asarray(cols[0], np.int64)] = np.arange(m, dtype=np.int32)
-    # one host->device copy of every per-split array
-    packed = np.concatenate([split_of_node.astype(np.int64),
-                             *(np.asarray(c, np.int64) for c in cols[1:])])
-    dev = cupy.asarray(packed)
-    sn = dev[:n_nodes].astype(cupy.int32)
-    o = n_nodes
-    feat = dev[o:o + m].astype(cupy.int32)
-    b = dev[o + m:o + 2 * m].astype(cupy.int32)
-    dl = dev[o + 2 * m:o + 3 * m].astype(cupy.uint8)
-    start = dev[o + 3 * m:o + 4 * m]
-    n_left = dev[o + 4 * m:o + 5 * m]
-    lid = dev[o + 5 * m:o + 6 * m].astype(cupy.int32)
-    rid = dev[o + 6 * m:o + 7 * m].astype(cupy.int32)
+    info = np.empty(n_nodes + 8 * m, np.int64)
+    info[:n_nodes] = -1
+    info[np.asarray([sp[0] for sp in splits], np.int64)] = np.arange(m)
+    rec = info[n_nodes:].reshape(m, 8)
+    rec[:, :7] = np.asarray([sp[1:] for sp in splits], np.int64)
+    rec[:, 7] = 0
+    dev = cupy.asarray(info)
     mod = _module()
     t = _config.ELEMENTWISE_THREADS
     flags = cupy.empty(n_used, cupy.int32)
     mod.get_function("partition_flags")(
         (blocks(n_used, t),), (t,),
-        (buf, pos_node, np.int64(n_used), sn, feat, b, dl, X_bytes,
+        (buf, pos_node, np.int64(n_used), dev, np.int32(n_nodes), X_bytes,
          np.int32(X_bytes.shape[1]), np.int32(missing_bin), flags))
     scan = cupy.cumsum(flags, dtype=cupy.int32)
     new_buf = cupy.empty_like(buf)
     new_pos = cupy.empty_like(pos_node)
     mod.get_function("partition_scatter")(
         (blocks(n_used, t),), (t,),
-        (buf, pos_node, np.int64(n_used), sn, start, n_left, lid, rid, flags, scan,
-         new_buf, new_pos))
+        (buf, pos_node, np.int64(n_used), dev, np.int32(n_nodes), flags, scan, new_buf,
+         new_pos))
     return new_buf, new_pos

@@ -45,19 +45,20 @@ __device__ __forceinline__ bool better(double g, int key, double bg, int bkey) {
 }
 
 extern "C" __global__ void find_best_splits(
-        const i64* __restrict__ hist, const int* __restrict__ node_slot,
-        const i64* __restrict__ node_g, const i64* __restrict__ node_h,
-        const i64* __restrict__ node_n, const int* __restrict__ n_bins,
+        const i64* __restrict__ hist, const i64* __restrict__ nodes,
+        const int* __restrict__ n_bins,
         const u8* __restrict__ feature_mask, int n_features, int n_bins_total,
         int missing_bin, int count_shift, double inv_g, double inv_h, double lam,
         double alpha, double min_child_weight, i64 min_n, double min_split_gain,
         i64* out) {
     const int t = blockIdx.x;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, n_warps = blockDim.x >> 5;
-    const i64 sum_g = node_g[t], sum_h = node_h[t], count = node_n[t];
+    // nodes: per node (slot, G, H, n), 4 x int64
+    const i64 slot = nodes[4 * t], sum_g = nodes[4 * t + 1], sum_h = nodes[4 * t + 2],
+              count = nodes[4 * t + 3];
     const i64 hmask = (((i64)1) << count_shift) - 1;
     const double parent = leaf_objective(sum_g * inv_g, sum_h * inv_h, lam, alpha);
-    const i64* base_hist = hist + (i64)node_slot[t] * n_features * n_bins_total * 2;
+    const i64* base_hist = hist + slot * n_features * n_bins_total * 2;
 
     double w_gain = NEG_INF; int w_feat = -1, w_bin = -1, w_left = 0;
     i64 w_gl = 0, w_hl = 0, w_cl = 0;
@@ -199,10 +200,8 @@ def find_best_splits(hist, node_slots, node_g, node_h, node_n, n_bins, feature_m
     out = cupy.empty((m, 8), dtype=cupy.int64)
     n_features, n_bins_total = hist.shape[1], hist.shape[2]
     _kernel()((m,), (_config.SPLIT_THREADS,),
-              (hist, cupy.asarray(np.asarray(node_slots, np.int32)),
-               cupy.asarray(np.asarray(node_g, np.int64)),
-               cupy.asarray(np.asarray(node_h, np.int64)),
-               cupy.asarray(np.asarray(node_n, np.int64)), n_bins, feature_mask,
+              (hist, cupy.asarray(np.array([node_slots, node_g, node_h, node_n],
+                                           np.int64).T.copy()), n_bins, feature_mask,
                np.int32(n_features), np.int32(n_bins_total), np.int32(missing_bin),
                np.int32(count_shift), np.float64(inv_g), np.float64(inv_h),
                np.float64(reg_lambda), np.float64(reg_alpha), np.float64(min_child_weight),

@@ -316,8 +316,9 @@ class GPUHistGBDTRanker(BaseRanker):
         self
         """
         X, y, qid, sample_weight = (_to_host(a) for a in (X, y, qid, sample_weight))
-        if eval_set is not None:
-            eval_set = [tuple(_to_host(a) for a in part) for part in eval_set]
+        if isinstance(eval_set, list):  # anything else is left for the checks to refuse
+            eval_set = [tuple(_to_host(a) for a in part) if isinstance(part, tuple) else part
+                        for part in eval_set]
         return super().fit(X, y, qid=qid, sample_weight=sample_weight, eval_set=eval_set)
 
     def _fit(self, data, eval_set=None):

@@ -28,6 +28,7 @@ HIST_SHARED_BYTES = 48 * 1024
 HIST_MAX_FEATURES_PER_BLOCK = 32
 
 #: Threads of the split block (one block per node; warp w scans features w, w + 8, ...).
+#: (1024 does not launch: the kernel needs too many registers for that block size.)
 SPLIT_THREADS = 256
 
 #: Threads of element-wise kernels (binning, partition, predict, quantisation).

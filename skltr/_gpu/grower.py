@@ -20,7 +20,6 @@ from __future__ import annotations
 import cupy
 import numpy as np
 
-from .._cpu.split import leaf_value
 from .._dtypes import LEAF_VALUE_DTYPE, NODE_INDEX_DTYPE
 from .._gbdt.grower import GrownTree, quantisation_exponent
 from . import _config
@@ -346,27 +345,33 @@ class GPUTreeGrower:
         return self._finish(leaf_of_row)
 
     def _finish(self, want_leaf_of_row):
-        n_nodes = len(self.nodes)
+        nodes = self.nodes
+        n_nodes = len(nodes)
+        count = np.fromiter((n.count for n in nodes), np.int64, n_nodes)
+        sum_g = np.fromiter((n.sum_g for n in nodes), np.float64, n_nodes)  # int64 -> double
+        sum_h = np.fromiter((n.sum_h for n in nodes), np.float64, n_nodes)  # as float(int)
+        hess_sum = sum_h * self._inv_h
+        split = [i for i in range(n_nodes) if self._children[i] is not None]
         feature = np.full(n_nodes, -1, NODE_INDEX_DTYPE)
         bin_threshold = np.full(n_nodes, -1, NODE_INDEX_DTYPE)
         default_left = np.zeros(n_nodes, bool)
         left = np.full(n_nodes, -1, NODE_INDEX_DTYPE)
         right = np.full(n_nodes, -1, NODE_INDEX_DTYPE)
-        value = np.zeros(n_nodes, LEAF_VALUE_DTYPE)
         gain = np.zeros(n_nodes, np.float64)
-        count = np.zeros(n_nodes, np.int64)
-        hess_sum = np.zeros(n_nodes, np.float64)
-        for i, node in enumerate(self.nodes):
-            count[i] = node.count
-            hess_sum[i] = float(node.sum_h) * self._inv_h
-            kids = self._children[i]
-            if kids is not None:
-                f_, g_, b_, d_ = node.split[:4]
-                gain[i], feature[i], bin_threshold[i], default_left[i] = g_, f_, b_, d_
-                left[i], right[i] = kids
-            else:
-                value[i] = leaf_value(float(node.sum_g) * self._inv_g, hess_sum[i],
-                                      self.reg_lambda, self.reg_alpha, self.learning_rate)
+        if split:
+            rec = [(nodes[i].split[0], nodes[i].split[2], nodes[i].split[3]) for i in split]
+            feature[split], bin_threshold[split], default_left[split] = np.array(rec).T
+            gain[split] = [nodes[i].split[1] for i in split]
+            left[split], right[split] = np.array([self._children[i] for i in split]).T
+        # leaf values: skltr._cpu.split.leaf_value, vectorised (same operations, same order)
+        G = sum_g * self._inv_g
+        if self.reg_alpha > 0.0:
+            a = self.reg_alpha
+            G = np.where(G > a, G - a, np.where(G < -a, G + a, 0.0))
+        d = hess_sum + self.reg_lambda
+        with np.errstate(divide="ignore", invalid="ignore"):
+            value = np.where(d <= 0.0, 0.0, -G / d * self.learning_rate)
+        value = np.where(left < 0, value, 0.0).astype(LEAF_VALUE_DTYPE)
         self._value_dev = cupy.asarray(value)
         leaf = None
         if want_leaf_of_row:

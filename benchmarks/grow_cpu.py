@@ -15,15 +15,27 @@ Usage: PYTHONPATH=. python benchmarks/grow_cpu.py [--rows 500000] [--trees 8]
        [--leaves 255] [--max-bins 255] [--threads 2] [--modes float quantised]
        [--lgb-force auto|row|col] [--no-lgb]
 
-Recorded (2026-11-22, Intel Xeon 2.5 GHz, 2 vCPUs shared with three other engineers' jobs,
-load average 5-10: wall times are about 2x what an idle machine gives and parallel regions
-are slow; CPU time is the steadier figure), 494k x 136, 255 leaves:
+Recorded 2026-11-22 (branch gbdt-tree) on an Intel Xeon 2.5 GHz with 2 vCPUs shared with
+three other engineers' jobs (load average 7-10): wall times are about twice an idle
+machine's, and parallel regions (OpenMP, LightGBM's and numba's) wait for time slices, which
+ruins the 2-thread figures, LightGBM's most. CPU time is the steadier figure. 494k x 136,
+255 leaves, ms per tree, median (min) of 6 interleaved trees:
 
-    ==========  =======  =================  =====================  =====================
-    max_bins    threads  skltr float        skltr quantised        LightGBM 4.7 (auto)
-    ==========  =======  =================  =====================  =====================
-    see the commit message of the commit that records them, and ``skltr/_cpu/histogram.py``
-    ==========  =======  =================  =====================  =====================
+    ========  =======  ==========  ============  ===============  ===============
+    max_bins  threads  time        skltr float   skltr quantised  LightGBM 4.7
+    ========  =======  ==========  ============  ===============  ===============
+    255       1        CPU         506 (402)     375 (327)        376 (283)
+    255       1        wall        822 (796)     657 (550)        590 (517)
+    255 [*]   1        CPU         397 (377)     332 (316)        431 (423)
+    255 [*]   1        wall        572 (551)     492 (450)        647 (607)
+    63        1        CPU         239 (233)     202 (200)        190 (182)
+    63        1        wall        272 (233)     208 (202)        227 (186)
+    255       2        CPU         533 (490)     437 (418)        4080 (647)
+    255       2        wall        1373 (1302)   1106 (1080)      9587 (1661)
+    ========  =======  ==========  ============  ===============  ===============
+
+[*] a later run (after the split-scan and quantisation-pass commits), same settings: the
+spread between runs is the machine's load, so compare engines within one run only.
 """
 
 import argparse

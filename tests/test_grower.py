@@ -466,3 +466,62 @@ def test_histogram_tasks():
     assert histogram_tasks(16, 136) == (2, 8)
     assert histogram_tasks(4, 10) == (4, 1)
     assert histogram_tasks(1, 136) == (1, 1)
+
+
+def test_unsorted_and_empty_rows():
+    rng = np.random.default_rng(11)
+    X, n_bins, grad, hess = dyadic_problem(rng, 200, 3, 6)
+    rows = rng.permutation(200)[:150]  # unsorted: leaf_of_row follows the caller's order
+    tree = grow(X, n_bins, grad, hess, 6, rows=rows, min_samples_leaf=5, max_leaves=8)
+    ref = naive_grow(X, grad, hess, n_bins, 6, rows=np.sort(rows), min_samples_leaf=5,
+                     max_leaves=8)
+    assert_same_tree(tree, ref, rows)
+    scores = np.zeros(200)
+    tree.add_to_training_scores(scores)
+    np.testing.assert_array_equal(scores[rows], tree.value[tree.leaf_of_row])
+    assert np.all(scores[np.setdiff1d(np.arange(200), rows)] == 0)
+    empty = grow(X, n_bins, grad, hess, 6, rows=np.array([], dtype=np.int64))
+    assert empty.n_nodes == 1 and empty.value[0] == 0 and empty.leaf_of_row.size == 0
+
+
+def test_quantised_packing_bounds():
+    """Packed hessian + count never carries: check the exponent chosen for a large n."""
+    from skltr._gbdt.grower import quantisation_exponent
+
+    for n in (1, 1000, 494_000, 10**7, 2**31):
+        K = 63 - max(n.bit_length(), 1)
+        for hmax in (1e-6, 0.25, 1.0, 1e6):
+            k = quantisation_exponent(hmax, n, total_bits=K - 1)
+            q = round(hmax * 2.0**k)
+            assert n * q < 2**K and (n << K) + n * q < 2**63
+
+
+def test_float_mode_is_thread_independent_with_feature_blocks(monkeypatch):
+    """With one row chunk (threads <= blocks of features) float sums keep their order."""
+    import skltr._gbdt.grower as grower_mod
+
+    monkeypatch.setattr(grower_mod, "MIN_FEATURES_PER_BLOCK", 1)
+    monkeypatch.setattr(grower_mod, "PARTITION_PARALLEL_MIN_ROWS", 1000)
+    rng = np.random.default_rng(12)
+    X, n_bins, _, _ = dyadic_problem(rng, 6000, 5, 15, nan_frac=0.05)
+    grad = rng.normal(size=6000).astype(np.float32)
+    hess = rng.uniform(0.01, 1, size=6000).astype(np.float32)
+    kw = dict(max_leaves=15, min_samples_leaf=20)
+    one = grow(X, n_bins, grad, hess, 15, n_threads=1, **kw)
+    two = grow(X, n_bins, grad, hess, 15, n_threads=2, **kw)
+    assert_same_tree(two, vars_of(one))
+
+
+@pytest.mark.parametrize("n_chunks", [1, 3])
+def test_quantise_gradients_kernel(n_chunks):
+    from skltr._cpu.quantise import quantise_gradients
+
+    rng = np.random.default_rng(13)
+    grad = rng.normal(size=1001).astype(np.float32)
+    grad[:4] = [0.5, 1.5, -2.5, 0.0]  # halves: round to even, as numpy.rint
+    hess = rng.uniform(0, 2, size=1001).astype(np.float32)
+    qg, qh = np.empty(1001, np.int32), np.empty(1001, np.int64)
+    quantise_gradients(grad, hess, 1.0, 2.0**20, 40, qg, qh, n_chunks)
+    np.testing.assert_array_equal(qg, np.rint(grad.astype(np.float64)).astype(np.int32))
+    np.testing.assert_array_equal(
+        qh, np.rint(hess.astype(np.float64) * 2.0**20).astype(np.int64) + (1 << 40))

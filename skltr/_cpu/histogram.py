@@ -64,13 +64,37 @@ figures). make_ranking 494k x 136, 255 bins, one thread, CPU ms per histogram:
     ============================  ========  ========  ========  ========
 
 Row-wise wins except at the root (a tie within the noise), by 3-5x on small nodes, whose
-scattered rows cost column-wise a cache line per (row, feature). About 2.3-2.7 ns per
-(row, feature) update: the 24-byte records of a 0.8 MB histogram live in L2, not L1.
-Dropping the count (16-byte records) measured no faster, so the exact count stays; unsigned
-flat indices measured 0-10% faster than 2-D signed indexing (within the noise).
+scattered rows cost column-wise a cache line per (row, feature). Further measurements, one
+thread, ns per (row, feature) update (min of 5):
 
-Whole trees (255 leaves, fixed random gradients, ms per tree; ``grow_cpu.py``):
-see the table in ``benchmarks/grow_cpu.py``'s docstring.
+    ====================================================  =======  =======  =======
+    variant                                                 root     1/8      1/64
+    ====================================================  =======  =======  =======
+    3 channels (g, h, count float64), 6144-byte features    2.26     2.81     3.54
+    same, features padded by 3 bins (HIST_PAD_BINS)          2.07     2.60     3.30
+    2 channels (g, h), 4096-byte features                    3.76     3.87     4.13
+    2 channels, padded (the quantised packed layout)         1.51     2.12     2.90
+    2 channels int64 + prefetch of the row 8 ahead           2.15     2.30     2.63
+      (same run without prefetch: 2.15 / 2.91 / 3.68)
+    ====================================================  =======  =======  =======
+
+Features 4096 bytes apart put the same bin of every feature in one L1 cache set (4 KiB
+period), which is why dropping the count first looked useless; padded, 16-byte records are
+~27% faster than 24-byte ones, which is what the quantised mode's packed hessian-and-count
+buys. Unsigned flat indices measured 0-10% faster than 2-D signed indexing (in the noise).
+
+Whole trees (494k x 136, 255 leaves, fixed random gradients, ms per tree, interleaved with
+LightGBM 4.7 ``Booster.update``; ``benchmarks/grow_cpu.py``, one thread, CPU time, median
+(min) of 6 trees, 2026-11-22; the machine loaded as above):
+
+    ===========  ==============  ================  ===============
+    max_bins     skltr float     skltr quantised   LightGBM
+    ===========  ==============  ================  ===============
+    255          506 (402)       375 (327)         376 (283)
+    255 (later)  397 (377)       332 (316)         431 (423)
+    ===========  ==============  ================  ===============
+
+The 63-bin and 2-thread figures are in ``benchmarks/grow_cpu.py``'s docstring.
 """
 
 import numpy as np

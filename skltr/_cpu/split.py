@@ -69,73 +69,83 @@ def _hess_count(hist, f, b, count_shift):
 
 
 @njit(cache=True, inline="always")
+def _candidate_gain(gl, hl, cl, sum_g, sum_h, count, inv_scale_g, inv_scale_h, reg_lambda,
+                    reg_alpha, min_child_weight, min_n, parent):
+    # gain of the split with left sums (gl, hl, cl); -inf when a child breaks a constraint
+    cr = count - cl
+    if cl < min_n or cr < min_n:
+        return -np.inf
+    hl_f = hl * inv_scale_h
+    hr_f = (sum_h - hl) * inv_scale_h
+    if hl_f < min_child_weight or hr_f < min_child_weight:
+        return -np.inf
+    return (leaf_objective(gl * inv_scale_g, hl_f, reg_lambda, reg_alpha)
+            + leaf_objective((sum_g - gl) * inv_scale_g, hr_f, reg_lambda, reg_alpha)
+            - parent)
+
+
+@njit(cache=True, inline="always")
 def _scan_feature(hist, f, nb, use, sum_g, sum_h, count, missing_bin, inv_scale_g, inv_scale_h,
                   reg_lambda, reg_alpha, min_child_weight, min_n, min_split_gain, parent,
                   count_shift):
     # Best candidate of feature f: (gain, bin or -1, default_left, left_g, left_h, left_count)
-    best = -np.inf
+    best = min_split_gain  # a candidate must beat it strictly
     best_b = -1
     best_left = False
     best_gl = sum_g - sum_g
     best_hl = sum_h - sum_h
     best_cl = 0
-    if use and nb > 1:
-        mg = hist[f, missing_bin, 0]
-        mh, mc = _hess_count(hist, f, missing_bin, count_shift)
-        ag = sum_g - sum_g
-        ah = sum_h - sum_h
-        ac = 0
+    if not use or nb <= 1:
+        return -np.inf, best_b, best_left, best_gl, best_hl, best_cl
+    mg = hist[f, missing_bin, 0]
+    mh, mc = _hess_count(hist, f, missing_bin, count_shift)
+    ag = sum_g - sum_g
+    ah = sum_h - sum_h
+    ac = 0
+    # An empty bin b > 0 repeats the candidates of bin b - 1 exactly (same sums, same gains)
+    # and the lower bin wins ties: it is skipped. (Bin 0 is not: with missing rows, "missing
+    # alone on the left" mirrors the last bin's "missing alone on the right".) Once the
+    # right child is below min_n rows, it only shrinks: stop.
+    if mc > 0:
         for b in range(nb):
             hb, cb = _hess_count(hist, f, b, count_shift)
             if cb == 0 and b > 0:
-                # An empty bin b > 0 repeats the candidates of bin b - 1 exactly (same
-                # sums, same gains), and the lower bin wins ties: skip it. (Bin 0 is not
-                # skipped: "missing alone on the left" mirrors the last-bin candidate.)
                 continue
             ag += hist[f, b, 0]
             ah += hb
             ac += cb
             if count - ac < min_n:
-                break  # every right child from here on is smaller than min_n
-            for d in range(2):
-                # d = 0: missing left; d = 1: missing right (or the more-samples rule)
-                if mc > 0:
-                    if d == 0:
-                        if b == nb - 1:
-                            continue
-                        gl = ag + mg
-                        hl = ah + mh
-                        cl = ac + mc
-                    else:
-                        gl = ag
-                        hl = ah
-                        cl = ac
-                    left = d == 0
-                else:
-                    if d == 0 or b == nb - 1:
-                        continue
-                    gl = ag
-                    hl = ah
-                    cl = ac
-                    left = cl > count - cl
-                cr = count - cl
-                if cl < min_n or cr < min_n:
-                    continue
-                hl_f = hl * inv_scale_h
-                hr_f = (sum_h - hl) * inv_scale_h
-                if hl_f < min_child_weight or hr_f < min_child_weight:
-                    continue
-                gain = (leaf_objective(gl * inv_scale_g, hl_f, reg_lambda, reg_alpha)
-                        + leaf_objective((sum_g - gl) * inv_scale_g, hr_f, reg_lambda,
-                                         reg_alpha)
-                        - parent)
-                if gain > min_split_gain and gain > best:
-                    best = gain
-                    best_b = b
-                    best_left = left
-                    best_gl = gl
-                    best_hl = hl
-                    best_cl = cl
+                break
+            if b < nb - 1:  # missing left (at b = nb - 1 every row would go left)
+                gain = _candidate_gain(ag + mg, ah + mh, ac + mc, sum_g, sum_h, count,
+                                       inv_scale_g, inv_scale_h, reg_lambda, reg_alpha,
+                                       min_child_weight, min_n, parent)
+                if gain > best:
+                    best, best_b, best_left = gain, b, True
+                    best_gl, best_hl, best_cl = ag + mg, ah + mh, ac + mc
+            gain = _candidate_gain(ag, ah, ac, sum_g, sum_h, count, inv_scale_g, inv_scale_h,
+                                   reg_lambda, reg_alpha, min_child_weight, min_n, parent)
+            if gain > best:  # missing right
+                best, best_b, best_left = gain, b, False
+                best_gl, best_hl, best_cl = ag, ah, ac
+    else:
+        # no missing row in the node: missing values follow the bigger child (ties right)
+        for b in range(nb - 1):
+            hb, cb = _hess_count(hist, f, b, count_shift)
+            if cb == 0 and b > 0:
+                continue
+            ag += hist[f, b, 0]
+            ah += hb
+            ac += cb
+            if count - ac < min_n:
+                break
+            gain = _candidate_gain(ag, ah, ac, sum_g, sum_h, count, inv_scale_g, inv_scale_h,
+                                   reg_lambda, reg_alpha, min_child_weight, min_n, parent)
+            if gain > best:
+                best, best_b, best_left = gain, b, ac > count - ac
+                best_gl, best_hl, best_cl = ag, ah, ac
+    if best_b < 0:
+        best = -np.inf
     return best, best_b, best_left, best_gl, best_hl, best_cl
 
 

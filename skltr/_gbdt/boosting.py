@@ -146,20 +146,23 @@ def _feature_subsample(n_features, fraction, seed, round_):
 # --------------------------------------------------------------------------------------------
 
 
-def _fit_bin_mapper(X, max_bins, seed):
+def _fit_bin_mapper(X, max_bins, seed, n_jobs):
     from .binning import BinMapper  # noqa: PLC0415
 
     seed = int(_rng(seed, _STREAM_BINNING).integers(2**31 - 1))
-    mapper = BinMapper(max_bins=max_bins, random_state=seed)
+    mapper = BinMapper(max_bins=max_bins, random_state=seed, n_threads=n_jobs)
     return mapper, mapper.fit_transform(X)
 
 
 class _Grower:
     """Grows the trees of one fit with the mapper's bin layout, reusing histogram buffers."""
 
-    def __init__(self, X_binned, mapper, tree_params, communicator):
+    def __init__(self, X_binned, mapper, tree_params, communicator, n_jobs):
         self.X_binned, self.mapper = X_binned, mapper
-        self.params, self.communicator = tree_params, communicator
+        self.params, self.communicator, self.n_jobs = tree_params, communicator, n_jobs
+        # Made once per fit: the grower's partition kernel reads the transpose,
+        # and the pool keeps histogram pages warm across trees (gbdt_internals.rst).
+        self.X_binned_T = np.ascontiguousarray(X_binned.T)
         self.pool = None
 
     def __call__(self, grad, hess, rows, feature_mask):
@@ -169,7 +172,8 @@ class _Grower:
         grower = TreeGrower(self.X_binned, grad, hess, n_bins=m.n_bins,
                             missing_bin=m.missing_bin, has_missing=m.has_missing, rows=rows,
                             feature_mask=feature_mask, communicator=self.communicator,
-                            pool=self.pool, **self.params)
+                            pool=self.pool, X_binned_T=self.X_binned_T,
+                            n_threads=self.n_jobs, **self.params)
         tree = grower.grow()
         self.pool = grower.pool
         return tree
@@ -193,7 +197,7 @@ def _assemble(trees, mapper, base_score, *, feature_names, objective_name):
 def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_estimators,
           max_bins, tree_params, subsample=1.0, colsample_bytree=1.0, eval_sets=(),
           eval_at=(10,), gain="exp2", n_iter_no_change=None, seed=0, verbose=0,
-          feature_names=None, communicator=None, device=None) -> BoostingResult:
+          feature_names=None, communicator=None, n_jobs=None, device=None) -> BoostingResult:
     """Run the boosting rounds; see the module docstring.
 
     Parameters
@@ -233,6 +237,9 @@ def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_e
     feature_names : list of str or None
     communicator : object with ``allreduce_sum``, optional
         Passed to the grower; default ``LocalCommunicator()``.
+    n_jobs : int or None
+        Threads of every kernel (``n_jobs`` semantics). The stages set numba's thread count
+        themselves, so it is passed to each rather than set once around the loop.
     device : skltr._device.Device or None
         A CUDA device runs :func:`skltr._gpu.boosting.boost` instead (same parameters and
         result); None or the CPU runs this loop.
@@ -252,17 +259,18 @@ def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_e
                          colsample_bytree=colsample_bytree, eval_sets=eval_sets,
                          eval_at=eval_at, gain=gain, n_iter_no_change=n_iter_no_change,
                          seed=seed, verbose=verbose, feature_names=feature_names,
-                         communicator=communicator, device_index=device.index)
+                         communicator=communicator, n_jobs=n_jobs,
+                         device_index=device.index)
     if communicator is None:
         communicator = LocalCommunicator()
     n_samples, n_features = X.shape
     t0 = time.perf_counter()
-    mapper, X_binned = _fit_bin_mapper(X, max_bins, seed)
+    mapper, X_binned = _fit_bin_mapper(X, max_bins, seed, n_jobs)
     evals = [(e, mapper.transform(e.X)) for e in eval_sets]
     binning_s = time.perf_counter() - t0
 
-    init = float(objective.init_score(y, group_ptr, sample_weight)) if callable(
-        objective.init_score) else float(objective.init_score)
+    # Validates the labels for this objective, then gives the constant start score.
+    init = float(objective.init_score(y, group_ptr, sample_weight))
     scores = np.full(n_samples, init, dtype=Y_DTYPE)
     grad = np.empty(n_samples, dtype=G_H_DTYPE)
     hess = np.empty(n_samples, dtype=G_H_DTYPE)
@@ -271,7 +279,7 @@ def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_e
                                 sample_weight=e.sample_weight) for e, _ in evals]
     history = {e.name: {name: [] for name in ev.names} for (e, _), ev in zip(evals, evaluators)}
 
-    grow = _Grower(X_binned, mapper, tree_params, communicator)
+    grow = _Grower(X_binned, mapper, tree_params, communicator, n_jobs)
     trees, gains, counts = [], [], []
     best_score, best_round = -np.inf, -1
     rounds = range(n_estimators)
@@ -289,7 +297,10 @@ def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_e
             if rows is None:  # the grower's row -> leaf map: no traversal
                 tree.add_to_training_scores(scores)
             else:  # the tree saw only the sampled queries; every row's score moves
-                tree.add_to_scores(X_binned, scores)
+                tree.add_to_scores(X_binned, scores, n_jobs)
+            # The row -> leaf map is a full column of int32 per tree: drop it once used, or
+            # 200 trees on 500k rows would hold 400 MB until the end of the fit.
+            tree.leaf_of_row = tree.rows = None
             trees.append(tree)
             internal = np.asarray(tree.left) >= 0
             split_features = np.asarray(tree.feature)[internal]
@@ -298,7 +309,7 @@ def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_e
             counts.append(np.bincount(split_features, minlength=n_features))
 
             for (e, Xb), ev, s in zip(evals, evaluators, eval_scores):
-                tree.add_to_scores(Xb, s)
+                tree.add_to_scores(Xb, s, n_jobs)
                 for name, value in zip(ev.names, ev(s)):
                     history[e.name][name].append(value)
             if not evals:
@@ -306,7 +317,7 @@ def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_e
             monitored = history[evals[0][0].name][evaluators[0].names[0]][-1]
             if bar is not None:
                 bar.set_postfix({f"{evals[0][0].name} {evaluators[0].names[0]}":
-                                 f"{monitored:.5f}"}, refresh=False)
+                                 f"{monitored:.5f}"})
             if monitored > best_score:  # strict, as LightGBM's early stopping
                 best_score, best_round = monitored, it
             elif n_iter_no_change is not None and it - best_round >= n_iter_no_change:

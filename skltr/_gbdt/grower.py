@@ -25,9 +25,17 @@ Node ids are assigned in creation order (root 0; a split appends its left then i
 child), which is the TreeEnsemble order.
 
 Quantised mode (``hist_mode="quantised"``): each round, gradients are scaled by ``2**kg``
-and hessians by ``2**kh`` (powers of two: the scaling is exact), with ``k`` the largest
-integer such that ``max|g| * 2**k <= min(2**30, 2**62 / n_rows)``, and rounded to int32;
-histograms then sum int64 exactly, in any order, on any number of threads or workers.
+and hessians by ``2**kh`` (powers of two: the scaling is exact), with ``kg`` the largest
+integer such that ``max|g| * 2**kg <= min(2**30, 2**62 / n_rows)``, and rounded to int32;
+hessians get the bound ``2**(K-1) / n_rows`` and travel as ``(1 << K) + q_h`` in int64, so
+that one histogram channel sums both the hessian (low ``K = 63 - bits(n_rows)`` bits) and
+the row count (high bits). Histograms sum int64 exactly, in any order, on any number of
+threads or workers, and their 16-byte bins build ~25% faster than float mode's 24-byte ones
+(``skltr/_cpu/histogram.py`` has the measurements).
+
+Every node sum (``sum_g``, ``sum_h``) is kept in histogram units (float64, or int64 in
+quantised mode, where a right child's ``parent - left`` is exact); only gains and leaf values
+convert to gradient units.
 """
 
 from __future__ import annotations
@@ -42,6 +50,7 @@ import numpy as np
 from .._cpu.histogram import build_histogram, build_histogram_serial, subtract_histograms
 from .._cpu.partition import partition_rows, partition_rows_serial
 from .._cpu.predict_binned import add_tree_binned
+from .._cpu.quantise import quantise_gradients
 from .._cpu.split import find_best_splits, find_best_splits_serial, leaf_value
 from .._dtypes import (G_H_DTYPE, HIST_DTYPE, LEAF_VALUE_DTYPE, NODE_INDEX_DTYPE,
                        QUANTISED_G_H_DTYPE, QUANTISED_HIST_DTYPE, ROW_INDEX_DTYPE,
@@ -87,7 +96,7 @@ def histogram_tasks(n_threads: int, n_features: int):
 
 
 def quantisation_exponent(max_abs: float, n_rows: int, total_bits: int = 62) -> int:
-    """Largest ``k`` with ``max_abs * 2**k <= min(2**30, 2**total_bits / n_rows)`` (0 if max_abs is 0).
+    """Largest ``k`` with ``max_abs * 2**k <= min(2**30, 2**total_bits / n_rows)``; 0 if no max.
 
     ``|round(v * 2**k)| <= 2**30`` fits int32, and ``n_rows`` such values sum below
     ``2**total_bits`` (62: within int64; ``count_shift - 1`` for packed hessians).
@@ -109,6 +118,9 @@ class HistogramPool:
     Allocating (and first touching) ~0.8 MB per node costs page faults every tree; a pool
     kept by the boosting loop across rounds pays them once. Pass it as ``TreeGrower(...,
     pool=pool)``; a grower makes its own when given none or one of another shape.
+
+    Size: every splittable leaf holds one histogram until it is split. Measured on 494k x 136,
+    255 leaves, 255 bins: 156 histograms, 126 MiB (float) or 84 MiB (quantised).
     """
 
     def __init__(self, n_features, n_bins_total, dtype, n_row_chunks, n_channels=3):
@@ -391,9 +403,10 @@ class TreeGrower:
         kg = quantisation_exponent(float(gmax), n_rows)
         kh = quantisation_exponent(float(hmax), n_rows, total_bits=K - 1)
         self.scale_g_exp, self.scale_h_exp, self.count_shift = kg, kh, K
-        qg = np.rint(self.grad.astype(np.float64) * 2.0 ** kg).astype(QUANTISED_G_H_DTYPE)
-        qh = np.rint(self.hess.astype(np.float64) * 2.0 ** kh).astype(np.int64)
-        qh += np.int64(1) << K
+        qg = np.empty(self.grad.size, QUANTISED_G_H_DTYPE)
+        qh = np.empty(self.grad.size, np.int64)
+        quantise_gradients(self.grad, self.hess, 2.0 ** kg, 2.0 ** kh, K, qg, qh,
+                           self._n_threads)
         return qg, qh, 2.0 ** -kg, 2.0 ** -kh
 
     # ------------------------------------------------------------------ growing
@@ -466,11 +479,11 @@ class TreeGrower:
 
     def _find_split(self, node):
         parallel = self._n_threads > 1 and node.count >= SPLIT_PARALLEL_MIN_ROWS
-        res = (find_best_splits if parallel else find_best_splits_serial)(node.hist, self.n_bins, self.feature_mask, node.sum_g,
-                               node.sum_h, node.count, self.missing_bin, self._inv_g,
-                               self._inv_h, self.reg_lambda, self.reg_alpha,
-                               self.min_child_weight, self.min_samples_leaf,
-                               self.min_split_gain, self.count_shift, *self._work)
+        kernel = find_best_splits if parallel else find_best_splits_serial
+        res = kernel(node.hist, self.n_bins, self.feature_mask, node.sum_g, node.sum_h,
+                     node.count, self.missing_bin, self._inv_g, self._inv_h, self.reg_lambda,
+                     self.reg_alpha, self.min_child_weight, self.min_samples_leaf,
+                     self.min_split_gain, self.count_shift, *self._work)
         node.split = res if res[0] >= 0 else None
         if node.split is None:
             self.pool.release(node.hist)

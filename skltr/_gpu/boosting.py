@@ -38,12 +38,14 @@ from .predict_binned import DeviceTree, add_tree_binned
 def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_estimators,
           max_bins, tree_params, subsample=1.0, colsample_bytree=1.0, eval_sets=(),
           eval_at=(10,), gain="exp2", n_iter_no_change=None, seed=0, verbose=0,
-          feature_names=None, communicator=None, device_index=0) -> BoostingResult:
+          feature_names=None, communicator=None, n_jobs=None,
+          device_index=0) -> BoostingResult:
     """:func:`skltr._gbdt.boosting.boost` on GPU ``device_index`` (same parameters).
 
     ``tree_params`` are those of ``TreeGrower``; ``hist_mode`` is ignored (the GPU always
     accumulates quantised gradients) and ``growth`` must be ``"depthwise"``. ``X`` may be a
-    NumPy or CuPy array; ``communicator`` must be None (single GPU).
+    NumPy or CuPy array; ``communicator`` must be None (single GPU); ``n_jobs`` sets the
+    host threads of the binning sample.
     """
     if communicator is not None:
         raise NotImplementedError("distributed GPU training is not implemented; the GPU "
@@ -54,26 +56,28 @@ def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_e
                       max_bins=max_bins, tree_params=tree_params, subsample=subsample,
                       colsample_bytree=colsample_bytree, eval_sets=eval_sets,
                       eval_at=eval_at, gain=gain, n_iter_no_change=n_iter_no_change,
-                      seed=seed, verbose=verbose, feature_names=feature_names)
+                      seed=seed, verbose=verbose, feature_names=feature_names,
+                      n_jobs=n_jobs)
 
 
-def _fit_bin_mapper(X, max_bins, seed):
+def _fit_bin_mapper(X, max_bins, seed, n_jobs=None):
     # the CPU loop's seed rule (skltr._gbdt.boosting._fit_bin_mapper): same cuts
     seed = int(_rng(seed, _STREAM_BINNING).integers(2**31 - 1))
+    threads = None if n_jobs is None or n_jobs < 1 else int(n_jobs)
     return fit_bin_mapper(cupy.asnumpy(X) if isinstance(X, cupy.ndarray) else X, max_bins,
-                          seed)
+                          seed, threads)
 
 
 def _boost(X, y, group_ptr, sample_weight, *, objective, objective_name, n_estimators,
            max_bins, tree_params, subsample, colsample_bytree, eval_sets, eval_at, gain,
-           n_iter_no_change, seed, verbose, feature_names):
+           n_iter_no_change, seed, verbose, feature_names, n_jobs):
     params = dict(tree_params)
     params.pop("hist_mode", None)
     params.pop("n_threads", None)
     y = cupy.asnumpy(y) if isinstance(y, cupy.ndarray) else np.asarray(y)
     n_samples, n_features = X.shape
     t0 = time.perf_counter()
-    mapper = _fit_bin_mapper(X, max_bins, seed)
+    mapper = _fit_bin_mapper(X, max_bins, seed, n_jobs)
     data = DeviceBinned.from_mapper(X, mapper)
     mapper.has_missing = data.has_missing
     evals = [(e, DeviceBinned.from_mapper(e.X, mapper).X_bytes) for e in eval_sets]

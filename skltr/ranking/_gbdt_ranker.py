@@ -255,8 +255,10 @@ class GPUHistGBDTRanker(BaseRanker):
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
-    # Tree models route ±inf as the largest / smallest value, like LightGBM and XGBoost.
-    _allow_inf = True
+    # ±inf is refused (the base class's default): the binned trees put +inf in the last
+    # bin, but a "non-missing vs missing" split exports the threshold DBL_MAX, which +inf
+    # would not pass, so training and prediction could disagree on it.
+    _allow_inf = False
 
     def __init__(self, *, objective="lambdarank", n_estimators=100, learning_rate=0.1,
                  max_leaves=31, max_depth=None, growth="leafwise", min_child_weight=1e-3,
@@ -297,7 +299,8 @@ class GPUHistGBDTRanker(BaseRanker):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Features; NaN marks a missing value, ±inf are ordinary extreme values.
+            Features; NaN marks a missing value. ±inf is refused: use NaN or a large finite
+            value.
         y : array-like of shape (n_samples,)
             Relevance grade of each row (higher is more relevant); whole numbers >= 0 for
             ``objective="lambdarank"`` and ``"rank_xendcg"``.
@@ -340,7 +343,8 @@ class GPUHistGBDTRanker(BaseRanker):
         n_queries = data.groups.n_queries
         early = self.early_stopping
         if early == "auto":
-            early = data.X.shape[0] > _AUTO_EARLY_STOPPING_ROWS and (evals or n_queries >= 2)
+            early = data.X.shape[0] > _AUTO_EARLY_STOPPING_ROWS and (
+                bool(evals) or n_queries >= 2)
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         X, y, w, group_ptr = data.X, data.y, data.sample_weight, data.group_ptr
         if early and not evals:
@@ -374,7 +378,8 @@ class GPUHistGBDTRanker(BaseRanker):
                 colsample_bytree=self.colsample_bytree, eval_sets=evals, eval_at=eval_at,
                 gain=self.gain, n_iter_no_change=self.n_iter_no_change if early else None,
                 seed=seed, verbose=self.verbose,
-                feature_names=None if names is None else list(names), device=device)
+                feature_names=None if names is None else list(names), n_jobs=self.n_jobs,
+                device=device)
         if not np.any(np.diff(result.ensemble.tree_ptr) > 1):
             warnings.warn(
                 "no tree found a split: every gradient was zero or no split met min_samples_leaf"

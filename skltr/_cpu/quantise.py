@@ -1,0 +1,34 @@
+"""numba kernel of gradient quantisation (``hist_mode="quantised"``), one pass over the rows.
+
+``q_g = rint(g * scale_g)`` (int32) and ``p = (1 << count_shift) + rint(h * scale_h)`` (int64:
+hessian in the low bits, one row count above; see ``skltr._cpu.histogram``). Scales are
+powers of two chosen by the grower so that nothing overflows; ``rint`` rounds half to even,
+like ``numpy.rint``.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+
+@njit(parallel=True, cache=True)
+def quantise_gradients(grad, hess, scale_g, scale_h, count_shift, qg, qh, n_chunks):
+    """Fill ``qg`` (int32) and ``qh`` (int64, packed with a count of 1) from float32 grad/hess.
+
+    Parameters
+    ----------
+    grad, hess : ndarray of float32, shape (n,)
+    scale_g, scale_h : float
+        Powers of two.
+    count_shift : int
+        Bit of the row count in ``qh``.
+    qg : ndarray of int32, shape (n,)
+    qh : ndarray of int64, shape (n,)
+    n_chunks : int
+    """
+    n = grad.shape[0]
+    one = np.int64(1) << count_shift
+    per = (n + n_chunks - 1) // n_chunks
+    for c in prange(n_chunks):
+        for i in range(c * per, min((c + 1) * per, n)):
+            qg[i] = np.int32(np.rint(np.float64(grad[i]) * scale_g))
+            qh[i] = one + np.int64(np.rint(np.float64(hess[i]) * scale_h))

@@ -37,6 +37,26 @@ def naive_transform(X, cut_ptr, cut_values, missing_bin):
     return out
 
 
+def naive_feature_cuts(col, max_bins):
+    """Upper bin edges of one sampled column, with numpy (BinMapper's documented rule).
+
+    ``k <= max_bins`` distinct finite values: the midpoints of consecutive values (``lo`` for
+    adjacent doubles, whose midpoint rounds onto one of them); otherwise the distinct
+    ``np.percentile(method="midpoint")`` values at ``max_bins`` equal steps, below the
+    largest value.
+    """
+    col = np.asarray(col, dtype=np.float64)
+    finite = col[np.isfinite(col)]
+    distinct = np.unique(finite)
+    if distinct.size <= max_bins:
+        lo, hi = distinct[:-1], distinct[1:]
+        mid = 0.5 * lo + 0.5 * hi
+        return np.where((mid >= lo) & (mid < hi), mid, lo)
+    cuts = np.unique(np.percentile(finite, np.linspace(0, 100, max_bins + 1)[1:-1],
+                                   method="midpoint"))
+    return cuts[cuts < distinct[-1]]
+
+
 # ---------------------------------------------------------------------------- histogram
 def naive_histogram(X_binned, grad, hess, rows, n_bins_total):
     """``hist[f, b] = (sum g, sum h, count)`` over ``rows``, as Python floats."""
@@ -79,14 +99,31 @@ def naive_best_split(X_binned, grad, hess, rows, n_bins, missing_bin, feature_ma
     """Best (gain, feature, bin, default_left) of the node holding ``rows``, or None.
 
     Candidates in order (feature, bin, missing left before missing right); the first of
-    equal gains wins. Without missing rows in the node there is one candidate per bin, with
-    missing values sent to the child with more rows (ties right).
+    equal gains wins, and its bin then moves up over the bins that hold no row of the node
+    (the same partition; LightGBM's threshold). Without missing rows in the node there is one
+    candidate per bin, with missing values sent to the child with more rows (ties right).
+
+    ``p["min_samples_leaf_counts"] == "hessian"``: children's counts are LightGBM's
+    estimates, the right child ``sum over its bins of int(H_bin * n / H + 0.5)`` and the left
+    ``n`` minus that (``n``, ``H``: the node's rows and hessian sum).
     """
     rows = list(rows)
     G = sum(float(grad[r]) for r in rows)
     H = sum(float(hess[r]) for r in rows)
     parent = objective(G, H, p["reg_lambda"], p["reg_alpha"])
     min_n = max(p["min_samples_leaf"], 1)
+    by_hessian = p.get("min_samples_leaf_counts", "rows") == "hessian"
+    count_factor = len(rows) / H if H > 0 else 0.0
+
+    def counts(left, right, f):
+        if not by_hessian:
+            return len(left), len(right)
+        h_bin = {}
+        for r in right:
+            h_bin[X_binned[r, f]] = h_bin.get(X_binned[r, f], 0.0) + float(hess[r])
+        n_right = sum(int(h * count_factor + 0.5) for h in h_bin.values())
+        return len(rows) - n_right, n_right
+
     best = None
     for f in range(X_binned.shape[1]):
         if not feature_mask[f] or n_bins[f] <= 1:
@@ -107,7 +144,8 @@ def naive_best_split(X_binned, grad, hess, rows, n_bins, missing_bin, feature_ma
                     dl_eff = len(left) > len(right)
                 else:
                     dl_eff = dl
-                if len(left) < min_n or len(right) < min_n:
+                n_left, n_right = counts(left, right, f)
+                if n_left < min_n or n_right < min_n:
                     continue
                 GL = sum(float(grad[r]) for r in left)
                 HL = sum(float(hess[r]) for r in left)
@@ -119,6 +157,11 @@ def naive_best_split(X_binned, grad, hess, rows, n_bins, missing_bin, feature_ma
                         + objective(GR, HR, p["reg_lambda"], p["reg_alpha"]) - parent)
                 if gain > p["min_split_gain"] and (best is None or gain > best[0]):
                     best = (gain, f, b, dl_eff)
+    if best is not None:
+        gain, f, b, dl = best
+        while b + 1 < n_bins[f] and not any(X_binned[r, f] == b + 1 for r in rows):
+            b += 1
+        best = (gain, f, b, dl)
     return best
 
 
@@ -132,8 +175,8 @@ def naive_partition(X_binned, rows, feature, b, default_left, missing_bin):
 
 # ---------------------------------------------------------------------------- grower
 DEFAULTS = dict(max_leaves=31, max_depth=None, growth="leafwise", min_child_weight=1e-3,
-                min_samples_leaf=20, reg_lambda=0.0, reg_alpha=0.0, min_split_gain=0.0,
-                learning_rate=0.1)
+                min_samples_leaf=20, min_samples_leaf_counts="rows", reg_lambda=0.0,
+                reg_alpha=0.0, min_split_gain=0.0, learning_rate=0.1)
 
 
 def naive_grow(X_binned, grad, hess, n_bins, missing_bin, rows=None, feature_mask=None, **kw):

@@ -174,7 +174,7 @@ def test_regression_losses(loss):
     model = HistGradientBoostingRegressor(loss=loss, quantile=0.3 if loss == "quantile" else None,
                                           max_iter=8, random_state=0).fit(X, y)
     ens = from_sklearn(model)
-    assert ens.output_transform == ("exp" if loss in ("poisson", "gamma") else "identity")
+    assert ens.output_transform == ("sklearn_exp" if loss in ("poisson", "gamma") else "identity")
     assert_exact(ens, model, edge_matrix(ens, X, rng))
 
 
@@ -207,7 +207,7 @@ def test_multiclass_classifier():
     labels = np.digitize(y, np.quantile(y, [0.25, 0.5, 0.75]))
     model = HistGradientBoostingClassifier(max_iter=6, random_state=0).fit(X, labels)
     ens = from_sklearn(model)
-    assert ens.output_transform == "softmax" and ens.n_outputs == 4
+    assert ens.output_transform == "sklearn_softmax" and ens.n_outputs == 4
     assert ens.n_trees == 4 * model.n_iter_
     np.testing.assert_array_equal(ens.base_score, model._baseline_prediction.ravel())
     assert_exact(ens, model, edge_matrix(ens, X, rng))

@@ -46,7 +46,7 @@ def kernel_split(hist, n_bins, mask, rows, grad, hess, missing_bin, p, serial=Fa
     f, gain, b, dl, gl, hl, cl = fn(
         hist, n_bins, mask, G, H, len(rows), missing_bin, 1.0, 1.0, p["reg_lambda"],
         p["reg_alpha"], p["min_child_weight"], p["min_samples_leaf"], p["min_split_gain"],
-        0, *work)
+        0, p.get("min_samples_leaf_counts", "rows") == "hessian", *work)
     return None if f < 0 else (gain, f, b, dl)
 
 
@@ -104,7 +104,7 @@ def test_packed_quantised_histogram_and_split(tasks):
                                np.int64((hess[rows] * 8).astype(np.int64).sum()), 2000, 6,
                                1 / 8, 1 / 8, p["reg_lambda"], p["reg_alpha"],
                                p["min_child_weight"], p["min_samples_leaf"],
-                               p["min_split_gain"], K, *work)
+                               p["min_split_gain"], K, False, *work)
         want = naive_best_split(X, grad, hess, rows, n_bins, 6, [True] * F, p)
         assert (got[1], got[0], got[2], got[3]) == want
 
@@ -251,6 +251,12 @@ GROW_CASES = [
     dict(max_leaves=31, growth="depthwise", max_depth=4, min_samples_leaf=3,
          min_split_gain=0.5),
     dict(max_leaves=2, min_samples_leaf=1, learning_rate=1.0),
+    # LightGBM's hessian-estimated counts (hessians of 0..1 in eighths: estimates differ
+    # from the row counts)
+    dict(max_leaves=31, min_samples_leaf=3, min_samples_leaf_counts="hessian"),
+    dict(max_leaves=8, min_samples_leaf=1, min_samples_leaf_counts="hessian"),
+    dict(max_leaves=31, growth="depthwise", max_depth=4, min_samples_leaf=5,
+         min_samples_leaf_counts="hessian", reg_lambda=1.0),
 ]
 
 
@@ -312,6 +318,40 @@ def test_min_samples_leaf_exact_edge():
     assert tree.n_leaves == 2 and tree.bin_threshold[0] == 1
     tree = grow(X, np.array([4], np.int32), grad, hess, 4, min_samples_leaf=11)
     assert tree.n_leaves == 1
+
+
+def test_min_samples_leaf_hessian_counts_lightgbm_rule():
+    # 20 rows in bins 0..3, 5 each; hessians 0.25 in bins 0-1 and 1.75 in bins 2-3, so
+    # H = 20 and count_factor = 1: bins estimate int(1.25 + 0.5) = 1, 1, int(8.75 + 0.5) = 9,
+    # 9 rows. "bin <= 0" has 5 rows left but an estimated right child of 1 + 9 + 9 = 19
+    # and so 20 - 19 = 1 estimated row left.
+    X = np.repeat(np.arange(4, dtype=np.uint8), 5)[:, None].copy()
+    grad = np.repeat(np.array([-4, 1, 1, 1], np.float32), 5)
+    hess = np.repeat(np.array([0.25, 0.25, 1.75, 1.75], np.float32), 5)
+    n_bins = np.array([4], np.int32)
+    rows = grow(X, n_bins, grad, hess, 4, min_samples_leaf=5, max_leaves=2)
+    assert rows.n_leaves == 2 and rows.bin_threshold[0] == 0
+    est = grow(X, n_bins, grad, hess, 4, min_samples_leaf=5, max_leaves=2,
+               min_samples_leaf_counts="hessian")
+    # bin <= 0 has 1 estimated row on the left: refused; bin <= 1 has 20 - 18 = 2: refused;
+    # bin <= 2: right = round(8.75) = 9, left 11: allowed
+    assert est.n_leaves == 2 and est.bin_threshold[0] == 2
+    assert vars_of(est)["count"][1] == 15  # children keep their real row counts
+    ref = naive_grow(X, grad, hess, n_bins, 4, min_samples_leaf=5, max_leaves=2,
+                     min_samples_leaf_counts="hessian")
+    assert_same_tree(est, ref)
+
+
+def test_threshold_moves_up_over_bins_empty_in_the_node():
+    # Rows only in bins 0 and 3: "bin <= 0", "<= 1" and "<= 2" split them alike; the highest
+    # (LightGBM's) is kept, so values between the two children's ranges go left.
+    X = np.repeat(np.array([0, 3], np.uint8), 10)[:, None].copy()
+    grad = np.repeat(np.array([-1, 1], np.float32), 10)
+    hess = np.ones(20, np.float32)
+    tree = grow(X, np.array([5], np.int32), grad, hess, 5, min_samples_leaf=1, max_leaves=2)
+    assert tree.bin_threshold[0] == 2
+    assert_same_tree(tree, naive_grow(X, grad, hess, np.array([5], np.int32), 5,
+                                      min_samples_leaf=1, max_leaves=2))
 
 
 def test_quantised_equals_float_and_is_thread_independent():

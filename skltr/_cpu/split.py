@@ -15,8 +15,18 @@ right), scikit-learn's rule for features without missing values::
     T(G) = sign(G) * max(|G| - alpha, 0)          (L1 soft-thresholding; T(G) = G at alpha 0)
 
 A candidate needs ``n >= max(min_samples_leaf, 1)`` and ``H >= min_child_weight`` in both
-children and ``gain > min_split_gain``. Ties keep the first candidate in the order (feature,
-bin, missing left before missing right): strictly greater gains replace.
+children and ``gain > min_split_gain``. ``n`` is the row count, or with ``count_factor > 0``
+LightGBM's estimate of it (its ``min_data_in_leaf`` rule, ``feature_histogram.hpp``): each
+bin counts ``int(h_bin * count_factor + 0.5)`` rows, ``count_factor = node rows / node
+hessian``, the right child the sum over its bins and the left child the node's rows minus
+that. With unequal hessians (lambdarank) the estimate differs from the row count by a few
+rows either way.
+
+Ties keep the first candidate in the order (feature, bin, missing left before missing right):
+strictly greater gains replace. A threshold followed by bins that hold no row of the node
+splits the node's rows exactly as the last of those bins does; the last one is kept
+(LightGBM's choice), so that values unseen in the node between the two children's ranges go
+left, as in LightGBM's models.
 
 Sums stay in the histogram's units (float64, or int64 in quantised mode, where right = total
 - left is exact) and are converted to float by ``inv_scale_g``/``inv_scale_h`` only to score.
@@ -69,10 +79,10 @@ def _hess_count(hist, f, b, count_shift):
 
 
 @njit(cache=True, inline="always")
-def _candidate_gain(gl, hl, cl, sum_g, sum_h, count, inv_scale_g, inv_scale_h, reg_lambda,
+def _candidate_gain(gl, hl, cl, cr, sum_g, sum_h, inv_scale_g, inv_scale_h, reg_lambda,
                     reg_alpha, min_child_weight, min_n, parent):
-    # gain of the split with left sums (gl, hl, cl); -inf when a child breaks a constraint
-    cr = count - cl
+    # gain of the split with left sums (gl, hl) and child counts (cl, cr) (rows or estimates);
+    # -inf when a child breaks a constraint
     if cl < min_n or cr < min_n:
         return -np.inf
     hl_f = hl * inv_scale_h
@@ -85,9 +95,17 @@ def _candidate_gain(gl, hl, cl, sum_g, sum_h, count, inv_scale_g, inv_scale_h, r
 
 
 @njit(cache=True, inline="always")
+def _bin_count(hb, cb, inv_scale_h, count_factor):
+    # rows of a bin: exact, or LightGBM's RoundInt(hessian * count_factor)
+    if count_factor > 0.0:
+        return np.int64(hb * inv_scale_h * count_factor + 0.5)
+    return np.int64(cb)
+
+
+@njit(cache=True, inline="always")
 def _scan_feature(hist, f, nb, use, sum_g, sum_h, count, missing_bin, inv_scale_g, inv_scale_h,
                   reg_lambda, reg_alpha, min_child_weight, min_n, min_split_gain, parent,
-                  count_shift):
+                  count_shift, count_factor):
     # Best candidate of feature f: (gain, bin or -1, default_left, left_g, left_h, left_count)
     best = min_split_gain  # a candidate must beat it strictly
     best_b = -1
@@ -102,6 +120,16 @@ def _scan_feature(hist, f, nb, use, sum_g, sum_h, count, missing_bin, inv_scale_
     ag = sum_g - sum_g
     ah = sum_h - sum_h
     ac = 0
+    # Counts checked against min_n: ``n_all`` for the node and ``an`` for the left part so
+    # far (rows, or estimates summed per bin); a child's count is n_all - (its complement's).
+    me = _bin_count(mh, mc, inv_scale_h, count_factor)
+    an = np.int64(0)
+    n_all = np.int64(count)
+    if count_factor > 0.0:
+        n_all = me
+        for b in range(nb):
+            hb, cb = _hess_count(hist, f, b, count_shift)
+            n_all += _bin_count(hb, cb, inv_scale_h, count_factor)
     # An empty bin b > 0 repeats the candidates of bin b - 1 exactly (same sums, same gains)
     # and the lower bin wins ties: it is skipped. (Bin 0 is not: with missing rows, "missing
     # alone on the left" mirrors the last bin's "missing alone on the right".) Once the
@@ -114,17 +142,21 @@ def _scan_feature(hist, f, nb, use, sum_g, sum_h, count, missing_bin, inv_scale_
             ag += hist[f, b, 0]
             ah += hb
             ac += cb
-            if count - ac < min_n:
+            an += _bin_count(hb, cb, inv_scale_h, count_factor)
+            if n_all - an < min_n:
                 break
             if b < nb - 1:  # missing left (at b = nb - 1 every row would go left)
-                gain = _candidate_gain(ag + mg, ah + mh, ac + mc, sum_g, sum_h, count,
+                cr = n_all - an - me
+                gain = _candidate_gain(ag + mg, ah + mh, count - cr, cr, sum_g, sum_h,
                                        inv_scale_g, inv_scale_h, reg_lambda, reg_alpha,
                                        min_child_weight, min_n, parent)
                 if gain > best:
                     best, best_b, best_left = gain, b, True
                     best_gl, best_hl, best_cl = ag + mg, ah + mh, ac + mc
-            gain = _candidate_gain(ag, ah, ac, sum_g, sum_h, count, inv_scale_g, inv_scale_h,
-                                   reg_lambda, reg_alpha, min_child_weight, min_n, parent)
+            cr = n_all - an
+            gain = _candidate_gain(ag, ah, count - cr, cr, sum_g, sum_h, inv_scale_g,
+                                   inv_scale_h, reg_lambda, reg_alpha, min_child_weight, min_n,
+                                   parent)
             if gain > best:  # missing right
                 best, best_b, best_left = gain, b, False
                 best_gl, best_hl, best_cl = ag, ah, ac
@@ -137,23 +169,32 @@ def _scan_feature(hist, f, nb, use, sum_g, sum_h, count, missing_bin, inv_scale_
             ag += hist[f, b, 0]
             ah += hb
             ac += cb
-            if count - ac < min_n:
+            an += _bin_count(hb, cb, inv_scale_h, count_factor)
+            if n_all - an < min_n:
                 break
-            gain = _candidate_gain(ag, ah, ac, sum_g, sum_h, count, inv_scale_g, inv_scale_h,
-                                   reg_lambda, reg_alpha, min_child_weight, min_n, parent)
+            cr = n_all - an
+            gain = _candidate_gain(ag, ah, count - cr, cr, sum_g, sum_h, inv_scale_g,
+                                   inv_scale_h, reg_lambda, reg_alpha, min_child_weight, min_n,
+                                   parent)
             if gain > best:
                 best, best_b, best_left = gain, b, ac > count - ac
                 best_gl, best_hl, best_cl = ag, ah, ac
     if best_b < 0:
         best = -np.inf
+    else:
+        # LightGBM's threshold among the equivalent ones: move up over bins without rows in
+        # the node (the right child always holds a non-empty bin or the missing one, so this
+        # stops before turning the split into "every row left").
+        while best_b + 1 < nb and _hess_count(hist, f, best_b + 1, count_shift)[1] == 0:
+            best_b += 1
     return best, best_b, best_left, best_gl, best_hl, best_cl
 
 
 @njit(parallel=True, cache=True)
 def find_best_splits(hist, n_bins, feature_mask, sum_g, sum_h, count, missing_bin,
                      inv_scale_g, inv_scale_h, reg_lambda, reg_alpha, min_child_weight,
-                     min_samples_leaf, min_split_gain, count_shift, f_gain, f_bin, f_left, f_gl,
-                     f_hl, f_cl):
+                     min_samples_leaf, min_split_gain, count_shift, hessian_counts, f_gain, f_bin,
+                     f_left, f_gl, f_hl, f_cl):
     """Best split of every feature of one node (parallel over features), then of the node.
 
     Parameters
@@ -175,6 +216,8 @@ def find_best_splits(hist, n_bins, feature_mask, sum_g, sum_h, count, missing_bi
     count_shift : int
         0: ``hist`` has 3 channels (g, h, count); K > 0: 2 channels, the second holding
         ``count << K | hess`` (quantised mode).
+    hessian_counts : bool
+        Check ``min_samples_leaf`` on LightGBM's hessian-estimated counts instead of rows.
     f_gain, f_bin, f_left, f_gl, f_hl, f_cl : ndarray, shape (n_features,)
         Work arrays (float64, int32, bool, hist dtype, hist dtype, int64): each feature's best.
 
@@ -194,30 +237,34 @@ def find_best_splits(hist, n_bins, feature_mask, sum_g, sum_h, count, missing_bi
     G = sum_g * inv_scale_g
     H = sum_h * inv_scale_h
     parent = leaf_objective(G, H, reg_lambda, reg_alpha)
+    # LightGBM's count estimate: rows per unit of hessian in this node (0: exact counts)
+    count_factor = count / H if hessian_counts and H > 0.0 else 0.0
     for f in prange(n_features):
         (f_gain[f], f_bin[f], f_left[f], f_gl[f], f_hl[f], f_cl[f]) = _scan_feature(
             hist, f, n_bins[f], feature_mask[f], sum_g, sum_h, count, missing_bin,
             inv_scale_g, inv_scale_h, reg_lambda, reg_alpha, min_child_weight, min_n,
-            min_split_gain, parent, count_shift)
+            min_split_gain, parent, count_shift, count_factor)
     return _pick_best(f_gain, f_bin, f_left, f_gl, f_hl, f_cl, sum_g, sum_h)
 
 
 @njit(cache=True)
 def find_best_splits_serial(hist, n_bins, feature_mask, sum_g, sum_h, count, missing_bin,
                             inv_scale_g, inv_scale_h, reg_lambda, reg_alpha, min_child_weight,
-                            min_samples_leaf, min_split_gain, count_shift, f_gain, f_bin,
-                            f_left, f_gl, f_hl, f_cl):
+                            min_samples_leaf, min_split_gain, count_shift, hessian_counts,
+                            f_gain, f_bin, f_left, f_gl, f_hl, f_cl):
     """One thread: :func:`find_best_splits` for small nodes (same arguments)."""
     n_features = hist.shape[0]
     min_n = max(min_samples_leaf, 1)
     G = sum_g * inv_scale_g
     H = sum_h * inv_scale_h
     parent = leaf_objective(G, H, reg_lambda, reg_alpha)
+    # LightGBM's count estimate: rows per unit of hessian in this node (0: exact counts)
+    count_factor = count / H if hessian_counts and H > 0.0 else 0.0
     for f in range(n_features):
         (f_gain[f], f_bin[f], f_left[f], f_gl[f], f_hl[f], f_cl[f]) = _scan_feature(
             hist, f, n_bins[f], feature_mask[f], sum_g, sum_h, count, missing_bin,
             inv_scale_g, inv_scale_h, reg_lambda, reg_alpha, min_child_weight, min_n,
-            min_split_gain, parent, count_shift)
+            min_split_gain, parent, count_shift, count_factor)
     return _pick_best(f_gain, f_bin, f_left, f_gl, f_hl, f_cl, sum_g, sum_h)
 
 

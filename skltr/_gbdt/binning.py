@@ -6,6 +6,13 @@ LightGBM and scikit-learn do); otherwise up to ``max_bins`` bins cut at quantile
 (duplicated quantiles collapse, so heavy ties give fewer bins). A constant (or all-NaN) column
 has one bin and is never split. NaN goes to the bin ``missing_bin == max_bins``.
 
+Cuts are found by ``np.sort`` of the transposed sample (one row per feature) and a numba
+kernel parallel over features (``skltr._cpu.binning.find_cuts``: distinct values, midpoints
+or ``np.percentile(method="midpoint")`` arithmetic), bit-identical to the numpy reference
+``tests/naive_gbdt.naive_feature_cuts`` that this module used to run feature by feature.
+``fit`` on 494k x 136 make_ranking float32 rows (200k-row sample, 255 bins), 2 shared cores
+under load, interleaved runs: 6.8-7.1 s with the per-feature numpy loop, 2.0-2.9 s now.
+
 The cut values double as split thresholds: "bin <= b goes left" is exactly the raw test
 ``x <= cut_values[cut_ptr[f] + b]`` (``docs/gbdt_internals.rst``).
 """
@@ -15,33 +22,10 @@ from __future__ import annotations
 import numpy as np
 
 from .._dtypes import X_BINNED_DTYPE
-from .._cpu.binning import map_to_bins
+from .._cpu.binning import find_cuts, map_to_bins
 from ..utils._threads import numba_threads
 
 __all__ = ["BinMapper"]
-
-
-def _midpoints(values):
-    """Cuts between consecutive distinct values; a cut never rounds onto the upper value."""
-    lo, hi = values[:-1], values[1:]
-    mid = 0.5 * lo + 0.5 * hi  # halves first: lo + hi could overflow
-    # Adjacent doubles: the midpoint rounds to one of them; ``hi <= cut`` would put hi in
-    # lo's bin, so fall back to lo itself.
-    return np.where((mid >= lo) & (mid < hi), mid, lo)
-
-
-def _feature_cuts(col, max_bins):
-    """Upper bin edges (all but the last bin's) of one sampled column."""
-    finite = col[np.isfinite(col)]
-    distinct = np.unique(finite)
-    if distinct.size <= max_bins:
-        return _midpoints(distinct)
-    percentiles = np.linspace(0, 100, max_bins + 1)[1:-1]
-    cuts = np.percentile(finite, percentiles, method="midpoint")
-    cuts = np.unique(cuts)
-    # The largest value must stay above every cut, so that bins are all non-empty in the
-    # sample; a quantile equal to the maximum would leave the last bin empty.
-    return cuts[cuts < distinct[-1]]
 
 
 class BinMapper:
@@ -114,10 +98,19 @@ class BinMapper:
             rng = np.random.default_rng(self.random_state)
             idx = np.sort(rng.choice(n, size=int(self.subsample), replace=False))
             sample = X[idx]
-        cuts = [_feature_cuts(sample[:, f].astype(np.float64), int(mb)) for f in range(n_features)]
+        # Quantile levels as np.percentile forms them (percent / 100), so that the kernel's
+        # cuts equal the numpy reference bit for bit.
+        quantiles = np.true_divide(np.linspace(0, 100, int(mb) + 1)[1:-1], 100)
+        cuts = np.empty((n_features, int(mb) - 1), dtype=np.float64)
+        n_cuts = np.zeros(n_features, dtype=np.int64)
+        # One sorted row per feature: np.sort's SIMD sort of the transposed sample, in its
+        # own dtype (float32 -> float64 keeps the order).
+        sorted_columns = np.sort(np.ascontiguousarray(sample.T), axis=1)
+        with numba_threads(self.n_threads):
+            find_cuts(sorted_columns, int(mb), quantiles, cuts, n_cuts)
         self.cut_ptr = np.zeros(n_features + 1, dtype=np.int64)
-        self.cut_ptr[1:] = np.cumsum([c.size for c in cuts])
-        self.cut_values = (np.concatenate(cuts) if n_features else np.zeros(0)).astype(np.float64)
+        self.cut_ptr[1:] = np.cumsum(n_cuts)
+        self.cut_values = cuts[np.arange(int(mb) - 1) < n_cuts[:, None]]
         self.n_bins = (np.diff(self.cut_ptr) + 1).astype(np.int32)
         self.missing_bin = int(mb)
         self.has_missing = np.isnan(X).any(axis=0)

@@ -281,6 +281,11 @@ class TreeGrower:
         Least hessian sum of a child.
     min_samples_leaf : int >= 1
         Least rows of a child.
+    min_samples_leaf_counts : {"rows", "hessian"}
+        What ``min_samples_leaf`` counts: rows, or LightGBM's estimate of them from the
+        hessians (``int(h_bin * node_rows / node_hessian + 0.5)`` per bin; its
+        ``min_data_in_leaf`` rule, ``skltr._cpu.split``). Nodes with fewer than
+        ``2 * min_samples_leaf`` rows are not split either way.
     reg_lambda, reg_alpha : float >= 0
         L2 and L1 regularisation of leaf values.
     min_split_gain : float >= 0
@@ -313,7 +318,8 @@ class TreeGrower:
 
     def __init__(self, X_binned, grad, hess, *, n_bins, missing_bin, has_missing, rows=None,
                  feature_mask=None, max_leaves=31, max_depth=None, growth="leafwise",
-                 min_child_weight=1e-3, min_samples_leaf=20, reg_lambda=0.0, reg_alpha=0.0,
+                 min_child_weight=1e-3, min_samples_leaf=20, min_samples_leaf_counts="rows",
+                 reg_lambda=0.0, reg_alpha=0.0,
                  min_split_gain=0.0, learning_rate=0.1, hist_mode="float", communicator=None,
                  n_threads=None, pool=None, X_binned_T=None):
         if not (isinstance(X_binned, np.ndarray) and X_binned.dtype == X_BINNED_DTYPE
@@ -360,6 +366,9 @@ class TreeGrower:
             raise ValueError(f"max_leaves must be >= 2; got {max_leaves}.")
         if max_depth is not None and int(max_depth) < 1:
             raise ValueError(f"max_depth must be >= 1 or None; got {max_depth}.")
+        if min_samples_leaf_counts not in ("rows", "hessian"):
+            raise ValueError(f"min_samples_leaf_counts must be 'rows' or 'hessian'; got "
+                             f"{min_samples_leaf_counts!r}.")
         if int(min_samples_leaf) < 1:
             raise ValueError(f"min_samples_leaf must be >= 1; got {min_samples_leaf}.")
         for name, v in (("min_child_weight", min_child_weight), ("reg_lambda", reg_lambda),
@@ -371,6 +380,7 @@ class TreeGrower:
         self.growth = growth
         self.min_child_weight = float(min_child_weight)
         self.min_samples_leaf = int(min_samples_leaf)
+        self.min_samples_leaf_counts = min_samples_leaf_counts
         self.reg_lambda = float(reg_lambda)
         self.reg_alpha = float(reg_alpha)
         self.min_split_gain = float(min_split_gain)
@@ -483,7 +493,8 @@ class TreeGrower:
         res = kernel(node.hist, self.n_bins, self.feature_mask, node.sum_g, node.sum_h,
                      node.count, self.missing_bin, self._inv_g, self._inv_h, self.reg_lambda,
                      self.reg_alpha, self.min_child_weight, self.min_samples_leaf,
-                     self.min_split_gain, self.count_shift, *self._work)
+                     self.min_split_gain, self.count_shift,
+                     self.min_samples_leaf_counts == "hessian", *self._work)
         node.split = res if res[0] >= 0 else None
         if node.split is None:
             self.pool.release(node.hist)

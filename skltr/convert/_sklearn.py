@@ -57,9 +57,9 @@ _NAN_TYPE = np.uint8(NodeFlags.MISSING_NAN << NodeFlags.MISSING_SHIFT)
 # link of the loss -> output transform (what predict / predict_proba apply to _raw_predict)
 _LINKS = {
     "IdentityLink": "identity",
-    "LogLink": "exp",
+    "LogLink": "sklearn_exp",
     "LogitLink": "sigmoid",
-    "MultinomialLogit": "softmax",
+    "MultinomialLogit": "sklearn_softmax",
 }
 
 
@@ -83,7 +83,7 @@ def from_sklearn(model) -> TreeEnsemble:
         ``decision="<="``, ``precision="float64"``, ``sum_dtype="float64"``,
         ``base_score`` = ``_baseline_prediction``; one output per class for multiclass
         classifiers. Transforms: ``"identity"`` (squared_error, absolute_error, quantile),
-        ``"exp"`` (poisson, gamma), ``"sigmoid"`` (binary log_loss), ``"softmax"``
+        ``"sklearn_exp"`` (poisson, gamma), ``"sigmoid"`` (binary log_loss), ``"sklearn_softmax"``
         (multiclass log_loss). ``source`` records the library version, the loss and, for
         classifiers, ``classes`` and ``predict``: ``"proba>0.5"`` (binary: ``classes[1]``
         where ``predict`` is above 0.5) or ``"argmax"`` (multiclass), which is how the
@@ -144,7 +144,7 @@ def from_sklearn(model) -> TreeEnsemble:
         raise ValueError(f"loss {model.loss!r} has link {link}, whose inverse a TreeEnsemble "
                          f"does not know.")
     transform = _LINKS[link]
-    if transform == "softmax" and k < 2:
+    if transform == "sklearn_softmax" and k < 2:
         raise ValueError("a multinomial model with one tree per iteration cannot be converted.")
 
     original_column, categories = _preprocessing(model, n_features)

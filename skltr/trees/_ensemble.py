@@ -71,7 +71,7 @@ class NodeFlags:
 
 #: Output transforms a TreeEnsemble may name; the exact formulas live in ``_transforms.py``.
 OUTPUT_TRANSFORMS = ("identity", "sigmoid", "softmax", "exp", "xgb_sigmoid", "xgb_softmax",
-                     "xgb_exp")
+                     "xgb_exp", "sklearn_exp", "sklearn_softmax")
 
 _NODE_ARRAYS = {
     # name: (dtype, fill value for a leaf)
@@ -258,8 +258,9 @@ class TreeEnsemble:
         ):
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name}={getattr(self, name)!r}; expected one of {allowed}.")
-        if self.output_transform in ("softmax", "xgb_softmax") and self.n_outputs < 2:
-            raise ValueError("output_transform='softmax' needs n_outputs > 1; got 1 output.")
+        if self.output_transform.endswith("softmax") and self.n_outputs < 2:
+            raise ValueError(f"output_transform={self.output_transform!r} needs n_outputs > 1; "
+                             "got 1 output.")
         if self.feature_names is not None and len(self.feature_names) != self.n_features:
             raise ValueError(
                 f"feature_names has {len(self.feature_names)} names for {self.n_features} "

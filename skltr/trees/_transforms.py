@@ -3,7 +3,9 @@
 These follow LightGBM's and scikit-learn's formulas (double arithmetic, libm ``exp`` through
 numba, which calls the C library rather than NumPy's vectorised exp, so results match the
 source libraries to the last ulp on glibc). The ``xgb_*`` transforms are XGBoost's own, in
-float32 with glibc ``expf``, and return float32.
+float32 with glibc ``expf``, and return float32. The ``sklearn_*`` transforms repeat
+scikit-learn's own NumPy calls, because NumPy's vectorised ``exp`` (AVX-512 builds) differs from
+the C library's by an ulp on some inputs and scikit-learn's links use NumPy.
 """
 
 import math
@@ -79,6 +81,19 @@ def _xgb_softmax(raw, out):
             out[i, k] = out[i, k] / total
 
 
+def _sklearn_softmax(raw):
+    """``sklearn.utils.extmath.softmax`` on HistGradientBoosting's Fortran-ordered raw scores.
+
+    The same NumPy calls on the same memory order give the same reduction order, hence the
+    same bits as ``predict_proba``.
+    """
+    out = np.array(raw, dtype=np.float64, order="F", copy=True)
+    out -= out.max(axis=1).reshape((-1, 1))
+    np.exp(out, out=out)
+    out /= out.sum(axis=1).reshape((-1, 1))
+    return out
+
+
 def apply_transform(ensemble, raw: np.ndarray) -> np.ndarray:
     """Apply ``ensemble.output_transform`` to raw scores from ``predict_raw``."""
     name = ensemble.output_transform
@@ -98,6 +113,12 @@ def apply_transform(ensemble, raw: np.ndarray) -> np.ndarray:
         else:
             raise ValueError(f"unknown output transform {name!r}")
         return out32
+    if name == "sklearn_exp":  # scikit-learn's LogLink.inverse
+        return np.exp(np.asarray(raw, dtype=np.float64))
+    if name == "sklearn_softmax":
+        if raw.ndim != 2:
+            raise ValueError("sklearn_softmax needs an ensemble with n_outputs > 1.")
+        return _sklearn_softmax(raw)
     raw64 = np.ascontiguousarray(raw, dtype=np.float64)
     out = np.empty_like(raw64)
     if name == "sigmoid":

@@ -161,7 +161,8 @@ SPLIT_PARAMS = [
 
 @pytest.mark.parametrize("p", SPLIT_PARAMS)
 @pytest.mark.parametrize("max_bins", [255, 15, 3])
-def test_split_matches_cpu_kernel(p, max_bins):
+@pytest.mark.parametrize("counts", ["rows", "hessian"])
+def test_split_matches_cpu_kernel(p, max_bins, counts):
     rng = np.random.default_rng(max_bins)
     n, F = 2000, 37
     X, n_bins, grad, hess = _binned_problem(rng, n, F, max_bins)
@@ -183,7 +184,8 @@ def test_split_matches_cpu_kernel(p, max_bins):
         r = find_best_splits_serial(hp, n_bins, mask, np.int64(sum_g), np.int64(sum_h),
                                     len(rows), max_bins, inv_g, inv_h, p["reg_lambda"],
                                     p["reg_alpha"], p["min_child_weight"],
-                                    p["min_samples_leaf"], p["min_split_gain"], K, *work)
+                                    p["min_samples_leaf"], p["min_split_gain"], K,
+                                    counts == "hessian", *work)
         expect.append(None if r[0] < 0 else
                       (int(r[0]), float(r[1]), int(r[2]), bool(r[3]), int(r[4]), int(r[5]),
                        int(r[6])))
@@ -193,9 +195,81 @@ def test_split_matches_cpu_kernel(p, max_bins):
                            [e[2] for e in expect], [e[3] for e in expect],
                            cupy.asarray(n_bins), cupy.asarray(mask.astype(np.uint8)),
                            max_bins, K, inv_g, inv_h, p["reg_lambda"], p["reg_alpha"],
-                           p["min_child_weight"], p["min_samples_leaf"], p["min_split_gain"])
+                           p["min_child_weight"], p["min_samples_leaf"], p["min_split_gain"],
+                           counts == "hessian")
     assert got == [e[0] for e in expect]
     assert any(g is not None for g in got) or p["min_samples_leaf"] >= 400
+
+
+def _cpu_split(h, n_bins, mask, sum_g, sum_h, n, mb, inv_g, inv_h, K, min_samples_leaf,
+               hessian_counts):
+    F = h.shape[0]
+    hp = np.zeros((F, h.shape[1] + 3, 2), np.int64)
+    hp[:, :h.shape[1]] = h
+    work = (np.empty(F), np.empty(F, np.int32), np.empty(F, bool), np.empty(F, np.int64),
+            np.empty(F, np.int64), np.empty(F, np.int64))
+    r = find_best_splits_serial(hp, n_bins, mask, np.int64(sum_g), np.int64(sum_h), n, mb,
+                                inv_g, inv_h, 0.0, 0.0, 1e-3, min_samples_leaf, 0.0, K,
+                                hessian_counts, *work)
+    return None if r[0] < 0 else (int(r[0]), float(r[1]), int(r[2]), bool(r[3]), int(r[4]),
+                                  int(r[5]), int(r[6]))
+
+
+def _one_node_problem(X, grad, hess, n_bins, mb):
+    n, F = X.shape
+    qg, qh, K, inv_g, inv_h = _quantise_host(grad, hess, n)
+    h = _host_hist(X, qg, qh, np.arange(n), mb + 1)
+    sum_g = int(qg.astype(np.int64).sum())
+    sum_h = int(qh.sum()) - (n << K)
+    return h, sum_g, sum_h, K, inv_g, inv_h
+
+
+@pytest.mark.parametrize("with_missing", [False, True])
+def test_split_threshold_moves_over_empty_bins(with_missing):
+    # occupied bins 0, 1, 2, 6, 7 of 10: the best split, after bin 2, moves up to bin 5
+    # (LightGBM's threshold among equivalent ones), as on the CPU; same left sums and rows
+    rng = np.random.default_rng(5)
+    n, mb = 500, 15
+    col = rng.choice(np.array([0, 1, 2, 6, 7], np.uint8), size=n)
+    if with_missing:
+        col[rng.random(n) < 0.1] = mb
+    X = np.stack([col, rng.integers(0, 10, size=n).astype(np.uint8)], axis=1)
+    n_bins = np.full(2, 10, np.int32)
+    grad = np.where(col <= 2, -1.0, 1.0).astype(np.float32)
+    grad[col == mb] = 0.25
+    hess = (rng.integers(1, 9, size=n) / 8).astype(np.float32)
+    h, sum_g, sum_h, K, inv_g, inv_h = _one_node_problem(X, grad, hess, n_bins, mb)
+    mask = np.ones(2, bool)
+    for counts in (False, True):
+        ref = _cpu_split(h, n_bins, mask, sum_g, sum_h, n, mb, inv_g, inv_h, K, 1, counts)
+        got = find_best_splits(cupy.asarray(h[None]), [0], [sum_g], [sum_h], [n],
+                               cupy.asarray(n_bins), cupy.ones(2, cupy.uint8), mb, K, inv_g,
+                               inv_h, 0.0, 0.0, 1e-3, 1, 0.0, counts)[0]
+        assert ref[0] == 0 and ref[2] == 5, ref
+        assert got == ref
+
+
+def test_split_hessian_counts_bind_as_on_the_cpu():
+    # bin 0 holds 10 rows of hessian 0.125, bins 1..9 10 rows of hessian 1 each: with
+    # min_samples_leaf=10 "rows" splits after bin 0 (10 rows left), "hessian" estimates bin 0
+    # at int(1.25 * 100 / 91.25 + 0.5) = 1 row and must split later
+    n, mb = 100, 15
+    col = np.repeat(np.arange(10, dtype=np.uint8), 10)
+    X = col[:, None].copy()
+    n_bins = np.full(1, 10, np.int32)
+    grad = np.where(col == 0, -4.0, 0.5).astype(np.float32)
+    grad[col == 1] = -1.0
+    hess = np.where(col == 0, 0.125, 1.0).astype(np.float32)
+    h, sum_g, sum_h, K, inv_g, inv_h = _one_node_problem(X, grad, hess, n_bins, mb)
+    refs = {}
+    for counts in (False, True):
+        refs[counts] = _cpu_split(h, n_bins, np.ones(1, bool), sum_g, sum_h, n, mb, inv_g,
+                                  inv_h, K, 10, counts)
+        got = find_best_splits(cupy.asarray(h[None]), [0], [sum_g], [sum_h], [n],
+                               cupy.asarray(n_bins), cupy.ones(1, cupy.uint8), mb, K, inv_g,
+                               inv_h, 0.0, 0.0, 1e-3, 10, 0.0, counts)[0]
+        assert got == refs[counts]
+    assert refs[False][2] == 0 and refs[True][2] == 1, refs
 
 
 def test_split_ties_pick_lowest_feature_then_bin():
@@ -264,6 +338,9 @@ GROW_CASES = [
          min_split_gain=0.05),
     dict(max_depth=1, min_samples_leaf=1, learning_rate=1.0),
     dict(max_depth=None, max_leaves=40, min_samples_leaf=10),
+    dict(max_depth=6, min_samples_leaf=30, min_samples_leaf_counts="hessian"),
+    dict(max_depth=8, min_samples_leaf=20, reg_lambda=1.0, min_child_weight=1.0,
+         min_samples_leaf_counts="hessian"),
 ]
 
 
@@ -294,6 +371,31 @@ def test_gpu_tree_equals_cpu_quantised_tree(kw, max_bins):
                                           leaf_of_row=True)
     assert got.n_nodes > 1 or kw["max_depth"] is None
     assert_same_tree(got, ref)
+
+
+@pytest.mark.parametrize("max_bins", [255, 63])
+def test_gpu_tree_from_lambdarank_gradients_both_count_rules(max_bins):
+    # lambdarank hessians are unequal, so the hessian-estimated counts differ from the rows
+    # and min_samples_leaf binds differently; many nodes hold empty bins (threshold moves)
+    rng = np.random.default_rng(21)
+    y, group_ptr, scores = _queries(rng, [60] * 100)
+    n, F = y.size, 15
+    g = np.empty(n, np.float32)
+    hs = np.empty(n, np.float32)
+    make_objective("lambdarank").gradients(scores, y, group_ptr, None, g, hs, 0)
+    X, n_bins, _, _ = _binned_problem(rng, n, F, max_bins)
+    d = _device_binned(X, n_bins, max_bins)
+    trees = {}
+    for counts in ("rows", "hessian"):
+        kw = dict(max_depth=7, max_leaves=10**6, min_samples_leaf=40,
+                  min_samples_leaf_counts=counts)
+        ref = _cpu_tree(X, n_bins, max_bins, g, hs, **kw)
+        got = GPUTreeGrower(d, **kw).grow(cupy.asarray(g), cupy.asarray(hs),
+                                          leaf_of_row=True)
+        assert_same_tree(got, ref)
+        trees[counts] = ref
+    a, b = trees["rows"], trees["hessian"]
+    assert a.n_nodes != b.n_nodes or not np.array_equal(a.bin_threshold, b.bin_threshold)
 
 
 def test_gpu_tree_rows_subset_and_feature_mask():
@@ -331,6 +433,8 @@ def test_leafwise_is_refused_on_the_gpu():
     d = _device_binned(np.zeros((4, 2), np.uint8), np.full(2, 2, np.int32), 3)
     with pytest.raises(NotImplementedError, match="depthwise"):
         GPUTreeGrower(d, growth="leafwise")
+    with pytest.raises(ValueError, match="min_samples_leaf_counts"):
+        GPUTreeGrower(d, min_samples_leaf_counts="weights")
 
 
 # ---------------------------------------------------------------------------- objectives
@@ -403,7 +507,7 @@ def _data(seed=0, n_queries=150, docs=40, n_features=12):
     return X, y, qid
 
 
-def run_boost(device, objective="regression"):
+def run_boost(device, objective="regression", counts="rows"):
     """The boosting loop on one device with quantised histograms (shared body)."""
     from skltr._device import resolve_device
 
@@ -415,13 +519,14 @@ def run_boost(device, objective="regression"):
                  objective_name=objective, n_estimators=6, max_bins=63,
                  tree_params=dict(max_leaves=10**6, max_depth=5, growth="depthwise",
                                   min_samples_leaf=5, learning_rate=0.3,
-                                  hist_mode="quantised"),
+                                  min_samples_leaf_counts=counts, hist_mode="quantised"),
                  subsample=0.8, colsample_bytree=0.7, seed=3,
                  device=resolve_device(device))
 
 
-def test_regression_fit_gives_the_same_trees_on_both_devices():
-    cpu, gpu = run_boost("cpu"), run_boost("cuda")
+@pytest.mark.parametrize("counts", ["rows", "hessian"])
+def test_regression_fit_gives_the_same_trees_on_both_devices(counts):
+    cpu, gpu = run_boost("cpu", counts=counts), run_boost("cuda", counts=counts)
     a, b = cpu.ensemble, gpu.ensemble
     for name in ("tree_ptr", "feature", "threshold", "left", "right", "value", "flags"):
         np.testing.assert_array_equal(getattr(b, name), getattr(a, name), err_msg=name)
@@ -438,9 +543,10 @@ def fit_ranker(device, **kw):
     return model, ndcg_score(yte, model.predict(Xte), qid=qte, k=10), (Xte, yte, qte)
 
 
-def test_lambdarank_gpu_ndcg_matches_cpu():
-    _, ndcg_cpu, _ = fit_ranker("cpu")
-    model, ndcg_gpu, _ = fit_ranker("cuda")
+@pytest.mark.parametrize("counts", ["hessian", "rows"])
+def test_lambdarank_gpu_ndcg_matches_cpu(counts):
+    _, ndcg_cpu, _ = fit_ranker("cpu", min_samples_leaf_counts=counts)
+    model, ndcg_gpu, _ = fit_ranker("cuda", min_samples_leaf_counts=counts)
     assert model.device_ == "cuda:0"
     assert abs(ndcg_gpu - ndcg_cpu) <= 0.002, (ndcg_gpu, ndcg_cpu)
 
@@ -481,3 +587,6 @@ def test_unsupported_gpu_options_raise_clear_errors():
     with pytest.raises(NotImplementedError, match="rank_xendcg"):
         GPUHistGBDTRanker(device="cuda", growth="depthwise", max_depth=3,
                           objective="rank_xendcg").fit(X, y, qid=qid)
+    with pytest.raises(NotImplementedError, match="hist_mode='float'"):
+        GPUHistGBDTRanker(device="cuda", growth="depthwise", max_depth=3,
+                          hist_mode="float").fit(X, y, qid=qid)

@@ -90,43 +90,15 @@ def map_to_bins(X, cut_ptr, cut_values, missing_bin, has_missing=None):
 
 
 def fit_bin_mapper(X, max_bins, random_state, n_threads=None):
-    """``BinMapper(max_bins, random_state=...).fit(X)`` with the features cut in parallel.
+    """``BinMapper(max_bins, random_state=...).fit(X)`` without the host ``has_missing`` pass.
 
-    The same row sample (same generator calls) and the same per-feature rule
-    (:func:`skltr._gbdt.binning._feature_cuts`), so the cuts are identical to the host
-    ``BinMapper``'s (``tests/test_gbdt_gpu.py`` checks it); only the loop over features
-    runs on a thread pool (NumPy's sorts release the GIL), and ``has_missing`` is left for
-    :func:`map_to_bins` to find on the GPU (``mapper.has_missing`` is set by the caller).
-    This is where most of a GPU fit's set-up time went (136 features: 1.5 s serially).
+    The host ``BinMapper``'s own cut search (same row sample, same numba kernel parallel over
+    features, ``n_threads`` of them; so the cuts are identical, ``tests/test_gbdt_gpu.py``
+    checks it); ``has_missing`` is left for :func:`map_to_bins` to find on the GPU
+    (``mapper.has_missing`` is set by the caller).
     """
-    import os
-    from concurrent.futures import ThreadPoolExecutor
+    from .._gbdt.binning import BinMapper
 
-    from .._gbdt.binning import BinMapper, _feature_cuts
-
-    mapper = BinMapper(max_bins=max_bins, random_state=random_state)
-    mb = mapper.max_bins
-    if isinstance(mb, bool) or not isinstance(mb, (int, np.integer)) or not 2 <= mb <= 255:
-        mapper.fit(X[:1])  # raises BinMapper's own message
-    n, n_features = X.shape
-    if n == 0:
-        raise ValueError("X has 0 rows; BinMapper needs at least one row to fit.")
-    if mapper.subsample is not None and n > mapper.subsample:
-        rng = np.random.default_rng(mapper.random_state)
-        idx = np.sort(rng.choice(n, size=int(mapper.subsample), replace=False))
-        sample = X[idx]
-    else:
-        sample = X
-    sample = np.asfortranarray(sample, dtype=np.float64)  # contiguous columns
-    workers = n_threads or os.cpu_count() or 1
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        cuts = list(pool.map(lambda f: _feature_cuts(sample[:, f], int(mb)),
-                             range(n_features)))
-    mapper.cut_ptr = np.zeros(n_features + 1, dtype=np.int64)
-    mapper.cut_ptr[1:] = np.cumsum([c.size for c in cuts])
-    mapper.cut_values = (np.concatenate(cuts) if n_features else np.zeros(0)).astype(
-        np.float64)
-    mapper.n_bins = (np.diff(mapper.cut_ptr) + 1).astype(np.int32)
-    mapper.missing_bin = int(mb)
-    mapper.n_features_in_ = n_features
+    mapper = BinMapper(max_bins=max_bins, random_state=random_state, n_threads=n_threads)
+    mapper._fit_cuts(X)
     return mapper

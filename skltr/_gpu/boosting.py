@@ -42,11 +42,18 @@ def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_e
           device_index=0) -> BoostingResult:
     """:func:`skltr._gbdt.boosting.boost` on GPU ``device_index`` (same parameters).
 
-    ``tree_params`` are those of ``TreeGrower``; ``hist_mode`` is ignored (the GPU always
-    accumulates quantised gradients) and ``growth`` must be ``"depthwise"``. ``X`` may be a
+    ``tree_params`` are those of ``TreeGrower`` (``min_samples_leaf_counts`` included);
+    ``hist_mode`` must be ``"quantised"`` or absent (the GPU always accumulates quantised
+    gradients: ``"float"`` raises NotImplementedError) and ``growth`` must be
+    ``"depthwise"``. ``X`` may be a
     NumPy or CuPy array; ``communicator`` must be None (single GPU); ``n_jobs`` sets the
     host threads of the binning sample.
     """
+    hist_mode = dict(tree_params).get("hist_mode")
+    if hist_mode not in (None, "quantised"):
+        raise NotImplementedError(
+            f"hist_mode={hist_mode!r} is not implemented on the GPU: it always sums quantised "
+            f"gradients; use hist_mode='quantised' with device='cuda', or device='cpu'.")
     if communicator is not None:
         raise NotImplementedError("distributed GPU training is not implemented; the GPU "
                                   "path runs on one device.")
@@ -61,11 +68,10 @@ def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_e
 
 
 def _fit_bin_mapper(X, max_bins, seed, n_jobs=None):
-    # the CPU loop's seed rule (skltr._gbdt.boosting._fit_bin_mapper): same cuts
+    # the CPU loop's seed rule and threads (skltr._gbdt.boosting._fit_bin_mapper): same cuts
     seed = int(_rng(seed, _STREAM_BINNING).integers(2**31 - 1))
-    threads = None if n_jobs is None or n_jobs < 1 else int(n_jobs)
     return fit_bin_mapper(cupy.asnumpy(X) if isinstance(X, cupy.ndarray) else X, max_bins,
-                          seed, threads)
+                          seed, n_jobs)
 
 
 def _boost(X, y, group_ptr, sample_weight, *, objective, objective_name, n_estimators,

@@ -139,14 +139,19 @@ class GPUTreeGrower:
     max_leaves, max_depth, growth, min_child_weight, min_samples_leaf, reg_lambda,
     reg_alpha, min_split_gain, learning_rate :
         As :class:`skltr._gbdt.grower.TreeGrower`. ``growth`` must be ``"depthwise"``.
+    min_samples_leaf_counts : {"rows", "hessian"}
+        What ``min_samples_leaf`` counts, as :class:`skltr._gbdt.grower.TreeGrower`: rows, or
+        LightGBM's estimate of them from the hessians (the same integer estimates as the
+        CPU, so the same trees).
     hist_mode : {"quantised"}
         The only histogram mode of the GPU (float atomics would make trees depend on the
         order of additions).
     """
 
     def __init__(self, data, *, max_leaves=31, max_depth=None, growth="depthwise",
-                 min_child_weight=1e-3, min_samples_leaf=20, reg_lambda=0.0, reg_alpha=0.0,
-                 min_split_gain=0.0, learning_rate=0.1, hist_mode="quantised"):
+                 min_child_weight=1e-3, min_samples_leaf=20, min_samples_leaf_counts="rows",
+                 reg_lambda=0.0, reg_alpha=0.0, min_split_gain=0.0, learning_rate=0.1,
+                 hist_mode="quantised"):
         if growth != "depthwise":
             raise NotImplementedError(
                 f"growth={growth!r} is not implemented on the GPU yet (issue #5): use "
@@ -155,6 +160,9 @@ class GPUTreeGrower:
         if hist_mode != "quantised":
             raise ValueError(f"the GPU grower accumulates quantised gradients only; got "
                              f"hist_mode={hist_mode!r}.")
+        if min_samples_leaf_counts not in ("rows", "hessian"):
+            raise ValueError(f"min_samples_leaf_counts must be 'rows' or 'hessian'; got "
+                             f"{min_samples_leaf_counts!r}.")
         if int(max_leaves) < 2:
             raise ValueError(f"max_leaves must be >= 2; got {max_leaves}.")
         if max_depth is not None and int(max_depth) < 1:
@@ -164,6 +172,7 @@ class GPUTreeGrower:
         self.max_depth = None if max_depth is None else int(max_depth)
         self.min_child_weight = float(min_child_weight)
         self.min_samples_leaf = int(min_samples_leaf)
+        self.min_samples_leaf_counts = min_samples_leaf_counts
         self.reg_lambda = float(reg_lambda)
         self.reg_alpha = float(reg_alpha)
         self.min_split_gain = float(min_split_gain)
@@ -236,7 +245,7 @@ class GPUTreeGrower:
             [n.sum_h for n in nodes], [n.count for n in nodes], self.data.n_bins,
             self._mask, self.data.missing_bin, self.count_shift, self._inv_g, self._inv_h,
             self.reg_lambda, self.reg_alpha, self.min_child_weight, self.min_samples_leaf,
-            self.min_split_gain)
+            self.min_split_gain, self.min_samples_leaf_counts == "hessian")
 
     # ------------------------------------------------------------------ growing
     def grow(self, grad, hess, rows=None, feature_mask=None, leaf_of_row=False):

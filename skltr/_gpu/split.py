@@ -13,8 +13,14 @@ The rule is :mod:`skltr._cpu.split`'s, formula for formula (compiled without fus
 multiply-adds, so gains are bit-equal): the same candidates, constraints
 (``min_samples_leaf``, ``min_child_weight``, ``min_split_gain``), the more-samples rule
 for nodes without missing rows, and the same tie-breaking -- among equal gains the lowest
-(feature, bin, missing left before right) wins. (The CPU scan skips empty bins, whose
-candidates repeat the previous bin's exactly; here they are evaluated and lose the tie.)
+(feature, bin, missing left before right) wins; empty bins are skipped as on the CPU (their
+candidates repeat the previous bin's exactly). ``min_samples_leaf`` is checked on rows or,
+with ``hessian_counts``, on LightGBM's estimates (each bin counts
+``int64(h_bin * inv_h * count_factor + 0.5)`` rows, ``count_factor = node rows / node
+hessian``, in the CPU's double operations and order; the estimates are prefix-summed in the
+same scan, after a first pass sums the node's). The winner's threshold then moves up over the
+following bins that hold no row of the node (LightGBM's threshold among equivalent ones, as
+the CPU): one warp finds the next occupied bin with a ballot.
 
 Output: one record of 8 int64 per node ``(feature, gain as bits, bin, default_left, G_L,
 H_L, n_L, 0)``, histogram units, ``feature = -1`` when no candidate qualifies.
@@ -40,6 +46,13 @@ __device__ __forceinline__ double leaf_objective(double G, double H, double lam,
     return G * G / d;
 }
 
+__device__ __forceinline__ i64 bin_count(i64 h, i64 c, double inv_h, double cf) {
+    // rows of a bin: exact, or LightGBM's RoundInt(hessian * count_factor) as the CPU's
+    // _bin_count (same double operations, same order; compiled without FMA)
+    if (cf > 0.0) return (i64)((double)h * inv_h * cf + 0.5);
+    return c;
+}
+
 __device__ __forceinline__ bool better(double g, int key, double bg, int bkey) {
     return g > bg || (g == bg && key < bkey);
 }
@@ -50,14 +63,17 @@ extern "C" __global__ void find_best_splits(
         const u8* __restrict__ feature_mask, int n_features, int n_bins_total,
         int missing_bin, int count_shift, double inv_g, double inv_h, double lam,
         double alpha, double min_child_weight, i64 min_n, double min_split_gain,
-        i64* out) {
+        int hessian_counts, i64* out) {
     const int t = blockIdx.x;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, n_warps = blockDim.x >> 5;
     // nodes: per node (slot, G, H, n), 4 x int64
     const i64 slot = nodes[4 * t], sum_g = nodes[4 * t + 1], sum_h = nodes[4 * t + 2],
               count = nodes[4 * t + 3];
     const i64 hmask = (((i64)1) << count_shift) - 1;
-    const double parent = leaf_objective(sum_g * inv_g, sum_h * inv_h, lam, alpha);
+    const double H = sum_h * inv_h;
+    const double parent = leaf_objective(sum_g * inv_g, H, lam, alpha);
+    // LightGBM's count estimate: rows per unit of hessian in this node (0: exact counts)
+    const double cf = (hessian_counts && H > 0.0) ? (double)count / H : 0.0;
     const i64* base_hist = hist + slot * n_features * n_bins_total * 2;
 
     double w_gain = NEG_INF; int w_feat = -1, w_bin = -1, w_left = 0;
@@ -68,41 +84,62 @@ extern "C" __global__ void find_best_splits(
         const i64* hf = base_hist + (i64)f * n_bins_total * 2;
         const i64 mg = hf[missing_bin * 2], mv = hf[missing_bin * 2 + 1];
         const i64 mh = mv & hmask, mc = mv >> count_shift;
-        i64 cg = 0, ch = 0, cc = 0;                    // carry: sums of earlier chunks
+        // counts checked against min_n: n_all for the node, an for the left part (rows, or
+        // estimates summed per bin); a child's count is n_all - (its complement's)
+        const i64 me = bin_count(mh, mc, inv_h, cf);
+        i64 n_all = count;
+        if (cf > 0.0) {
+            i64 part = 0;
+            for (int b = lane; b < nb; b += 32) {
+                const i64 v = hf[b * 2 + 1];
+                part += bin_count(v & hmask, v >> count_shift, inv_h, cf);
+            }
+            #pragma unroll
+            for (int o = 16; o > 0; o >>= 1) part += __shfl_xor_sync(0xffffffffu, part, o);
+            n_all = me + part;
+        }
+        i64 cg = 0, ch = 0, cc = 0, ce = 0;            // carry: sums of earlier chunks
         double l_gain = NEG_INF; int l_key = 0x7fffffff, l_left = 0;
         i64 l_gl = 0, l_hl = 0, l_cl = 0;
         for (int b0 = 0; b0 < nb; b0 += 32) {
             const int b = b0 + lane;
-            i64 vg = 0, vh = 0, vc = 0;
-            if (b < nb) { vg = hf[b * 2]; const i64 v = hf[b * 2 + 1]; vh = v & hmask; vc = v >> count_shift; }
-            i64 sg = vg, sh = vh, sc = vc;
+            i64 vg = 0, vh = 0, vc = 0, ve = 0;
+            if (b < nb) {
+                vg = hf[b * 2]; const i64 v = hf[b * 2 + 1]; vh = v & hmask; vc = v >> count_shift;
+                ve = bin_count(vh, vc, inv_h, cf);
+            }
+            i64 sg = vg, sh = vh, sc = vc, se = ve;
             #pragma unroll
             for (int o = 1; o < 32; o <<= 1) {
                 const i64 ug = __shfl_up_sync(0xffffffffu, sg, o);
                 const i64 uh = __shfl_up_sync(0xffffffffu, sh, o);
                 const i64 uc = __shfl_up_sync(0xffffffffu, sc, o);
-                if (lane >= o) { sg += ug; sh += uh; sc += uc; }
+                const i64 ue = __shfl_up_sync(0xffffffffu, se, o);
+                if (lane >= o) { sg += ug; sh += uh; sc += uc; se += ue; }
             }
-            const i64 ag = cg + sg, ah = ch + sh, ac = cc + sc;
+            const i64 ag = cg + sg, ah = ch + sh, ac = cc + sc, an = ce + se;
             cg += __shfl_sync(0xffffffffu, sg, 31);
             ch += __shfl_sync(0xffffffffu, sh, 31);
             cc += __shfl_sync(0xffffffffu, sc, 31);
-            if (b >= nb || (vc == 0 && b > 0) || count - ac < min_n) continue;
+            ce += __shfl_sync(0xffffffffu, se, 31);
+            // (estimates are >= 0, so n_all - an only shrinks: the CPU's break)
+            if (b >= nb || (vc == 0 && b > 0) || n_all - an < min_n) continue;
             for (int d = 0; d < 2; ++d) {
-                i64 gl, hl, cl; int left;
+                i64 gl, hl, cl, cr; int left;
                 if (mc > 0) {
                     if (d == 0) {
                         if (b == nb - 1) continue;
-                        gl = ag + mg; hl = ah + mh; cl = ac + mc;
-                    } else { gl = ag; hl = ah; cl = ac; }
+                        gl = ag + mg; hl = ah + mh; cl = ac + mc; cr = n_all - an - me;
+                    } else { gl = ag; hl = ah; cl = ac; cr = n_all - an; }
                     left = d == 0;
                 } else {
                     if (d == 0 || b == nb - 1) continue;
-                    gl = ag; hl = ah; cl = ac;
+                    gl = ag; hl = ah; cl = ac; cr = n_all - an;
                     left = cl > count - cl;
                 }
-                const i64 cr = count - cl;
-                if (cl < min_n || cr < min_n) continue;
+                // child counts checked: rows, or (estimates) right = n_all - left part's
+                // estimate and left = node rows - right, as the CPU
+                if (count - cr < min_n || cr < min_n) continue;
                 const double hl_f = hl * inv_h;
                 const double hr_f = (sum_h - hl) * inv_h;
                 if (hl_f < min_child_weight || hr_f < min_child_weight) continue;
@@ -150,6 +187,20 @@ extern "C" __global__ void find_best_splits(
     }
     __syncthreads();
     const int bw = s_feat[0];
+    if (bw >= 0 && warp == bw) {
+        // LightGBM's threshold among the equivalent ones (as the CPU): move up over the bins
+        // after the winner that hold no row of the node (w_* are uniform across the warp)
+        const int nbw = n_bins[w_feat];
+        const i64* hf = base_hist + (i64)w_feat * n_bins_total * 2;
+        int first = nbw;  // first occupied bin above w_bin, or nb
+        for (int b0 = w_bin + 1; b0 < nbw; b0 += 32) {
+            const int b = b0 + lane;
+            const bool occupied = b < nbw && (hf[b * 2 + 1] >> count_shift) != 0;
+            const unsigned m = __ballot_sync(0xffffffffu, occupied);
+            if (m) { first = b0 + __ffs(m) - 1; break; }
+        }
+        w_bin = first - 1;
+    }
     i64* o = out + (i64)t * 8;
     if (bw < 0) {
         if (threadIdx.x == 0) { o[0] = -1; o[1] = __double_as_longlong(NEG_INF); o[2] = -1;
@@ -169,7 +220,8 @@ def _kernel():
 
 def find_best_splits(hist, node_slots, node_g, node_h, node_n, n_bins, feature_mask,
                      missing_bin, count_shift, inv_g, inv_h, reg_lambda, reg_alpha,
-                     min_child_weight, min_samples_leaf, min_split_gain):
+                     min_child_weight, min_samples_leaf, min_split_gain,
+                     hessian_counts=False):
     """Best split of each listed node (one launch); returns host records.
 
     Parameters
@@ -187,6 +239,9 @@ def find_best_splits(hist, node_slots, node_g, node_h, node_n, n_bins, feature_m
         Histogram units -> gradient units.
     reg_lambda, reg_alpha, min_child_weight, min_split_gain : float
     min_samples_leaf : int
+    hessian_counts : bool
+        Check ``min_samples_leaf`` on LightGBM's hessian-estimated counts instead of rows
+        (``skltr._cpu.split.find_best_splits``'s argument of that name).
 
     Returns
     -------
@@ -205,7 +260,8 @@ def find_best_splits(hist, node_slots, node_g, node_h, node_n, n_bins, feature_m
                np.int32(n_features), np.int32(n_bins_total), np.int32(missing_bin),
                np.int32(count_shift), np.float64(inv_g), np.float64(inv_h),
                np.float64(reg_lambda), np.float64(reg_alpha), np.float64(min_child_weight),
-               np.int64(max(int(min_samples_leaf), 1)), np.float64(min_split_gain), out))
+               np.int64(max(int(min_samples_leaf), 1)), np.float64(min_split_gain),
+               np.int32(bool(hessian_counts)), out))
     rec = out.get()
     gains = rec[:, 1].copy().view(np.float64)
     res = []

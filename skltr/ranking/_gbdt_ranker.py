@@ -114,7 +114,9 @@ class GPUHistGBDTRanker(BaseRanker):
         histograms build faster (16-byte bins instead of 24). ``"float"``: float64 sums of
         the float32 gradients. The rounding error of ``"quantised"`` is ~1e-9 of the largest
         gradient, far below LightGBM's ``use_quantized_grad`` (2-8 bits, stochastic
-        rounding), its closest equivalent. Measurements: :ref:`gbdt_ranker`.
+        rounding), its closest equivalent. Measurements: :ref:`gbdt_ranker`. The GPU
+        (``device="cuda"``) always sums quantised gradients: ``"float"`` with a CUDA device
+        raises NotImplementedError.
     subsample : float, default=1.0
         Fraction of the *queries* each tree is grown on (whole queries: the ranking gradients
         of a query need all its documents). Drawn anew every round, deterministic given
@@ -643,6 +645,11 @@ def _check_gpu_support(est):
             f"growth={est.growth!r} is not implemented with device={est.device!r} yet: use "
             f"growth='depthwise' (with max_depth, as XGBoost's default) on the GPU, or "
             f"device='cpu' for leaf-wise growth.")
+    if est.hist_mode != "quantised":
+        raise NotImplementedError(
+            f"hist_mode={est.hist_mode!r} is not implemented with device={est.device!r}: the "
+            f"GPU always sums quantised gradients; use hist_mode='quantised' (the default) on "
+            f"the GPU, or device='cpu'.")
     if est.objective in _GPU_UNSUPPORTED_OBJECTIVES:
         raise NotImplementedError(
             f"objective={est.objective!r} is not implemented with device={est.device!r} yet: "

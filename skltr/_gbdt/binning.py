@@ -83,6 +83,12 @@ class BinMapper:
 
     def fit(self, X):
         """Find the cut values of every feature from (a row sample of) ``X``."""
+        X = self._fit_cuts(X)
+        self.has_missing = np.isnan(X).any(axis=0)
+        return self
+
+    def _fit_cuts(self, X):
+        # fit without has_missing (the GPU path finds it on the device); returns checked X
         mb = self.max_bins
         if isinstance(mb, bool) or not isinstance(mb, (int, np.integer)) or not 2 <= mb <= 255:
             raise ValueError(
@@ -113,9 +119,8 @@ class BinMapper:
         self.cut_values = cuts[np.arange(int(mb) - 1) < n_cuts[:, None]]
         self.n_bins = (np.diff(self.cut_ptr) + 1).astype(np.int32)
         self.missing_bin = int(mb)
-        self.has_missing = np.isnan(X).any(axis=0)
         self.n_features_in_ = n_features
-        return self
+        return X
 
     def transform(self, X):
         """Bin codes of ``X``: C-contiguous uint8 of shape (n_samples, n_features)."""

@@ -197,7 +197,7 @@ def _assemble(trees, mapper, base_score, *, feature_names, objective_name):
 def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_estimators,
           max_bins, tree_params, subsample=1.0, colsample_bytree=1.0, eval_sets=(),
           eval_at=(10,), gain="exp2", n_iter_no_change=None, seed=0, verbose=0,
-          feature_names=None, communicator=None, n_jobs=None) -> BoostingResult:
+          feature_names=None, communicator=None, n_jobs=None, device=None) -> BoostingResult:
     """Run the boosting rounds; see the module docstring.
 
     Parameters
@@ -240,6 +240,9 @@ def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_e
     n_jobs : int or None
         Threads of every kernel (``n_jobs`` semantics). The stages set numba's thread count
         themselves, so it is passed to each rather than set once around the loop.
+    device : skltr._device.Device or None
+        A CUDA device runs :func:`skltr._gpu.boosting.boost` instead (same parameters and
+        result); None or the CPU runs this loop.
 
     Returns
     -------
@@ -247,6 +250,17 @@ def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_e
     """
     from .communicator import LocalCommunicator  # noqa: PLC0415
 
+    if device is not None and device.is_gpu:  # the GPU loop (imports CuPy)
+        from .._gpu.boosting import boost as boost_gpu  # noqa: PLC0415
+
+        return boost_gpu(X, y, group_ptr, sample_weight, objective=objective,
+                         objective_name=objective_name, n_estimators=n_estimators,
+                         max_bins=max_bins, tree_params=tree_params, subsample=subsample,
+                         colsample_bytree=colsample_bytree, eval_sets=eval_sets,
+                         eval_at=eval_at, gain=gain, n_iter_no_change=n_iter_no_change,
+                         seed=seed, verbose=verbose, feature_names=feature_names,
+                         communicator=communicator, n_jobs=n_jobs,
+                         device_index=device.index)
     if communicator is None:
         communicator = LocalCommunicator()
     n_samples, n_features = X.shape

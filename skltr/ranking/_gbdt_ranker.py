@@ -32,10 +32,8 @@ _GRADED_OBJECTIVES = ("lambdarank", "rank_xendcg")
 _AUTO_EARLY_STOPPING_ROWS = 10_000
 _NO_LIMIT = int(np.iinfo(np.int32).max)
 _DOC_KIND = "TreeEnsemble"  # the model file is a TreeEnsemble document plus an "estimator" entry
-_GPU_ISSUE = (
-    "GPUHistGBDTRanker trains on the CPU only so far (the CUDA path is issue #5); use "
-    "device='cpu', or device='auto' to fall back to the CPU when no GPU path exists."
-)
+#: What the CUDA path does not do yet (issue #5), checked before any work starts.
+_GPU_UNSUPPORTED_OBJECTIVES = ("rank_xendcg",)
 
 
 class _LayoutCache:
@@ -116,7 +114,9 @@ class GPUHistGBDTRanker(BaseRanker):
         histograms build faster (16-byte bins instead of 24). ``"float"``: float64 sums of
         the float32 gradients. The rounding error of ``"quantised"`` is ~1e-9 of the largest
         gradient, far below LightGBM's ``use_quantized_grad`` (2-8 bits, stochastic
-        rounding), its closest equivalent. Measurements: :ref:`gbdt_ranker`.
+        rounding), its closest equivalent. Measurements: :ref:`gbdt_ranker`. The GPU
+        (``device="cuda"``) always sums quantised gradients: ``"float"`` with a CUDA device
+        raises NotImplementedError.
     subsample : float, default=1.0
         Fraction of the *queries* each tree is grown on (whole queries: the ranking gradients
         of a query need all its documents). Drawn anew every round, deterministic given
@@ -149,8 +149,12 @@ class GPUHistGBDTRanker(BaseRanker):
         Rounds without strict improvement before stopping (LightGBM's
         ``early_stopping_rounds``).
     device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"
-        Only the CPU path exists so far: CUDA devices raise NotImplementedError (issue #5);
-        ``"auto"`` falls back to the CPU with a warning.
+        ``"cuda"`` / ``"cuda:N"`` train on that GPU (CuPy needed): histograms of quantised
+        gradients (exact integer sums, so GPU training is deterministic), the model is the
+        same host ``TreeEnsemble``. On the GPU only ``growth="depthwise"`` and the
+        objectives ``"lambdarank"``, ``"rank_pairwise"`` and ``"regression"`` exist so far
+        (others raise NotImplementedError). ``"auto"`` uses the GPU when one is visible and
+        falls back to the CPU with a warning otherwise.
     n_jobs : int or None, default=None
         Threads for training and prediction (None: all of numba's threads, -1: all cores).
     random_state : int, RandomState instance or None, default=None
@@ -340,6 +344,10 @@ class GPUHistGBDTRanker(BaseRanker):
         -------
         self
         """
+        X, y, qid, sample_weight = (_to_host(a) for a in (X, y, qid, sample_weight))
+        if isinstance(eval_set, list):  # anything else is left for the checks to refuse
+            eval_set = [tuple(_to_host(a) for a in part) if isinstance(part, tuple) else part
+                        for part in eval_set]
         return super().fit(X, y, qid=qid, sample_weight=sample_weight, eval_set=eval_set)
 
     def _fit(self, data, eval_set=None):
@@ -348,7 +356,7 @@ class GPUHistGBDTRanker(BaseRanker):
 
         device = resolve_device(self.device)
         if device.is_gpu:
-            raise NotImplementedError(_GPU_ISSUE)
+            _check_gpu_support(self)
         eval_at = self._eval_at_list()
         if self.objective in _GRADED_OBJECTIVES:
             # The shared label check with the graded-relevance rules, on the caller's row
@@ -398,7 +406,8 @@ class GPUHistGBDTRanker(BaseRanker):
                 colsample_bytree=self.colsample_bytree, eval_sets=evals, eval_at=eval_at,
                 gain=self.gain, n_iter_no_change=self.n_iter_no_change if early else None,
                 seed=seed, verbose=self.verbose,
-                feature_names=None if names is None else list(names), n_jobs=self.n_jobs)
+                feature_names=None if names is None else list(names), n_jobs=self.n_jobs,
+                device=device)
         if not np.any(np.diff(result.ensemble.tree_ptr) > 1):
             warnings.warn(
                 "no tree found a split: every gradient was zero or no split met min_samples_leaf"
@@ -616,3 +625,32 @@ def _jsonable(params: dict) -> dict:
             value = list(value)
         out[key] = value
     return out
+
+
+def _to_host(a):
+    """A CuPy (or any ``.get()``-able CUDA) array as NumPy; anything else unchanged.
+
+    CuPy inputs are accepted everywhere; validation and the binning sample run on the host,
+    so they are copied there once (the GPU path sends the binned rows back).
+    """
+    if hasattr(a, "__cuda_array_interface__") and hasattr(a, "get"):
+        return a.get()
+    return a
+
+
+def _check_gpu_support(est):
+    """Raise for what the CUDA path does not do yet (issue #5), before any work."""
+    if est.growth != "depthwise":
+        raise NotImplementedError(
+            f"growth={est.growth!r} is not implemented with device={est.device!r} yet: use "
+            f"growth='depthwise' (with max_depth, as XGBoost's default) on the GPU, or "
+            f"device='cpu' for leaf-wise growth.")
+    if est.hist_mode != "quantised":
+        raise NotImplementedError(
+            f"hist_mode={est.hist_mode!r} is not implemented with device={est.device!r}: the "
+            f"GPU always sums quantised gradients; use hist_mode='quantised' (the default) on "
+            f"the GPU, or device='cpu'.")
+    if est.objective in _GPU_UNSUPPORTED_OBJECTIVES:
+        raise NotImplementedError(
+            f"objective={est.objective!r} is not implemented with device={est.device!r} yet: "
+            f"use objective='lambdarank' or 'rank_pairwise' on the GPU, or device='cpu'.")

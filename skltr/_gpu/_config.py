@@ -1,0 +1,61 @@
+"""Launch sizes of the GPU kernels, in one place so that tests can shrink them.
+
+Each value says why it is what it is; change them with :func:`override` in tests (e.g. a
+tiny ``HIST_ROWS_PER_BLOCK`` to exercise many row chunks of one node on small data).
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+#: Threads of a histogram block. 256: enough warps to hide the latency of the row gathers,
+#: and a 48 KiB shared histogram still leaves room for 4 blocks per SM on Hopper.
+HIST_THREADS = 256
+#: Rows one histogram block reads before flushing its shared histogram to global memory
+#: (at most 65,536: the 32-bit limb sums of ``skltr._gpu.histogram`` stay exact).
+#: Larger chunks mean fewer global atomics (each block adds its whole shared histogram once);
+#: smaller ones more blocks for small nodes. The grower lowers it for levels with few rows
+#: so that the GPU still gets about HIST_TARGET_BLOCKS blocks.
+HIST_ROWS_PER_BLOCK = 16384
+#: Smallest row chunk of a histogram block.
+HIST_MIN_ROWS_PER_BLOCK = 1024
+#: Blocks a histogram launch aims for (about 4 waves of 4 blocks on 132 SMs).
+HIST_TARGET_BLOCKS = 2048
+#: Shared memory of one histogram block: features per block = this / (bins * 20 bytes),
+#: rounded down to a multiple of 4 (one 32-bit word of packed bins). 48 KiB needs no opt-in.
+HIST_SHARED_BYTES = 48 * 1024
+#: Most features per histogram block (bounds the per-row loop when bins are few).
+HIST_MAX_FEATURES_PER_BLOCK = 32
+
+#: Threads of the split block (one block per node; warp w scans features w, w + 8, ...).
+#: (1024 does not launch: the kernel needs too many registers for that block size.)
+SPLIT_THREADS = 256
+
+#: Threads of element-wise kernels (binning, partition, predict, quantisation).
+ELEMENTWISE_THREADS = 256
+#: Rows binned per host-to-device chunk of X (bounds the float64 staging buffer: 136
+#: features x 262144 rows = 285 MB).
+BIN_CHUNK_ROWS = 262144
+
+#: Threads of a per-query lambda block.
+QUERY_THREADS = 128
+#: Largest query computed from shared memory (60 bytes a document: 1024 -> 60 KiB, opted in
+#: above the 48 KiB default); longer queries take the global-memory variant, ordered by a
+#: global segmented sort.
+QUERY_SHARED_MAX_DOCS = 1024
+
+
+@contextlib.contextmanager
+def override(**values):
+    """Temporarily set launch sizes (tests): ``with override(HIST_ROWS_PER_BLOCK=64): ...``."""
+    g = globals()
+    old = {}
+    for k, v in values.items():
+        if k not in g or k.startswith("_"):
+            raise KeyError(f"unknown launch size {k!r}")
+        old[k] = g[k]
+        g[k] = v
+    try:
+        yield
+    finally:
+        g.update(old)

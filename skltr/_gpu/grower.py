@@ -1,0 +1,399 @@
+"""``GPUTreeGrower``: grow one tree depth-wise on the GPU, level by level.
+
+Per level, whatever the number of nodes in it: one partition (two small kernels and a scan),
+one histogram launch for the smaller children, one subtraction launch for their siblings and
+one split launch; the host reads one small record per node of the level (``8 x int64``) and
+decides, as the CPU grower does, which nodes split and the ids of their children. Nothing of
+size ``n_rows`` leaves the GPU while growing.
+
+Gradients are quantised as the CPU engine's ``hist_mode="quantised"`` (same exponent rule,
+:func:`skltr._gbdt.grower.quantisation_exponent`, same packing of the row count above bit
+``K``), so a GPU tree equals the CPU quantised tree grown from the same gradients: same node
+ids, splits, gains and leaf values (``tests/test_gbdt_gpu.py`` checks it).
+
+Only ``growth="depthwise"`` is implemented (leaf-wise growth needs one histogram launch per
+split and is not done yet: :class:`GPUTreeGrower` raises ``NotImplementedError``).
+"""
+
+from __future__ import annotations
+
+import cupy
+import numpy as np
+
+from .._dtypes import LEAF_VALUE_DTYPE, NODE_INDEX_DTYPE
+from .._gbdt.grower import GrownTree, quantisation_exponent
+from . import _config
+from ._compile import blocks, module
+from ._profile import stage
+from .binning import map_to_bins
+from .histogram import (build_histograms, features_per_block, row_chunk_tasks,
+                        subtract_histograms)
+from .partition import partition_level
+from .predict_binned import add_leaf_values
+from .split import find_best_splits
+
+__all__ = ["DeviceBinned", "GPUTreeGrower"]
+
+_QUANTISE_SOURCE = r"""
+// Rows used: row = use_rows ? rows[p] : p for p < n_used.
+extern "C" __global__ void gradient_stats(const float* g, const float* h, const u32* rows,
+                                          int use_rows, i64 n_used, u32* out) {
+    // out[0] = bits of max |g|, out[1] = bits of max(h, 0), out[2] = 1 if some h < 0.
+    // Non-negative floats order as their bit patterns, so atomicMax on the bits is exact.
+    float mg = 0.f, mh = 0.f; u32 neg = 0;
+    for (i64 p = (i64)blockIdx.x * blockDim.x + threadIdx.x; p < n_used;
+         p += (i64)gridDim.x * blockDim.x) {
+        const i64 r = use_rows ? (i64)rows[p] : p;
+        mg = fmaxf(mg, fabsf(g[r])); const float hv = h[r];
+        mh = fmaxf(mh, hv); neg |= hv < 0.f;
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        mg = fmaxf(mg, __shfl_down_sync(0xffffffffu, mg, o));
+        mh = fmaxf(mh, __shfl_down_sync(0xffffffffu, mh, o));
+        neg |= __shfl_down_sync(0xffffffffu, neg, o);
+    }
+    if ((threadIdx.x & 31) == 0) {
+        atomicMax(out, __float_as_uint(mg)); atomicMax(out + 1, __float_as_uint(mh));
+        if (neg) atomicOr(out + 2, 1u);
+    }
+}
+
+extern "C" __global__ void quantise(const float* g, const float* h, const u32* rows,
+                                    int use_rows, i64 n_used, double sg, double sh,
+                                    int* qg, int* qh, u64* sums) {
+    // q_g = rint(g * 2**kg), q_h = rint(h * 2**kh), as np.rint on float64 (both fit int32:
+    // |q| <= 2**30 by the exponent rule); sums[0] += q_g, sums[1] += q_h (exact).
+    i64 s0 = 0, s1 = 0;
+    for (i64 p = (i64)blockIdx.x * blockDim.x + threadIdx.x; p < n_used;
+         p += (i64)gridDim.x * blockDim.x) {
+        const i64 r = use_rows ? (i64)rows[p] : p;
+        const int a = (int)rint((double)g[r] * sg);
+        const int b = (int)rint((double)h[r] * sh);
+        qg[r] = a; qh[r] = b; s0 += a; s1 += b;
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        s0 += __shfl_down_sync(0xffffffffu, s0, o);
+        s1 += __shfl_down_sync(0xffffffffu, s1, o);
+    }
+    if ((threadIdx.x & 31) == 0) { atomicAdd(sums, (u64)s0); atomicAdd(sums + 1, (u64)s1); }
+}
+"""
+
+
+@cupy.memoize(for_each_device=True)
+def _quantise_module():
+    return module(_QUANTISE_SOURCE)
+
+
+class DeviceBinned:
+    """A binned matrix on the GPU and its bin layout (made once per data set).
+
+    Parameters
+    ----------
+    X_bytes : cupy.ndarray of uint8, shape (n_samples, stride)
+        From :func:`skltr._gpu.binning.map_to_bins` (rows padded to whole 32-bit words).
+    n_features : int
+    n_bins : ndarray of int32, shape (n_features,)
+    missing_bin : int
+    """
+
+    def __init__(self, X_bytes, n_features, n_bins, missing_bin):
+        self.X_bytes = X_bytes
+        self.X_words = X_bytes.view(cupy.uint32)
+        self.n_samples = X_bytes.shape[0]
+        self.n_features = int(n_features)
+        self.n_bins_host = np.ascontiguousarray(n_bins, np.int32)
+        self.n_bins = cupy.asarray(self.n_bins_host)
+        self.missing_bin = int(missing_bin)
+        self.n_bins_total = self.missing_bin + 1
+
+    @classmethod
+    def from_mapper(cls, X, mapper):
+        """Bin ``X`` (host or CuPy) on the GPU with a fitted ``BinMapper``'s cuts.
+
+        ``self.has_missing`` (host bool per feature) says which features had a NaN.
+        """
+        flags = cupy.zeros(max(X.shape[1], 1), cupy.int32)
+        out = cls(map_to_bins(X, mapper.cut_ptr, mapper.cut_values, mapper.missing_bin,
+                              flags), X.shape[1], mapper.n_bins, mapper.missing_bin)
+        out.has_missing = flags.get()[:X.shape[1]].astype(bool)
+        return out
+
+
+class _Node:
+    __slots__ = ("start", "end", "sum_g", "sum_h", "count", "depth", "split", "slot")
+
+    def __init__(self, start, end, sum_g, sum_h, count, depth):
+        self.start, self.end = start, end
+        self.sum_g, self.sum_h, self.count, self.depth = sum_g, sum_h, count, depth
+        self.split = None  # (feature, gain, bin, default_left, G_L, H_L, n_L), CPU's order
+        self.slot = -1     # histogram slot in the current level's array
+
+
+class GPUTreeGrower:
+    """Grow trees depth-wise on the GPU from device gradients (quantised histograms).
+
+    Parameters
+    ----------
+    data : DeviceBinned
+    max_leaves, max_depth, growth, min_child_weight, min_samples_leaf, reg_lambda,
+    reg_alpha, min_split_gain, learning_rate :
+        As :class:`skltr._gbdt.grower.TreeGrower`. ``growth`` must be ``"depthwise"``.
+    min_samples_leaf_counts : {"rows", "hessian"}
+        What ``min_samples_leaf`` counts, as :class:`skltr._gbdt.grower.TreeGrower`: rows, or
+        LightGBM's estimate of them from the hessians (the same integer estimates as the
+        CPU, so the same trees).
+    hist_mode : {"quantised"}
+        The only histogram mode of the GPU (float atomics would make trees depend on the
+        order of additions).
+    """
+
+    def __init__(self, data, *, max_leaves=31, max_depth=None, growth="depthwise",
+                 min_child_weight=1e-3, min_samples_leaf=20, min_samples_leaf_counts="rows",
+                 reg_lambda=0.0, reg_alpha=0.0, min_split_gain=0.0, learning_rate=0.1,
+                 hist_mode="quantised"):
+        if growth != "depthwise":
+            raise NotImplementedError(
+                f"growth={growth!r} is not implemented on the GPU yet (issue #5): use "
+                f"growth='depthwise' with device='cuda', or device='cpu' for leaf-wise "
+                f"growth.")
+        if hist_mode != "quantised":
+            raise ValueError(f"the GPU grower accumulates quantised gradients only; got "
+                             f"hist_mode={hist_mode!r}.")
+        if min_samples_leaf_counts not in ("rows", "hessian"):
+            raise ValueError(f"min_samples_leaf_counts must be 'rows' or 'hessian'; got "
+                             f"{min_samples_leaf_counts!r}.")
+        if int(max_leaves) < 2:
+            raise ValueError(f"max_leaves must be >= 2; got {max_leaves}.")
+        if max_depth is not None and int(max_depth) < 1:
+            raise ValueError(f"max_depth must be >= 1 or None; got {max_depth}.")
+        self.data = data
+        self.max_leaves = int(max_leaves)
+        self.max_depth = None if max_depth is None else int(max_depth)
+        self.min_child_weight = float(min_child_weight)
+        self.min_samples_leaf = int(min_samples_leaf)
+        self.min_samples_leaf_counts = min_samples_leaf_counts
+        self.reg_lambda = float(reg_lambda)
+        self.reg_alpha = float(reg_alpha)
+        self.min_split_gain = float(min_split_gain)
+        self.learning_rate = float(learning_rate)
+        n = data.n_samples
+        self._qg = cupy.empty(n, cupy.int32)
+        self._qh = cupy.empty(n, cupy.int32)
+        self._all_features = cupy.ones(data.n_features, cupy.uint8)
+        self._dummy_rows = cupy.zeros(1, cupy.uint32)
+        self.timings = {}
+
+    # ------------------------------------------------------------------ helpers
+    def _can_split(self, node, n_leaves):
+        return (n_leaves < self.max_leaves
+                and (self.max_depth is None or node.depth < self.max_depth)
+                and node.count >= 2 * self.min_samples_leaf)
+
+    def _quantise(self, grad, hess, rows_dev, n_rows):
+        """Device quantisation of the used rows; returns root sums ``(G, H)``, hist units.
+
+        Two small launches and two 3-word reads: the scale needs the global maxima first.
+        """
+        use_rows = rows_dev is not None
+        rows = rows_dev if use_rows else self._dummy_rows
+        t = _config.ELEMENTWISE_THREADS
+        grid = min(blocks(n_rows, t), 4 * 132)
+        mod = _quantise_module()
+        stats = cupy.zeros(3, cupy.uint32)
+        mod.get_function("gradient_stats")(
+            (grid,), (t,), (grad, hess, rows, np.int32(use_rows), np.int64(n_rows), stats))
+        st = stats.get()
+        if st[2]:
+            raise ValueError("the GPU grower needs hessians >= 0 (they share an int64 with "
+                             "the row count).")
+        gmax, hmax = (float(v) for v in st[:2].view(np.float32))
+        K = 63 - max(int(n_rows).bit_length(), 1)
+        kg = quantisation_exponent(gmax, n_rows)
+        kh = quantisation_exponent(hmax, n_rows, total_bits=K - 1)
+        self.count_shift, self._inv_g, self._inv_h = K, 2.0 ** -kg, 2.0 ** -kh
+        sums = cupy.zeros(2, cupy.uint64)
+        mod.get_function("quantise")(
+            (grid,), (t,), (grad, hess, rows, np.int32(use_rows), np.int64(n_rows),
+                            np.float64(2.0 ** kg), np.float64(2.0 ** kh), self._qg,
+                            self._qh, sums))
+        sg, sh = (int(v) for v in sums.get().view(np.int64))
+        return sg, sh
+
+    def _new_hist(self, n_slots):
+        d = self.data
+        return cupy.zeros((n_slots, d.n_features, d.n_bins_total, 2), cupy.int64)
+
+    def _build(self, hist, nodes):
+        d = self.data
+        fpb = features_per_block(d.n_bins_total, d.n_features)
+        tasks = row_chunk_tasks([n.start for n in nodes], [n.end for n in nodes],
+                                [n.slot for n in nodes], -(-d.n_features // fpb))
+        with stage("histogram"):
+            build_histograms(d.X_words, self.buf, self._qg, self._qh, tasks, hist,
+                             d.n_features, d.n_bins_total, self.count_shift)
+
+    def _find_splits(self, hist, nodes):
+        with stage("split"):
+            res = self._find_splits_launch(hist, nodes)
+        for node, r in zip(nodes, res):
+            node.split = None if r is None else r
+
+    def _find_splits_launch(self, hist, nodes):
+        return find_best_splits(
+            hist, [n.slot for n in nodes], [n.sum_g for n in nodes],
+            [n.sum_h for n in nodes], [n.count for n in nodes], self.data.n_bins,
+            self._mask, self.data.missing_bin, self.count_shift, self._inv_g, self._inv_h,
+            self.reg_lambda, self.reg_alpha, self.min_child_weight, self.min_samples_leaf,
+            self.min_split_gain, self.min_samples_leaf_counts == "hessian")
+
+    # ------------------------------------------------------------------ growing
+    def grow(self, grad, hess, rows=None, feature_mask=None, leaf_of_row=False):
+        """Grow one tree.
+
+        Parameters
+        ----------
+        grad, hess : cupy.ndarray of float32, shape (n_samples,)
+        rows : ndarray of int or None
+            Rows to grow on (a query subsample); None: all.
+        feature_mask : ndarray of bool or None
+        leaf_of_row : bool
+            Copy the leaf of every row to the host into ``GrownTree.leaf_of_row`` (tests);
+            the boosting loop adds leaf values on the device instead
+            (:meth:`add_to_training_scores`) and leaves it None.
+
+        Returns
+        -------
+        GrownTree
+            Host NumPy node arrays, as the CPU grower's.
+        """
+        d = self.data
+        n = d.n_samples
+        grad = cupy.ascontiguousarray(grad, dtype=cupy.float32)
+        hess = cupy.ascontiguousarray(hess, dtype=cupy.float32)
+        if grad.shape != (n,) or hess.shape != (n,):
+            raise ValueError(f"grad and hess must have shape ({n},); got {grad.shape} and "
+                             f"{hess.shape}.")
+        self._mask = self._all_features if feature_mask is None else cupy.asarray(
+            np.ascontiguousarray(feature_mask, dtype=np.uint8))
+        if rows is None:
+            rows_dev = None
+            self.buf = cupy.arange(n, dtype=cupy.uint32)
+        else:
+            rows = np.asarray(rows)
+            rows_dev = cupy.asarray(np.sort(rows).astype(np.uint32))
+            self.buf = rows_dev.copy()
+        self.rows = rows
+        n_used = self.buf.size
+        with stage("quantise"):
+            sum_g, sum_h = self._quantise(grad, hess, rows_dev, n_used)
+        self.pos = cupy.zeros(n_used, cupy.int32)
+        root = _Node(0, n_used, sum_g, sum_h, n_used, 0)
+        self.nodes = [root]
+        self._children = [None]
+        hist = None
+        if self._can_split(root, 1):
+            root.slot = 0
+            hist = self._new_hist(1)
+            self._build(hist, [root])
+            self._find_splits(hist, [root])
+        level = [0]
+        n_leaves = 1
+        while level and n_leaves < self.max_leaves:
+            ready = sorted((i for i in level if self.nodes[i].split is not None),
+                           key=lambda i: (-self.nodes[i].split[1], i))
+            chosen, splittable = [], []
+            for node_id in ready:
+                if n_leaves >= self.max_leaves:
+                    break
+                n_leaves += 1
+                node = self.nodes[node_id]
+                f, _, b, dl, gl, hl, cl = node.split
+                left = _Node(node.start, node.start + cl, gl, hl, cl, node.depth + 1)
+                right = _Node(node.start + cl, node.end, node.sum_g - gl, node.sum_h - hl,
+                              node.count - cl, node.depth + 1)
+                ids = (len(self.nodes), len(self.nodes) + 1)
+                self.nodes.extend((left, right))
+                self._children[node_id] = ids
+                self._children.extend((None, None))
+                chosen.append((node_id, f, b, dl, node.start, cl, ids[0], ids[1]))
+                splittable.append([self._can_split(c, n_leaves) for c in (left, right)])
+            if not chosen:
+                break
+            with stage("partition"):
+                self.buf, self.pos = partition_level(self.buf, self.pos, d.X_bytes,
+                                                     d.missing_bin, len(self.nodes), chosen)
+            # children that need a histogram: both of a split with a splittable child
+            small, p_slots, s_slots, l_slots, to_find = [], [], [], [], []
+            n_slots = 0
+            for (node_id, *_rest), ok in zip(chosen, splittable):
+                if not any(ok):
+                    continue
+                lid, rid = self._children[node_id]
+                left, right = self.nodes[lid], self.nodes[rid]
+                left.slot, right.slot = n_slots, n_slots + 1
+                n_slots += 2
+                sm, lg = (left, right) if left.count <= right.count else (right, left)
+                small.append(sm)
+                p_slots.append(self.nodes[node_id].slot)
+                s_slots.append(sm.slot)
+                l_slots.append(lg.slot)
+                to_find.extend(c for c, k in zip((left, right), ok) if k)
+            nxt = [i for c in chosen for i in self._children[c[0]]]
+            if n_slots:
+                with stage("histogram"):
+                    child_hist = self._new_hist(n_slots)
+                self._build(child_hist, small)
+                with stage("subtract"):
+                    subtract_histograms(hist, child_hist, p_slots, s_slots, l_slots)
+                self._find_splits(child_hist, to_find)
+                hist = child_hist
+            else:
+                hist = None
+            level = nxt
+        return self._finish(leaf_of_row)
+
+    def _finish(self, want_leaf_of_row):
+        nodes = self.nodes
+        n_nodes = len(nodes)
+        count = np.fromiter((n.count for n in nodes), np.int64, n_nodes)
+        sum_g = np.fromiter((n.sum_g for n in nodes), np.float64, n_nodes)  # int64 -> double
+        sum_h = np.fromiter((n.sum_h for n in nodes), np.float64, n_nodes)  # as float(int)
+        hess_sum = sum_h * self._inv_h
+        split = [i for i in range(n_nodes) if self._children[i] is not None]
+        feature = np.full(n_nodes, -1, NODE_INDEX_DTYPE)
+        bin_threshold = np.full(n_nodes, -1, NODE_INDEX_DTYPE)
+        default_left = np.zeros(n_nodes, bool)
+        left = np.full(n_nodes, -1, NODE_INDEX_DTYPE)
+        right = np.full(n_nodes, -1, NODE_INDEX_DTYPE)
+        gain = np.zeros(n_nodes, np.float64)
+        if split:
+            rec = [(nodes[i].split[0], nodes[i].split[2], nodes[i].split[3]) for i in split]
+            feature[split], bin_threshold[split], default_left[split] = np.array(rec).T
+            gain[split] = [nodes[i].split[1] for i in split]
+            left[split], right[split] = np.array([self._children[i] for i in split]).T
+        # leaf values: skltr._cpu.split.leaf_value, vectorised (same operations, same order)
+        G = sum_g * self._inv_g
+        if self.reg_alpha > 0.0:
+            a = self.reg_alpha
+            G = np.where(G > a, G - a, np.where(G < -a, G + a, 0.0))
+        d = hess_sum + self.reg_lambda
+        with np.errstate(divide="ignore", invalid="ignore"):
+            value = np.where(d <= 0.0, 0.0, -G / d * self.learning_rate)
+        value = np.where(left < 0, value, 0.0).astype(LEAF_VALUE_DTYPE)
+        self._value_dev = cupy.asarray(value)
+        leaf = None
+        if want_leaf_of_row:
+            n = self.data.n_samples
+            full = cupy.full(n, -1, cupy.int32)
+            full[self.buf] = self.pos
+            leaf = full.get()
+            if self.rows is not None:
+                leaf = leaf[np.asarray(self.rows)]
+        rows = None if self.rows is None else np.asarray(self.rows).astype(np.uint32)
+        return GrownTree(feature, bin_threshold, default_left, left, right, value, gain,
+                         count, hess_sum, leaf, rows, self.data.missing_bin)
+
+    def add_to_training_scores(self, scores):
+        """``scores[row] += leaf value`` for the rows of the last grown tree (device)."""
+        add_leaf_values(self.buf, self.pos, self._value_dev, scores)

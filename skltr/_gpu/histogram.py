@@ -1,0 +1,196 @@
+"""GPU gradient histograms: shared-memory 32-bit integer atomics, several features per block.
+
+Quantised gradients only (``hist_mode="quantised"`` of the CPU engine, the same scaling rule
+:func:`skltr._gbdt.grower.quantisation_exponent`): each row brings an int32 gradient ``q_g``
+and an int32 hessian ``q_h`` (both ``|q| <= 2**30``). Integer sums are exact in any order, so
+the atomics' arbitrary order does not change a single bit: training is deterministic and
+equals the CPU quantised engine given the same gradients.
+
+Why 32-bit limbs: on Hopper a 64-bit ``atomicAdd`` to shared memory compiles to a
+compare-and-swap spin loop (``ATOMS.CAST.SPIN.64``, seen with ``cuobjdump``), which
+collapses when many rows of a block hit the same bin; 32-bit adds are native (``ATOMS.ADD``).
+So each value is split into 16-bit limbs, ``q = hi * 2**16 + lo`` (``lo`` in ``[0, 2**16)``,
+``hi = q >> 16`` signed), and a block sums at most ``2**16`` rows: every limb sum then fits
+32 bits exactly (``lo``: < 2**32 unsigned, ``hi``: ``|.| <= 2**30``), and the flush
+recombines them in int64.
+
+One block = one row chunk (<= 65,536 rows) of one node x one group of ``FPB`` features::
+
+    shared memory of one block (FPB features, NB = missing_bin + 1 bins each)
+    +------------------------- feature 0 --------------------------+- feature 1 -+ ...
+    | bin 0                           | bin 1   | ... | bin NB-1   | bin 0 | ... |
+    | g_lo | g_hi | h_lo | h_hi | cnt | (5 x 32 bits, odd stride: few bank conflicts)
+    +--------------------------------------------------------------+-------------+
+      20 bytes per bin: 256 bins -> 5 KiB per feature -> 8 features in 48 KiB
+
+    rows of the node (partition buffer) p = start .. end of the chunk: threads stride over
+    them; per row FPB/4 uint32 loads of packed bins (4 features a word), 5 x FPB shared adds
+
+    flush (zero-count bins skipped), global int64 atomics:
+      hist[slot, f, b, 0] += g_hi * 2**16 + g_lo
+      hist[slot, f, b, 1] += (cnt << K) + h_hi * 2**16 + h_lo     (CPU's packed layout)
+
+The subtraction trick (:func:`subtract_histograms`): for a split node, only the smaller child
+is built; the larger one is ``parent - smaller`` (exact in integers).
+"""
+
+from __future__ import annotations
+
+import cupy
+import numpy as np
+
+from . import _config
+from ._compile import blocks, module
+
+_SOURCE = r"""
+#define CELL 5
+extern "C" __global__ void build_histograms(
+        const u32* __restrict__ X, int words_per_row, int n_features, int n_bins_total,
+        const u32* __restrict__ rows, const int* __restrict__ qg, const int* __restrict__ qh,
+        const i64* __restrict__ tasks, int count_shift, i64* hist) {
+    // tasks: per block (start, end, slot), 3 x int64; end - start <= 65536
+    extern __shared__ u32 sh[];                    // [FPB][n_bins_total][CELL]
+    const int fg = blockIdx.y;
+    const int n_sh = FPB * n_bins_total * CELL;
+    for (int k = threadIdx.x; k < n_sh; k += blockDim.x) sh[k] = 0;
+    __syncthreads();
+    const i64 start = tasks[3 * blockIdx.x], end = tasks[3 * blockIdx.x + 1];
+    const int w0 = fg * (FPB / 4);
+    const int n_words = min(FPB / 4, words_per_row - w0);
+    for (i64 p = start + threadIdx.x; p < end; p += blockDim.x) {
+        const i64 row = rows[p];
+        const int g = qg[row], h = qh[row];
+        const u32 g_lo = (u32)g & 0xffffu, g_hi = (u32)(g >> 16);   // arithmetic shift
+        const u32 h_lo = (u32)h & 0xffffu, h_hi = (u32)(h >> 16);
+        const u32* xr = X + row * words_per_row + w0;
+        for (int w = 0; w < n_words; ++w) {
+            const u32 word = xr[w];
+            #pragma unroll
+            for (int b = 0; b < 4; ++b) {
+                const int bin = (word >> (8 * b)) & 255u;
+                u32* cell = &sh[((w * 4 + b) * n_bins_total + bin) * CELL];
+                atomicAdd(cell, g_lo);
+                atomicAdd(cell + 1, g_hi);                 // two's complement: signed sum
+                atomicAdd(cell + 2, h_lo);
+                atomicAdd(cell + 3, h_hi);
+                atomicAdd(cell + 4, 1u);
+            }
+        }
+    }
+    __syncthreads();
+    i64* out = hist + tasks[3 * blockIdx.x + 2] * n_features * n_bins_total * 2;
+    const int f0 = fg * FPB;
+    const int n_f = min(FPB, n_features - f0);     // pad features are not written back
+    for (int k = threadIdx.x; k < n_f * n_bins_total; k += blockDim.x) {
+        const u32* cell = &sh[k * CELL];
+        const u32 cnt = cell[4];
+        if (cnt == 0) continue;
+        const i64 g = (i64)(int)cell[1] * 65536 + (i64)cell[0];
+        const i64 h = (i64)(int)cell[3] * 65536 + (i64)cell[2];
+        i64* o = out + ((i64)f0 * n_bins_total + k) * 2;
+        atomicAdd((u64*)o, (u64)g);
+        atomicAdd((u64*)(o + 1), (u64)((((i64)cnt) << count_shift) + h));
+    }
+}
+
+extern "C" __global__ void subtract_histograms(const i64* parent, i64* child, const int* p_slot,
+                                               const int* small_slot, const int* large_slot,
+                                               i64 stride) {
+    const i64 k = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= stride) return;
+    const int t = blockIdx.y;
+    child[large_slot[t] * stride + k] = parent[p_slot[t] * stride + k]
+                                        - child[small_slot[t] * stride + k];
+}
+"""
+
+
+#: Bytes of one bin of the shared histogram (5 x 32-bit limbs and count).
+_CELL_BYTES = 20
+#: Most rows one block may add before its 32-bit limb sums could overflow.
+MAX_ROWS_PER_BLOCK = 65536
+
+
+@cupy.memoize(for_each_device=True)
+def _module(fpb):
+    return module(_SOURCE, {"FPB": fpb})
+
+
+def features_per_block(n_bins_total: int, n_features: int) -> int:
+    """Features of one histogram block: as many as ``HIST_SHARED_BYTES`` holds, a multiple of 4."""
+    fit = _config.HIST_SHARED_BYTES // (_CELL_BYTES * int(n_bins_total))
+    fpb = min(fit, _config.HIST_MAX_FEATURES_PER_BLOCK, -(-int(n_features) // 4) * 4)
+    return max(4, fpb // 4 * 4)
+
+
+def build_histograms(X_words, rows, qg, qh, tasks, hist, n_features, n_bins_total,
+                     count_shift):
+    """Add the rows of every task to its histogram slot (``hist`` must start at zero there).
+
+    Parameters
+    ----------
+    X_words : cupy.ndarray of uint32, shape (n_samples, words_per_row)
+        The binned matrix viewed as words (:func:`skltr._gpu.binning.map_to_bins`).
+    rows : cupy.ndarray of uint32
+        Partition buffer: every node owns a contiguous range of it.
+    qg : cupy.ndarray of int32, shape (n_samples,)
+    qh : cupy.ndarray of int32, shape (n_samples,)
+        Quantised hessians (>= 0).
+    tasks : cupy.ndarray of int64, shape (n_tasks, 3)
+        ``(start, end, slot)``: one row chunk of one node each (:func:`row_chunk_tasks`).
+    hist : cupy.ndarray of int64, shape (n_slots, n_features, n_bins_total, 2)
+        Channel 0: sum of ``q_g``; channel 1: ``(count << count_shift) + sum of q_h``.
+    count_shift : int
+        ``K`` of the packed hessian channel (as the CPU engine's).
+    """
+    if tasks.size == 0:
+        return
+    fpb = features_per_block(n_bins_total, n_features)
+    n_groups = -(-int(n_features) // fpb)
+    kern = _module(fpb).get_function("build_histograms")
+    smem = fpb * int(n_bins_total) * _CELL_BYTES
+    if smem > 48 * 1024:  # above the default: opt in (Hopper allows up to 227 KiB)
+        kern.max_dynamic_shared_size_bytes = smem
+    kern((int(tasks.shape[0]), n_groups), (_config.HIST_THREADS,),
+         (X_words, np.int32(X_words.shape[1]), np.int32(n_features), np.int32(n_bins_total),
+          rows, qg, qh, tasks, np.int32(count_shift), hist),
+         shared_mem=smem)
+
+
+def row_chunk_tasks(starts, ends, slots, n_feature_groups):
+    """Host-side task lists of a histogram launch: each node's range cut into row chunks.
+
+    The chunk is ``HIST_ROWS_PER_BLOCK`` rows, lowered (to ``HIST_MIN_ROWS_PER_BLOCK`` at
+    least) when the level holds too few rows to give ``HIST_TARGET_BLOCKS`` blocks.
+
+    Returns
+    -------
+    cupy.ndarray of int64, shape (n_tasks, 3)
+        ``(start, end, slot)`` per block (one host->device copy).
+    """
+    starts = np.asarray(starts, np.int64)
+    ends = np.asarray(ends, np.int64)
+    total = int(np.sum(ends - starts))
+    per_group = max(1, _config.HIST_TARGET_BLOCKS // max(1, n_feature_groups))
+    chunk = min(_config.HIST_ROWS_PER_BLOCK, MAX_ROWS_PER_BLOCK,
+                max(_config.HIST_MIN_ROWS_PER_BLOCK, -(-total // per_group)))
+    n_chunks = np.maximum(1, -(-(ends - starts) // chunk))
+    owner = np.repeat(np.arange(starts.size), n_chunks)
+    first = np.repeat(np.cumsum(n_chunks) - n_chunks, n_chunks)
+    t_start = starts[owner] + (np.arange(owner.size) - first) * chunk
+    t_end = np.minimum(t_start + chunk, ends[owner])
+    t_slot = np.asarray(slots, np.int64)[owner]
+    return cupy.asarray(np.stack([t_start, t_end, t_slot], axis=1))
+
+
+def subtract_histograms(parent_hist, child_hist, parent_slots, small_slots, large_slots):
+    """``child[large] = parent[p] - child[small]`` for every (p, small, large) triple."""
+    if len(parent_slots) == 0:
+        return
+    stride = int(np.prod(child_hist.shape[1:]))
+    kern = _module(4).get_function("subtract_histograms")
+    t = _config.ELEMENTWISE_THREADS
+    m = len(parent_slots)
+    slots = cupy.asarray(np.asarray([parent_slots, small_slots, large_slots], np.int32))
+    kern((blocks(stride, t), m), (t,),
+         (parent_hist, child_hist, slots[0], slots[1], slots[2], np.int64(stride)))

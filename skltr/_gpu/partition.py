@@ -1,0 +1,113 @@
+"""GPU row partitioning: split the row ranges of every split node of a level at once.
+
+Rows live in one buffer (uint32 row ids) with a parallel array ``pos_node`` holding the node
+id of every position; each node owns a contiguous range, as in the CPU grower. A level's
+split is a stable partition of every split node's range (left rows first, order kept):
+
+1. ``partition_flags``: per position, 1 when the row goes left at its node's split;
+2. ``cupy.cumsum`` of the flags (one global inclusive scan);
+3. ``partition_scatter``: a left row of a node starting at ``s`` goes to
+   ``s + (#left rows of the node before it)``, a right row to
+   ``s + n_left + (#right rows before it)``; ``pos_node`` gets the child id. Positions of
+   nodes that are not split are copied unchanged.
+
+::
+
+    buffer     | 7 2 9 4 1 | 3 8 |        node 1 (split) | node 2 (leaf)
+    flags        1 0 0 1 1   0 0
+    after      | 7 4 1 2 9 | 3 8 |        node 3 = [7 4 1], node 4 = [2 9]
+"""
+
+from __future__ import annotations
+
+import cupy
+import numpy as np
+
+from . import _config
+from ._compile import blocks, module
+
+_SOURCE = r"""
+// info: [split_of_node (n_nodes) | per split: feature, bin, default_left, start, n_left,
+//        left_id, right_id, 0 (8 x int64)], one host->device copy per level
+extern "C" __global__ void partition_flags(const u32* buf, const int* pos_node, i64 n_used,
+                                           const i64* info, int n_nodes, const u8* X,
+                                           int stride, int missing_bin, int* flags) {
+    const i64 p = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= n_used) return;
+    const i64 s = info[pos_node[p]];
+    int go_left = 0;
+    if (s >= 0) {
+        const i64* r = info + n_nodes + s * 8;
+        const int b = X[(i64)buf[p] * stride + r[0]];
+        go_left = (b == missing_bin) ? (int)r[2] : (b <= r[1]);
+    }
+    flags[p] = go_left;
+}
+
+extern "C" __global__ void partition_scatter(const u32* buf, const int* pos_node, i64 n_used,
+                                             const i64* info, int n_nodes, const int* flags,
+                                             const int* scan, u32* new_buf, int* new_pos) {
+    const i64 p = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= n_used) return;
+    const i64 s = info[pos_node[p]];
+    if (s < 0) { new_buf[p] = buf[p]; new_pos[p] = pos_node[p]; return; }
+    const i64* r = info + n_nodes + s * 8;
+    const i64 start = r[3];
+    const i64 before = start > 0 ? scan[start - 1] : 0;
+    const i64 left_rank = (i64)scan[p] - flags[p] - before;   // left rows before p
+    i64 dst;
+    if (flags[p]) { dst = start + left_rank; new_pos[dst] = (int)r[5]; }
+    else { dst = start + r[4] + (p - start - left_rank); new_pos[dst] = (int)r[6]; }
+    new_buf[dst] = buf[p];
+}
+"""
+
+
+@cupy.memoize(for_each_device=True)
+def _module():
+    return module(_SOURCE)
+
+
+def partition_level(buf, pos_node, X_bytes, missing_bin, n_nodes, splits):
+    """Partition the ranges of the split nodes of one level; returns ``(buf, pos_node)``.
+
+    Parameters
+    ----------
+    buf : cupy.ndarray of uint32, shape (n_used,)
+    pos_node : cupy.ndarray of int32, shape (n_used,)
+    X_bytes : cupy.ndarray of uint8, shape (n_samples, stride)
+    missing_bin : int
+    n_nodes : int
+        Number of node ids so far (children included).
+    splits : list of tuple
+        ``(node_id, feature, bin, default_left, start, n_left, left_id, right_id)``.
+
+    Returns
+    -------
+    (cupy.ndarray, cupy.ndarray)
+        The new buffer and node-of-position arrays.
+    """
+    n_used = buf.size
+    m = len(splits)
+    info = np.empty(n_nodes + 8 * m, np.int64)
+    info[:n_nodes] = -1
+    info[np.asarray([sp[0] for sp in splits], np.int64)] = np.arange(m)
+    rec = info[n_nodes:].reshape(m, 8)
+    rec[:, :7] = np.asarray([sp[1:] for sp in splits], np.int64)
+    rec[:, 7] = 0
+    dev = cupy.asarray(info)
+    mod = _module()
+    t = _config.ELEMENTWISE_THREADS
+    flags = cupy.empty(n_used, cupy.int32)
+    mod.get_function("partition_flags")(
+        (blocks(n_used, t),), (t,),
+        (buf, pos_node, np.int64(n_used), dev, np.int32(n_nodes), X_bytes,
+         np.int32(X_bytes.shape[1]), np.int32(missing_bin), flags))
+    scan = cupy.cumsum(flags, dtype=cupy.int32)
+    new_buf = cupy.empty_like(buf)
+    new_pos = cupy.empty_like(pos_node)
+    mod.get_function("partition_scatter")(
+        (blocks(n_used, t),), (t,),
+        (buf, pos_node, np.int64(n_used), dev, np.int32(n_nodes), flags, scan, new_buf,
+         new_pos))
+    return new_buf, new_pos

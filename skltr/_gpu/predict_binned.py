@@ -1,0 +1,85 @@
+"""GPU score updates: add one grown tree's leaf values to scores.
+
+Two kernels, as the CPU path's two ways (``GrownTree.add_to_training_scores`` and
+:func:`skltr._cpu.predict_binned.add_tree_binned`):
+
+* :func:`add_leaf_values`: after growing, every position of the partition buffer knows its
+  leaf: ``scores[buf[p]] += value[pos_node[p]]`` (no traversal);
+* :func:`add_tree_binned`: route every row of a binned matrix (eval sets, rows outside a
+  query subsample): bin ``b`` of ``feature[n]`` goes left when ``b <= bin_threshold[n]``, the
+  missing bin when ``default_left[n]``.
+"""
+
+from __future__ import annotations
+
+import cupy
+import numpy as np
+
+from . import _config
+from ._compile import blocks, module
+
+_SOURCE = r"""
+extern "C" __global__ void add_leaf_values(const u32* buf, const int* pos_node, i64 n_used,
+                                           const double* value, double* scores) {
+    const i64 p = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (p < n_used) scores[buf[p]] += value[pos_node[p]];
+}
+
+extern "C" __global__ void add_tree_binned(const u8* X, i64 n, int stride, const int* feature,
+                                           const int* bin_threshold, const u8* default_left,
+                                           const int* left, const int* right,
+                                           const double* value, int missing_bin,
+                                           double* scores) {
+    const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    int node = 0;
+    while (left[node] >= 0) {
+        const int b = X[i * stride + feature[node]];
+        const bool go_left = (b == missing_bin) ? (bool)default_left[node]
+                                                : (b <= bin_threshold[node]);
+        node = go_left ? left[node] : right[node];
+    }
+    scores[i] += value[node];
+}
+"""
+
+
+@cupy.memoize(for_each_device=True)
+def _module():
+    return module(_SOURCE)
+
+
+def add_leaf_values(buf, pos_node, value, scores):
+    """``scores[buf[p]] += value[pos_node[p]]`` for every position (``value`` on device)."""
+    n = buf.size
+    t = _config.ELEMENTWISE_THREADS
+    _module().get_function("add_leaf_values")(
+        (blocks(n, t),), (t,), (buf, pos_node, np.int64(n), value, scores))
+
+
+class DeviceTree:
+    """One grown tree's node arrays on the GPU (for :func:`add_tree_binned`)."""
+
+    def __init__(self, tree):
+        n = tree.feature.size
+        ints = np.concatenate([tree.feature, tree.bin_threshold, tree.left, tree.right,
+                               tree.default_left.astype(np.int32)]).astype(np.int32)
+        dev = cupy.asarray(ints)
+        self.feature, self.bin_threshold = dev[:n], dev[n:2 * n]
+        self.left, self.right = dev[2 * n:3 * n], dev[3 * n:4 * n]
+        self.default_left = dev[4 * n:].astype(cupy.uint8)
+        self.value = cupy.asarray(np.ascontiguousarray(tree.value, np.float64))
+        self.missing_bin = int(tree.missing_bin)
+
+
+def add_tree_binned(X_bytes, tree, scores):
+    """``scores[i] += tree(X_bytes[i])`` for every row (``tree``: a :class:`DeviceTree`)."""
+    n = X_bytes.shape[0]
+    if n == 0:
+        return
+    t = _config.ELEMENTWISE_THREADS
+    _module().get_function("add_tree_binned")(
+        (blocks(n, t),), (t,),
+        (X_bytes, np.int64(n), np.int32(X_bytes.shape[1]), tree.feature, tree.bin_threshold,
+         tree.default_left, tree.left, tree.right, tree.value, np.int32(tree.missing_bin),
+         scores))

@@ -1,0 +1,275 @@
+"""GPU split finding: the best (feature, bin, missing direction) of every node of a level.
+
+One launch for all the nodes of a level: one block per node, warp ``w`` of the block scans
+features ``w, w + n_warps, ...``. A warp takes a feature's bins 32 at a time, prefix-sums
+them with shuffles (int64: exact) to get the left child's sums at every bin, evaluates both
+missing directions in its lanes, and keeps the best; the block then keeps the best feature::
+
+    warp w, feature f:   bins  0 .. 31 | 32 .. 63 | ...       lane l holds bin base + l
+                         inclusive scan (shfl_up) + carry of the previous 32 bins
+                         lane candidates: (bin, missing left), (bin, missing right)
+
+The rule is :mod:`skltr._cpu.split`'s, formula for formula (compiled without fused
+multiply-adds, so gains are bit-equal): the same candidates, constraints
+(``min_samples_leaf``, ``min_child_weight``, ``min_split_gain``), the more-samples rule
+for nodes without missing rows, and the same tie-breaking -- among equal gains the lowest
+(feature, bin, missing left before right) wins; empty bins are skipped as on the CPU (their
+candidates repeat the previous bin's exactly). ``min_samples_leaf`` is checked on rows or,
+with ``hessian_counts``, on LightGBM's estimates (each bin counts
+``int64(h_bin * inv_h * count_factor + 0.5)`` rows, ``count_factor = node rows / node
+hessian``, in the CPU's double operations and order; the estimates are prefix-summed in the
+same scan, after a first pass sums the node's). The winner's threshold then moves up over the
+following bins that hold no row of the node (LightGBM's threshold among equivalent ones, as
+the CPU): one warp finds the next occupied bin with a ballot.
+
+Output: one record of 8 int64 per node ``(feature, gain as bits, bin, default_left, G_L,
+H_L, n_L, 0)``, histogram units, ``feature = -1`` when no candidate qualifies.
+"""
+
+from __future__ import annotations
+
+import cupy
+import numpy as np
+
+from . import _config
+from ._compile import module
+
+_SOURCE = r"""
+__device__ __forceinline__ double leaf_objective(double G, double H, double lam, double alpha) {
+    if (alpha > 0.0) {
+        if (G > alpha) G = G - alpha;
+        else if (G < -alpha) G = G + alpha;
+        else G = 0.0;
+    }
+    double d = H + lam;
+    if (d <= 0.0) return 0.0;
+    return G * G / d;
+}
+
+__device__ __forceinline__ i64 bin_count(i64 h, i64 c, double inv_h, double cf) {
+    // rows of a bin: exact, or LightGBM's RoundInt(hessian * count_factor) as the CPU's
+    // _bin_count (same double operations, same order; compiled without FMA)
+    if (cf > 0.0) return (i64)((double)h * inv_h * cf + 0.5);
+    return c;
+}
+
+__device__ __forceinline__ bool better(double g, int key, double bg, int bkey) {
+    return g > bg || (g == bg && key < bkey);
+}
+
+extern "C" __global__ void find_best_splits(
+        const i64* __restrict__ hist, const i64* __restrict__ nodes,
+        const int* __restrict__ n_bins,
+        const u8* __restrict__ feature_mask, int n_features, int n_bins_total,
+        int missing_bin, int count_shift, double inv_g, double inv_h, double lam,
+        double alpha, double min_child_weight, i64 min_n, double min_split_gain,
+        int hessian_counts, i64* out) {
+    const int t = blockIdx.x;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, n_warps = blockDim.x >> 5;
+    // nodes: per node (slot, G, H, n), 4 x int64
+    const i64 slot = nodes[4 * t], sum_g = nodes[4 * t + 1], sum_h = nodes[4 * t + 2],
+              count = nodes[4 * t + 3];
+    const i64 hmask = (((i64)1) << count_shift) - 1;
+    const double H = sum_h * inv_h;
+    const double parent = leaf_objective(sum_g * inv_g, H, lam, alpha);
+    // LightGBM's count estimate: rows per unit of hessian in this node (0: exact counts)
+    const double cf = (hessian_counts && H > 0.0) ? (double)count / H : 0.0;
+    const i64* base_hist = hist + slot * n_features * n_bins_total * 2;
+
+    double w_gain = NEG_INF; int w_feat = -1, w_bin = -1, w_left = 0;
+    i64 w_gl = 0, w_hl = 0, w_cl = 0;
+    for (int f = warp; f < n_features; f += n_warps) {
+        const int nb = n_bins[f];
+        if (!feature_mask[f] || nb <= 1) continue;
+        const i64* hf = base_hist + (i64)f * n_bins_total * 2;
+        const i64 mg = hf[missing_bin * 2], mv = hf[missing_bin * 2 + 1];
+        const i64 mh = mv & hmask, mc = mv >> count_shift;
+        // counts checked against min_n: n_all for the node, an for the left part (rows, or
+        // estimates summed per bin); a child's count is n_all - (its complement's)
+        const i64 me = bin_count(mh, mc, inv_h, cf);
+        i64 n_all = count;
+        if (cf > 0.0) {
+            i64 part = 0;
+            for (int b = lane; b < nb; b += 32) {
+                const i64 v = hf[b * 2 + 1];
+                part += bin_count(v & hmask, v >> count_shift, inv_h, cf);
+            }
+            #pragma unroll
+            for (int o = 16; o > 0; o >>= 1) part += __shfl_xor_sync(0xffffffffu, part, o);
+            n_all = me + part;
+        }
+        i64 cg = 0, ch = 0, cc = 0, ce = 0;            // carry: sums of earlier chunks
+        double l_gain = NEG_INF; int l_key = 0x7fffffff, l_left = 0;
+        i64 l_gl = 0, l_hl = 0, l_cl = 0;
+        for (int b0 = 0; b0 < nb; b0 += 32) {
+            const int b = b0 + lane;
+            i64 vg = 0, vh = 0, vc = 0, ve = 0;
+            if (b < nb) {
+                vg = hf[b * 2]; const i64 v = hf[b * 2 + 1]; vh = v & hmask; vc = v >> count_shift;
+                ve = bin_count(vh, vc, inv_h, cf);
+            }
+            i64 sg = vg, sh = vh, sc = vc, se = ve;
+            #pragma unroll
+            for (int o = 1; o < 32; o <<= 1) {
+                const i64 ug = __shfl_up_sync(0xffffffffu, sg, o);
+                const i64 uh = __shfl_up_sync(0xffffffffu, sh, o);
+                const i64 uc = __shfl_up_sync(0xffffffffu, sc, o);
+                const i64 ue = __shfl_up_sync(0xffffffffu, se, o);
+                if (lane >= o) { sg += ug; sh += uh; sc += uc; se += ue; }
+            }
+            const i64 ag = cg + sg, ah = ch + sh, ac = cc + sc, an = ce + se;
+            cg += __shfl_sync(0xffffffffu, sg, 31);
+            ch += __shfl_sync(0xffffffffu, sh, 31);
+            cc += __shfl_sync(0xffffffffu, sc, 31);
+            ce += __shfl_sync(0xffffffffu, se, 31);
+            // (estimates are >= 0, so n_all - an only shrinks: the CPU's break)
+            if (b >= nb || (vc == 0 && b > 0) || n_all - an < min_n) continue;
+            for (int d = 0; d < 2; ++d) {
+                i64 gl, hl, cl, cr; int left;
+                if (mc > 0) {
+                    if (d == 0) {
+                        if (b == nb - 1) continue;
+                        gl = ag + mg; hl = ah + mh; cl = ac + mc; cr = n_all - an - me;
+                    } else { gl = ag; hl = ah; cl = ac; cr = n_all - an; }
+                    left = d == 0;
+                } else {
+                    if (d == 0 || b == nb - 1) continue;
+                    gl = ag; hl = ah; cl = ac; cr = n_all - an;
+                    left = cl > count - cl;
+                }
+                // child counts checked: rows, or (estimates) right = n_all - left part's
+                // estimate and left = node rows - right, as the CPU
+                if (count - cr < min_n || cr < min_n) continue;
+                const double hl_f = hl * inv_h;
+                const double hr_f = (sum_h - hl) * inv_h;
+                if (hl_f < min_child_weight || hr_f < min_child_weight) continue;
+                const double gain = leaf_objective(gl * inv_g, hl_f, lam, alpha)
+                                    + leaf_objective((sum_g - gl) * inv_g, hr_f, lam, alpha)
+                                    - parent;
+                if (gain > min_split_gain && gain > l_gain) {   // keys grow: first wins
+                    l_gain = gain; l_key = b * 2 + d; l_left = left;
+                    l_gl = gl; l_hl = hl; l_cl = cl;
+                }
+            }
+        }
+        // warp arg-max: highest gain, ties to the lowest (bin, direction) key
+        double r_gain = l_gain; int r_key = l_key; int r_lane = lane;
+        for (int o = 16; o > 0; o >>= 1) {
+            const double og = __shfl_down_sync(0xffffffffu, r_gain, o);
+            const int ok = __shfl_down_sync(0xffffffffu, r_key, o);
+            const int ol = __shfl_down_sync(0xffffffffu, r_lane, o);
+            if (better(og, ok, r_gain, r_key)) { r_gain = og; r_key = ok; r_lane = ol; }
+        }
+        r_gain = __shfl_sync(0xffffffffu, r_gain, 0);
+        r_key = __shfl_sync(0xffffffffu, r_key, 0);
+        r_lane = __shfl_sync(0xffffffffu, r_lane, 0);
+        const int c_left = __shfl_sync(0xffffffffu, l_left, r_lane);
+        const i64 c_gl = __shfl_sync(0xffffffffu, l_gl, r_lane);
+        const i64 c_hl = __shfl_sync(0xffffffffu, l_hl, r_lane);
+        const i64 c_cl = __shfl_sync(0xffffffffu, l_cl, r_lane);
+        if (r_key != 0x7fffffff && r_gain > w_gain) {          // features grow: first wins
+            w_gain = r_gain; w_feat = f; w_bin = r_key >> 1; w_left = c_left;
+            w_gl = c_gl; w_hl = c_hl; w_cl = c_cl;
+        }
+    }
+    __shared__ double s_gain[32];
+    __shared__ int s_feat[32];
+    if (lane == 0) { s_gain[warp] = w_gain; s_feat[warp] = w_feat; }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int bw = -1; double bg = NEG_INF; int bf = 0x7fffffff;
+        for (int w = 0; w < n_warps; ++w) {
+            if (s_feat[w] >= 0 && better(s_gain[w], s_feat[w], bg, bf)) {
+                bg = s_gain[w]; bf = s_feat[w]; bw = w;
+            }
+        }
+        s_feat[0] = bw;
+    }
+    __syncthreads();
+    const int bw = s_feat[0];
+    if (bw >= 0 && warp == bw) {
+        // LightGBM's threshold among the equivalent ones (as the CPU): move up over the bins
+        // after the winner that hold no row of the node (w_* are uniform across the warp)
+        const int nbw = n_bins[w_feat];
+        const i64* hf = base_hist + (i64)w_feat * n_bins_total * 2;
+        int first = nbw;  // first occupied bin above w_bin, or nb
+        for (int b0 = w_bin + 1; b0 < nbw; b0 += 32) {
+            const int b = b0 + lane;
+            const bool occupied = b < nbw && (hf[b * 2 + 1] >> count_shift) != 0;
+            const unsigned m = __ballot_sync(0xffffffffu, occupied);
+            if (m) { first = b0 + __ffs(m) - 1; break; }
+        }
+        w_bin = first - 1;
+    }
+    i64* o = out + (i64)t * 8;
+    if (bw < 0) {
+        if (threadIdx.x == 0) { o[0] = -1; o[1] = __double_as_longlong(NEG_INF); o[2] = -1;
+                                o[3] = 0; o[4] = 0; o[5] = 0; o[6] = 0; o[7] = 0; }
+    } else if (warp == bw && lane == 0) {
+        o[0] = w_feat; o[1] = __double_as_longlong(w_gain); o[2] = w_bin; o[3] = w_left;
+        o[4] = w_gl; o[5] = w_hl; o[6] = w_cl; o[7] = 0;
+    }
+}
+"""
+
+
+@cupy.memoize(for_each_device=True)
+def _kernel():
+    return module(_SOURCE).get_function("find_best_splits")
+
+
+def find_best_splits(hist, node_slots, node_g, node_h, node_n, n_bins, feature_mask,
+                     missing_bin, count_shift, inv_g, inv_h, reg_lambda, reg_alpha,
+                     min_child_weight, min_samples_leaf, min_split_gain,
+                     hessian_counts=False):
+    """Best split of each listed node (one launch); returns host records.
+
+    Parameters
+    ----------
+    hist : cupy.ndarray of int64, shape (n_slots, n_features, n_bins_total, 2)
+        Quantised histograms (:mod:`skltr._gpu.histogram`).
+    node_slots : sequence of int
+        Histogram slot of each node to evaluate.
+    node_g, node_h, node_n : sequence of int
+        The nodes' gradient sum, hessian sum (histogram units, hessian unpacked) and rows.
+    n_bins : cupy.ndarray of int32, shape (n_features,)
+    feature_mask : cupy.ndarray of uint8, shape (n_features,)
+    missing_bin, count_shift : int
+    inv_g, inv_h : float
+        Histogram units -> gradient units.
+    reg_lambda, reg_alpha, min_child_weight, min_split_gain : float
+    min_samples_leaf : int
+    hessian_counts : bool
+        Check ``min_samples_leaf`` on LightGBM's hessian-estimated counts instead of rows
+        (``skltr._cpu.split.find_best_splits``'s argument of that name).
+
+    Returns
+    -------
+    list of tuple or None
+        Per node ``(feature, gain, bin, default_left, G_L, H_L, n_L)`` as the CPU's
+        ``find_best_splits`` returns them, or None where no candidate qualifies.
+    """
+    m = len(node_slots)
+    if m == 0:
+        return []
+    out = cupy.empty((m, 8), dtype=cupy.int64)
+    n_features, n_bins_total = hist.shape[1], hist.shape[2]
+    _kernel()((m,), (_config.SPLIT_THREADS,),
+              (hist, cupy.asarray(np.array([node_slots, node_g, node_h, node_n],
+                                           np.int64).T.copy()), n_bins, feature_mask,
+               np.int32(n_features), np.int32(n_bins_total), np.int32(missing_bin),
+               np.int32(count_shift), np.float64(inv_g), np.float64(inv_h),
+               np.float64(reg_lambda), np.float64(reg_alpha), np.float64(min_child_weight),
+               np.int64(max(int(min_samples_leaf), 1)), np.float64(min_split_gain),
+               np.int32(bool(hessian_counts)), out))
+    rec = out.get()
+    gains = rec[:, 1].copy().view(np.float64)
+    res = []
+    for k in range(m):
+        f = int(rec[k, 0])
+        if f < 0:
+            res.append(None)
+        else:
+            res.append((f, float(gains[k]), int(rec[k, 2]), bool(rec[k, 3]), int(rec[k, 4]),
+                        int(rec[k, 5]), int(rec[k, 6])))
+    return res

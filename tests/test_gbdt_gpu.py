@@ -1,0 +1,592 @@
+"""GPU training path (``skltr._gpu``) against the CPU kernels and the naive references.
+
+Skipped without CuPy and a CUDA GPU (the ``gpu`` marker, see ``conftest.py``). Tolerances:
+
+* binning, histograms (quantised integers), split search, partition, whole trees grown from
+  the same gradients, score updates: **exact** (the GPU kernels are compiled without fused
+  multiply-adds and add integers, so they must equal the CPU quantised engine bit for bit);
+* lambdarank / RankNet gradients: ``rtol=2e-6`` of float32 (float64 partner sums are added
+  in another order, and ``exp`` is CUDA's);
+* whole fits: same trees for ``regression`` in quantised mode (gradients are then exact on
+  both devices); test NDCG@10 within 0.002 of the CPU fit for ``lambdarank``.
+"""
+
+import pickle
+
+import numpy as np
+import pytest
+
+from naive_gbdt import naive_partition
+
+cupy = pytest.importorskip("cupy")
+
+pytestmark = pytest.mark.gpu
+
+from skltr import GPUHistGBDTRanker  # noqa: E402
+from skltr._cpu.binning import map_to_bins as cpu_map_to_bins  # noqa: E402
+from skltr._cpu.objectives import lambdarank_gradients, pairwise_gradients  # noqa: E402
+from skltr._cpu.split import find_best_splits_serial  # noqa: E402
+from skltr._gbdt.binning import BinMapper  # noqa: E402
+from skltr._gbdt.boosting import boost  # noqa: E402
+from skltr._gbdt.grower import TreeGrower, quantisation_exponent  # noqa: E402
+from skltr._gbdt.objectives import make_objective  # noqa: E402
+from skltr._gpu import _config  # noqa: E402
+from skltr._gpu.binning import map_to_bins, padded_features  # noqa: E402
+from skltr._gpu.grower import DeviceBinned, GPUTreeGrower  # noqa: E402
+from skltr._gpu.histogram import (build_histograms, features_per_block,  # noqa: E402
+                                  row_chunk_tasks)
+from skltr._gpu.objectives import make_gpu_objective  # noqa: E402
+from skltr._gpu.partition import partition_level  # noqa: E402
+from skltr._gpu.split import find_best_splits  # noqa: E402
+from skltr.datasets import make_ranking  # noqa: E402
+from skltr.metrics import ndcg_score  # noqa: E402
+from skltr.model_selection import train_test_split_by_query  # noqa: E402
+
+
+def _binned_problem(rng, n, n_features, max_bins, nan_frac=0.1):
+    """Binned rows (uint8), per-feature bin counts, gradients on a 1/8 grid."""
+    n_bins = rng.integers(1, max_bins + 1, size=n_features).astype(np.int32)
+    X = np.empty((n, n_features), dtype=np.uint8)
+    for f in range(n_features):
+        X[:, f] = rng.integers(0, n_bins[f], size=n)
+        X[rng.random(n) < nan_frac, f] = max_bins
+    grad = (rng.integers(-16, 17, size=n) / 8).astype(np.float32)
+    hess = (rng.integers(0, 9, size=n) / 8).astype(np.float32)
+    return X, n_bins, grad, hess
+
+
+def _device_binned(X, n_bins, missing_bin):
+    stride = padded_features(X.shape[1])
+    Xp = np.zeros((X.shape[0], stride), np.uint8)
+    Xp[:, :X.shape[1]] = X
+    return DeviceBinned(cupy.asarray(Xp), X.shape[1], n_bins, missing_bin)
+
+
+def _quantise_host(grad, hess, n_rows):
+    """The CPU engine's quantisation (TreeGrower._prepare_gradients) of all rows."""
+    K = 63 - max(int(n_rows).bit_length(), 1)
+    kg = quantisation_exponent(float(np.max(np.abs(grad))), n_rows)
+    kh = quantisation_exponent(float(np.max(hess)), n_rows, total_bits=K - 1)
+    qg = np.rint(grad.astype(np.float64) * 2.0 ** kg).astype(np.int32)
+    qh = np.rint(hess.astype(np.float64) * 2.0 ** kh).astype(np.int64) + (np.int64(1) << K)
+    return qg, qh, K, 2.0 ** -kg, 2.0 ** -kh
+
+
+def _host_hist(X, qg, qh, rows, n_bins_total):
+    hist = np.zeros((X.shape[1], n_bins_total, 2), np.int64)
+    for f in range(X.shape[1]):
+        np.add.at(hist[f, :, 0], X[rows, f], qg[rows].astype(np.int64))
+        np.add.at(hist[f, :, 1], X[rows, f], qh[rows])
+    return hist
+
+
+# ------------------------------------------------------------------------------ binning
+@pytest.mark.parametrize("n_features", [1, 5, 8, 13])
+def test_map_to_bins_matches_cpu(n_features):
+    rng = np.random.default_rng(n_features)
+    X = rng.normal(size=(3000, n_features))
+    X[rng.random(X.shape) < 0.1] = np.nan
+    X[0, 0], X[1, 0], X[2, -1] = np.inf, -np.inf, np.nan
+    X[:, -1] = 7.0  # a constant feature (one bin)
+    X[5, -1] = np.nan
+    mapper = BinMapper(max_bins=63, random_state=0).fit(X)
+    expected = np.empty(X.shape, np.uint8)
+    cpu_map_to_bins(X, mapper.cut_ptr, mapper.cut_values, mapper.missing_bin, expected)
+    with _config.override(BIN_CHUNK_ROWS=1000):  # several host->device chunks
+        got = map_to_bins(X, mapper.cut_ptr, mapper.cut_values, mapper.missing_bin).get()
+    assert got.shape == (3000, padded_features(n_features))
+    np.testing.assert_array_equal(got[:, :n_features], expected)
+    assert not got[:, n_features:].any()  # pad bytes are 0
+    # CuPy input gives the same codes
+    got2 = map_to_bins(cupy.asarray(X), mapper.cut_ptr, mapper.cut_values,
+                       mapper.missing_bin).get()
+    np.testing.assert_array_equal(got2, got)
+
+
+def test_parallel_bin_mapper_fit_equals_host_bin_mapper():
+    from skltr._gpu.binning import fit_bin_mapper
+
+    rng = np.random.default_rng(1)
+    for shape, max_bins in [((5000, 9), 255), ((5000, 9), 15), ((250_000, 3), 63)]:
+        X = rng.normal(size=shape)  # 250,000 rows: the 200,000-row sample path
+        X[:, 2] = np.round(X[:, 2])  # few distinct values: midpoint cuts
+        X[rng.random(X.shape) < 0.05] = np.nan
+        ref = BinMapper(max_bins=max_bins, random_state=4).fit(X)
+        got = fit_bin_mapper(X, max_bins, 4)
+        np.testing.assert_array_equal(got.cut_ptr, ref.cut_ptr)
+        np.testing.assert_array_equal(got.cut_values, ref.cut_values)
+        np.testing.assert_array_equal(got.n_bins, ref.n_bins)
+        d = DeviceBinned.from_mapper(X, got)
+        np.testing.assert_array_equal(d.has_missing, ref.has_missing)
+
+
+# ---------------------------------------------------------------------------- histogram
+@pytest.mark.parametrize("max_bins,n_features", [(255, 13), (63, 40), (7, 3), (255, 1)])
+@pytest.mark.parametrize("rows_per_block", [64, 16384])
+def test_histograms_match_naive(max_bins, n_features, rows_per_block):
+    rng = np.random.default_rng(max_bins + n_features)
+    n = 5000
+    X, n_bins, grad, hess = _binned_problem(rng, n, n_features, max_bins)
+    grad = (grad * rng.random(n) * 3).astype(np.float32)  # mixed signs and magnitudes
+    d = _device_binned(X, n_bins, max_bins)
+    qg, qh, *_ = _quantise_host(grad, hess, n)
+    # three "nodes": a random subset, an empty range, a single row
+    rows = rng.permutation(n)[:3001].astype(np.uint32)
+    buf = np.concatenate([rows, rows[:1]])
+    starts, ends, slots = [0, 3001, 3001], [3001, 3001, 3002], [2, 0, 1]
+    fpb = features_per_block(max_bins + 1, n_features)
+    hist = cupy.zeros((3, n_features, max_bins + 1, 2), cupy.int64)
+    with _config.override(HIST_ROWS_PER_BLOCK=rows_per_block, HIST_MIN_ROWS_PER_BLOCK=64):
+        tasks = row_chunk_tasks(starts, ends, slots, -(-n_features // fpb))
+        K = 63 - max(n.bit_length(), 1)
+        qh32 = (qh - (np.int64(1) << K)).astype(np.int32)
+        build_histograms(d.X_words, cupy.asarray(buf), cupy.asarray(qg), cupy.asarray(qh32),
+                         tasks, hist, n_features, max_bins + 1, K)
+    got = hist.get()
+    np.testing.assert_array_equal(got[2], _host_hist(X, qg, qh, rows, max_bins + 1))
+    assert not got[0].any()
+    np.testing.assert_array_equal(got[1], _host_hist(X, qg, qh, rows[:1], max_bins + 1))
+
+
+# -------------------------------------------------------------------------------- split
+SPLIT_PARAMS = [
+    dict(reg_lambda=0.0, reg_alpha=0.0, min_child_weight=1e-3, min_samples_leaf=1,
+         min_split_gain=0.0),
+    dict(reg_lambda=1.0, reg_alpha=0.5, min_child_weight=1.0, min_samples_leaf=20,
+         min_split_gain=0.1),
+    dict(reg_lambda=0.0, reg_alpha=0.0, min_child_weight=1e-3, min_samples_leaf=400,
+         min_split_gain=0.0),
+]
+
+
+@pytest.mark.parametrize("p", SPLIT_PARAMS)
+@pytest.mark.parametrize("max_bins", [255, 15, 3])
+@pytest.mark.parametrize("counts", ["rows", "hessian"])
+def test_split_matches_cpu_kernel(p, max_bins, counts):
+    rng = np.random.default_rng(max_bins)
+    n, F = 2000, 37
+    X, n_bins, grad, hess = _binned_problem(rng, n, F, max_bins)
+    X[:, 3] = max_bins // 2  # one feature with a single occupied bin
+    X[:, 4] = np.minimum(X[:, 4], 1)  # no missing values in feature 4
+    mask = rng.random(F) < 0.8
+    qg, qh, K, inv_g, inv_h = _quantise_host(grad, hess, n)
+    node_rows = [np.arange(n), np.arange(0, n, 3), np.arange(7), np.arange(1)]
+    hists, expect = [], []
+    for rows in node_rows:
+        h = _host_hist(X, qg, qh, rows, max_bins + 1)
+        hists.append(h)
+        sum_g = int(qg[rows].astype(np.int64).sum())
+        sum_h = int(qh[rows].sum()) - (len(rows) << K)
+        hp = np.zeros((F, max_bins + 1 + 3, 2), np.int64)
+        hp[:, :max_bins + 1] = h
+        work = (np.empty(F), np.empty(F, np.int32), np.empty(F, bool),
+                np.empty(F, np.int64), np.empty(F, np.int64), np.empty(F, np.int64))
+        r = find_best_splits_serial(hp, n_bins, mask, np.int64(sum_g), np.int64(sum_h),
+                                    len(rows), max_bins, inv_g, inv_h, p["reg_lambda"],
+                                    p["reg_alpha"], p["min_child_weight"],
+                                    p["min_samples_leaf"], p["min_split_gain"], K,
+                                    counts == "hessian", *work)
+        expect.append(None if r[0] < 0 else
+                      (int(r[0]), float(r[1]), int(r[2]), bool(r[3]), int(r[4]), int(r[5]),
+                       int(r[6])))
+        expect[-1] = (expect[-1], sum_g, sum_h, len(rows))
+    hist_dev = cupy.asarray(np.stack(hists))
+    got = find_best_splits(hist_dev, [0, 1, 2, 3], [e[1] for e in expect],
+                           [e[2] for e in expect], [e[3] for e in expect],
+                           cupy.asarray(n_bins), cupy.asarray(mask.astype(np.uint8)),
+                           max_bins, K, inv_g, inv_h, p["reg_lambda"], p["reg_alpha"],
+                           p["min_child_weight"], p["min_samples_leaf"], p["min_split_gain"],
+                           counts == "hessian")
+    assert got == [e[0] for e in expect]
+    assert any(g is not None for g in got) or p["min_samples_leaf"] >= 400
+
+
+def _cpu_split(h, n_bins, mask, sum_g, sum_h, n, mb, inv_g, inv_h, K, min_samples_leaf,
+               hessian_counts):
+    F = h.shape[0]
+    hp = np.zeros((F, h.shape[1] + 3, 2), np.int64)
+    hp[:, :h.shape[1]] = h
+    work = (np.empty(F), np.empty(F, np.int32), np.empty(F, bool), np.empty(F, np.int64),
+            np.empty(F, np.int64), np.empty(F, np.int64))
+    r = find_best_splits_serial(hp, n_bins, mask, np.int64(sum_g), np.int64(sum_h), n, mb,
+                                inv_g, inv_h, 0.0, 0.0, 1e-3, min_samples_leaf, 0.0, K,
+                                hessian_counts, *work)
+    return None if r[0] < 0 else (int(r[0]), float(r[1]), int(r[2]), bool(r[3]), int(r[4]),
+                                  int(r[5]), int(r[6]))
+
+
+def _one_node_problem(X, grad, hess, n_bins, mb):
+    n, F = X.shape
+    qg, qh, K, inv_g, inv_h = _quantise_host(grad, hess, n)
+    h = _host_hist(X, qg, qh, np.arange(n), mb + 1)
+    sum_g = int(qg.astype(np.int64).sum())
+    sum_h = int(qh.sum()) - (n << K)
+    return h, sum_g, sum_h, K, inv_g, inv_h
+
+
+@pytest.mark.parametrize("with_missing", [False, True])
+def test_split_threshold_moves_over_empty_bins(with_missing):
+    # occupied bins 0, 1, 2, 6, 7 of 10: the best split, after bin 2, moves up to bin 5
+    # (LightGBM's threshold among equivalent ones), as on the CPU; same left sums and rows
+    rng = np.random.default_rng(5)
+    n, mb = 500, 15
+    col = rng.choice(np.array([0, 1, 2, 6, 7], np.uint8), size=n)
+    if with_missing:
+        col[rng.random(n) < 0.1] = mb
+    X = np.stack([col, rng.integers(0, 10, size=n).astype(np.uint8)], axis=1)
+    n_bins = np.full(2, 10, np.int32)
+    grad = np.where(col <= 2, -1.0, 1.0).astype(np.float32)
+    grad[col == mb] = 0.25
+    hess = (rng.integers(1, 9, size=n) / 8).astype(np.float32)
+    h, sum_g, sum_h, K, inv_g, inv_h = _one_node_problem(X, grad, hess, n_bins, mb)
+    mask = np.ones(2, bool)
+    for counts in (False, True):
+        ref = _cpu_split(h, n_bins, mask, sum_g, sum_h, n, mb, inv_g, inv_h, K, 1, counts)
+        got = find_best_splits(cupy.asarray(h[None]), [0], [sum_g], [sum_h], [n],
+                               cupy.asarray(n_bins), cupy.ones(2, cupy.uint8), mb, K, inv_g,
+                               inv_h, 0.0, 0.0, 1e-3, 1, 0.0, counts)[0]
+        assert ref[0] == 0 and ref[2] == 5, ref
+        assert got == ref
+
+
+def test_split_hessian_counts_bind_as_on_the_cpu():
+    # bin 0 holds 10 rows of hessian 0.125, bins 1..9 10 rows of hessian 1 each: with
+    # min_samples_leaf=10 "rows" splits after bin 0 (10 rows left), "hessian" estimates bin 0
+    # at int(1.25 * 100 / 91.25 + 0.5) = 1 row and must split later
+    n, mb = 100, 15
+    col = np.repeat(np.arange(10, dtype=np.uint8), 10)
+    X = col[:, None].copy()
+    n_bins = np.full(1, 10, np.int32)
+    grad = np.where(col == 0, -4.0, 0.5).astype(np.float32)
+    grad[col == 1] = -1.0
+    hess = np.where(col == 0, 0.125, 1.0).astype(np.float32)
+    h, sum_g, sum_h, K, inv_g, inv_h = _one_node_problem(X, grad, hess, n_bins, mb)
+    refs = {}
+    for counts in (False, True):
+        refs[counts] = _cpu_split(h, n_bins, np.ones(1, bool), sum_g, sum_h, n, mb, inv_g,
+                                  inv_h, K, 10, counts)
+        got = find_best_splits(cupy.asarray(h[None]), [0], [sum_g], [sum_h], [n],
+                               cupy.asarray(n_bins), cupy.ones(1, cupy.uint8), mb, K, inv_g,
+                               inv_h, 0.0, 0.0, 1e-3, 10, 0.0, counts)[0]
+        assert got == refs[counts]
+    assert refs[False][2] == 0 and refs[True][2] == 1, refs
+
+
+def test_split_ties_pick_lowest_feature_then_bin():
+    # features 0..5 identical: the lowest feature must win; within it the lowest bin
+    rng = np.random.default_rng(3)
+    n, F, mb = 600, 6, 15
+    col = rng.integers(0, 4, size=n).astype(np.uint8)
+    X = np.repeat(col[:, None], F, axis=1)
+    n_bins = np.full(F, 4, np.int32)
+    grad = np.where(col < 2, -1.0, 1.0).astype(np.float32)
+    hess = np.ones(n, np.float32)
+    qg, qh, K, inv_g, inv_h = _quantise_host(grad, hess, n)
+    h = _host_hist(X, qg, qh, np.arange(n), mb + 1)
+    sum_g = int(qg.astype(np.int64).sum())
+    sum_h = int(qh.sum()) - (n << K)
+    got = find_best_splits(cupy.asarray(h[None]), [0], [sum_g], [sum_h], [n],
+                           cupy.asarray(n_bins), cupy.ones(F, cupy.uint8), mb, K, inv_g,
+                           inv_h, 0.0, 0.0, 1e-3, 1, 0.0)[0]
+    assert got[0] == 0 and got[2] == 1
+
+
+# ---------------------------------------------------------------------------- partition
+@pytest.mark.parametrize("default_left", [False, True])
+def test_partition_level_is_stable_and_matches_naive(default_left):
+    rng = np.random.default_rng(11)
+    n, F, mb = 3000, 9, 31
+    X, n_bins, _, _ = _binned_problem(rng, n, F, mb)
+    d = _device_binned(X, n_bins, mb)
+    buf = rng.permutation(n).astype(np.uint32)
+    # nodes 0 = [0, 1000) split, 1 = [1000, 1001) leaf, 2 = [1001, 3000) split
+    pos = np.concatenate([np.zeros(1000), [1], np.full(1999, 2)]).astype(np.int32)
+    splits = [(0, 4, 10, default_left, 0, None, 3, 4), (2, 7, 0, not default_left, 1001, None,
+                                                         5, 6)]
+    full = []
+    for (nid, f, b, dl, s, _, lid, rid), e in zip(splits, [1000, 3000]):
+        left, right = naive_partition(X, list(buf[s:e]), f, b, dl, mb)
+        full.append((nid, f, b, dl, s, len(left), lid, rid))
+        splits_ref = (left, right)
+        if nid == 0:
+            ref0 = splits_ref
+        else:
+            ref2 = splits_ref
+    new_buf, new_pos = partition_level(cupy.asarray(buf), cupy.asarray(pos), d.X_bytes, mb,
+                                       7, full)
+    nb, npos = new_buf.get(), new_pos.get()
+    nl0, nl2 = full[0][5], full[1][5]
+    np.testing.assert_array_equal(nb[:nl0], ref0[0])
+    np.testing.assert_array_equal(nb[nl0:1000], ref0[1])
+    assert nb[1000] == buf[1000] and npos[1000] == 1
+    np.testing.assert_array_equal(nb[1001:1001 + nl2], ref2[0])
+    np.testing.assert_array_equal(nb[1001 + nl2:], ref2[1])
+    np.testing.assert_array_equal(npos[:nl0], 3)
+    np.testing.assert_array_equal(npos[nl0:1000], 4)
+    np.testing.assert_array_equal(npos[1001:1001 + nl2], 5)
+    np.testing.assert_array_equal(npos[1001 + nl2:], 6)
+
+
+# ------------------------------------------------------------------------------- grower
+TREE_FIELDS = ("feature", "bin_threshold", "default_left", "left", "right", "value", "gain",
+               "count", "hess_sum")
+
+GROW_CASES = [
+    dict(max_depth=6, min_samples_leaf=1),
+    dict(max_depth=4, max_leaves=9, min_samples_leaf=5, reg_lambda=1.0),
+    dict(max_depth=8, min_samples_leaf=20, reg_alpha=0.25, min_child_weight=1.0,
+         min_split_gain=0.05),
+    dict(max_depth=1, min_samples_leaf=1, learning_rate=1.0),
+    dict(max_depth=None, max_leaves=40, min_samples_leaf=10),
+    dict(max_depth=6, min_samples_leaf=30, min_samples_leaf_counts="hessian"),
+    dict(max_depth=8, min_samples_leaf=20, reg_lambda=1.0, min_child_weight=1.0,
+         min_samples_leaf_counts="hessian"),
+]
+
+
+def _cpu_tree(X, n_bins, mb, grad, hess, rows=None, mask=None, **kw):
+    return TreeGrower(X, grad, hess, n_bins=n_bins, missing_bin=mb,
+                      has_missing=np.ones(X.shape[1], bool), rows=rows, feature_mask=mask,
+                      growth="depthwise", hist_mode="quantised", **kw).grow()
+
+
+def assert_same_tree(got, ref):
+    for name in TREE_FIELDS:
+        np.testing.assert_array_equal(getattr(got, name), getattr(ref, name), err_msg=name)
+    np.testing.assert_array_equal(got.leaf_of_row, ref.leaf_of_row)
+
+
+@pytest.mark.parametrize("kw", GROW_CASES)
+@pytest.mark.parametrize("max_bins", [255, 31])
+def test_gpu_tree_equals_cpu_quantised_tree(kw, max_bins):
+    rng = np.random.default_rng(max_bins)
+    n, F = 4000, 21
+    X, n_bins, grad, hess = _binned_problem(rng, n, F, max_bins)
+    grad = (grad + rng.normal(scale=0.01, size=n)).astype(np.float32)  # not dyadic
+    d = _device_binned(X, n_bins, max_bins)
+    kw = {"max_leaves": 10**6, **kw}
+    ref = _cpu_tree(X, n_bins, max_bins, grad, hess, **kw)
+    with _config.override(HIST_ROWS_PER_BLOCK=256, HIST_MIN_ROWS_PER_BLOCK=64):
+        got = GPUTreeGrower(d, **kw).grow(cupy.asarray(grad), cupy.asarray(hess),
+                                          leaf_of_row=True)
+    assert got.n_nodes > 1 or kw["max_depth"] is None
+    assert_same_tree(got, ref)
+
+
+@pytest.mark.parametrize("max_bins", [255, 63])
+def test_gpu_tree_from_lambdarank_gradients_both_count_rules(max_bins):
+    # lambdarank hessians are unequal, so the hessian-estimated counts differ from the rows
+    # and min_samples_leaf binds differently; many nodes hold empty bins (threshold moves)
+    rng = np.random.default_rng(21)
+    y, group_ptr, scores = _queries(rng, [60] * 100)
+    n, F = y.size, 15
+    g = np.empty(n, np.float32)
+    hs = np.empty(n, np.float32)
+    make_objective("lambdarank").gradients(scores, y, group_ptr, None, g, hs, 0)
+    X, n_bins, _, _ = _binned_problem(rng, n, F, max_bins)
+    d = _device_binned(X, n_bins, max_bins)
+    trees = {}
+    for counts in ("rows", "hessian"):
+        kw = dict(max_depth=7, max_leaves=10**6, min_samples_leaf=40,
+                  min_samples_leaf_counts=counts)
+        ref = _cpu_tree(X, n_bins, max_bins, g, hs, **kw)
+        got = GPUTreeGrower(d, **kw).grow(cupy.asarray(g), cupy.asarray(hs),
+                                          leaf_of_row=True)
+        assert_same_tree(got, ref)
+        trees[counts] = ref
+    a, b = trees["rows"], trees["hessian"]
+    assert a.n_nodes != b.n_nodes or not np.array_equal(a.bin_threshold, b.bin_threshold)
+
+
+def test_gpu_tree_rows_subset_and_feature_mask():
+    rng = np.random.default_rng(2)
+    n, F, mb = 3000, 12, 63
+    X, n_bins, grad, hess = _binned_problem(rng, n, F, mb)
+    rows = np.sort(rng.choice(n, 1700, replace=False))
+    mask = rng.random(F) < 0.5
+    kw = dict(max_depth=5, max_leaves=10**6, min_samples_leaf=3)
+    ref = _cpu_tree(X, n_bins, mb, grad, hess, rows=rows, mask=mask, **kw)
+    got = GPUTreeGrower(_device_binned(X, n_bins, mb), **kw).grow(
+        cupy.asarray(grad), cupy.asarray(hess), rows=rows, feature_mask=mask,
+        leaf_of_row=True)
+    assert_same_tree(got, ref)
+    assert set(got.feature[got.left >= 0]) <= set(np.flatnonzero(mask))
+
+
+def test_gpu_tree_edge_cases():
+    mb = 15
+    kw = dict(max_depth=4, max_leaves=10**6, min_samples_leaf=1)
+    # one row; constant features; zero gradients
+    for X, grad in [(np.zeros((1, 3), np.uint8), np.ones(1, np.float32)),
+                    (np.zeros((50, 5), np.uint8), np.linspace(-1, 1, 50, dtype=np.float32)),
+                    (np.arange(50, dtype=np.uint8)[:, None] % 8, np.zeros(50, np.float32))]:
+        n_bins = np.full(X.shape[1], 8, np.int32)
+        hess = np.ones(X.shape[0], np.float32)
+        ref = _cpu_tree(X, n_bins, mb, grad, hess, **kw)
+        got = GPUTreeGrower(_device_binned(X, n_bins, mb), **kw).grow(
+            cupy.asarray(grad), cupy.asarray(hess), leaf_of_row=True)
+        assert_same_tree(got, ref)
+        assert got.n_nodes == 1
+
+
+def test_leafwise_is_refused_on_the_gpu():
+    d = _device_binned(np.zeros((4, 2), np.uint8), np.full(2, 2, np.int32), 3)
+    with pytest.raises(NotImplementedError, match="depthwise"):
+        GPUTreeGrower(d, growth="leafwise")
+    with pytest.raises(ValueError, match="min_samples_leaf_counts"):
+        GPUTreeGrower(d, min_samples_leaf_counts="weights")
+
+
+# ---------------------------------------------------------------------------- objectives
+def _queries(rng, sizes, levels=5):
+    group_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    n = int(group_ptr[-1])
+    y = rng.integers(0, levels, size=n).astype(np.float64)
+    scores = rng.normal(size=n)
+    scores[:50] = np.round(scores[:50])  # ties inside queries
+    return y, group_ptr, scores
+
+
+@pytest.mark.parametrize("name", ["lambdarank", "rank_pairwise"])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("shared_max", [1024, 8])
+def test_pair_gradients_match_cpu(name, weighted, shared_max):
+    rng = np.random.default_rng(7)
+    # 1-document queries, an all-equal-labels query, small, medium and a 5,000-doc query
+    sizes = [1, 2, 7, 120, 1, 300, 5000, 33, 1024, 1025]
+    y, group_ptr, scores = _queries(rng, sizes)
+    y[group_ptr[2]:group_ptr[3]] = 2.0
+    w = rng.random(y.size) + 0.5 if weighted else None
+    n = y.size
+    obj = make_objective(name, truncation_level=None if name == "rank_pairwise" else 30)
+    g_cpu, h_cpu = np.empty(n, np.float32), np.empty(n, np.float32)
+    obj.gradients(scores, y, group_ptr, w, g_cpu, h_cpu, 0)
+    with _config.override(QUERY_SHARED_MAX_DOCS=shared_max):
+        gobj = make_gpu_objective(obj, y, group_ptr, w)
+    g, h = cupy.empty(n, cupy.float32), cupy.empty(n, cupy.float32)
+    gobj.gradients(cupy.asarray(scores), g, h, 0)
+    np.testing.assert_allclose(g.get(), g_cpu, rtol=2e-6, atol=1e-7 * np.abs(g_cpu).max())
+    np.testing.assert_allclose(h.get(), h_cpu, rtol=2e-6, atol=1e-7 * np.abs(h_cpu).max())
+    for q in (0, 2, 4):  # 1 document, equal labels, 1 document
+        assert not g.get()[group_ptr[q]:group_ptr[q + 1]].any()
+
+
+def test_pair_gradients_are_deterministic_and_regression_exact():
+    rng = np.random.default_rng(8)
+    y, group_ptr, scores = _queries(rng, [120] * 50 + [3000])
+    obj = make_objective("lambdarank")
+    gobj = make_gpu_objective(obj, y, group_ptr)
+    outs = []
+    for _ in range(2):
+        g, h = cupy.empty(y.size, cupy.float32), cupy.empty(y.size, cupy.float32)
+        gobj.gradients(cupy.asarray(scores), g, h)
+        outs.append((g.get(), h.get()))
+    np.testing.assert_array_equal(outs[0][0], outs[1][0])
+    np.testing.assert_array_equal(outs[0][1], outs[1][1])
+    reg = make_objective("regression")
+    g_cpu, h_cpu = np.empty(y.size, np.float32), np.empty(y.size, np.float32)
+    reg.gradients(scores, y, group_ptr, None, g_cpu, h_cpu, 0)
+    g, h = cupy.empty(y.size, cupy.float32), cupy.empty(y.size, cupy.float32)
+    make_gpu_objective(reg, y, group_ptr).gradients(cupy.asarray(scores), g, h)
+    np.testing.assert_array_equal(g.get(), g_cpu)
+    np.testing.assert_array_equal(h.get(), h_cpu)
+
+
+def test_xendcg_is_refused_on_the_gpu():
+    rng = np.random.default_rng(0)
+    y, group_ptr, _ = _queries(rng, [5, 5])
+    with pytest.raises(NotImplementedError, match="rank_xendcg"):
+        make_gpu_objective(make_objective("rank_xendcg"), y, group_ptr)
+
+
+# --------------------------------------------------------------------- whole fits, shared
+def _data(seed=0, n_queries=150, docs=40, n_features=12):
+    X, y, qid = make_ranking(n_queries=n_queries, docs_per_query=docs, n_features=n_features,
+                             n_informative=6, random_state=seed, dtype=np.float64,
+                             nan_fraction=0.05)
+    return X, y, qid
+
+
+def run_boost(device, objective="regression", counts="rows"):
+    """The boosting loop on one device with quantised histograms (shared body)."""
+    from skltr._device import resolve_device
+
+    X, y, qid = _data(1)
+    order = np.argsort(qid, kind="stable")
+    X, y, qid = X[order], y[order], qid[order]
+    group_ptr = np.concatenate([[0], np.cumsum(np.unique(qid, return_counts=True)[1])])
+    return boost(X, y, group_ptr, objective=make_objective(objective),
+                 objective_name=objective, n_estimators=6, max_bins=63,
+                 tree_params=dict(max_leaves=10**6, max_depth=5, growth="depthwise",
+                                  min_samples_leaf=5, learning_rate=0.3,
+                                  min_samples_leaf_counts=counts, hist_mode="quantised"),
+                 subsample=0.8, colsample_bytree=0.7, seed=3,
+                 device=resolve_device(device))
+
+
+@pytest.mark.parametrize("counts", ["rows", "hessian"])
+def test_regression_fit_gives_the_same_trees_on_both_devices(counts):
+    cpu, gpu = run_boost("cpu", counts=counts), run_boost("cuda", counts=counts)
+    a, b = cpu.ensemble, gpu.ensemble
+    for name in ("tree_ptr", "feature", "threshold", "left", "right", "value", "flags"):
+        np.testing.assert_array_equal(getattr(b, name), getattr(a, name), err_msg=name)
+
+
+def fit_ranker(device, **kw):
+    X, y, qid = _data(2, n_queries=300)
+    Xtr, Xte, ytr, yte, qtr, qte = train_test_split_by_query(X, y, qid=qid, test_size=0.25,
+                                                             random_state=0)
+    params = dict(n_estimators=40, max_depth=5, max_leaves=None, growth="depthwise",
+                  min_samples_leaf=5, learning_rate=0.2, early_stopping=False,
+                  random_state=0, device=device, **kw)
+    model = GPUHistGBDTRanker(**params).fit(Xtr, ytr, qid=qtr)
+    return model, ndcg_score(yte, model.predict(Xte), qid=qte, k=10), (Xte, yte, qte)
+
+
+@pytest.mark.parametrize("counts", ["hessian", "rows"])
+def test_lambdarank_gpu_ndcg_matches_cpu(counts):
+    _, ndcg_cpu, _ = fit_ranker("cpu", min_samples_leaf_counts=counts)
+    model, ndcg_gpu, _ = fit_ranker("cuda", min_samples_leaf_counts=counts)
+    assert model.device_ == "cuda:0"
+    assert abs(ndcg_gpu - ndcg_cpu) <= 0.002, (ndcg_gpu, ndcg_cpu)
+
+
+def test_gpu_fit_is_deterministic_pickles_and_predicts_on_cpu():
+    a, _, (Xte, _, _) = fit_ranker("cuda:0", subsample=0.8, colsample_bytree=0.8)
+    b, _, _ = fit_ranker("cuda:0", subsample=0.8, colsample_bytree=0.8)
+    ea, eb = a.to_tree_ensemble(), b.to_tree_ensemble()
+    for name in ("tree_ptr", "feature", "threshold", "left", "right", "value", "flags"):
+        np.testing.assert_array_equal(getattr(ea, name), getattr(eb, name), err_msg=name)
+    clone = pickle.loads(pickle.dumps(a))
+    for v in vars(clone).values():
+        assert not isinstance(v, cupy.ndarray)
+    np.testing.assert_array_equal(clone.predict(Xte), a.predict(Xte))
+
+
+def test_gpu_fit_accepts_cupy_inputs_and_eval_sets():
+    X, y, qid = _data(3, n_queries=60)
+    params = dict(n_estimators=5, max_depth=3, growth="depthwise", min_samples_leaf=3,
+                  random_state=0, device="cuda")
+    a = GPUHistGBDTRanker(**params, early_stopping=True, n_iter_no_change=2).fit(
+        cupy.asarray(X), cupy.asarray(y), qid=cupy.asarray(qid),
+        eval_set=[(cupy.asarray(X), cupy.asarray(y), cupy.asarray(qid))])
+    b = GPUHistGBDTRanker(**params, early_stopping=True, n_iter_no_change=2).fit(
+        X, y, qid=qid, eval_set=[(X, y, qid)])
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+    assert len(a.evals_result_["valid_0"]["ndcg@10"]) == a.n_iter_
+    cpu = GPUHistGBDTRanker(**{**params, "device": "cpu"}, early_stopping=True,
+                            n_iter_no_change=2).fit(X, y, qid=qid, eval_set=[(X, y, qid)])
+    np.testing.assert_allclose(a.evals_result_["valid_0"]["ndcg@10"][:2],
+                               cpu.evals_result_["valid_0"]["ndcg@10"][:2], atol=0.01)
+
+
+def test_unsupported_gpu_options_raise_clear_errors():
+    X, y, qid = _data(4, n_queries=20)
+    with pytest.raises(NotImplementedError, match="growth='depthwise'"):
+        GPUHistGBDTRanker(device="cuda").fit(X, y, qid=qid)
+    with pytest.raises(NotImplementedError, match="rank_xendcg"):
+        GPUHistGBDTRanker(device="cuda", growth="depthwise", max_depth=3,
+                          objective="rank_xendcg").fit(X, y, qid=qid)
+    with pytest.raises(NotImplementedError, match="hist_mode='float'"):
+        GPUHistGBDTRanker(device="cuda", growth="depthwise", max_depth=3,
+                          hist_mode="float").fit(X, y, qid=qid)

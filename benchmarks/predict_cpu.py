@@ -6,6 +6,7 @@ max_depth=6, 1,000 and 5,000 trees, on 136-feature synthetic ranking data; then 
 equal the library's own. Also reports single-query latency (100 documents).
 
 Usage: python benchmarks/predict_cpu.py [--trees 1000 5000] [--rows 50000] [--threads 2]
+       [--train-queries 400] [--no-tl2cgen]
 """
 
 import argparse
@@ -20,15 +21,15 @@ from skltr import QuickScorerPredictor
 from skltr.datasets import make_ranking
 
 
-def train_models(n_trees, threads, cache):
+def train_models(n_trees, threads, cache, n_queries=400):
     import lightgbm as lgb
     import xgboost as xgb
 
-    X, y, qid = make_ranking(n_queries=400, docs_per_query=100, n_features=136,
+    X, y, qid = make_ranking(n_queries=n_queries, docs_per_query=100, n_features=136,
                              random_state=1)
     sizes = np.bincount(qid)
     out = {}
-    lgb_path = cache / f"lgb_{n_trees}.txt"
+    lgb_path = cache / f"lgb_{n_trees}_q{n_queries}.txt"
     if lgb_path.exists():
         out["lightgbm"] = lgb.Booster(model_file=str(lgb_path))
     else:
@@ -38,7 +39,7 @@ def train_models(n_trees, threads, cache):
                                      "verbose": -1, "num_threads": threads}, ds,
                                     num_boost_round=n_trees)
         out["lightgbm"].save_model(str(lgb_path))
-    xgb_path = cache / f"xgb_{n_trees}.json"
+    xgb_path = cache / f"xgb_{n_trees}_q{n_queries}.json"
     if xgb_path.exists():
         out["xgboost"] = xgb.Booster(model_file=str(xgb_path))
     else:
@@ -78,6 +79,10 @@ def main():
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "skltr-bench"))
     parser.add_argument("--no-tl2cgen", action="store_true")
+    parser.add_argument("--train-queries", type=int, default=400,
+                        help="queries of 100 documents the models are trained on (fewer makes "
+                             "5,000-tree models quick to train on 2 cores; scoring speed "
+                             "depends on the trees' shape, which the table reports)")
     args = parser.parse_args()
 
     cache = Path(args.cache)
@@ -89,7 +94,7 @@ def main():
     n = X.shape[0]
     rows = []
     for n_trees in args.trees:
-        models = train_models(n_trees, args.threads, cache)
+        models = train_models(n_trees, args.threads, cache, args.train_queries)
         for library, booster in models.items():
             if library == "lightgbm":
                 native = lambda A, b=booster: b.predict(A, raw_score=True,  # noqa: E731
@@ -107,7 +112,9 @@ def main():
             expected = native(X)
             np.testing.assert_array_equal(qs.predict_raw(X), expected)
             np.testing.assert_array_equal(tr.predict_raw(X), expected)
-            case = f"{library} {n_trees} trees {shape}"
+            leaves = qs.ensemble_.n_leaves().mean()
+            case = (f"{library} {n_trees} trees {shape} ({leaves:.1f} leaves/tree, "
+                    f"{args.train_queries} training queries)")
             t_native = time_median(lambda: native(X), repeat=7)
             t_qs = time_median(lambda: qs.predict_raw(X), repeat=7)
             t_tr = time_median(lambda: tr.predict_raw(X), repeat=3)
@@ -132,7 +139,8 @@ def main():
             print(f"{case}: layout {qs.layout_nbytes_ / 1e6:.1f} MB; qs {t_qs * us:.2f} "
                   f"us/doc, traversal {t_tr * us:.2f}, native {t_native * us:.2f}")
     write_result("predict_cpu", rows, params={"rows": n, "threads": args.threads,
-                                              "trees": args.trees},
+                                              "trees": args.trees,
+                                              "train_queries": args.train_queries},
                  packages=("xgboost", "lightgbm", "treelite", "tl2cgen"))
 
 

@@ -14,7 +14,11 @@ def _gbdt_ranker(device="cpu"):
     # Imported on call: keeps ``import skltr.ranking`` free of the GBDT modules.
     from ._gbdt_ranker import GPUHistGBDTRanker  # noqa: PLC0415
 
-    return GPUHistGBDTRanker(device=device, random_state=0)
+    if device == "cpu":
+        return GPUHistGBDTRanker(device=device, random_state=0)
+    # The GPU grows depth-wise only (see docs/gbdt_gpu.rst); "auto" may resolve to a GPU.
+    return GPUHistGBDTRanker(device=device, growth="depthwise", max_depth=6, max_leaves=None,
+                             random_state=0)
 
 
 RANKERS["GPUHistGBDTRanker"] = _gbdt_ranker

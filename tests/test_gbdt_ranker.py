@@ -142,6 +142,15 @@ def test_same_random_state_same_model(params):
     assert a.to_tree_ensemble().equals(b.to_tree_ensemble())
 
 
+def test_float32_X_is_binned_without_a_copy_and_gives_the_same_model():
+    X, y, qid = _data(8, nan_fraction=0.05)
+    X32 = X.astype(np.float32)
+    a = GPUHistGBDTRanker(**SMALL).fit(X32, y, qid=qid)
+    b = GPUHistGBDTRanker(**SMALL).fit(X32.astype(np.float64), y, qid=qid)
+    assert a.to_tree_ensemble().equals(b.to_tree_ensemble())
+    np.testing.assert_array_equal(a.predict(X32), b.predict(X32.astype(np.float64)))
+
+
 def test_subsampling_changes_the_model_and_seed_matters():
     X, y, qid = _data(8)
     full = GPUHistGBDTRanker(**SMALL).fit(X, y, qid=qid).to_tree_ensemble()

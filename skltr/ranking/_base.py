@@ -45,7 +45,8 @@ class RankerMixin:
     :class:`~skltr.utils.validation.RankingData` and ``_predict(X)`` on validated X. Class
     attributes tune the shared validation: ``_allow_nan``, ``_allow_inf`` and
     ``_integer_labels``. ``_missing_qid = "single_query"`` lets a *test-only* subclass run
-    scikit-learn's generic checks, which call ``fit(X, y)`` without qid.
+    scikit-learn's generic checks, which call ``fit(X, y)`` without qid. ``_fit_X_dtypes``
+    lists the dtypes ``fit`` accepts X in without a copy.
     """
 
     _estimator_type = "ranker"
@@ -53,6 +54,8 @@ class RankerMixin:
     _allow_inf = False
     _integer_labels = False
     _missing_qid = "raise"
+    #: dtypes ``fit`` keeps X in (``validate_data``'s list rule); others convert to the first.
+    _fit_X_dtypes = (np.float64,)
 
     __metadata_request__fit = {"qid": True}
     __metadata_request__score = {"qid": True}
@@ -87,7 +90,7 @@ class RankerMixin:
             data = check_ranking_fit_data(
                 self, X, y, qid, sample_weight, allow_nan=self._allow_nan,
                 allow_inf=self._allow_inf, integer_labels=self._integer_labels,
-                missing_qid=self._missing_qid)
+                missing_qid=self._missing_qid, dtype=list(self._fit_X_dtypes))
             self._fit(data, **fit_params)
         except BaseException:
             # A failed fit leaves the previous fitted state untouched.

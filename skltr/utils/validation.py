@@ -117,13 +117,15 @@ class RankingData:
 
 def check_ranking_fit_data(estimator, X, y, qid, sample_weight=None, *, allow_nan=True,
                            allow_inf=False, integer_labels=False, missing_qid="raise",
-                           reset=True) -> RankingData:
+                           reset=True, dtype=np.float64) -> RankingData:
     """Validate ``fit(X, y, qid=..., sample_weight=...)`` inputs for a ranker.
 
     ``missing_qid="single_query"`` treats ``qid=None`` as one query (used by the test-only
     subclasses that run scikit-learn's generic estimator checks); the default raises.
+    ``dtype`` is passed to ``validate_data``: a list keeps X when its dtype is listed.
     """
-    X = check_ranking_X(estimator, X, reset=reset, allow_nan=allow_nan, allow_inf=allow_inf)
+    X = check_ranking_X(estimator, X, reset=reset, allow_nan=allow_nan, allow_inf=allow_inf,
+                        dtype=dtype)
     n = X.shape[0]
     y = check_ranking_y(y, n, integer_labels=integer_labels)
     if qid is None and missing_qid == "single_query":

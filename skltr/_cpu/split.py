@@ -190,6 +190,17 @@ def _scan_feature(hist, f, nb, use, sum_g, sum_h, count, missing_bin, inv_scale_
     return best, best_b, best_left, best_gl, best_hl, best_cl
 
 
+@njit(cache=True, inline="always")
+def _node_constants(sum_g, sum_h, count, inv_scale_g, inv_scale_h, reg_lambda, reg_alpha,
+                    min_samples_leaf, hessian_counts):
+    # What every feature's scan of one node shares: the minimum child size, the parent's
+    # objective, and LightGBM's count estimate (rows per unit of hessian; 0: exact counts).
+    H = sum_h * inv_scale_h
+    parent = leaf_objective(sum_g * inv_scale_g, H, reg_lambda, reg_alpha)
+    count_factor = count / H if hessian_counts and H > 0.0 else 0.0
+    return max(min_samples_leaf, 1), parent, count_factor
+
+
 @njit(parallel=True, cache=True)
 def find_best_splits(hist, n_bins, feature_mask, sum_g, sum_h, count, missing_bin,
                      inv_scale_g, inv_scale_h, reg_lambda, reg_alpha, min_child_weight,
@@ -233,12 +244,9 @@ def find_best_splits(hist, n_bins, feature_mask, sum_g, sum_h, count, missing_bi
     left_count : int
     """
     n_features = hist.shape[0]
-    min_n = max(min_samples_leaf, 1)
-    G = sum_g * inv_scale_g
-    H = sum_h * inv_scale_h
-    parent = leaf_objective(G, H, reg_lambda, reg_alpha)
-    # LightGBM's count estimate: rows per unit of hessian in this node (0: exact counts)
-    count_factor = count / H if hessian_counts and H > 0.0 else 0.0
+    min_n, parent, count_factor = _node_constants(
+        sum_g, sum_h, count, inv_scale_g, inv_scale_h, reg_lambda, reg_alpha,
+        min_samples_leaf, hessian_counts)
     for f in prange(n_features):
         (f_gain[f], f_bin[f], f_left[f], f_gl[f], f_hl[f], f_cl[f]) = _scan_feature(
             hist, f, n_bins[f], feature_mask[f], sum_g, sum_h, count, missing_bin,
@@ -254,12 +262,9 @@ def find_best_splits_serial(hist, n_bins, feature_mask, sum_g, sum_h, count, mis
                             f_gain, f_bin, f_left, f_gl, f_hl, f_cl):
     """One thread: :func:`find_best_splits` for small nodes (same arguments)."""
     n_features = hist.shape[0]
-    min_n = max(min_samples_leaf, 1)
-    G = sum_g * inv_scale_g
-    H = sum_h * inv_scale_h
-    parent = leaf_objective(G, H, reg_lambda, reg_alpha)
-    # LightGBM's count estimate: rows per unit of hessian in this node (0: exact counts)
-    count_factor = count / H if hessian_counts and H > 0.0 else 0.0
+    min_n, parent, count_factor = _node_constants(
+        sum_g, sum_h, count, inv_scale_g, inv_scale_h, reg_lambda, reg_alpha,
+        min_samples_leaf, hessian_counts)
     for f in range(n_features):
         (f_gain[f], f_bin[f], f_left[f], f_gl[f], f_hl[f], f_cl[f]) = _scan_feature(
             hist, f, n_bins[f], feature_mask[f], sum_g, sum_h, count, missing_bin,

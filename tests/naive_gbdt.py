@@ -105,7 +105,10 @@ def naive_best_split(X_binned, grad, hess, rows, n_bins, missing_bin, feature_ma
 
     ``p["min_samples_leaf_counts"] == "hessian"``: children's counts are LightGBM's
     estimates, the right child ``sum over its bins of int(H_bin * n / H + 0.5)`` and the left
-    ``n`` minus that (``n``, ``H``: the node's rows and hessian sum).
+    ``n`` minus that (``n``, ``H``: the node's rows and hessian sum); rows are seen through
+    their hessians only, as in LightGBM: a bin (the missing one included) whose gradient and
+    hessian sums are both zero counts as empty, and without missing values the bigger child
+    is the one with more estimated rows.
     """
     rows = list(rows)
     G = sum(float(grad[r]) for r in rows)
@@ -124,11 +127,18 @@ def naive_best_split(X_binned, grad, hess, rows, n_bins, missing_bin, feature_ma
         n_right = sum(int(h * count_factor + 0.5) for h in h_bin.values())
         return len(rows) - n_right, n_right
 
+    def occupied(f, b):
+        in_bin = [r for r in rows if X_binned[r, f] == b]
+        if not by_hessian:
+            return len(in_bin) > 0
+        return (sum(float(grad[r]) for r in in_bin) != 0
+                or sum(float(hess[r]) for r in in_bin) != 0)
+
     best = None
     for f in range(X_binned.shape[1]):
         if not feature_mask[f] or n_bins[f] <= 1:
             continue
-        n_missing = sum(1 for r in rows if X_binned[r, f] == missing_bin)
+        n_missing = occupied(f, missing_bin)
         for b in range(n_bins[f]):
             if n_missing:
                 cands = [True, False] if b < n_bins[f] - 1 else [False]
@@ -140,11 +150,8 @@ def naive_best_split(X_binned, grad, hess, rows, n_bins, missing_bin, feature_ma
                     return dl if v == missing_bin else v <= b
                 left = [r for r in rows if goes_left(r)]
                 right = [r for r in rows if not goes_left(r)]
-                if dl is None:
-                    dl_eff = len(left) > len(right)
-                else:
-                    dl_eff = dl
                 n_left, n_right = counts(left, right, f)
+                dl_eff = n_left > n_right if dl is None else dl
                 if n_left < min_n or n_right < min_n:
                     continue
                 GL = sum(float(grad[r]) for r in left)
@@ -159,7 +166,7 @@ def naive_best_split(X_binned, grad, hess, rows, n_bins, missing_bin, feature_ma
                     best = (gain, f, b, dl_eff)
     if best is not None:
         gain, f, b, dl = best
-        while b + 1 < n_bins[f] and not any(X_binned[r, f] == b + 1 for r in rows):
+        while b + 1 < n_bins[f] and not occupied(f, b + 1):
             b += 1
         best = (gain, f, b, dl)
     return best

@@ -345,9 +345,18 @@ GROW_CASES = [
 
 
 def _cpu_tree(X, n_bins, mb, grad, hess, rows=None, mask=None, **kw):
-    return TreeGrower(X, grad, hess, n_bins=n_bins, missing_bin=mb,
-                      has_missing=np.ones(X.shape[1], bool), rows=rows, feature_mask=mask,
-                      growth="depthwise", hist_mode="quantised", **kw).grow()
+    # The GPU sums two-word bins (gradients quantised to 30 bits); the CPU grows hessian-count
+    # trees on one-word bins (fewer bits, tests/test_grower.py checks both give the same trees
+    # on exactly quantised gradients): the reference is the CPU's two-word path.
+    import skltr._gbdt.grower as grower_mod
+
+    saved, grower_mod.GH64_MAX_ROWS = grower_mod.GH64_MAX_ROWS, 0
+    try:
+        return TreeGrower(X, grad, hess, n_bins=n_bins, missing_bin=mb,
+                          has_missing=np.ones(X.shape[1], bool), rows=rows, feature_mask=mask,
+                          growth="depthwise", hist_mode="quantised", **kw).grow()
+    finally:
+        grower_mod.GH64_MAX_ROWS = saved
 
 
 def assert_same_tree(got, ref):

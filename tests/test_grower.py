@@ -565,3 +565,85 @@ def test_quantise_gradients_kernel(n_chunks):
     np.testing.assert_array_equal(qg, np.rint(grad.astype(np.float64)).astype(np.int32))
     np.testing.assert_array_equal(
         qh, np.rint(hess.astype(np.float64) * 2.0**20).astype(np.int64) + (1 << 40))
+
+
+# ------------------------------------------------------------- one-word (gh64) bins
+@pytest.mark.parametrize("tasks", [(1, 2), (2, 1), "serial"])
+def test_one_word_histogram_matches_naive(tasks):
+    """g in the high 32 bits, h in the low 32 of one int64: sums never carry across."""
+    from skltr._cpu.quantise import quantise_gradients_gh64
+
+    rng = np.random.default_rng(14)
+    X, n_bins, grad, hess = dyadic_problem(rng, 3000, 5, 6, nan_frac=0.2)
+    rows = np.sort(rng.choice(3000, 2000, replace=False)).astype(np.uint32)
+    gh = np.empty(3000, np.int64)
+    quantise_gradients_gh64(grad, hess, 8.0, 8.0, gh, 2)
+    out = np.full((5, 9, 1), -1, np.int64)
+    if tasks == "serial":
+        build_histogram_serial(X, gh, gh, rows, 0, 2000, True, out)
+    else:
+        build_histogram(X, gh, gh, rows, 0, 2000, True, out, np.empty((2, out.size), np.int64),
+                        *tasks)
+    ref = naive_histogram(X, (grad * 8).astype(np.int64), (hess * 8).astype(np.int64), rows, 9)
+    np.testing.assert_array_equal(out[:, :, 0] >> 32, ref[:, :, 0])
+    np.testing.assert_array_equal(out[:, :, 0] & 0xFFFFFFFF, ref[:, :, 1])
+
+
+def test_quantise_gradients_gh64_kernel():
+    from skltr._cpu.quantise import quantise_gradients_gh64
+
+    rng = np.random.default_rng(15)
+    grad = rng.normal(size=1001).astype(np.float32)
+    hess = rng.uniform(0, 2, size=1001).astype(np.float32)
+    out = np.empty(1001, np.int64)
+    quantise_gradients_gh64(grad, hess, 2.0**10, 2.0**12, out, 3)
+    qg = np.rint(grad.astype(np.float64) * 2**10).astype(np.int64)
+    qh = np.rint(hess.astype(np.float64) * 2**12).astype(np.int64)
+    np.testing.assert_array_equal(out >> 32, qg)
+    np.testing.assert_array_equal(out & 0xFFFFFFFF, qh)
+    # sums unpack to the sums of the fields (no carry between them)
+    assert (out.sum() >> 32, out.sum() & 0xFFFFFFFF) == (qg.sum(), qh.sum())
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_one_word_and_two_word_bins_grow_the_same_trees(monkeypatch, parallel):
+    """Hessian counts: one-word bins (the default up to GH64_MAX_ROWS) == two-word bins."""
+    import skltr._gbdt.grower as grower_mod
+
+    if parallel:
+        for name in ("HIST_PARALLEL_MIN_ROWS", "PARTITION_PARALLEL_MIN_ROWS"):
+            monkeypatch.setattr(grower_mod, name, 0)
+        monkeypatch.setattr(grower_mod, "MIN_FEATURES_PER_BLOCK", 1)
+    rng = np.random.default_rng(16)
+    for trial in range(3):
+        X, n_bins, grad, hess = dyadic_problem(rng, 400, 4, 9, nan_frac=0.1)
+        rows = None if trial == 0 else np.sort(rng.choice(400, 300, replace=False))
+        kw = dict(max_leaves=12, min_samples_leaf=4, min_samples_leaf_counts="hessian",
+                  hist_mode="quantised", rows=rows, n_threads=2 if parallel else 1)
+        one = grow(X, n_bins, grad, hess, 9, **kw)
+        monkeypatch.setattr(grower_mod, "GH64_MAX_ROWS", 0)
+        two = grow(X, n_bins, grad, hess, 9, **kw)
+        monkeypatch.setattr(grower_mod, "GH64_MAX_ROWS", 2**21)
+        assert_same_tree(one, vars_of(two))
+        assert_same_tree(one, naive_grow(X, grad, hess, n_bins, 9, **{
+            k: v for k, v in kw.items() if k not in ("hist_mode", "n_threads")}), rows)
+
+
+def test_hessian_counts_treat_zero_gradient_bins_as_empty():
+    # Bin 1 holds rows whose gradients and hessians are all zero (a query with equal
+    # labels under lambdarank): seen through hessians, as LightGBM sees it, it is empty, so
+    # the threshold moves up over it; counting rows, it is not.
+    X = np.repeat(np.array([0, 1, 2], np.uint8), 10)[:, None].copy()
+    grad = np.repeat(np.array([-1, 0, 1], np.float32), 10)
+    hess = np.repeat(np.array([1, 0, 1], np.float32), 10)
+    n_bins = np.array([3], np.int32)
+    kw = dict(min_samples_leaf=1, max_leaves=2)
+    rows_tree = grow(X, n_bins, grad, hess, 3, **kw)
+    assert rows_tree.bin_threshold[0] == 0
+    for mode in ("float", "quantised"):
+        est = grow(X, n_bins, grad, hess, 3, hist_mode=mode, min_samples_leaf_counts="hessian",
+                   **kw)
+        assert est.bin_threshold[0] == 1
+        assert list(est.count[1:]) == [20, 10]  # real row counts, from the partition
+        assert_same_tree(est, naive_grow(X, grad, hess, n_bins, 3,
+                                         min_samples_leaf_counts="hessian", **kw))

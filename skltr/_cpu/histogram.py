@@ -25,6 +25,17 @@ with ``K = 63 - bits(n_rows)`` and ``q_h <= 2**(K-1) / n_rows``, so neither fiel
 into the other (hessians must be >= 0). One fewer read-modify-write per (row, feature):
 measured 1.51 ns instead of 2.07 per update on the root of 494k x 136 (one thread).
 
+With hessian-estimated counts (the estimator's default) the count is not needed, and the
+quantised mode packs the gradient and the hessian into one int64 -- 8-byte records, one
+read-modify-write per (row, feature)::
+
+    | w: sum of q_g * 2**32 + q_h | ...       g = w >> 32 (arithmetic), h = w & (2**32 - 1)
+
+with ``|q_g| <= 2**31 / (n_rows + 1)`` and ``0 <= q_h <= 2**32 / (n_rows + 1)``, so that no
+sum carries between the fields (``skltr._gbdt.grower`` picks the scales). The kernels take
+the packed words as ``grad`` and ignore ``hess``. Measured (one thread, 494k rows x 68
+features, ns per update, same run): two words 2.67, one word 1.38.
+
 Building is row-wise: a task walks the node's rows ``rows[start:end]`` (increasing row ids)
 and, for each row, the bytes of its features (``X_binned`` is C order, so they are one
 contiguous run). Threads split the work into ``n_row_chunks x n_feature_blocks`` tasks
@@ -108,7 +119,8 @@ def _accumulate(Xf, n_features, grad, hess, rows, lo, hi, use_rows, f_lo, f_hi, 
                 feature_stride, n_channels):
     # Rows lo:hi (through ``rows`` when use_rows), features f_lo:f_hi, into the flat histogram
     # h. Indices are unsigned: numba then emits no negative-index wraparound fix-up.
-    # n_channels 3: (g, h, count); 2: (g, packed hess and count), see the module docstring.
+    # n_channels 3: (g, h, count); 2: (g, packed hess and count); 1: g and h packed in one
+    # int64 passed as ``grad`` (``hess`` is not read), see the module docstring.
     F = np.uint64(n_features)
     stride = np.uint64(feature_stride)
     ch = np.uint64(n_channels)
@@ -132,7 +144,8 @@ def _accumulate(Xf, n_features, grad, hess, rows, lo, hi, use_rows, f_lo, f_hi, 
         for f in range(f_lo, f_hi):
             idx = off + np.uint64(Xf[base + np.uint64(f)]) * ch
             h[idx] += g
-            h[idx + np.uint64(1)] += hs
+            if n_channels > 1:
+                h[idx + np.uint64(1)] += hs
             if n_channels == 3:
                 h[idx + np.uint64(2)] += 1
             off += stride

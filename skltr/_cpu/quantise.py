@@ -1,9 +1,10 @@
-"""numba kernel of gradient quantisation (``hist_mode="quantised"``), one pass over the rows.
+"""numba kernels of gradient quantisation (``hist_mode="quantised"``), one pass over the rows.
 
-``q_g = rint(g * scale_g)`` (int32) and ``p = (1 << count_shift) + rint(h * scale_h)`` (int64:
-hessian in the low bits, one row count above; see ``skltr._cpu.histogram``). Scales are
-powers of two chosen by the grower so that nothing overflows; ``rint`` rounds half to even,
-like ``numpy.rint``.
+``q_g = rint(g * scale_g)`` and ``q_h = rint(h * scale_h)``, stored either as ``q_g`` (int32)
+and ``p = (1 << count_shift) + q_h`` (int64: hessian in the low bits, one row count above),
+or as one int64 ``q_g * 2**32 + q_h`` (gradient in the high 32 bits, hessian in the low 32;
+see ``skltr._cpu.histogram``). Scales are powers of two chosen by the grower so that no sum
+overflows its field; ``rint`` rounds half to even, like ``numpy.rint``.
 """
 
 import numpy as np
@@ -32,3 +33,18 @@ def quantise_gradients(grad, hess, scale_g, scale_h, count_shift, qg, qh, n_chun
         for i in range(c * per, min((c + 1) * per, n)):
             qg[i] = np.int32(np.rint(np.float64(grad[i]) * scale_g))
             qh[i] = one + np.int64(np.rint(np.float64(hess[i]) * scale_h))
+
+
+@njit(parallel=True, cache=True)
+def quantise_gradients_gh64(grad, hess, scale_g, scale_h, out, n_chunks):
+    """Fill ``out`` (int64) with ``rint(g * scale_g) * 2**32 + rint(h * scale_h)``.
+
+    The scales must keep ``|sum q_g| < 2**31`` and ``0 <= sum q_h < 2**32`` over any set of
+    rows, so that sums of ``out`` never carry from the hessian into the gradient field.
+    """
+    n = grad.shape[0]
+    per = (n + n_chunks - 1) // n_chunks
+    for c in prange(n_chunks):
+        for i in range(c * per, min((c + 1) * per, n)):
+            out[i] = (np.int64(np.rint(np.float64(grad[i]) * scale_g)) * np.int64(4294967296)
+                      + np.int64(np.rint(np.float64(hess[i]) * scale_h)))

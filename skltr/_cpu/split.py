@@ -28,8 +28,20 @@ splits the node's rows exactly as the last of those bins does; the last one is k
 (LightGBM's choice), so that values unseen in the node between the two children's ranges go
 left, as in LightGBM's models.
 
+With hessian counts a bin whose gradient and hessian sums are both zero counts as *empty*
+(LightGBM's histograms hold no row counts, so it cannot tell such a bin from one without
+rows; lambdarank gives every row of a query with equal labels zero gradient and hessian):
+empty bins are skipped, thresholds move up over them (their rows go left with them), the
+missing bin counts as holding missing rows only when it is not empty, and without missing
+rows the "child with more samples" compares estimated counts. With row counts, "empty" means
+"no row of the node".
+
 Sums stay in the histogram's units (float64, or int64 in quantised mode, where right = total
 - left is exact) and are converted to float by ``inv_scale_g``/``inv_scale_h`` only to score.
+Histograms come in three layouts (``_bin`` reads each): 3 channels (float mode), 2 channels
+with the row count packed above the hessian, 1 channel with gradient and hessian in one word
+(no counts; ``hessian_counts`` only, and the returned ``left_count`` is then meaningless --
+the grower takes the partition's).
 """
 
 import numpy as np
@@ -69,13 +81,33 @@ def leaf_value(G, H, reg_lambda, reg_alpha, learning_rate):
 
 
 @njit(cache=True, inline="always")
-def _hess_count(hist, f, b, count_shift):
-    # (hessian sum, count) of bin b: 3 channels, or 2 with the count packed above bit
-    # count_shift of the hessian channel (quantised mode; see skltr._cpu.histogram)
-    if count_shift > 0:
+def _bin(hist, f, b, count_shift, hessian_counts):
+    """``(g, h, c, nonempty)`` of bin b of feature f, in histogram units.
+
+    Layouts (``skltr._cpu.histogram``): 3 channels (g, h, count); 2 channels with the count
+    packed above bit ``count_shift`` of the hessian channel; 1 channel with ``g`` in the high
+    32 bits and ``h`` in the low 32 bits of one int64 (no count: ``c`` is then ``nonempty``).
+    A bin is *nonempty* when it holds rows, or -- with ``hessian_counts``, which sees rows
+    only through their hessians, as LightGBM -- when its gradient or hessian sum is not zero.
+    """
+    n_channels = hist.shape[2]
+    if n_channels == 1:
+        v = np.int64(hist[f, b, 0])
+        g = v >> 32
+        h = v & np.int64(0xFFFFFFFF)
+        nonempty = v != 0
+        return g, h, np.int64(nonempty), nonempty
+    g = hist[f, b, 0]
+    if n_channels == 2:
         v = np.int64(hist[f, b, 1])
-        return v & ((np.int64(1) << count_shift) - 1), v >> count_shift
-    return hist[f, b, 1], np.int64(hist[f, b, 2])
+        h = v & ((np.int64(1) << count_shift) - 1)
+        c = v >> count_shift
+    else:
+        h = hist[f, b, 1]
+        c = np.int64(hist[f, b, 2])
+    if hessian_counts:
+        return g, h, c, (g != 0) | (h != 0)
+    return g, h, c, c > 0
 
 
 @njit(cache=True, inline="always")
@@ -115,8 +147,8 @@ def _scan_feature(hist, f, nb, use, sum_g, sum_h, count, missing_bin, inv_scale_
     best_cl = 0
     if not use or nb <= 1:
         return -np.inf, best_b, best_left, best_gl, best_hl, best_cl
-    mg = hist[f, missing_bin, 0]
-    mh, mc = _hess_count(hist, f, missing_bin, count_shift)
+    hessian_counts = count_factor > 0.0
+    mg, mh, mc, with_missing = _bin(hist, f, missing_bin, count_shift, hessian_counts)
     ag = sum_g - sum_g
     ah = sum_h - sum_h
     ac = 0
@@ -125,21 +157,21 @@ def _scan_feature(hist, f, nb, use, sum_g, sum_h, count, missing_bin, inv_scale_
     me = _bin_count(mh, mc, inv_scale_h, count_factor)
     an = np.int64(0)
     n_all = np.int64(count)
-    if count_factor > 0.0:
+    if hessian_counts:
         n_all = me
         for b in range(nb):
-            hb, cb = _hess_count(hist, f, b, count_shift)
+            g_, hb, cb, _ = _bin(hist, f, b, count_shift, True)
             n_all += _bin_count(hb, cb, inv_scale_h, count_factor)
     # An empty bin b > 0 repeats the candidates of bin b - 1 exactly (same sums, same gains)
     # and the lower bin wins ties: it is skipped. (Bin 0 is not: with missing rows, "missing
     # alone on the left" mirrors the last bin's "missing alone on the right".) Once the
     # right child is below min_n rows, it only shrinks: stop.
-    if mc > 0:
+    if with_missing:
         for b in range(nb):
-            hb, cb = _hess_count(hist, f, b, count_shift)
-            if cb == 0 and b > 0:
+            gb, hb, cb, nonempty = _bin(hist, f, b, count_shift, hessian_counts)
+            if not nonempty and b > 0:
                 continue
-            ag += hist[f, b, 0]
+            ag += gb
             ah += hb
             ac += cb
             an += _bin_count(hb, cb, inv_scale_h, count_factor)
@@ -161,12 +193,13 @@ def _scan_feature(hist, f, nb, use, sum_g, sum_h, count, missing_bin, inv_scale_
                 best, best_b, best_left = gain, b, False
                 best_gl, best_hl, best_cl = ag, ah, ac
     else:
-        # no missing row in the node: missing values follow the bigger child (ties right)
+        # no missing row in the node: missing values follow the child with more rows (ties
+        # right), counted as min_n is (rows, or estimates)
         for b in range(nb - 1):
-            hb, cb = _hess_count(hist, f, b, count_shift)
-            if cb == 0 and b > 0:
+            gb, hb, cb, nonempty = _bin(hist, f, b, count_shift, hessian_counts)
+            if not nonempty and b > 0:
                 continue
-            ag += hist[f, b, 0]
+            ag += gb
             ah += hb
             ac += cb
             an += _bin_count(hb, cb, inv_scale_h, count_factor)
@@ -177,16 +210,21 @@ def _scan_feature(hist, f, nb, use, sum_g, sum_h, count, missing_bin, inv_scale_
                                    inv_scale_h, reg_lambda, reg_alpha, min_child_weight, min_n,
                                    parent)
             if gain > best:
-                best, best_b, best_left = gain, b, ac > count - ac
+                best, best_b, best_left = gain, b, count - cr > cr
                 best_gl, best_hl, best_cl = ag, ah, ac
     if best_b < 0:
         best = -np.inf
     else:
-        # LightGBM's threshold among the equivalent ones: move up over bins without rows in
-        # the node (the right child always holds a non-empty bin or the missing one, so this
-        # stops before turning the split into "every row left").
-        while best_b + 1 < nb and _hess_count(hist, f, best_b + 1, count_shift)[1] == 0:
+        # LightGBM's threshold among the equivalent ones: move up over empty bins (the right
+        # child always holds a nonempty bin or the missing one, so this stops before turning
+        # the split into "every row left"). Their rows, if any (zero gradients and hessians
+        # under hessian counts), go left with them.
+        while best_b + 1 < nb:
+            _, _, c_next, nonempty = _bin(hist, f, best_b + 1, count_shift, hessian_counts)
+            if nonempty:
+                break
             best_b += 1
+            best_cl += c_next
     return best, best_b, best_left, best_gl, best_hl, best_cl
 
 

@@ -25,13 +25,22 @@ Node ids are assigned in creation order (root 0; a split appends its left then i
 child), which is the TreeEnsemble order.
 
 Quantised mode (``hist_mode="quantised"``): each round, gradients are scaled by ``2**kg``
-and hessians by ``2**kh`` (powers of two: the scaling is exact), with ``kg`` the largest
-integer such that ``max|g| * 2**kg <= min(2**30, 2**62 / n_rows)``, and rounded to int32;
-hessians get the bound ``2**(K-1) / n_rows`` and travel as ``(1 << K) + q_h`` in int64, so
-that one histogram channel sums both the hessian (low ``K = 63 - bits(n_rows)`` bits) and
-the row count (high bits). Histograms sum int64 exactly, in any order, on any number of
-threads or workers, and their 16-byte bins build ~25% faster than float mode's 24-byte ones
-(``skltr/_cpu/histogram.py`` has the measurements).
+and hessians by ``2**kh`` (powers of two: the scaling is exact) and rounded to integers.
+Histograms sum int64 exactly, in any order, on any number of threads or workers. Two bin
+layouts:
+
+* one word (``min_samples_leaf_counts="hessian"``, the estimator's default, and at most
+  ``GH64_MAX_ROWS`` rows): ``q_g * 2**32 + q_h`` in one int64, with the scales chosen from
+  the sums of ``|g|`` and ``h`` (:func:`gh64_exponent`) so that no set of rows sums past
+  ``2**31`` (gradients) or ``2**32`` (hessians): no sum carries from one field into the
+  other. No row counts: the split search counts rows from hessians, as LightGBM, and the
+  partition gives children their row counts. 8-byte bins with one read-modify-write per
+  (row, feature): measured 1.9x faster updates than two words (1.38 vs 2.67 ns, one thread,
+  494k x 68 features).
+* two words (otherwise): ``q_g`` as int32 with ``max|g| * 2**kg <= min(2**30, 2**62 /
+  n_rows)``, and ``(1 << K) + q_h`` in int64 with the bound ``2**(K-1) / n_rows``, so that
+  one channel sums both the hessian (low ``K = 63 - bits(n_rows)`` bits) and the row count
+  (high bits); 16-byte bins.
 
 Every node sum (``sum_g``, ``sum_h``) is kept in histogram units (float64, or int64 in
 quantised mode, where a right child's ``parent - left`` is exact); only gains and leaf values
@@ -50,7 +59,7 @@ import numpy as np
 from .._cpu.histogram import build_histogram, build_histogram_serial, subtract_histograms
 from .._cpu.partition import partition_rows, partition_rows_serial
 from .._cpu.predict_binned import add_tree_binned
-from .._cpu.quantise import quantise_gradients
+from .._cpu.quantise import quantise_gradients, quantise_gradients_gh64
 from .._cpu.split import find_best_splits, find_best_splits_serial, leaf_value
 from .._dtypes import (G_H_DTYPE, HIST_DTYPE, LEAF_VALUE_DTYPE, NODE_INDEX_DTYPE,
                        QUANTISED_G_H_DTYPE, QUANTISED_HIST_DTYPE, ROW_INDEX_DTYPE,
@@ -58,7 +67,7 @@ from .._dtypes import (G_H_DTYPE, HIST_DTYPE, LEAF_VALUE_DTYPE, NODE_INDEX_DTYPE
 from ..utils._threads import numba_threads
 from .communicator import LocalCommunicator
 
-__all__ = ["TreeGrower", "GrownTree", "HistogramPool", "quantisation_exponent",
+__all__ = ["TreeGrower", "GrownTree", "HistogramPool", "quantisation_exponent", "gh64_exponent",
            "grown_trees_to_ensemble"]
 
 #: Threshold of a split "every non-missing value left, missing right": above every finite x.
@@ -71,9 +80,14 @@ _ALL_FINITE_LEFT = float(np.finfo(np.float64).max)
 HIST_PARALLEL_MIN_ROWS = 4096
 #: Rows of a node from which it is partitioned in parallel.
 PARTITION_PARALLEL_MIN_ROWS = 65536
-#: Rows of a node from which its split is searched in parallel (empty bins are skipped, so
-#: small nodes scan little).
-SPLIT_PARALLEL_MIN_ROWS = 16384
+#: Rows of a node from which its split is searched in parallel: every node, since a split
+#: search scans all bins of every feature whatever the node's size (measured 9% faster trees
+#: on 494k x 136, 255 leaves, 2 threads, than parallel from 16,384 rows only).
+SPLIT_PARALLEL_MIN_ROWS = 0
+#: Most rows (of the whole tree) for one-word bins (gradient and hessian in one int64, see
+#: the module docstring): they quantise gradients to ``2**31 / n_rows`` steps, at least 10
+#: bits here; larger trees use two-word bins.
+GH64_MAX_ROWS = 2**21
 #: Unused bins after each feature's histogram. With 256 bins of 24 bytes a feature spans
 #: 6144 bytes, so the same bin of every feature falls in 2 of the 64 L1 cache sets (4 KiB
 #: period); 3 more bins shift each feature by 72 bytes and spread them over all sets
@@ -110,6 +124,26 @@ def quantisation_exponent(max_abs: float, n_rows: int, total_bits: int = 62) -> 
     while max_abs * 2.0 ** (k + 1) <= limit:
         k += 1
     return k
+
+
+def gh64_exponent(total_abs: float, n_rows: int, bits: int) -> int:
+    """Largest ``k`` such that ``sum |rint(v * 2**k)| < 2**bits`` for values of ``sum |v| <=
+    total_abs`` over ``n_rows`` rows: ``total_abs * 2**k + n_rows / 2 < 2**bits``; 0 if no sum.
+
+    The one-word bins' scale: bounding the sum of magnitudes instead of ``n_rows * max|v|``
+    keeps 3-6 more bits of lambdarank's heavy-tailed gradients (measured on letor_small and
+    ``make_ranking``). A 1e-6 relative margin covers the float64 rounding of ``total_abs``.
+    """
+    room = 2.0 ** bits - 1.0 - 0.5 * n_rows
+    if not total_abs > 0.0 or room <= 0.0:
+        return 0
+    bound = total_abs * (1.0 + 1e-6)
+    k = math.floor(math.log2(room / bound))
+    while bound * 2.0 ** k > room:  # guard log2 rounding
+        k -= 1
+    while bound * 2.0 ** (k + 1) <= room:
+        k += 1
+    return min(k, 1000)
 
 
 class HistogramPool:
@@ -394,14 +428,30 @@ class TreeGrower:
     def _prepare_gradients(self, n_rows):
         """Gradients in histogram units, the factors back to gradient units, count_shift.
 
-        Quantised mode: ``q_g`` int32; the hessian channel holds ``(1 << K) + q_h`` (int64),
-        so that summing it counts rows in the bits above ``K = 63 - bits(n_rows)``.
+        Quantised mode, two words: ``q_g`` int32; the hessian channel holds ``(1 << K) +
+        q_h`` (int64), so that summing it counts rows in the bits above ``K = 63 -
+        bits(n_rows)``. One word: ``q_g * 2**32 + q_h`` (int64), passed as both arrays.
         """
         self.count_shift = 0
         if self.hist_mode == "float":
             self.scale_g_exp = self.scale_h_exp = 0
             return self.grad, self.hess, 1.0, 1.0
         sel = slice(None) if self.rows is None else self.rows
+        if self._channels == 1:
+            local = np.array([np.sum(np.abs(self.grad[sel]), dtype=np.float64),
+                              np.sum(self.hess[sel], dtype=np.float64),
+                              -np.min(self.hess[sel], initial=0.0)], dtype=np.float64)
+            g_abs, h_sum = self.communicator.allreduce_sum(local[:2])
+            if self.communicator.allreduce_max(local[2:])[0] > 0:
+                raise ValueError("hist_mode='quantised' needs hessians >= 0; use "
+                                 "hist_mode='float'.")
+            kg = gh64_exponent(float(g_abs), n_rows, 31)
+            kh = gh64_exponent(float(h_sum), n_rows, 32)
+            self.scale_g_exp, self.scale_h_exp = kg, kh
+            gh = np.empty(self.grad.size, np.int64)
+            quantise_gradients_gh64(self.grad, self.hess, 2.0 ** kg, 2.0 ** kh, gh,
+                                    self._n_threads)
+            return gh, gh, 2.0 ** -kg, 2.0 ** -kh
         local = np.array([np.max(np.abs(self.grad[sel]), initial=0.0),
                           np.max(self.hess[sel], initial=0.0),
                           -np.min(self.hess[sel], initial=0.0)], dtype=np.float64)
@@ -431,9 +481,15 @@ class TreeGrower:
         n, n_features = X.shape
         local_rows = n if self.rows is None else self.rows.size
         n_rows = int(self.communicator.allreduce_sum(np.array([local_rows], np.int64))[0])
+        if self.hist_mode == "float":
+            self._channels = 3
+        elif self.min_samples_leaf_counts == "hessian" and n_rows <= GH64_MAX_ROWS:
+            self._channels = 1
+        else:
+            self._channels = 2
         g, h, self._inv_g, self._inv_h = self._prepare_gradients(n_rows)
         hist_dtype = HIST_DTYPE if self.hist_mode == "float" else QUANTISED_HIST_DTYPE
-        n_channels = 3 if self.hist_mode == "float" else 2
+        n_channels = self._channels
         shape = (n_features, self.missing_bin + 1 + HIST_PAD_BINS, n_channels)
         self._tasks = histogram_tasks(self._n_threads, n_features)
         if self.pool is None or not self.pool.matches(shape, hist_dtype, self._tasks[0]):
@@ -449,6 +505,8 @@ class TreeGrower:
             self._buf = np.sort(self.rows)  # increasing rows: forward memory scans
             sums = np.array([g[self.rows].sum(dtype=hist_dtype),
                              h[self.rows].sum(dtype=hist_dtype)])
+        if self._channels == 1:  # one word: gradient sum above bit 32, hessian sum below
+            sums = np.array([sums[0] >> 32, sums[0] & 0xFFFFFFFF], dtype=np.int64)
         if self.count_shift:
             sums[1] -= np.int64(local_rows) << self.count_shift  # unpack: hessians only
         self._tmp = np.empty_like(self._buf)
@@ -513,6 +571,8 @@ class TreeGrower:
             n_left_local = partition_rows_serial(col, self._buf, node.start, node.end, b,
                                                  default_left, self.missing_bin, self._tmp)
         mid = node.start + n_left_local
+        if self._channels == 1:  # one-word bins hold no row counts: the partition's count
+            cl = int(self.communicator.allreduce_sum(np.array([n_left_local], np.int64))[0])
         left = _Node(node.start, mid, gl, hl, cl, node.depth + 1)
         right = _Node(mid, node.end, node.sum_g - gl, node.sum_h - hl, node.count - cl,
                       node.depth + 1)

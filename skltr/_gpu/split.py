@@ -14,7 +14,8 @@ multiply-adds, so gains are bit-equal): the same candidates, constraints
 (``min_samples_leaf``, ``min_child_weight``, ``min_split_gain``), the more-samples rule
 for nodes without missing rows, and the same tie-breaking -- among equal gains the lowest
 (feature, bin, missing left before right) wins; empty bins are skipped as on the CPU (their
-candidates repeat the previous bin's exactly). ``min_samples_leaf`` is checked on rows or,
+candidates repeat the previous bin's exactly; with ``hessian_counts`` a bin is empty when
+its gradient and hessian sums are zero, as the CPU's ``_bin``). ``min_samples_leaf`` is checked on rows or,
 with ``hessian_counts``, on LightGBM's estimates (each bin counts
 ``int64(h_bin * inv_h * count_factor + 0.5)`` rows, ``count_factor = node rows / node
 hessian``, in the CPU's double operations and order; the estimates are prefix-summed in the
@@ -84,6 +85,9 @@ extern "C" __global__ void find_best_splits(
         const i64* hf = base_hist + (i64)f * n_bins_total * 2;
         const i64 mg = hf[missing_bin * 2], mv = hf[missing_bin * 2 + 1];
         const i64 mh = mv & hmask, mc = mv >> count_shift;
+        // nonempty: holds rows, or (hessian counts -- cf > 0 -- which see rows through their
+        // hessians as LightGBM does) has a non-zero gradient or hessian sum; the CPU's _bin
+        const bool with_missing = cf > 0.0 ? (mg != 0 || mh != 0) : mc > 0;
         // counts checked against min_n: n_all for the node, an for the left part (rows, or
         // estimates summed per bin); a child's count is n_all - (its complement's)
         const i64 me = bin_count(mh, mc, inv_h, cf);
@@ -123,10 +127,11 @@ extern "C" __global__ void find_best_splits(
             cc += __shfl_sync(0xffffffffu, sc, 31);
             ce += __shfl_sync(0xffffffffu, se, 31);
             // (estimates are >= 0, so n_all - an only shrinks: the CPU's break)
-            if (b >= nb || (vc == 0 && b > 0) || n_all - an < min_n) continue;
+            const bool nonempty = cf > 0.0 ? (vg != 0 || vh != 0) : vc > 0;
+            if (b >= nb || (!nonempty && b > 0) || n_all - an < min_n) continue;
             for (int d = 0; d < 2; ++d) {
                 i64 gl, hl, cl, cr; int left;
-                if (mc > 0) {
+                if (with_missing) {
                     if (d == 0) {
                         if (b == nb - 1) continue;
                         gl = ag + mg; hl = ah + mh; cl = ac + mc; cr = n_all - an - me;
@@ -135,7 +140,7 @@ extern "C" __global__ void find_best_splits(
                 } else {
                     if (d == 0 || b == nb - 1) continue;
                     gl = ag; hl = ah; cl = ac; cr = n_all - an;
-                    left = cl > count - cl;
+                    left = count - cr > cr;      // more rows, counted as min_n is
                 }
                 // child counts checked: rows, or (estimates) right = n_all - left part's
                 // estimate and left = node rows - right, as the CPU
@@ -188,18 +193,29 @@ extern "C" __global__ void find_best_splits(
     __syncthreads();
     const int bw = s_feat[0];
     if (bw >= 0 && warp == bw) {
-        // LightGBM's threshold among the equivalent ones (as the CPU): move up over the bins
-        // after the winner that hold no row of the node (w_* are uniform across the warp)
+        // LightGBM's threshold among the equivalent ones (as the CPU): move up over the empty
+        // bins after the winner (w_* are uniform across the warp); their rows, if any (zero
+        // gradients and hessians under hessian counts), go left with them
         const int nbw = n_bins[w_feat];
         const i64* hf = base_hist + (i64)w_feat * n_bins_total * 2;
-        int first = nbw;  // first occupied bin above w_bin, or nb
+        int first = nbw;  // first nonempty bin above w_bin, or nb
         for (int b0 = w_bin + 1; b0 < nbw; b0 += 32) {
             const int b = b0 + lane;
-            const bool occupied = b < nbw && (hf[b * 2 + 1] >> count_shift) != 0;
+            bool occupied = false;
+            if (b < nbw) {
+                const i64 v = hf[b * 2 + 1];
+                occupied = cf > 0.0 ? (hf[b * 2] != 0 || (v & hmask) != 0)
+                                          : (v >> count_shift) != 0;
+            }
             const unsigned m = __ballot_sync(0xffffffffu, occupied);
             if (m) { first = b0 + __ffs(m) - 1; break; }
         }
+        i64 moved = 0;
+        for (int b = w_bin + 1 + lane; b < first; b += 32) moved += hf[b * 2 + 1] >> count_shift;
+        #pragma unroll
+        for (int o = 16; o > 0; o >>= 1) moved += __shfl_xor_sync(0xffffffffu, moved, o);
         w_bin = first - 1;
+        w_cl += moved;
     }
     i64* o = out + (i64)t * 8;
     if (bw < 0) {

@@ -77,7 +77,7 @@ _ALL_FINITE_LEFT = float(np.finfo(np.float64).max)
 # on an idle machine but milliseconds on a busy one (OpenMP threads wait for a time slice),
 # more than the parallel work saves on small nodes.
 #: Rows of a node from which its histogram is built in parallel.
-HIST_PARALLEL_MIN_ROWS = 4096
+HIST_PARALLEL_MIN_ROWS = 512
 #: Rows of a node from which it is partitioned in parallel.
 PARTITION_PARALLEL_MIN_ROWS = 65536
 #: Rows of a node from which its split is searched in parallel: every node, since a split

@@ -12,7 +12,8 @@ with the per-round state on the GPU::
                     add_tree_binned for every row when the tree saw a query subsample
                     eval scores  += add_tree_binned(eval rows)
     host: eval NDCG from a copy of the eval scores (n_eval float64 per round); trees ->
-          one TreeEnsemble (host NumPy: pickles and predicts without a GPU)
+          one TreeEnsemble (host NumPy: pickles and predicts without a GPU). The history,
+          early stopping and assembly are the CPU loop's own (``skltr._gbdt.boosting._Rounds``).
 
 Only ``growth="depthwise"`` and the objectives ``lambdarank``, ``rank_pairwise`` and
 ``regression`` run here; the others raise ``NotImplementedError`` with the fix.
@@ -26,7 +27,7 @@ import cupy
 import numpy as np
 
 from .._dtypes import G_H_DTYPE
-from .._gbdt.boosting import (_STREAM_BINNING, BoostingResult, NDCGEvaluator, _assemble,
+from .._gbdt.boosting import (_STREAM_BINNING, BoostingResult, NDCGEvaluator, _Rounds,
                               _feature_subsample, _query_subsample_rows, _rng)
 from .binning import fit_bin_mapper
 from .grower import DeviceBinned, GPUTreeGrower
@@ -99,15 +100,13 @@ def _boost(X, y, group_ptr, sample_weight, *, objective, objective_name, n_estim
     eval_scores = [cupy.full(e.y.shape[0], init, dtype=cupy.float64) for e, _ in evals]
     evaluators = [NDCGEvaluator(e.y, e.group_ptr, eval_at, gain=gain,
                                 sample_weight=e.sample_weight) for e, _ in evals]
-    history = {e.name: {name: [] for name in ev.names} for (e, _), ev in zip(evals, evaluators)}
-    trees, gains, counts = [], [], []
-    best_score, best_round = -np.inf, -1
     rounds = range(n_estimators)
     bar = None
     if verbose > 0:
         from tqdm.auto import tqdm  # noqa: PLC0415
 
         rounds = bar = tqdm(rounds, desc="boosting (cuda)", leave=False)
+    log = _Rounds(n_features, [e.name for e, _ in evals], evaluators, n_iter_no_change, bar)
     try:
         for it in rounds:
             with stage("gradients"):
@@ -122,43 +121,21 @@ def _boost(X, y, group_ptr, sample_weight, *, objective, objective_name, n_estim
                 else:
                     dev_tree = DeviceTree(tree)
                     add_tree_binned(data.X_bytes, dev_tree, scores)
-            trees.append(tree)
-            internal = tree.left >= 0
-            split_features = tree.feature[internal]
-            gains.append(np.bincount(split_features, weights=tree.gain[internal],
-                                     minlength=n_features))
-            counts.append(np.bincount(split_features, minlength=n_features))
+            log.add_tree(tree)
             if not evals:
                 continue
             dev_tree = dev_tree or DeviceTree(tree)
-            for (e, Xb), ev, s in zip(evals, evaluators, eval_scores):
+            values = []
+            for (_, Xb), ev, s in zip(evals, evaluators, eval_scores):
                 with stage("eval"):
                     add_tree_binned(Xb, dev_tree, s)
-                for name, value in zip(ev.names, ev(s.get())):
-                    history[e.name][name].append(value)
-            monitored = history[evals[0][0].name][evaluators[0].names[0]][-1]
-            if bar is not None:
-                bar.set_postfix({f"{evals[0][0].name} {evaluators[0].names[0]}":
-                                 f"{monitored:.5f}"}, refresh=False)
-            if monitored > best_score:
-                best_score, best_round = monitored, it
-            elif n_iter_no_change is not None and it - best_round >= n_iter_no_change:
+                values.append(ev(s.get()))
+            if log.record(it, values):
                 break
     finally:
         if bar is not None:
             bar.close()
     cupy.cuda.get_current_stream().synchronize()
-    n_run = len(trees)
-    early = n_iter_no_change is not None and bool(evals)
-    n_keep = best_round + 1 if early and best_round >= 0 else n_run
     boosting_s = time.perf_counter() - t0 - binning_s
-    ensemble = _assemble(trees[:n_keep], mapper, init, feature_names=feature_names,
-                         objective_name=objective_name)
-    return BoostingResult(
-        ensemble=ensemble, evals_result=history,
-        best_iteration=n_keep if early else None, n_rounds_run=n_run,
-        split_gain=np.sum(gains[:n_keep], axis=0) if n_keep else np.zeros(n_features),
-        split_count=(np.sum(counts[:n_keep], axis=0) if n_keep
-                     else np.zeros(n_features, dtype=np.int64)).astype(np.int64),
-        bin_mapper=mapper, timings={"binning_s": binning_s, "boosting_s": boosting_s},
-    )
+    return log.result(mapper, init, feature_names=feature_names, objective_name=objective_name,
+                      timings={"binning_s": binning_s, "boosting_s": boosting_s})

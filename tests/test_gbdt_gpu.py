@@ -103,7 +103,54 @@ def test_map_to_bins_matches_cpu(n_features):
     np.testing.assert_array_equal(got2, got)
 
 
-def test_parallel_bin_mapper_fit_equals_host_bin_mapper():
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_map_to_bins_reads_float32_as_it_is(dtype):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(2000, 6)).astype(dtype)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    mapper = BinMapper(max_bins=255, random_state=0).fit(X)
+    expected = np.empty(X.shape, np.uint8)
+    cpu_map_to_bins(X, mapper.cut_ptr, mapper.cut_values, mapper.missing_bin, expected)
+    for src in (X, cupy.asarray(X)):
+        got = map_to_bins(src, mapper.cut_ptr, mapper.cut_values, mapper.missing_bin).get()
+        np.testing.assert_array_equal(got[:, :6], expected)
+
+
+def _awkward_columns(rng, n, dtype):
+    """Columns with NaN (both signs), +-inf, +-0.0, heavy ties and a constant."""
+    X = rng.normal(size=(n, 7))
+    X[:, 2] = np.round(X[:, 2])  # few distinct values: midpoint cuts
+    X[:, 3] = rng.integers(0, 4, n)  # heavy ties, and -0.0 mixed with +0.0:
+    X[(X[:, 3] == 0) & (rng.random(n) < 0.5), 3] = -0.0
+    X[:, 4] = 2.5  # constant
+    X[:, 5] = np.nan  # all missing
+    X[rng.random(X.shape) < 0.05] = np.nan
+    X[rng.random(n) < 0.01, 0] = np.inf
+    X[rng.random(n) < 0.01, 0] = -np.inf
+    X = X.astype(dtype)
+    neg_nan = np.copysign(np.array(np.nan, dtype), -1)  # a NaN with its sign bit set
+    X[rng.random(n) < 0.02, 1] = neg_nan
+    return X
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_sorted_sample_columns_equal_numpy_sort(dtype):
+    from skltr._gpu.binning import sorted_sample_columns
+
+    rng = np.random.default_rng(9)
+    X = _awkward_columns(rng, 20_000, dtype)
+    rows = np.sort(rng.choice(X.shape[0], 5000, replace=False))
+    ref = np.sort(np.ascontiguousarray(X[rows].T), axis=1)
+    for src in (X, cupy.asarray(X)):  # host gather, device gather
+        got = sorted_sample_columns(src, rows).get()
+        assert got.dtype == dtype
+        np.testing.assert_array_equal(got, ref)  # NaN in the same (last) places
+    np.testing.assert_array_equal(sorted_sample_columns(X).get(),
+                                  np.sort(np.ascontiguousarray(X.T), axis=1))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_parallel_bin_mapper_fit_equals_host_bin_mapper(dtype):
     from skltr._gpu.binning import fit_bin_mapper
 
     rng = np.random.default_rng(1)
@@ -111,13 +158,32 @@ def test_parallel_bin_mapper_fit_equals_host_bin_mapper():
         X = rng.normal(size=shape)  # 250,000 rows: the 200,000-row sample path
         X[:, 2] = np.round(X[:, 2])  # few distinct values: midpoint cuts
         X[rng.random(X.shape) < 0.05] = np.nan
+        X = X.astype(dtype)
         ref = BinMapper(max_bins=max_bins, random_state=4).fit(X)
-        got = fit_bin_mapper(X, max_bins, 4)
+        for src in (X, cupy.asarray(X)):  # sample gathered on the host / on the device
+            got = fit_bin_mapper(src, max_bins, 4)
+            np.testing.assert_array_equal(got.cut_ptr, ref.cut_ptr)
+            np.testing.assert_array_equal(got.cut_values, ref.cut_values)
+            np.testing.assert_array_equal(got.n_bins, ref.n_bins)
+            d = DeviceBinned.from_mapper(src, got)
+            np.testing.assert_array_equal(d.has_missing, ref.has_missing)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_bin_mapper_cuts_equal_on_awkward_values(dtype):
+    from skltr._gpu.binning import fit_bin_mapper
+
+    rng = np.random.default_rng(2)
+    X = _awkward_columns(rng, 230_000, dtype)
+    for max_bins in (255, 3):
+        ref = BinMapper(max_bins=max_bins, random_state=7).fit(X)
+        got = fit_bin_mapper(cupy.asarray(X), max_bins, 7)
         np.testing.assert_array_equal(got.cut_ptr, ref.cut_ptr)
         np.testing.assert_array_equal(got.cut_values, ref.cut_values)
-        np.testing.assert_array_equal(got.n_bins, ref.n_bins)
-        d = DeviceBinned.from_mapper(X, got)
-        np.testing.assert_array_equal(d.has_missing, ref.has_missing)
+        expected = ref.transform(X)
+        codes = map_to_bins(cupy.asarray(X), got.cut_ptr, got.cut_values,
+                            got.missing_bin).get()
+        np.testing.assert_array_equal(codes[:, :X.shape[1]], expected)
 
 
 # ---------------------------------------------------------------------------- histogram
@@ -561,6 +627,31 @@ def test_gpu_fit_is_deterministic_pickles_and_predicts_on_cpu():
     for v in vars(clone).values():
         assert not isinstance(v, cupy.ndarray)
     np.testing.assert_array_equal(clone.predict(Xte), a.predict(Xte))
+
+
+def test_float32_X_gives_the_same_gpu_model_as_float64():
+    # float32 X is uploaded and binned as float32 (a float32 value widened to double compares
+    # with a float64 cut exactly): same cuts, same bins, same trees as its float64 widening
+    X, y, qid = _data(5, n_queries=300)  # NaN included
+    X32 = X.astype(np.float32)
+    params = dict(n_estimators=15, max_depth=5, growth="depthwise", min_samples_leaf=5,
+                  early_stopping=False, random_state=0, device="cuda")
+    a = GPUHistGBDTRanker(**params).fit(X32, y, qid=qid)
+    b = GPUHistGBDTRanker(**params).fit(X32.astype(np.float64), y, qid=qid)
+    assert a.to_tree_ensemble().equals(b.to_tree_ensemble())
+    np.testing.assert_array_equal(a.predict(X32), b.predict(X32.astype(np.float64)))
+    assert a.to_tree_ensemble().n_trees == 15
+
+
+def test_streamed_binning_gives_the_same_model_as_resident_X():
+    # X too large for the GPU (forced): sample gathered on the host, X binned in chunks
+    X, y, qid = _data(6, n_queries=300)
+    params = dict(n_estimators=8, max_depth=5, growth="depthwise", min_samples_leaf=5,
+                  random_state=0, device="cuda")  # early stopping: a validation split too
+    a = GPUHistGBDTRanker(**params).fit(X, y, qid=qid)
+    with _config.override(BIN_RESIDENT_FRACTION=0.0, BIN_CHUNK_ROWS=1000):
+        b = GPUHistGBDTRanker(**params).fit(X, y, qid=qid)
+    assert a.to_tree_ensemble().equals(b.to_tree_ensemble())
 
 
 def test_gpu_fit_accepts_cupy_inputs_and_eval_sets():

@@ -3,8 +3,8 @@
 Same data and parameters as ``train_gpu.py`` (make_ranking float32, ~1M training rows x 136,
 depth 8). After a warm-up fit, each step of a fit's set-up is run on its own and timed with a
 device synchronisation before every clock read (median of ``--repeat``): input validation,
-the upload of X, the cut sample (host rule vs device gather + sort), the copy of the sorted
-sample back and the cut rule, the binning launches (device-resident X vs host chunks), the
+the upload of X, the cut sample (host rule vs device gather + sort), the cut rule (sorted
+sample copied back to the host's find_cuts vs column_cuts on the GPU), the binning launches (device-resident X vs host chunks), the
 objective and grower set-up, and the assembly of the final TreeEnsemble. Then whole fits
 (``fit`` wall time vs ``timings_``) and, with ``--cprofile``, a cProfile of one fit.
 
@@ -83,8 +83,10 @@ def main():
         return out
 
     model = _skltr("cuda", args.trees, bins, threads)
-    data = step("validation (check_ranking_fit_data)", lambda: check_ranking_fit_data(
+    step("validation, host search for +-inf (CPU fit)", lambda: check_ranking_fit_data(
         model, X, y, qid, dtype=[np.float64, np.float32]))
+    data = step("validation, +-inf left to the GPU (GPU fit)", lambda: check_ranking_fit_data(
+        model, X, y, qid, dtype=[np.float64, np.float32], allow_inf=True))
     seed = int(_rng(0, _STREAM_BINNING).integers(2**31 - 1))
     mapper = BinMapper(max_bins=bins, random_state=seed, n_threads=threads)
     rows = step("sample rows (host rng)", lambda: mapper._sample_rows(X.shape[0]))
@@ -100,9 +102,14 @@ def main():
     # the device path
     X_dev = step("device: upload X (to_device)", lambda: gb.to_device(X))
     srt_dev = step("device: gather + sort sample", lambda: gb.sorted_sample_columns(X_dev, rows))
-    srt_host = step("device: sorted sample to host", lambda: srt_dev.get())
+    srt_host = step("device: sorted sample to host (old route)", lambda: srt_dev.get())
     assert np.array_equal(srt_host, srt, equal_nan=True)
-    step("device: find_cuts (host)", lambda: mapper._set_cuts(srt_host))
+    step("device: find_cuts on the host (old route)", lambda: mapper._set_cuts(srt_host))
+    ref = (mapper.cut_ptr.copy(), mapper.cut_values.copy())
+    cuts = step("device: column_cuts (GPU cut rule, cuts to host)",
+                lambda: gb.column_cuts(srt_dev, bins, mapper._quantiles()))
+    mapper._store_cuts(*cuts)
+    assert np.array_equal(mapper.cut_ptr, ref[0]) and np.array_equal(mapper.cut_values, ref[1])
     step("device: map_to_bins (resident X)", lambda: gb.map_to_bins(
         X_dev, mapper.cut_ptr, mapper.cut_values, mapper.missing_bin))
     step("device: whole fit_bin_mapper (resident X)",

@@ -75,24 +75,31 @@ TRUNCATION = 30
 DOCS = 120
 
 
-def _skltr(device, trees, bins, threads):
+#: skltr engines: name -> (device, min_samples_leaf). "skltr-gpu-leaf1" is the GPU fit with
+#: XGBoost's rows-per-leaf rule (none: min_samples_leaf=1; the hessian minimum is matched in
+#: every engine); the main rows keep LightGBM's min_data_in_leaf=20.
+SKLTR_ENGINES = {"skltr-gpu": ("cuda", MIN_LEAF), "skltr-cpu": ("cpu", MIN_LEAF),
+                 "skltr-gpu-leaf1": ("cuda", 1)}
+
+
+def _skltr(device, trees, bins, threads, min_leaf=MIN_LEAF):
     from skltr import GPUHistGBDTRanker
 
     return GPUHistGBDTRanker(n_estimators=trees, learning_rate=LEARNING_RATE, max_depth=DEPTH,
-                             max_leaves=None, growth="depthwise", min_samples_leaf=MIN_LEAF,
+                             max_leaves=None, growth="depthwise", min_samples_leaf=min_leaf,
                              min_child_weight=MIN_HESS, max_bins=bins,
                              lambdarank_truncation_level=TRUNCATION, early_stopping=False,
                              device=device, n_jobs=threads, random_state=0)
 
 
-def fit_skltr(device, X, y, qid, trees, bins, threads):
+def fit_skltr(device, X, y, qid, trees, bins, threads, min_leaf=MIN_LEAF):
     pool = None
     if device != "cpu":
         import cupy
 
         pool = cupy.get_default_memory_pool()
         pool.free_all_blocks()
-    model = _skltr(device, trees, bins, threads)
+    model = _skltr(device, trees, bins, threads, min_leaf)
     t = time.perf_counter()
     model.fit(X, y, qid=qid)  # returns after the last tree is on the host: synchronised
     fit_s = time.perf_counter() - t
@@ -144,10 +151,9 @@ def fit_lightgbm(X, y, qid, trees, bins, threads):
 
 
 def run(engine, X, y, qid, trees, bins, threads):
-    if engine == "skltr-gpu":
-        return fit_skltr("cuda", X, y, qid, trees, bins, threads)
-    if engine == "skltr-cpu":
-        return fit_skltr("cpu", X, y, qid, trees, bins, threads)
+    if engine in SKLTR_ENGINES:
+        device, min_leaf = SKLTR_ENGINES[engine]
+        return fit_skltr(device, X, y, qid, trees, bins, threads, min_leaf)
     if engine == "xgboost-gpu":
         return fit_xgboost(X, y, qid, trees, bins, threads)
     return fit_lightgbm(X, y, qid, trees, bins, threads)
@@ -176,7 +182,8 @@ def main():
     parser.add_argument("--bins", type=int, nargs="+", default=[255, 63])
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--engines", nargs="+",
-                        default=["skltr-gpu", "xgboost-gpu", "lightgbm-cpu", "skltr-cpu"])
+                        default=["skltr-gpu", "xgboost-gpu", "lightgbm-cpu", "skltr-cpu"],
+                        choices=list(SKLTR_ENGINES) + ["xgboost-gpu", "lightgbm-cpu"])
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--profile-rounds", type=int, default=30)
     parser.add_argument("--profile-configs", nargs="*", default=[],
@@ -206,7 +213,8 @@ def main():
     n_warm = int(np.searchsorted(qid, qid[min(2000 * DOCS, len(qid) - 1)]))
 
     raw, rows = {}, []
-    params = {"rows": int(len(y)), "test_rows": int(len(yt)), "features": 136,
+    params = {"skltr_commit": os.environ.get("SKLTR_COMMIT"),
+              "rows": int(len(y)), "test_rows": int(len(yt)), "features": 136,
               "docs_per_query": DOCS, "trees": args.trees, "max_depth": DEPTH,
               "bins": args.bins, "learning_rate": LEARNING_RATE, "min_samples_leaf": MIN_LEAF,
               "threads": args.threads, "truncation_level": TRUNCATION, "raw": raw}
@@ -214,20 +222,22 @@ def main():
     def record():
         rows.clear()
         for bins in args.bins:
-            ours = raw.get(f"skltr-gpu/{bins}")
-            if ours is None:
-                continue
-            case = f"{len(y)} rows, {bins} bins"
-            for peer in (e for e in args.engines if e != "skltr-gpu"):
-                theirs = raw.get(f"{peer}/{bins}")
-                if theirs is None:
+            for mine in ("skltr-gpu", "skltr-gpu-leaf1"):
+                ours = raw.get(f"{mine}/{bins}")
+                if ours is None:
                     continue
-                rows.extend([
-                    row(case, "fit", ours["fit_s"], theirs["fit_s"], peer, "s"),
-                    row(case, "per round", ours["rounds_s"] / args.trees,
-                        theirs["rounds_s"] / args.trees, peer, "s"),
-                    row(case, "test NDCG@10", ours["ndcg@10"], theirs["ndcg@10"], peer,
-                        "ndcg")])
+                case = f"{len(y)} rows, {bins} bins" + (
+                    ", min_samples_leaf=1" if mine == "skltr-gpu-leaf1" else "")
+                for peer in (e for e in args.engines if not e.startswith("skltr-gpu")):
+                    theirs = raw.get(f"{peer}/{bins}")
+                    if theirs is None:
+                        continue
+                    rows.extend([
+                        row(case, "fit", ours["fit_s"], theirs["fit_s"], peer, "s"),
+                        row(case, "per round", ours["rounds_s"] / args.trees,
+                            theirs["rounds_s"] / args.trees, peer, "s"),
+                        row(case, "test NDCG@10", ours["ndcg@10"], theirs["ndcg@10"], peer,
+                            "ndcg")])
         return write_result("train_gpu", rows, params=params,
                             packages=("cupy-cuda13x", "xgboost-cu12", "lightgbm"),
                             out_dir=args.out)

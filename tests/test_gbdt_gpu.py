@@ -107,8 +107,12 @@ def test_map_to_bins_matches_cpu(n_features):
 def test_map_to_bins_reads_float32_as_it_is(dtype):
     rng = np.random.default_rng(3)
     X = rng.normal(size=(2000, 6)).astype(dtype)
+    # subnormals (CuPy compiles with -ftz=true: a plain float -> double conversion would
+    # flush them to 0 and put them in 0's bin)
+    X[:, 5] = rng.integers(-3, 4, 2000) * np.finfo(dtype).smallest_subnormal
     X[rng.random(X.shape) < 0.1] = np.nan
     mapper = BinMapper(max_bins=255, random_state=0).fit(X)
+    assert mapper.n_bins[5] == 7
     expected = np.empty(X.shape, np.uint8)
     cpu_map_to_bins(X, mapper.cut_ptr, mapper.cut_values, mapper.missing_bin, expected)
     for src in (X, cupy.asarray(X)):
@@ -147,6 +151,52 @@ def test_sorted_sample_columns_equal_numpy_sort(dtype):
         np.testing.assert_array_equal(got, ref)  # NaN in the same (last) places
     np.testing.assert_array_equal(sorted_sample_columns(X).get(),
                                   np.sort(np.ascontiguousarray(X.T), axis=1))
+
+
+def _sorted_columns(rng, m, dtype):
+    """Sorted columns of every kind the cut rule branches on (distinct counts around
+    max_bins, ties, +-inf at both ends, NaN, -0.0/+0.0, tiny and huge magnitudes)."""
+    cols = []
+    for distinct in (1, 2, 3, 14, 15, 16, 62, 63, 64, 254, 255, 256, 1000):
+        scale = rng.choice([1.0, 0.1, 1e-30, 1e30, float(np.finfo(dtype).smallest_subnormal)])
+        cols.append(rng.integers(0, distinct, m) * scale)
+    cols.append(rng.normal(size=m))
+    cols.append(rng.standard_cauchy(m))
+    cols.append(np.where(rng.random(m) < 0.5, -0.0, 0.0))
+    cols.append(np.where(rng.random(m) < 0.5, -0.0, rng.integers(0, 3, m).astype(float)))
+    cols.append(np.full(m, np.nan))
+    cols.append(np.full(m, -np.inf))
+    cols.append(np.full(m, np.inf))
+    out = np.stack(cols).astype(dtype)
+    for c in out:
+        k = rng.integers(0, 4, size=3)
+        c[:k[0]] = -np.inf
+        c[m - k[1] - k[2]:m - k[2]] = np.inf
+        c[m - k[2]:] = np.nan
+    for c in out:  # np.sort's order, -0.0 next to +0.0 as it happens
+        c[:] = np.sort(c)
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("m", [1, 2, 3, 7, 300, 5000])
+def test_column_cuts_equal_find_cuts_bit_for_bit(dtype, m):
+    from skltr._cpu.binning import find_cuts
+    from skltr._gpu.binning import column_cuts
+
+    rng = np.random.default_rng(m)
+    cols = _sorted_columns(rng, m, dtype)
+    for max_bins in (2, 3, 15, 63, 255):
+        q = BinMapper(max_bins=max_bins)._quantiles()
+        ref = np.empty((cols.shape[0], max_bins - 1))
+        n_ref = np.zeros(cols.shape[0], np.int64)
+        find_cuts(cols, max_bins, q, ref, n_ref)
+        got, n_got = column_cuts(cupy.asarray(cols), max_bins, q)
+        np.testing.assert_array_equal(n_got, n_ref, err_msg=f"max_bins={max_bins}")
+        for f in range(cols.shape[0]):
+            k = n_ref[f]
+            np.testing.assert_array_equal(got[f, :k].view(np.int64), ref[f, :k].view(np.int64),
+                                          err_msg=f"max_bins={max_bins} column {f}")
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -652,6 +702,59 @@ def test_streamed_binning_gives_the_same_model_as_resident_X():
     with _config.override(BIN_RESIDENT_FRACTION=0.0, BIN_CHUNK_ROWS=1000):
         b = GPUHistGBDTRanker(**params).fit(X, y, qid=qid)
     assert a.to_tree_ensemble().equals(b.to_tree_ensemble())
+
+
+@pytest.mark.parametrize("where", ["train", "validation split", "eval_set"])
+def test_gpu_fit_refuses_inf_found_by_the_binning_kernels(where):
+    # on the GPU the estimator skips its host search for +-inf (boost(reject_inf=True)):
+    # the binning kernels must find it in the training rows, the held-out queries and eval sets
+    from skltr._gbdt.boosting import split_queries
+
+    X, y, qid = _data(7, n_queries=300)  # 12,000 rows: "auto" early stopping holds out queries
+    params = dict(n_estimators=3, max_depth=3, growth="depthwise", random_state=0,
+                  device="cuda")
+    model = GPUHistGBDTRanker(**params)
+    order = np.argsort(qid, kind="stable")
+    group_ptr = np.r_[0, np.cumsum(np.unique(qid, return_counts=True)[1])]
+    seed = int(np.random.RandomState(0).randint(np.iinfo(np.int32).max))
+    train, val = split_queries(group_ptr, model.validation_fraction, seed)
+    bad = X.copy()
+    eval_set = None
+    if where == "eval_set":
+        Xe = X.copy()
+        Xe[7, 2] = -np.inf
+        eval_set = [(Xe, y, qid)]
+    else:
+        row = order[np.flatnonzero(train if where == "train" else val)[5]]
+        bad[row, 2] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
+        model.fit(bad, y, qid=qid, eval_set=eval_set)
+    assert not hasattr(model, "ensemble_")
+    # the same X without inf fits
+    GPUHistGBDTRanker(**params).fit(np.where(np.isinf(bad), 1e300, bad), y, qid=qid)
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_boost_reject_inf_on_both_devices(device):
+    from skltr._device import resolve_device
+    from skltr._gbdt.boosting import EvalData
+
+    X, y, qid = _data(8, n_queries=30)
+    order = np.argsort(qid, kind="stable")
+    X, y, qid = X[order], y[order], qid[order]
+    group_ptr = np.r_[0, np.cumsum(np.unique(qid, return_counts=True)[1])].astype(np.int64)
+    kw = dict(objective=make_objective("regression"), objective_name="regression",
+              n_estimators=2, max_bins=15, device=resolve_device(device),
+              tree_params=dict(max_depth=3, growth="depthwise", hist_mode="quantised"))
+    Xe = X.copy()
+    Xe[3, 1] = -np.inf
+    ev = [EvalData("e", Xe, y, group_ptr)]
+    boost(X, y, group_ptr, eval_sets=ev, **kw)  # +-inf allowed unless rejected
+    with pytest.raises(ValueError, match="infinity"):
+        boost(X, y, group_ptr, eval_sets=ev, reject_inf=True, **kw)
+    with pytest.raises(ValueError, match="infinity"):
+        boost(Xe, y, group_ptr, reject_inf=True, **kw)
+    boost(X, y, group_ptr, reject_inf=True, **kw)
 
 
 def test_gpu_fit_accepts_cupy_inputs_and_eval_sets():

@@ -99,9 +99,9 @@ class BinMapper:
         self._set_cuts(np.sort(np.ascontiguousarray(sample.T), axis=1))
         return X
 
-    # The three steps of the cut search, shared with the GPU path
-    # (skltr._gpu.binning.fit_bin_mapper gathers and sorts the sample on the device and
-    # hands the sorted columns to _set_cuts, so both devices find the same cuts).
+    # The steps of the cut search, shared with the GPU path (skltr._gpu.binning.
+    # fit_bin_mapper draws the same sample rows, sorts them and applies find_cuts' rule on
+    # the device, and stores the result with _store_cuts).
     def _check_max_bins(self):
         mb = self.max_bins
         if isinstance(mb, bool) or not isinstance(mb, (int, np.integer)) or not 2 <= mb <= 255:
@@ -123,20 +123,30 @@ class BinMapper:
             return np.sort(rng.choice(n, size=int(self.subsample), replace=False))
         return None
 
+    def _quantiles(self):
+        # Quantile levels as np.percentile forms them (percent / 100), so that the kernel's
+        # cuts equal the numpy reference bit for bit.
+        mb = int(self.max_bins)
+        return np.true_divide(np.linspace(0, 100, mb + 1)[1:-1], 100)
+
     def _set_cuts(self, sorted_columns):
         """Set the cuts from the sample: one row per feature, sorted ascending, NaN last."""
         mb = int(self.max_bins)
         n_features = sorted_columns.shape[0]
-        # Quantile levels as np.percentile forms them (percent / 100), so that the kernel's
-        # cuts equal the numpy reference bit for bit.
-        quantiles = np.true_divide(np.linspace(0, 100, mb + 1)[1:-1], 100)
         cuts = np.empty((n_features, mb - 1), dtype=np.float64)
         n_cuts = np.zeros(n_features, dtype=np.int64)
         with numba_threads(self.n_threads):
-            find_cuts(sorted_columns, mb, quantiles, cuts, n_cuts)
+            find_cuts(sorted_columns, mb, self._quantiles(), cuts, n_cuts)
+        self._store_cuts(cuts, n_cuts)
+
+    def _store_cuts(self, cuts, n_cuts):
+        """Set the fitted attributes from ``find_cuts``' output (``cuts[f, :n_cuts[f]]``)."""
+        mb = int(self.max_bins)
+        n_features = cuts.shape[0]
         self.cut_ptr = np.zeros(n_features + 1, dtype=np.int64)
         self.cut_ptr[1:] = np.cumsum(n_cuts)
-        self.cut_values = cuts[np.arange(mb - 1) < n_cuts[:, None]]
+        self.cut_values = np.ascontiguousarray(cuts[np.arange(mb - 1) < n_cuts[:, None]],
+                                               dtype=np.float64)
         self.n_bins = (np.diff(self.cut_ptr) + 1).astype(np.int32)
         self.missing_bin = mb
         self.n_features_in_ = n_features

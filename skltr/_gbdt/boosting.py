@@ -102,6 +102,12 @@ class NDCGEvaluator:
         return out
 
 
+def inf_error() -> ValueError:
+    """The error of a training X with +-inf (the estimators refuse it: see ``reject_inf``)."""
+    return ValueError("Input X contains infinity (+inf or -inf), which this ranker refuses: "
+                      "use NaN for a missing value, or a large finite value.")
+
+
 def _rng(seed, stream, round_=0):
     return np.random.default_rng([int(seed), int(stream), int(round_)])
 
@@ -264,7 +270,8 @@ class _Rounds:
 def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_estimators,
           max_bins, tree_params, subsample=1.0, colsample_bytree=1.0, eval_sets=(),
           eval_at=(10,), gain="exp2", n_iter_no_change=None, seed=0, verbose=0,
-          feature_names=None, communicator=None, n_jobs=None, device=None) -> BoostingResult:
+          feature_names=None, communicator=None, n_jobs=None, device=None,
+          reject_inf=False) -> BoostingResult:
     """Run the boosting rounds; see the module docstring.
 
     Parameters
@@ -310,6 +317,10 @@ def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_e
     device : skltr._device.Device or None
         A CUDA device runs :func:`skltr._gpu.boosting.boost` instead (same parameters and
         result); None or the CPU runs this loop.
+    reject_inf : bool
+        Raise ValueError when ``X`` or an eval set's ``X`` holds +inf or -inf (otherwise they
+        bin as the largest / smallest values). The estimator asks for it when it skipped its
+        own host check of X's values: the GPU loop checks while binning, for free.
 
     Returns
     -------
@@ -327,7 +338,9 @@ def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_e
                          eval_at=eval_at, gain=gain, n_iter_no_change=n_iter_no_change,
                          seed=seed, verbose=verbose, feature_names=feature_names,
                          communicator=communicator, n_jobs=n_jobs,
-                         device_index=device.index)
+                         device_index=device.index, reject_inf=reject_inf)
+    if reject_inf and any(np.isinf(a).any() for a in [X] + [e.X for e in eval_sets]):
+        raise inf_error()
     if communicator is None:
         communicator = LocalCommunicator()
     n_samples, n_features = X.shape

@@ -16,7 +16,8 @@ gathered and sorted on the GPU (:func:`fit_bin_mapper`)::
     GPU    keys[f, j] = orderable bits of X[rows[j], f]   (gather + transpose, one launch;
                                                      NaN -> the largest key, so it sorts last)
            sort keys[f] for every f (radix sort of unsigned ints) -> sorted values, X's dtype
-    host   BinMapper._set_cuts(sorted columns)       the CPU's numba find_cuts: same cuts
+           column_cuts: find_cuts' rule, one block per feature (same double operations)
+    host   BinMapper._store_cuts(cuts, n_cuts)       a few hundred KB come back
 
 X is read in its own dtype (float32 or float64) on the device: a float32 value widened to
 double compares with a float64 cut exactly as on the CPU.
@@ -31,19 +32,33 @@ from . import _config
 from ._compile import blocks, module
 
 _SOURCE = r"""
+// float -> double, exactly. CuPy compiles every kernel with -ftz=true (it cannot be turned
+// off), which makes cvt.f64.f32 and float compares flush subnormal floats to zero; the CPU
+// widens them exactly, so a subnormal is rebuilt from its bits (mantissa * 2**-149).
+__device__ __forceinline__ double widen(double x) { return x; }
+__device__ __forceinline__ double widen(float x) {
+    const u32 u = __float_as_uint(x);
+    if ((u & 0x7f800000u) == 0u) {                       // zero or subnormal
+        const double v = (double)(u & 0x007fffffu) * __longlong_as_double(0x36a0000000000000LL);
+        return (u >> 31) ? -v : v;
+    }
+    return (double)x;
+}
+
 // ---- bin codes --------------------------------------------------------------------------
 #define MAP_TO_BINS(NAME, T)                                                                  \
 extern "C" __global__ void NAME(const T* X, long long n, int n_features,                     \
                                 const long long* cut_ptr, const double* cuts,                \
                                 int missing_bin, u8* out, int out_stride,                    \
-                                int* has_missing) {                                          \
+                                int* has_missing, int* has_inf) {                            \
     long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;                          \
     if (k >= n * out_stride) return;                                                         \
     long long i = k / out_stride;                                                            \
     int f = (int)(k - i * out_stride);                                                       \
     if (f >= n_features) { out[k] = 0; return; }   /* padding byte of the last word */       \
-    double x = (double)X[i * n_features + f];                                                \
+    double x = widen(X[i * n_features + f]);                                                 \
     if (x != x) { out[k] = (u8)missing_bin; has_missing[f] = 1; return; }  /* benign race */ \
+    if (fabs(x) == __longlong_as_double(0x7ff0000000000000LL)) *has_inf = 1;  /* benign */   \
     long long lo = cut_ptr[f], hi = cut_ptr[f + 1], start = lo;                              \
     while (lo < hi) {                  /* first cut with x <= cut */                         \
         long long mid = (lo + hi) >> 1;                                                      \
@@ -95,6 +110,121 @@ extern "C" __global__ void NAME(const U* keys, long long n, T* values) {        
 }
 KEYS_TO_VALUES(keys_to_values_f64, double, u64)
 KEYS_TO_VALUES(keys_to_values_f32, float, u32)
+
+// ---- the cut rule -----------------------------------------------------------------------
+// skltr._cpu.binning._column_cuts, step for step and in the same double operations (no fused
+// multiply-adds: --fmad=false; floats widened exactly and compared as doubles), one block per
+// feature over its sorted sampled values.
+__device__ __forceinline__ bool finite_d(double x) {     // false for +-inf and NaN
+    return fabs(x) < __longlong_as_double(0x7ff0000000000000LL);
+}
+__device__ __forceinline__ double midpoint(double lo, double hi) {
+    double mid = 0.5 * lo + 0.5 * hi;
+    if (mid >= lo && mid < hi) return mid;
+    return lo;
+}
+
+#define CUT_THREADS 256
+#define COLUMN_CUTS(NAME, T)                                                                  \
+extern "C" __global__ void __launch_bounds__(CUT_THREADS)                                    \
+NAME(const T* sorted, long long m, int max_bins, const double* quantiles, double* cuts,      \
+     long long* n_cuts) {                                                                    \
+    __shared__ long long s_start, s_end;                                                     \
+    __shared__ long long s_count[CUT_THREADS];                                               \
+    __shared__ long long s_pos[256];          /* first index of each distinct value */       \
+    __shared__ double s_cut[256];                                                            \
+    const int f = blockIdx.x, t = threadIdx.x, nq = max_bins - 1;                            \
+    const T* col = sorted + (long long)f * m;                                                \
+    double* out = cuts + (long long)f * nq;                                                  \
+    if (t == 0) {                                                                            \
+        /* leading -inf are skipped; trailing +inf and NaN (sorted last) are dropped */      \
+        long long lo = 0, hi = m;                                                            \
+        while (lo < hi) {                                                                    \
+            long long mid = (lo + hi) >> 1;                                                  \
+            if (widen(col[mid]) == NEG_INF) lo = mid + 1; else hi = mid;                       \
+        }                                                                                    \
+        s_start = lo; hi = m;                                                                \
+        while (lo < hi) {                                                                    \
+            long long mid = (lo + hi) >> 1;                                                  \
+            if (finite_d(widen(col[mid]))) lo = mid + 1; else hi = mid;                      \
+        }                                                                                    \
+        s_end = lo;                                                                          \
+    }                                                                                        \
+    __syncthreads();                                                                         \
+    const long long start = s_start, end = s_end, n = end - start;                           \
+    if (n == 0) { if (t == 0) n_cuts[f] = 0; return; }                                       \
+    /* distinct values: 1 + the places where a value differs from the one before */          \
+    long long c = 0;                                                                         \
+    for (long long i = start + 1 + t; i < end; i += CUT_THREADS)                        \
+        c += widen(col[i]) != widen(col[i - 1]);                                             \
+    s_count[t] = c;                                                                          \
+    __syncthreads();                                                                         \
+    if (t == 0) {                                                                            \
+        long long total = 1;                                                                 \
+        for (int k = 0; k < CUT_THREADS; ++k) total += s_count[k];                           \
+        s_count[0] = total;                                                                  \
+    }                                                                                        \
+    __syncthreads();                                                                         \
+    const long long n_distinct = s_count[0];                                                 \
+    __syncthreads();                                                                         \
+    if (n_distinct <= max_bins) {                                                            \
+        /* one bin per distinct value, cut at the midpoints of consecutive ones (the first */ \
+        /* of each run of equal values, as np.unique keeps): a contiguous chunk per thread, */ \
+        /* its run starts numbered by a scan of the per-thread counts */                     \
+        const long long chunk = (n - 1 + CUT_THREADS - 1) / CUT_THREADS;                    \
+        const long long a = start + 1 + t * chunk;                                           \
+        const long long b = min(end, a + chunk);                                             \
+        long long mine = 0;                                                                  \
+        for (long long i = a; i < b; ++i) mine += widen(col[i]) != widen(col[i - 1]);        \
+        s_count[t] = mine;                                                                   \
+        __syncthreads();                                                                     \
+        if (t == 0) {                                                                        \
+            long long run = 1;                /* run 0 starts at `start` */                  \
+            for (int k = 0; k < CUT_THREADS; ++k) {                                          \
+                long long here = s_count[k]; s_count[k] = run; run += here;                  \
+            }                                                                                \
+            s_pos[0] = start;                                                                \
+        }                                                                                    \
+        __syncthreads();                                                                     \
+        long long r = s_count[t];                                                            \
+        for (long long i = a; i < b; ++i) if (widen(col[i]) != widen(col[i - 1])) s_pos[r++] = i; \
+        __syncthreads();                                                                     \
+        for (long long k = t; k < n_distinct - 1; k += CUT_THREADS)                          \
+            out[k] = midpoint(widen(col[s_pos[k]]), widen(col[s_pos[k + 1]]));               \
+        if (t == 0) n_cuts[f] = n_distinct - 1;                                              \
+        return;                                                                              \
+    }                                                                                        \
+    /* quantile cuts, as np.percentile(method="midpoint"): virtual index */                  \
+    /* 0.5 * (floor(v) + ceil(v)) with v = (n - 1) * q; numpy's lerp */                      \
+    for (int j = t; j < nq; j += CUT_THREADS) {                                              \
+        double v = (double)(n - 1) * quantiles[j];                                           \
+        double vi = 0.5 * (floor(v) + ceil(v));                                              \
+        long long fl = (long long)floor(vi);                                                 \
+        long long prev = min(fl, n - 1), nxt = min(fl + 1, n - 1);                           \
+        double lo = widen(col[start + prev]), hi = widen(col[start + nxt]);                  \
+        double diff = hi - lo;                                                               \
+        s_cut[j] = (vi == floor(vi)) ? lo + diff * 0.0 : hi - diff * 0.5;                    \
+    }                                                                                        \
+    __syncthreads();                                                                         \
+    if (t == 0) {                                                                            \
+        for (int j = 1; j < nq; ++j) {        /* np.sort (a no-op on ordered cuts) */        \
+            double x = s_cut[j]; int k = j - 1;                                              \
+            while (k >= 0 && s_cut[k] > x) { s_cut[k + 1] = s_cut[k]; --k; }                 \
+            s_cut[k + 1] = x;                                                                \
+        }                                                                                    \
+        /* distinct quantiles below the largest value */                                     \
+        const double vmax = widen(col[end - 1]);                                             \
+        long long k = 0;                                                                     \
+        for (int j = 0; j < nq; ++j) {                                                       \
+            double x = s_cut[j];                                                             \
+            if (x >= vmax) break;                                                            \
+            if (k == 0 || x != out[k - 1]) out[k++] = x;                                     \
+        }                                                                                    \
+        n_cuts[f] = k;                                                                       \
+    }                                                                                        \
+}
+COLUMN_CUTS(column_cuts_f64, double)
+COLUMN_CUTS(column_cuts_f32, float)
 """
 
 _SUFFIX = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
@@ -150,7 +280,7 @@ def to_device(X):
     return cupy.asarray(X)
 
 
-def map_to_bins(X, cut_ptr, cut_values, missing_bin, has_missing=None):
+def map_to_bins(X, cut_ptr, cut_values, missing_bin, has_missing=None, has_inf=None):
     """Bin codes of ``X`` on the current GPU, rows padded to :func:`padded_features`.
 
     Parameters
@@ -164,6 +294,8 @@ def map_to_bins(X, cut_ptr, cut_values, missing_bin, has_missing=None):
     missing_bin : int
     has_missing : cupy.ndarray of int32, shape (n_features,), optional
         Set to 1 for every feature with a NaN (left as is otherwise).
+    has_inf : cupy.ndarray of int32, shape (1,), optional
+        Set to 1 when some value is +inf or -inf (left as is otherwise).
 
     Returns
     -------
@@ -179,6 +311,8 @@ def map_to_bins(X, cut_ptr, cut_values, missing_bin, has_missing=None):
         cuts = cupy.zeros(1, cupy.float64)  # a valid pointer; never read
     if has_missing is None:
         has_missing = cupy.zeros(max(n_features, 1), cupy.int32)
+    if has_inf is None:
+        has_inf = cupy.zeros(1, cupy.int32)
     kern = _kernel("map_to_bins", X.dtype)
     threads = _config.ELEMENTWISE_THREADS
     step = n if isinstance(X, cupy.ndarray) else max(1, int(_config.BIN_CHUNK_ROWS))
@@ -188,7 +322,7 @@ def map_to_bins(X, cut_ptr, cut_values, missing_bin, has_missing=None):
         m = (hi - lo) * stride
         kern((blocks(m, threads),), (threads,),
              (chunk, np.int64(hi - lo), np.int32(n_features), ptr, cuts,
-              np.int32(missing_bin), out[lo:hi], np.int32(stride), has_missing))
+              np.int32(missing_bin), out[lo:hi], np.int32(stride), has_missing, has_inf))
     return out
 
 
@@ -234,14 +368,51 @@ def sorted_sample_columns(X, rows=None):
     return values
 
 
-def fit_bin_mapper(X, max_bins, random_state, n_threads=None):
-    """``BinMapper(max_bins, random_state=...).fit(X)``, its sample sorted on the GPU.
+#: Threads of a column_cuts block (CUT_THREADS in the source).
+_CUT_THREADS = 256
 
-    The host ``BinMapper``'s row sample (same seeded draw) and cut rule (its numba
-    ``find_cuts``, ``n_threads`` threads, on the sorted sample copied back), so the cuts are
-    identical to the CPU's (``tests/test_gbdt_gpu.py`` checks it); the gather, transpose and
-    sort of the sample run on the GPU (:func:`sorted_sample_columns`). ``has_missing`` is
-    left for :func:`map_to_bins` to find (``mapper.has_missing`` is set by the caller).
+
+def column_cuts(sorted_columns, max_bins, quantiles):
+    """``skltr._cpu.binning.find_cuts`` on the GPU: one block per feature.
+
+    Parameters
+    ----------
+    sorted_columns : cupy.ndarray of float32 or float64, shape (n_features, m)
+        Each row one feature's sampled values, ascending, NaN last
+        (:func:`sorted_sample_columns`).
+    max_bins : int
+    quantiles : ndarray of float64, shape (max_bins - 1,)
+        ``BinMapper._quantiles()``.
+
+    Returns
+    -------
+    cuts : ndarray of float64, shape (n_features, max_bins - 1)
+        Feature ``f``'s cuts are ``cuts[f, :n_cuts[f]]`` (host arrays, a few hundred KB).
+    n_cuts : ndarray of int64, shape (n_features,)
+    """
+    n_features, m = sorted_columns.shape
+    nq = int(max_bins) - 1
+    cuts = cupy.zeros((n_features, nq), dtype=cupy.float64)
+    n_cuts = cupy.zeros(n_features, dtype=cupy.int64)
+    if n_features and m:
+        q = cupy.asarray(np.ascontiguousarray(quantiles, dtype=np.float64))
+        _kernel("column_cuts", sorted_columns.dtype)(
+            (n_features,), (_CUT_THREADS,),
+            (cupy.ascontiguousarray(sorted_columns), np.int64(m), np.int32(max_bins), q, cuts,
+             n_cuts))
+    return cuts.get(), n_cuts.get()
+
+
+def fit_bin_mapper(X, max_bins, random_state, n_threads=None):
+    """``BinMapper(max_bins, random_state=...).fit(X)`` on the GPU, with the CPU's cuts.
+
+    The host ``BinMapper``'s row sample (same seeded draw, ``BinMapper._sample_rows``),
+    gathered and sorted on the GPU (:func:`sorted_sample_columns`), and its cut rule run
+    there (:func:`column_cuts`, the numba ``find_cuts`` step for step), so the cuts are
+    identical to the CPU's (``tests/test_gbdt_gpu.py`` checks it); only the cuts (a few
+    hundred KB) come back to the host. ``has_missing`` is left for :func:`map_to_bins` to find
+    (``mapper.has_missing`` is set by the caller). ``n_threads`` is the mapper's
+    ``n_threads`` (its host ``transform``).
 
     Parameters
     ----------
@@ -254,5 +425,7 @@ def fit_bin_mapper(X, max_bins, random_state, n_threads=None):
     mapper._check_max_bins()
     X = _float_device(X) if isinstance(X, cupy.ndarray) else _float_host(X)
     rows = mapper._sample_rows(mapper._check_n_rows(X.shape[0]))
-    mapper._set_cuts(sorted_sample_columns(X, rows).get())
+    cuts, n_cuts = column_cuts(sorted_sample_columns(X, rows), mapper.max_bins,
+                               mapper._quantiles())
+    mapper._store_cuts(cuts, n_cuts)
     return mapper

@@ -29,7 +29,7 @@ import numpy as np
 
 from .._dtypes import G_H_DTYPE
 from .._gbdt.boosting import (_STREAM_BINNING, BoostingResult, NDCGEvaluator, _Rounds,
-                              _feature_subsample, _query_subsample_rows, _rng)
+                              _feature_subsample, _query_subsample_rows, _rng, inf_error)
 from .binning import fit_bin_mapper, to_device
 from .grower import DeviceBinned, GPUTreeGrower
 from ._profile import stage
@@ -41,15 +41,15 @@ def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_e
           max_bins, tree_params, subsample=1.0, colsample_bytree=1.0, eval_sets=(),
           eval_at=(10,), gain="exp2", n_iter_no_change=None, seed=0, verbose=0,
           feature_names=None, communicator=None, n_jobs=None,
-          device_index=0) -> BoostingResult:
+          device_index=0, reject_inf=False) -> BoostingResult:
     """:func:`skltr._gbdt.boosting.boost` on GPU ``device_index`` (same parameters).
 
     ``tree_params`` are those of ``TreeGrower`` (``min_samples_leaf_counts`` included);
     ``hist_mode`` must be ``"quantised"`` or absent (the GPU always accumulates quantised
     gradients: ``"float"`` raises NotImplementedError) and ``growth`` must be
     ``"depthwise"``. ``X`` may be a
-    NumPy or CuPy array; ``communicator`` must be None (single GPU); ``n_jobs`` sets the
-    host threads of the binning sample.
+    NumPy or CuPy array; ``communicator`` must be None (single GPU); ``n_jobs`` is the
+    bin mapper's host threads. ``reject_inf`` is checked by the binning kernels.
     """
     hist_mode = dict(tree_params).get("hist_mode")
     if hist_mode not in (None, "quantised"):
@@ -66,7 +66,7 @@ def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_e
                       colsample_bytree=colsample_bytree, eval_sets=eval_sets,
                       eval_at=eval_at, gain=gain, n_iter_no_change=n_iter_no_change,
                       seed=seed, verbose=verbose, feature_names=feature_names,
-                      n_jobs=n_jobs)
+                      n_jobs=n_jobs, reject_inf=reject_inf)
 
 
 def _fit_bin_mapper(X, max_bins, seed, n_jobs=None):
@@ -77,7 +77,7 @@ def _fit_bin_mapper(X, max_bins, seed, n_jobs=None):
 
 def _boost(X, y, group_ptr, sample_weight, *, objective, objective_name, n_estimators,
            max_bins, tree_params, subsample, colsample_bytree, eval_sets, eval_at, gain,
-           n_iter_no_change, seed, verbose, feature_names, n_jobs):
+           n_iter_no_change, seed, verbose, feature_names, n_jobs, reject_inf):
     params = dict(tree_params)
     params.pop("hist_mode", None)
     params.pop("n_threads", None)
@@ -92,7 +92,10 @@ def _boost(X, y, group_ptr, sample_weight, *, objective, objective_name, n_estim
     data = DeviceBinned.from_mapper(source, mapper)
     del X_dev, source  # the float copy is not needed once X is binned
     mapper.has_missing = data.has_missing
-    evals = [(e, DeviceBinned.from_mapper(e.X, mapper).X_bytes) for e in eval_sets]
+    binned_evals = [DeviceBinned.from_mapper(e.X, mapper) for e in eval_sets]
+    if reject_inf and (data.has_inf or any(b.has_inf for b in binned_evals)):
+        raise inf_error()  # found by the binning kernels: no host pass over X
+    evals = [(e, b.X_bytes) for e, b in zip(eval_sets, binned_evals)]
     cupy.cuda.get_current_stream().synchronize()
     binning_s = time.perf_counter() - t0
 

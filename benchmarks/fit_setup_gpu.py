@@ -2,11 +2,12 @@
 
 Same data and parameters as ``train_gpu.py`` (make_ranking float32, ~1M training rows x 136,
 depth 8). After a warm-up fit, each step of a fit's set-up is run on its own and timed with a
-device synchronisation before every clock read (median of ``--repeat``): input validation,
+device synchronisation before every clock read (median of ``--repeat``, and the first call): input validation,
 the upload of X, the cut sample (host rule vs device gather + sort), the cut rule (sorted
 sample copied back to the host's find_cuts vs column_cuts on the GPU), the binning launches (device-resident X vs host chunks), the
-objective and grower set-up, and the assembly of the final TreeEnsemble. Then whole fits
-(``fit`` wall time vs ``timings_``) and, with ``--cprofile``, a cProfile of one fit.
+objective and grower set-up, and the assembly of the final TreeEnsemble. Before those, whole
+fits (``fit`` wall time vs ``timings_``; the first is the process's first full-size fit) and,
+with ``--cprofile``, a cProfile of one fit at the end.
 
 Usage: python benchmarks/fit_setup_gpu.py [--rows 1000000] [--bins 255] [--out DIR]
 """
@@ -27,6 +28,7 @@ from train_gpu import DOCS, _skltr
 
 
 def _timed(fn, sync, repeat):
+    """(last result, median seconds, first call's seconds)."""
     out, times = None, []
     for _ in range(repeat):
         sync()
@@ -34,7 +36,7 @@ def _timed(fn, sync, repeat):
         out = fn()
         sync()
         times.append(time.perf_counter() - t)
-    return out, statistics.median(times)
+    return out, statistics.median(times), times[0]
 
 
 def main():
@@ -52,6 +54,7 @@ def main():
     from skltr._gbdt.binning import BinMapper
     from skltr._gbdt.boosting import _STREAM_BINNING, _rng
     from skltr._gbdt.objectives import make_objective
+    from skltr._gpu import _config
     from skltr._gpu import binning as gb
     from skltr._gpu.grower import DeviceBinned, GPUTreeGrower
     from skltr._gpu.objectives import make_gpu_objective
@@ -74,12 +77,25 @@ def main():
     n_warm = int(np.searchsorted(qid, qid[min(2000 * DOCS, len(qid) - 1)]))
     _skltr("cuda", 2, bins, threads).fit(X[:n_warm], y[:n_warm], qid=qid[:n_warm])
 
-    steps = {}
+    # whole fits first: fit 1 is the process's first full-size fit (its GPU memory is new)
+    fits = []
+    for _ in range(args.repeat):
+        m = _skltr("cuda", args.trees, bins, threads)
+        sync()
+        t = time.perf_counter()
+        m.fit(X, y, qid=qid)
+        fit_s = time.perf_counter() - t
+        fits.append({"fit_s": fit_s, **m.timings_,
+                     "other_s": fit_s - sum(m.timings_.values())})
+        fits[-1]["pool_mb"] = cupy.get_default_memory_pool().total_bytes() / 2**20
+        print(f"  fit {len(fits)} {fits[-1]}", flush=True)
+    steps, firsts = {}, {}
 
     def step(name, fn):
-        out, s = _timed(fn, sync, args.repeat)
+        out, s, first = _timed(fn, sync, args.repeat)
         steps[name] = s
-        print(f"  {name:<48} {s * 1e3:9.1f} ms", flush=True)
+        firsts[name] = first
+        print(f"  {name:<52} {s * 1e3:9.1f} ms  (first call {first * 1e3:7.1f} ms)", flush=True)
         return out
 
     model = _skltr("cuda", args.trees, bins, threads)
@@ -97,11 +113,16 @@ def main():
     step("host: find_cuts", lambda: mapper._set_cuts(srt))
     step("host: whole BinMapper._fit_cuts", lambda: BinMapper(
         max_bins=bins, random_state=seed, n_threads=threads)._fit_cuts(X))
-    step("host chunks: map_to_bins (upload + kernel)", lambda: gb.map_to_bins(
-        X, mapper.cut_ptr, mapper.cut_values, mapper.missing_bin))
+    for chunk in (65536, 262144):
+        with _config.override(BIN_CHUNK_ROWS=chunk):
+            step(f"host chunks of {chunk} rows: map_to_bins", lambda: gb.map_to_bins(
+                X, mapper.cut_ptr, mapper.cut_values, mapper.missing_bin))
     # the device path
-    X_dev = step("device: upload X (to_device)", lambda: gb.to_device(X))
-    srt_dev = step("device: gather + sort sample", lambda: gb.sorted_sample_columns(X_dev, rows))
+    X_dev = step("device: upload X whole (not done by a fit)", lambda: cupy.asarray(X))
+    srt_dev = step("device: sample gather (host) + upload + sort",
+                   lambda: gb.sorted_sample_columns(X, rows, threads))
+    step("device: sample gather + sort, X already on the GPU",
+         lambda: gb.sorted_sample_columns(X_dev, rows))
     srt_host = step("device: sorted sample to host (old route)", lambda: srt_dev.get())
     assert np.array_equal(srt_host, srt, equal_nan=True)
     step("device: find_cuts on the host (old route)", lambda: mapper._set_cuts(srt_host))
@@ -110,11 +131,11 @@ def main():
                 lambda: gb.column_cuts(srt_dev, bins, mapper._quantiles()))
     mapper._store_cuts(*cuts)
     assert np.array_equal(mapper.cut_ptr, ref[0]) and np.array_equal(mapper.cut_values, ref[1])
-    step("device: map_to_bins (resident X)", lambda: gb.map_to_bins(
+    step("device: map_to_bins (X already on the GPU)", lambda: gb.map_to_bins(
         X_dev, mapper.cut_ptr, mapper.cut_values, mapper.missing_bin))
-    step("device: whole fit_bin_mapper (resident X)",
+    step("device: whole fit_bin_mapper (X on the GPU)",
          lambda: gb.fit_bin_mapper(X_dev, bins, seed, threads))
-    step("device: whole fit_bin_mapper (host X)",
+    step("device: whole fit_bin_mapper (host X: what a fit does)",
          lambda: gb.fit_bin_mapper(X, bins, seed, threads))
     del X_dev, srt_dev
     binned = step("device: DeviceBinned.from_mapper(host X)",
@@ -126,16 +147,6 @@ def main():
     step("GPUTreeGrower()", lambda: GPUTreeGrower(binned, max_depth=8, max_leaves=2**31 - 1,
                                                   min_samples_leaf=20))
 
-    fits = []
-    for _ in range(args.repeat):
-        m = _skltr("cuda", args.trees, bins, threads)
-        sync()
-        t = time.perf_counter()
-        m.fit(X, y, qid=qid)
-        fit_s = time.perf_counter() - t
-        fits.append({"fit_s": fit_s, **m.timings_,
-                     "other_s": fit_s - sum(m.timings_.values())})
-        print(f"  fit {fits[-1]}", flush=True)
     # assembly of the final model: the fitted trees again through _assemble
     from skltr._gbdt import boosting as hb
 
@@ -167,7 +178,7 @@ def main():
         print(profile)
 
     result = {"gpu": gpu_info(), "rows": int(X.shape[0]), "bins": bins, "trees": args.trees,
-              "dtype": str(X.dtype), "steps_s": steps, "fits": fits,
+              "dtype": str(X.dtype), "steps_s": steps, "first_call_s": firsts, "fits": fits,
               "commit": os.environ.get("SKLTR_COMMIT", "unknown"), "cprofile": profile}
     if args.out:
         path = os.path.join(args.out, f"fit_setup_gpu-{bins}bins.json")

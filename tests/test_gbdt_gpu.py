@@ -693,15 +693,23 @@ def test_float32_X_gives_the_same_gpu_model_as_float64():
     assert a.to_tree_ensemble().n_trees == 15
 
 
-def test_streamed_binning_gives_the_same_model_as_resident_X():
-    # X too large for the GPU (forced): sample gathered on the host, X binned in chunks
+def test_binning_routes_give_the_same_model():
+    # host X (sample gathered on the host, X streamed in chunks of BIN_CHUNK_ROWS) and CuPy X
+    # (sample gathered and X binned on the device, one launch): same cuts, same trees
+    from skltr._device import resolve_device
+
     X, y, qid = _data(6, n_queries=300)
-    params = dict(n_estimators=8, max_depth=5, growth="depthwise", min_samples_leaf=5,
-                  random_state=0, device="cuda")  # early stopping: a validation split too
-    a = GPUHistGBDTRanker(**params).fit(X, y, qid=qid)
-    with _config.override(BIN_RESIDENT_FRACTION=0.0, BIN_CHUNK_ROWS=1000):
-        b = GPUHistGBDTRanker(**params).fit(X, y, qid=qid)
-    assert a.to_tree_ensemble().equals(b.to_tree_ensemble())
+    order = np.argsort(qid, kind="stable")
+    X, y, qid = X[order], y[order], qid[order]
+    group_ptr = np.r_[0, np.cumsum(np.unique(qid, return_counts=True)[1])].astype(np.int64)
+    kw = dict(objective=make_objective("lambdarank"), objective_name="lambdarank",
+              n_estimators=6, max_bins=63, seed=1, device=resolve_device("cuda"),
+              tree_params=dict(max_depth=5, growth="depthwise", min_samples_leaf=5))
+    a = boost(X, y, group_ptr, **kw).ensemble
+    with _config.override(BIN_CHUNK_ROWS=1000):  # 12 chunks and a short last one
+        b = boost(X, y, group_ptr, **kw).ensemble
+    c = boost(cupy.asarray(X), y, group_ptr, **kw).ensemble
+    assert a.n_trees == 6 and a.equals(b) and a.equals(c)
 
 
 @pytest.mark.parametrize("where", ["train", "validation split", "eval_set"])

@@ -33,14 +33,10 @@ SPLIT_THREADS = 256
 
 #: Threads of element-wise kernels (binning, partition, predict, quantisation).
 ELEMENTWISE_THREADS = 256
-#: Rows binned per host-to-device chunk of X when X is not copied to the GPU whole (bounds
-#: the staging buffer: 136 float64 features x 262144 rows = 285 MB).
-BIN_CHUNK_ROWS = 262144
-#: A host X is copied to the GPU whole (the cut sample is then gathered there, and X crosses
-#: the bus once) when it takes at most this fraction of the free GPU memory; a larger X has
-#: its sample gathered on the host and streams through in BIN_CHUNK_ROWS chunks. 1M x 136
-#: float32 is 544 MB; the copy is freed once X is binned.
-BIN_RESIDENT_FRACTION = 0.25
+#: Rows of X per host-to-device chunk of the binning (one staging buffer of this many rows:
+#: 65536 x 136 float32 = 36 MB). Small on purpose: a process's first use of GPU memory costs
+#: ~1 ms/MB, and a large staging buffer bought no speed (the copies are bound by the host).
+BIN_CHUNK_ROWS = 65536
 
 #: Threads of a per-query lambda block.
 QUERY_THREADS = 128

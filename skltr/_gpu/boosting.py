@@ -4,8 +4,8 @@ Same rounds as :func:`skltr._gbdt.boosting.boost` (same random draws for the que
 feature subsamples, same ``BinMapper`` seed, same early stopping, same ``BoostingResult``),
 with the per-round state on the GPU::
 
-    GPU:  X copied once (its own dtype); the BinMapper's row sample gathered and sorted
-          there; host: the BinMapper's cut rule on the sorted sample -> cut points
+    host: the BinMapper's row sample (parallel gather) -> GPU: sorted per feature, cut by
+          the BinMapper's rule (column_cuts)         -> cut points (same as the CPU's)
     GPU:  map_to_bins(X), eval sets too    -> uint8 rows, padded to 32-bit words (once)
     round t (GPU):  objective gradients -> grad, hess (float32)
                     GPUTreeGrower.grow  -> GrownTree (host node arrays, a few KB)
@@ -30,7 +30,7 @@ import numpy as np
 from .._dtypes import G_H_DTYPE
 from .._gbdt.boosting import (_STREAM_BINNING, BoostingResult, NDCGEvaluator, _Rounds,
                               _feature_subsample, _query_subsample_rows, _rng, inf_error)
-from .binning import fit_bin_mapper, to_device
+from .binning import fit_bin_mapper
 from .grower import DeviceBinned, GPUTreeGrower
 from ._profile import stage
 from .objectives import make_gpu_objective
@@ -84,13 +84,9 @@ def _boost(X, y, group_ptr, sample_weight, *, objective, objective_name, n_estim
     y = cupy.asnumpy(y) if isinstance(y, cupy.ndarray) else np.asarray(y)
     n_samples, n_features = X.shape
     t0 = time.perf_counter()
-    # X crosses the bus once, in its own dtype (None: too large for the GPU's free memory;
-    # then the sample is gathered on the host and X streams through in chunks)
-    X_dev = to_device(X)
-    source = X if X_dev is None else X_dev
-    mapper = _fit_bin_mapper(source, max_bins, seed, n_jobs)
-    data = DeviceBinned.from_mapper(source, mapper)
-    del X_dev, source  # the float copy is not needed once X is binned
+    # the sample rows cross the bus, then X in chunks, in its own dtype
+    mapper = _fit_bin_mapper(X, max_bins, seed, n_jobs)
+    data = DeviceBinned.from_mapper(X, mapper)
     mapper.has_missing = data.has_missing
     binned_evals = [DeviceBinned.from_mapper(e.X, mapper) for e in eval_sets]
     if reject_inf and (data.has_inf or any(b.has_inf for b in binned_evals)):

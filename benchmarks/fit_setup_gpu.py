@@ -1,13 +1,15 @@
 """Where the non-round time of a GPU fit goes: validation, binning, set-up, assembly.
 
 Same data and parameters as ``train_gpu.py`` (make_ranking float32, ~1M training rows x 136,
-depth 8). After a warm-up fit, each step of a fit's set-up is run on its own and timed with a
-device synchronisation before every clock read (median of ``--repeat``, and the first call): input validation,
-the upload of X, the cut sample (host rule vs device gather + sort), the cut rule (sorted
-sample copied back to the host's find_cuts vs column_cuts on the GPU), the binning launches (device-resident X vs host chunks), the
-objective and grower set-up, and the assembly of the final TreeEnsemble. Before those, whole
-fits (``fit`` wall time vs ``timings_``; the first is the process's first full-size fit) and,
-with ``--cprofile``, a cProfile of one fit at the end.
+depth 8). After a small warm-up fit: whole fits first (``fit`` wall time vs ``timings_``; the
+first is the process's first full-size fit, whose GPU memory is new to the process), then
+each step of a fit's set-up on its own, timed with a device synchronisation before every
+clock read (median of ``--repeat`` and the first call): input validation (with and without
+the host search for +-inf), the cut sample (host rule: gather, transpose, np.sort, find_cuts;
+GPU: host gather + upload + sort, or device gather), the cut rule (sorted sample copied back
+to the host's find_cuts vs column_cuts on the GPU), the binning launches (host chunks of two
+sizes vs X already on the GPU), the objective and grower set-up, and the assembly of the
+final TreeEnsemble; with ``--cprofile``, a cProfile of one fit at the end.
 
 Usage: python benchmarks/fit_setup_gpu.py [--rows 1000000] [--bins 255] [--out DIR]
 """

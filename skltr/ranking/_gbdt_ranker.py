@@ -353,6 +353,16 @@ class GPUHistGBDTRanker(BaseRanker):
                         for part in eval_set]
         return super().fit(X, y, qid=qid, sample_weight=sample_weight, eval_set=eval_set)
 
+    def _fit_checks_inf(self):
+        # On the GPU the binning kernels flag +-inf while they read X (boost(reject_inf=True)),
+        # which spares validation a host pass over X (~80 ms at 1M x 136 float32).
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "auto" falling back warns once, in _fit
+            try:
+                return resolve_device(self.device).is_gpu
+            except (ImportError, RuntimeError, TypeError, ValueError):
+                return False  # _fit raises the device error with its message
+
     def _fit(self, data, eval_set=None):
         from .._gbdt.boosting import EvalData, boost, split_queries  # noqa: PLC0415
         from .._gbdt.objectives import make_objective  # noqa: PLC0415
@@ -410,7 +420,7 @@ class GPUHistGBDTRanker(BaseRanker):
                 gain=self.gain, n_iter_no_change=self.n_iter_no_change if early else None,
                 seed=seed, verbose=self.verbose,
                 feature_names=None if names is None else list(names), n_jobs=self.n_jobs,
-                device=device)
+                device=device, reject_inf=not self._allow_inf and device.is_gpu)
         if not np.any(np.diff(result.ensemble.tree_ptr) > 1):
             warnings.warn(
                 "no tree found a split: every gradient was zero or no split met min_samples_leaf"

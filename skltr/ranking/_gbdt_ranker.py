@@ -95,9 +95,12 @@ class GPUHistGBDTRanker(BaseRanker):
         histogram counts ``int(h_bin * node_rows / node_hessian + 0.5)`` rows, the right
         child the sum over its bins, the left child the node's rows minus that -- so with
         unequal hessians (lambdarank) a child may hold a few rows fewer (or must hold a few
-        more) than ``min_samples_leaf``. ``"rows"``: exact row counts (scikit-learn's
-        ``min_samples_leaf``). The default matches LightGBM's models, and measured better
-        on held-out queries (:ref:`gbdt_ranker`).
+        more) than ``min_samples_leaf``; rows whose gradient and hessian are both zero
+        (lambdarank: every row of a query with equal labels) are then invisible, as in
+        LightGBM, whose histograms hold no counts. ``"rows"``: exact row counts
+        (scikit-learn's ``min_samples_leaf``). The default matches LightGBM's models,
+        measured better on held-out queries (:ref:`gbdt_ranker`), and lets quantised
+        histograms pack gradient and hessian into one 8-byte word (faster training).
     reg_lambda : float, default=0.0
         L2 penalty on leaf values.
     reg_alpha : float, default=0.0

@@ -52,6 +52,10 @@ def gpu_info() -> dict | None:
 
 
 def git_commit() -> str:
+    """The checkout's commit, or ``$SKLTR_COMMIT`` when set (a copy sent to another machine
+    carries stale git metadata: the caller names the commit that runs)."""
+    if os.environ.get("SKLTR_COMMIT"):
+        return os.environ["SKLTR_COMMIT"]
     root = Path(__file__).resolve().parents[1]
     try:
         sha = subprocess.check_output(["git", "rev-parse", "HEAD"], cwd=root, text=True,

@@ -158,3 +158,17 @@ def test_parallel_cut_kernel_equals_the_numpy_reference(max_bins):
     with np.errstate(over="ignore"):  # the 1e300 column becomes +-inf in float32: fine
         X32 = X.astype(np.float32)
     _assert_cuts_equal_naive(BinMapper(max_bins=max_bins, subsample=None).fit(X32), X32)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_take_rows_equals_fancy_indexing(dtype):
+    from skltr._cpu.binning import take_rows
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(500, 9)).astype(dtype)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    rows = np.sort(rng.choice(500, 123, replace=False)).astype(np.int64)
+    for src in (X, np.asfortranarray(X)):
+        out = np.empty((rows.size, 9), dtype)
+        take_rows(src, rows, out)
+        np.testing.assert_array_equal(out, X[rows])

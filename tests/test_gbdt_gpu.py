@@ -103,7 +103,104 @@ def test_map_to_bins_matches_cpu(n_features):
     np.testing.assert_array_equal(got2, got)
 
 
-def test_parallel_bin_mapper_fit_equals_host_bin_mapper():
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_map_to_bins_reads_float32_as_it_is(dtype):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(2000, 6)).astype(dtype)
+    # subnormals (CuPy compiles with -ftz=true: a plain float -> double conversion would
+    # flush them to 0 and put them in 0's bin)
+    X[:, 5] = rng.integers(-3, 4, 2000) * np.finfo(dtype).smallest_subnormal
+    X[rng.random(X.shape) < 0.1] = np.nan
+    mapper = BinMapper(max_bins=255, random_state=0).fit(X)
+    assert mapper.n_bins[5] == 7
+    expected = np.empty(X.shape, np.uint8)
+    cpu_map_to_bins(X, mapper.cut_ptr, mapper.cut_values, mapper.missing_bin, expected)
+    for src in (X, cupy.asarray(X)):
+        got = map_to_bins(src, mapper.cut_ptr, mapper.cut_values, mapper.missing_bin).get()
+        np.testing.assert_array_equal(got[:, :6], expected)
+
+
+def _awkward_columns(rng, n, dtype):
+    """Columns with NaN (both signs), +-inf, +-0.0, heavy ties and a constant."""
+    X = rng.normal(size=(n, 7))
+    X[:, 2] = np.round(X[:, 2])  # few distinct values: midpoint cuts
+    X[:, 3] = rng.integers(0, 4, n)  # heavy ties, and -0.0 mixed with +0.0:
+    X[(X[:, 3] == 0) & (rng.random(n) < 0.5), 3] = -0.0
+    X[:, 4] = 2.5  # constant
+    X[:, 5] = np.nan  # all missing
+    X[rng.random(X.shape) < 0.05] = np.nan
+    X[rng.random(n) < 0.01, 0] = np.inf
+    X[rng.random(n) < 0.01, 0] = -np.inf
+    X = X.astype(dtype)
+    neg_nan = np.copysign(np.array(np.nan, dtype), -1)  # a NaN with its sign bit set
+    X[rng.random(n) < 0.02, 1] = neg_nan
+    return X
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_sorted_sample_columns_equal_numpy_sort(dtype):
+    from skltr._gpu.binning import sorted_sample_columns
+
+    rng = np.random.default_rng(9)
+    X = _awkward_columns(rng, 20_000, dtype)
+    rows = np.sort(rng.choice(X.shape[0], 5000, replace=False))
+    ref = np.sort(np.ascontiguousarray(X[rows].T), axis=1)
+    for src in (X, cupy.asarray(X)):  # host gather, device gather
+        got = sorted_sample_columns(src, rows).get()
+        assert got.dtype == dtype
+        np.testing.assert_array_equal(got, ref)  # NaN in the same (last) places
+    np.testing.assert_array_equal(sorted_sample_columns(X).get(),
+                                  np.sort(np.ascontiguousarray(X.T), axis=1))
+
+
+def _sorted_columns(rng, m, dtype):
+    """Sorted columns of every kind the cut rule branches on (distinct counts around
+    max_bins, ties, +-inf at both ends, NaN, -0.0/+0.0, tiny and huge magnitudes)."""
+    cols = []
+    for distinct in (1, 2, 3, 14, 15, 16, 62, 63, 64, 254, 255, 256, 1000):
+        scale = rng.choice([1.0, 0.1, 1e-30, 1e30, float(np.finfo(dtype).smallest_subnormal)])
+        cols.append(rng.integers(0, distinct, m) * scale)
+    cols.append(rng.normal(size=m))
+    cols.append(rng.standard_cauchy(m))
+    cols.append(np.where(rng.random(m) < 0.5, -0.0, 0.0))
+    cols.append(np.where(rng.random(m) < 0.5, -0.0, rng.integers(0, 3, m).astype(float)))
+    cols.append(np.full(m, np.nan))
+    cols.append(np.full(m, -np.inf))
+    cols.append(np.full(m, np.inf))
+    out = np.stack(cols).astype(dtype)
+    for c in out:
+        k = rng.integers(0, 4, size=3)
+        c[:k[0]] = -np.inf
+        c[m - k[1] - k[2]:m - k[2]] = np.inf
+        c[m - k[2]:] = np.nan
+    for c in out:  # np.sort's order, -0.0 next to +0.0 as it happens
+        c[:] = np.sort(c)
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("m", [1, 2, 3, 7, 300, 5000])
+def test_column_cuts_equal_find_cuts_bit_for_bit(dtype, m):
+    from skltr._cpu.binning import find_cuts
+    from skltr._gpu.binning import column_cuts
+
+    rng = np.random.default_rng(m)
+    cols = _sorted_columns(rng, m, dtype)
+    for max_bins in (2, 3, 15, 63, 255):
+        q = BinMapper(max_bins=max_bins)._quantiles()
+        ref = np.empty((cols.shape[0], max_bins - 1))
+        n_ref = np.zeros(cols.shape[0], np.int64)
+        find_cuts(cols, max_bins, q, ref, n_ref)
+        got, n_got = column_cuts(cupy.asarray(cols), max_bins, q)
+        np.testing.assert_array_equal(n_got, n_ref, err_msg=f"max_bins={max_bins}")
+        for f in range(cols.shape[0]):
+            k = n_ref[f]
+            np.testing.assert_array_equal(got[f, :k].view(np.int64), ref[f, :k].view(np.int64),
+                                          err_msg=f"max_bins={max_bins} column {f}")
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_parallel_bin_mapper_fit_equals_host_bin_mapper(dtype):
     from skltr._gpu.binning import fit_bin_mapper
 
     rng = np.random.default_rng(1)
@@ -111,13 +208,32 @@ def test_parallel_bin_mapper_fit_equals_host_bin_mapper():
         X = rng.normal(size=shape)  # 250,000 rows: the 200,000-row sample path
         X[:, 2] = np.round(X[:, 2])  # few distinct values: midpoint cuts
         X[rng.random(X.shape) < 0.05] = np.nan
+        X = X.astype(dtype)
         ref = BinMapper(max_bins=max_bins, random_state=4).fit(X)
-        got = fit_bin_mapper(X, max_bins, 4)
+        for src in (X, cupy.asarray(X)):  # sample gathered on the host / on the device
+            got = fit_bin_mapper(src, max_bins, 4)
+            np.testing.assert_array_equal(got.cut_ptr, ref.cut_ptr)
+            np.testing.assert_array_equal(got.cut_values, ref.cut_values)
+            np.testing.assert_array_equal(got.n_bins, ref.n_bins)
+            d = DeviceBinned.from_mapper(src, got)
+            np.testing.assert_array_equal(d.has_missing, ref.has_missing)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_bin_mapper_cuts_equal_on_awkward_values(dtype):
+    from skltr._gpu.binning import fit_bin_mapper
+
+    rng = np.random.default_rng(2)
+    X = _awkward_columns(rng, 230_000, dtype)
+    for max_bins in (255, 3):
+        ref = BinMapper(max_bins=max_bins, random_state=7).fit(X)
+        got = fit_bin_mapper(cupy.asarray(X), max_bins, 7)
         np.testing.assert_array_equal(got.cut_ptr, ref.cut_ptr)
         np.testing.assert_array_equal(got.cut_values, ref.cut_values)
-        np.testing.assert_array_equal(got.n_bins, ref.n_bins)
-        d = DeviceBinned.from_mapper(X, got)
-        np.testing.assert_array_equal(d.has_missing, ref.has_missing)
+        expected = ref.transform(X)
+        codes = map_to_bins(cupy.asarray(X), got.cut_ptr, got.cut_values,
+                            got.missing_bin).get()
+        np.testing.assert_array_equal(codes[:, :X.shape[1]], expected)
 
 
 # ---------------------------------------------------------------------------- histogram
@@ -534,7 +650,13 @@ def run_boost(device, objective="regression", counts="rows"):
 
 
 @pytest.mark.parametrize("counts", ["rows", "hessian"])
-def test_regression_fit_gives_the_same_trees_on_both_devices(counts):
+def test_regression_fit_gives_the_same_trees_on_both_devices(counts, monkeypatch):
+    # The GPU sums two-word bins; the CPU's hessian-count default packs one word with other
+    # quantisation scales (same trees only where gradients are exact at both): compare the
+    # GPU with the CPU's two-word path. test_lambdarank_gpu_ndcg_matches_cpu covers defaults.
+    import skltr._gbdt.grower as grower_mod
+
+    monkeypatch.setattr(grower_mod, "GH64_MAX_ROWS", 0)
     cpu, gpu = run_boost("cpu", counts=counts), run_boost("cuda", counts=counts)
     a, b = cpu.ensemble, gpu.ensemble
     for name in ("tree_ptr", "feature", "threshold", "left", "right", "value", "flags"):
@@ -570,6 +692,92 @@ def test_gpu_fit_is_deterministic_pickles_and_predicts_on_cpu():
     for v in vars(clone).values():
         assert not isinstance(v, cupy.ndarray)
     np.testing.assert_array_equal(clone.predict(Xte), a.predict(Xte))
+
+
+def test_float32_X_gives_the_same_gpu_model_as_float64():
+    # float32 X is uploaded and binned as float32 (a float32 value widened to double compares
+    # with a float64 cut exactly): same cuts, same bins, same trees as its float64 widening
+    X, y, qid = _data(5, n_queries=300)  # NaN included
+    X32 = X.astype(np.float32)
+    params = dict(n_estimators=15, max_depth=5, growth="depthwise", min_samples_leaf=5,
+                  early_stopping=False, random_state=0, device="cuda")
+    a = GPUHistGBDTRanker(**params).fit(X32, y, qid=qid)
+    b = GPUHistGBDTRanker(**params).fit(X32.astype(np.float64), y, qid=qid)
+    assert a.to_tree_ensemble().equals(b.to_tree_ensemble())
+    np.testing.assert_array_equal(a.predict(X32), b.predict(X32.astype(np.float64)))
+    assert a.to_tree_ensemble().n_trees == 15
+
+
+def test_binning_routes_give_the_same_model():
+    # host X (sample gathered on the host, X streamed in chunks of BIN_CHUNK_ROWS) and CuPy X
+    # (sample gathered and X binned on the device, one launch): same cuts, same trees
+    from skltr._device import resolve_device
+
+    X, y, qid = _data(6, n_queries=300)
+    order = np.argsort(qid, kind="stable")
+    X, y, qid = X[order], y[order], qid[order]
+    group_ptr = np.r_[0, np.cumsum(np.unique(qid, return_counts=True)[1])].astype(np.int64)
+    kw = dict(objective=make_objective("lambdarank"), objective_name="lambdarank",
+              n_estimators=6, max_bins=63, seed=1, device=resolve_device("cuda"),
+              tree_params=dict(max_depth=5, growth="depthwise", min_samples_leaf=5))
+    a = boost(X, y, group_ptr, **kw).ensemble
+    with _config.override(BIN_CHUNK_ROWS=1000):  # 12 chunks and a short last one
+        b = boost(X, y, group_ptr, **kw).ensemble
+    c = boost(cupy.asarray(X), y, group_ptr, **kw).ensemble
+    assert a.n_trees == 6 and a.equals(b) and a.equals(c)
+
+
+@pytest.mark.parametrize("where", ["train", "validation split", "eval_set"])
+def test_gpu_fit_refuses_inf_found_by_the_binning_kernels(where):
+    # on the GPU the estimator skips its host search for +-inf (boost(reject_inf=True)):
+    # the binning kernels must find it in the training rows, the held-out queries and eval sets
+    from skltr._gbdt.boosting import split_queries
+
+    X, y, qid = _data(7, n_queries=300)  # 12,000 rows: "auto" early stopping holds out queries
+    params = dict(n_estimators=3, max_depth=3, growth="depthwise", random_state=0,
+                  device="cuda")
+    model = GPUHistGBDTRanker(**params)
+    order = np.argsort(qid, kind="stable")
+    group_ptr = np.r_[0, np.cumsum(np.unique(qid, return_counts=True)[1])]
+    seed = int(np.random.RandomState(0).randint(np.iinfo(np.int32).max))
+    train, val = split_queries(group_ptr, model.validation_fraction, seed)
+    bad = X.copy()
+    eval_set = None
+    if where == "eval_set":
+        Xe = X.copy()
+        Xe[7, 2] = -np.inf
+        eval_set = [(Xe, y, qid)]
+    else:
+        row = order[np.flatnonzero(train if where == "train" else val)[5]]
+        bad[row, 2] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
+        model.fit(bad, y, qid=qid, eval_set=eval_set)
+    assert not hasattr(model, "ensemble_")
+    # the same X without inf fits
+    GPUHistGBDTRanker(**params).fit(np.where(np.isinf(bad), 1e300, bad), y, qid=qid)
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_boost_reject_inf_on_both_devices(device):
+    from skltr._device import resolve_device
+    from skltr._gbdt.boosting import EvalData
+
+    X, y, qid = _data(8, n_queries=30)
+    order = np.argsort(qid, kind="stable")
+    X, y, qid = X[order], y[order], qid[order]
+    group_ptr = np.r_[0, np.cumsum(np.unique(qid, return_counts=True)[1])].astype(np.int64)
+    kw = dict(objective=make_objective("regression"), objective_name="regression",
+              n_estimators=2, max_bins=15, device=resolve_device(device),
+              tree_params=dict(max_depth=3, growth="depthwise", hist_mode="quantised"))
+    Xe = X.copy()
+    Xe[3, 1] = -np.inf
+    ev = [EvalData("e", Xe, y, group_ptr)]
+    boost(X, y, group_ptr, eval_sets=ev, **kw)  # +-inf allowed unless rejected
+    with pytest.raises(ValueError, match="infinity"):
+        boost(X, y, group_ptr, eval_sets=ev, reject_inf=True, **kw)
+    with pytest.raises(ValueError, match="infinity"):
+        boost(Xe, y, group_ptr, reject_inf=True, **kw)
+    boost(X, y, group_ptr, reject_inf=True, **kw)
 
 
 def test_gpu_fit_accepts_cupy_inputs_and_eval_sets():

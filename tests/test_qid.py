@@ -58,3 +58,22 @@ def test_group_sizes_to_qid():
         group_sizes_to_qid([-1, 2])
     with pytest.raises(ValueError, match="integers"):
         group_sizes_to_qid(["a"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-3, 5), min_size=0, max_size=40),
+       st.sampled_from([np.int64, np.int32, np.uint8, np.float64, np.float32]))
+def test_sorted_qid_fast_path_equals_the_general_path(sizes, dtype):
+    # ascending, already grouped qid take the run-boundary path: same codes, ids and
+    # groups as np.unique's factorisation (the general path)
+    ids = np.repeat(np.arange(len(sizes)) * 2 + 1, np.maximum(np.array(sizes, int), 0))
+    ids = ids.astype(dtype)
+    fast = group_by_qid(ids)
+    unique, codes = np.unique(ids, return_inverse=True)
+    assert fast.is_sorted
+    np.testing.assert_array_equal(fast.codes, codes.ravel())
+    np.testing.assert_array_equal(fast.unique_qid, unique)
+    assert fast.unique_qid.dtype == unique.dtype and fast.codes.dtype == np.int64
+    np.testing.assert_array_equal(fast.group_ptr,
+                                  np.r_[0, np.cumsum(np.bincount(codes.ravel()))])
+    np.testing.assert_array_equal(fast.order, np.arange(ids.size))

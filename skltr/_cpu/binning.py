@@ -142,3 +142,18 @@ def find_cuts(sorted_columns, max_bins, quantiles, out, n_cuts):
     """
     for f in prange(sorted_columns.shape[0]):
         n_cuts[f] = _column_cuts(sorted_columns[f], max_bins, quantiles, out[f])
+
+
+@njit(parallel=True, cache=True)
+def take_rows(X, rows, out):
+    """``out[j] = X[rows[j]]`` for every j, parallel over rows (``np.take(X, rows, axis=0)``
+    on one thread took 35-50 ms for the 200k-row cut sample of a 1M x 136 float32 matrix).
+
+    Parameters
+    ----------
+    X : ndarray of float32 or float64, shape (n_samples, n_features)
+    rows : ndarray of int64, shape (m,)
+    out : ndarray of X's dtype, shape (m, n_features)
+    """
+    for j in prange(rows.size):
+        out[j, :] = X[rows[j], :]

@@ -89,38 +89,67 @@ class BinMapper:
 
     def _fit_cuts(self, X):
         # fit without has_missing (the GPU path finds it on the device); returns checked X
+        self._check_max_bins()
+        X = self._check_X(X)
+        n = self._check_n_rows(X.shape[0])
+        idx = self._sample_rows(n)
+        sample = X if idx is None else X[idx]
+        # One sorted row per feature: np.sort's SIMD sort of the transposed sample, in its
+        # own dtype (float32 -> float64 keeps the order).
+        self._set_cuts(np.sort(np.ascontiguousarray(sample.T), axis=1))
+        return X
+
+    # The steps of the cut search, shared with the GPU path (skltr._gpu.binning.
+    # fit_bin_mapper draws the same sample rows, sorts them and applies find_cuts' rule on
+    # the device, and stores the result with _store_cuts).
+    def _check_max_bins(self):
         mb = self.max_bins
         if isinstance(mb, bool) or not isinstance(mb, (int, np.integer)) or not 2 <= mb <= 255:
             raise ValueError(
                 f"max_bins must be an integer in [2, 255]; got {mb!r}. Bin codes are uint8 "
                 f"and code max_bins holds missing values, so 255 is the largest."
             )
-        X = self._check_X(X)
-        n, n_features = X.shape
+
+    @staticmethod
+    def _check_n_rows(n):
         if n == 0:
             raise ValueError("X has 0 rows; BinMapper needs at least one row to fit.")
-        sample = X
+        return n
+
+    def _sample_rows(self, n):
+        """Sorted row indices of the cut sample of ``n`` rows, or None for every row."""
         if self.subsample is not None and n > self.subsample:
             rng = np.random.default_rng(self.random_state)
-            idx = np.sort(rng.choice(n, size=int(self.subsample), replace=False))
-            sample = X[idx]
+            return np.sort(rng.choice(n, size=int(self.subsample), replace=False))
+        return None
+
+    def _quantiles(self):
         # Quantile levels as np.percentile forms them (percent / 100), so that the kernel's
         # cuts equal the numpy reference bit for bit.
-        quantiles = np.true_divide(np.linspace(0, 100, int(mb) + 1)[1:-1], 100)
-        cuts = np.empty((n_features, int(mb) - 1), dtype=np.float64)
+        mb = int(self.max_bins)
+        return np.true_divide(np.linspace(0, 100, mb + 1)[1:-1], 100)
+
+    def _set_cuts(self, sorted_columns):
+        """Set the cuts from the sample: one row per feature, sorted ascending, NaN last."""
+        mb = int(self.max_bins)
+        n_features = sorted_columns.shape[0]
+        cuts = np.empty((n_features, mb - 1), dtype=np.float64)
         n_cuts = np.zeros(n_features, dtype=np.int64)
-        # One sorted row per feature: np.sort's SIMD sort of the transposed sample, in its
-        # own dtype (float32 -> float64 keeps the order).
-        sorted_columns = np.sort(np.ascontiguousarray(sample.T), axis=1)
         with numba_threads(self.n_threads):
-            find_cuts(sorted_columns, int(mb), quantiles, cuts, n_cuts)
+            find_cuts(sorted_columns, mb, self._quantiles(), cuts, n_cuts)
+        self._store_cuts(cuts, n_cuts)
+
+    def _store_cuts(self, cuts, n_cuts):
+        """Set the fitted attributes from ``find_cuts``' output (``cuts[f, :n_cuts[f]]``)."""
+        mb = int(self.max_bins)
+        n_features = cuts.shape[0]
         self.cut_ptr = np.zeros(n_features + 1, dtype=np.int64)
         self.cut_ptr[1:] = np.cumsum(n_cuts)
-        self.cut_values = cuts[np.arange(int(mb) - 1) < n_cuts[:, None]]
+        self.cut_values = np.ascontiguousarray(cuts[np.arange(mb - 1) < n_cuts[:, None]],
+                                               dtype=np.float64)
         self.n_bins = (np.diff(self.cut_ptr) + 1).astype(np.int32)
-        self.missing_bin = int(mb)
+        self.missing_bin = mb
         self.n_features_in_ = n_features
-        return X
 
     def transform(self, X):
         """Bin codes of ``X``: C-contiguous uint8 of shape (n_samples, n_features)."""

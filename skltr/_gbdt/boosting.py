@@ -102,6 +102,12 @@ class NDCGEvaluator:
         return out
 
 
+def inf_error() -> ValueError:
+    """The error of a training X with +-inf (the estimators refuse it: see ``reject_inf``)."""
+    return ValueError("Input X contains infinity (+inf or -inf), which this ranker refuses: "
+                      "use NaN for a missing value, or a large finite value.")
+
+
 def _rng(seed, stream, round_=0):
     return np.random.default_rng([int(seed), int(stream), int(round_)])
 
@@ -189,6 +195,73 @@ def _assemble(trees, mapper, base_score, *, feature_names, objective_name):
                 "objective": objective_name})
 
 
+class _Rounds:
+    """What a boosting loop keeps round by round, its early stopping and its result.
+
+    Shared by this module's loop and the GPU loop (:func:`skltr._gpu.boosting.boost`), so
+    that both record the same history, stop on the same rule and return the same
+    :class:`BoostingResult`. Per round the loop calls :meth:`add_tree`, then, when there are
+    eval sets, :meth:`record` with every set's metric values, which says whether to stop.
+    """
+
+    def __init__(self, n_features, eval_names, evaluators, n_iter_no_change, bar=None):
+        self.n_features = n_features
+        self.names = list(eval_names)
+        self.evaluators = list(evaluators)
+        self.n_iter_no_change = n_iter_no_change
+        self.bar = bar
+        self.history = {name: {m: [] for m in ev.names}
+                        for name, ev in zip(self.names, self.evaluators)}
+        self.trees, self.gains, self.counts = [], [], []
+        self.best_score, self.best_round = -np.inf, -1
+
+    def add_tree(self, tree):
+        """Keep the round's tree and its per-feature split gains and counts."""
+        self.trees.append(tree)
+        internal = np.asarray(tree.left) >= 0
+        split_features = np.asarray(tree.feature)[internal]
+        self.gains.append(np.bincount(split_features, weights=np.asarray(tree.gain)[internal],
+                                      minlength=self.n_features))
+        self.counts.append(np.bincount(split_features, minlength=self.n_features))
+
+    def record(self, it, values) -> bool:
+        """Record round ``it``'s metrics (one list per eval set); True means stop now.
+
+        The first eval set's first metric is monitored: a strict improvement (as LightGBM's
+        early stopping) makes ``it`` the best round; ``n_iter_no_change`` rounds without one
+        stop the loop.
+        """
+        for name, ev, vals in zip(self.names, self.evaluators, values):
+            for metric, value in zip(ev.names, vals):
+                self.history[name][metric].append(value)
+        monitored = self.history[self.names[0]][self.evaluators[0].names[0]][-1]
+        if self.bar is not None:
+            self.bar.set_postfix({f"{self.names[0]} {self.evaluators[0].names[0]}":
+                                  f"{monitored:.5f}"})
+        if monitored > self.best_score:
+            self.best_score, self.best_round = monitored, it
+        elif self.n_iter_no_change is not None and it - self.best_round >= self.n_iter_no_change:
+            return True
+        return False
+
+    def result(self, mapper, base_score, *, feature_names, objective_name, timings):
+        """The kept trees (up to the best round under early stopping) as a BoostingResult."""
+        n_run = len(self.trees)
+        early = self.n_iter_no_change is not None and bool(self.names)
+        n_keep = self.best_round + 1 if early and self.best_round >= 0 else n_run
+        ensemble = _assemble(self.trees[:n_keep], mapper, base_score,
+                             feature_names=feature_names, objective_name=objective_name)
+        nf = self.n_features
+        return BoostingResult(
+            ensemble=ensemble, evals_result=self.history,
+            best_iteration=n_keep if early else None, n_rounds_run=n_run,
+            split_gain=np.sum(self.gains[:n_keep], axis=0) if n_keep else np.zeros(nf),
+            split_count=(np.sum(self.counts[:n_keep], axis=0) if n_keep
+                         else np.zeros(nf, dtype=np.int64)).astype(np.int64),
+            bin_mapper=mapper, timings=timings,
+        )
+
+
 # --------------------------------------------------------------------------------------------
 # the loop
 # --------------------------------------------------------------------------------------------
@@ -197,7 +270,8 @@ def _assemble(trees, mapper, base_score, *, feature_names, objective_name):
 def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_estimators,
           max_bins, tree_params, subsample=1.0, colsample_bytree=1.0, eval_sets=(),
           eval_at=(10,), gain="exp2", n_iter_no_change=None, seed=0, verbose=0,
-          feature_names=None, communicator=None, n_jobs=None, device=None) -> BoostingResult:
+          feature_names=None, communicator=None, n_jobs=None, device=None,
+          reject_inf=False) -> BoostingResult:
     """Run the boosting rounds; see the module docstring.
 
     Parameters
@@ -243,6 +317,10 @@ def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_e
     device : skltr._device.Device or None
         A CUDA device runs :func:`skltr._gpu.boosting.boost` instead (same parameters and
         result); None or the CPU runs this loop.
+    reject_inf : bool
+        Raise ValueError when ``X`` or an eval set's ``X`` holds +inf or -inf (otherwise they
+        bin as the largest / smallest values). The estimator asks for it when it skipped its
+        own host check of X's values: the GPU loop checks while binning, for free.
 
     Returns
     -------
@@ -260,7 +338,9 @@ def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_e
                          eval_at=eval_at, gain=gain, n_iter_no_change=n_iter_no_change,
                          seed=seed, verbose=verbose, feature_names=feature_names,
                          communicator=communicator, n_jobs=n_jobs,
-                         device_index=device.index)
+                         device_index=device.index, reject_inf=reject_inf)
+    if reject_inf and any(np.isinf(a).any() for a in [X] + [e.X for e in eval_sets]):
+        raise inf_error()
     if communicator is None:
         communicator = LocalCommunicator()
     n_samples, n_features = X.shape
@@ -277,17 +357,15 @@ def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_e
     eval_scores = [np.full(e.y.shape[0], init, dtype=Y_DTYPE) for e, _ in evals]
     evaluators = [NDCGEvaluator(e.y, e.group_ptr, eval_at, gain=gain,
                                 sample_weight=e.sample_weight) for e, _ in evals]
-    history = {e.name: {name: [] for name in ev.names} for (e, _), ev in zip(evals, evaluators)}
 
     grow = _Grower(X_binned, mapper, tree_params, communicator, n_jobs)
-    trees, gains, counts = [], [], []
-    best_score, best_round = -np.inf, -1
     rounds = range(n_estimators)
     bar = None
     if verbose > 0:
         from tqdm.auto import tqdm  # noqa: PLC0415
 
         rounds = bar = tqdm(rounds, desc="boosting", leave=False)
+    log = _Rounds(n_features, [e.name for e, _ in evals], evaluators, n_iter_no_change, bar)
     try:
         for it in rounds:
             objective.gradients(scores, y, group_ptr, sample_weight, grad, hess, it)
@@ -301,42 +379,18 @@ def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_e
             # The row -> leaf map is a full column of int32 per tree: drop it once used, or
             # 200 trees on 500k rows would hold 400 MB until the end of the fit.
             tree.leaf_of_row = tree.rows = None
-            trees.append(tree)
-            internal = np.asarray(tree.left) >= 0
-            split_features = np.asarray(tree.feature)[internal]
-            gains.append(np.bincount(split_features, weights=np.asarray(tree.gain)[internal],
-                                     minlength=n_features))
-            counts.append(np.bincount(split_features, minlength=n_features))
-
-            for (e, Xb), ev, s in zip(evals, evaluators, eval_scores):
-                tree.add_to_scores(Xb, s, n_jobs)
-                for name, value in zip(ev.names, ev(s)):
-                    history[e.name][name].append(value)
+            log.add_tree(tree)
             if not evals:
                 continue
-            monitored = history[evals[0][0].name][evaluators[0].names[0]][-1]
-            if bar is not None:
-                bar.set_postfix({f"{evals[0][0].name} {evaluators[0].names[0]}":
-                                 f"{monitored:.5f}"})
-            if monitored > best_score:  # strict, as LightGBM's early stopping
-                best_score, best_round = monitored, it
-            elif n_iter_no_change is not None and it - best_round >= n_iter_no_change:
+            values = []
+            for (_, Xb), ev, s in zip(evals, evaluators, eval_scores):
+                tree.add_to_scores(Xb, s, n_jobs)
+                values.append(ev(s))
+            if log.record(it, values):
                 break
     finally:
         if bar is not None:
             bar.close()
-    n_run = len(trees)
-    early = n_iter_no_change is not None and bool(evals)
-    n_keep = best_round + 1 if early and best_round >= 0 else n_run
     boosting_s = time.perf_counter() - t0 - binning_s
-
-    ensemble = _assemble(trees[:n_keep], mapper, init, feature_names=feature_names,
-                         objective_name=objective_name)
-    return BoostingResult(
-        ensemble=ensemble, evals_result=history,
-        best_iteration=n_keep if early else None, n_rounds_run=n_run,
-        split_gain=np.sum(gains[:n_keep], axis=0) if n_keep else np.zeros(n_features),
-        split_count=(np.sum(counts[:n_keep], axis=0) if n_keep
-                     else np.zeros(n_features, dtype=np.int64)).astype(np.int64),
-        bin_mapper=mapper, timings={"binning_s": binning_s, "boosting_s": boosting_s},
-    )
+    return log.result(mapper, init, feature_names=feature_names, objective_name=objective_name,
+                      timings={"binning_s": binning_s, "boosting_s": boosting_s})

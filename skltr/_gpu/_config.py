@@ -33,9 +33,10 @@ SPLIT_THREADS = 256
 
 #: Threads of element-wise kernels (binning, partition, predict, quantisation).
 ELEMENTWISE_THREADS = 256
-#: Rows binned per host-to-device chunk of X (bounds the float64 staging buffer: 136
-#: features x 262144 rows = 285 MB).
-BIN_CHUNK_ROWS = 262144
+#: Rows of X per host-to-device chunk of the binning (one staging buffer of this many rows:
+#: 65536 x 136 float32 = 36 MB). Small on purpose: a process's first use of GPU memory costs
+#: ~1 ms/MB, and a large staging buffer bought no speed (the copies are bound by the host).
+BIN_CHUNK_ROWS = 65536
 
 #: Threads of a per-query lambda block.
 QUERY_THREADS = 128

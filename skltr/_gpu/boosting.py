@@ -4,7 +4,8 @@ Same rounds as :func:`skltr._gbdt.boosting.boost` (same random draws for the que
 feature subsamples, same ``BinMapper`` seed, same early stopping, same ``BoostingResult``),
 with the per-round state on the GPU::
 
-    host: BinMapper.fit (row sample)      -> cut points
+    host: the BinMapper's row sample (parallel gather) -> GPU: sorted per feature, cut by
+          the BinMapper's rule (column_cuts)         -> cut points (same as the CPU's)
     GPU:  map_to_bins(X), eval sets too    -> uint8 rows, padded to 32-bit words (once)
     round t (GPU):  objective gradients -> grad, hess (float32)
                     GPUTreeGrower.grow  -> GrownTree (host node arrays, a few KB)
@@ -12,7 +13,8 @@ with the per-round state on the GPU::
                     add_tree_binned for every row when the tree saw a query subsample
                     eval scores  += add_tree_binned(eval rows)
     host: eval NDCG from a copy of the eval scores (n_eval float64 per round); trees ->
-          one TreeEnsemble (host NumPy: pickles and predicts without a GPU)
+          one TreeEnsemble (host NumPy: pickles and predicts without a GPU). The history,
+          early stopping and assembly are the CPU loop's own (``skltr._gbdt.boosting._Rounds``).
 
 Only ``growth="depthwise"`` and the objectives ``lambdarank``, ``rank_pairwise`` and
 ``regression`` run here; the others raise ``NotImplementedError`` with the fix.
@@ -26,8 +28,8 @@ import cupy
 import numpy as np
 
 from .._dtypes import G_H_DTYPE
-from .._gbdt.boosting import (_STREAM_BINNING, BoostingResult, NDCGEvaluator, _assemble,
-                              _feature_subsample, _query_subsample_rows, _rng)
+from .._gbdt.boosting import (_STREAM_BINNING, BoostingResult, NDCGEvaluator, _Rounds,
+                              _feature_subsample, _query_subsample_rows, _rng, inf_error)
 from .binning import fit_bin_mapper
 from .grower import DeviceBinned, GPUTreeGrower
 from ._profile import stage
@@ -39,15 +41,15 @@ def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_e
           max_bins, tree_params, subsample=1.0, colsample_bytree=1.0, eval_sets=(),
           eval_at=(10,), gain="exp2", n_iter_no_change=None, seed=0, verbose=0,
           feature_names=None, communicator=None, n_jobs=None,
-          device_index=0) -> BoostingResult:
+          device_index=0, reject_inf=False) -> BoostingResult:
     """:func:`skltr._gbdt.boosting.boost` on GPU ``device_index`` (same parameters).
 
     ``tree_params`` are those of ``TreeGrower`` (``min_samples_leaf_counts`` included);
     ``hist_mode`` must be ``"quantised"`` or absent (the GPU always accumulates quantised
     gradients: ``"float"`` raises NotImplementedError) and ``growth`` must be
     ``"depthwise"``. ``X`` may be a
-    NumPy or CuPy array; ``communicator`` must be None (single GPU); ``n_jobs`` sets the
-    host threads of the binning sample.
+    NumPy or CuPy array; ``communicator`` must be None (single GPU); ``n_jobs`` is the
+    bin mapper's host threads. ``reject_inf`` is checked by the binning kernels.
     """
     hist_mode = dict(tree_params).get("hist_mode")
     if hist_mode not in (None, "quantised"):
@@ -64,29 +66,32 @@ def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_e
                       colsample_bytree=colsample_bytree, eval_sets=eval_sets,
                       eval_at=eval_at, gain=gain, n_iter_no_change=n_iter_no_change,
                       seed=seed, verbose=verbose, feature_names=feature_names,
-                      n_jobs=n_jobs)
+                      n_jobs=n_jobs, reject_inf=reject_inf)
 
 
 def _fit_bin_mapper(X, max_bins, seed, n_jobs=None):
     # the CPU loop's seed rule and threads (skltr._gbdt.boosting._fit_bin_mapper): same cuts
     seed = int(_rng(seed, _STREAM_BINNING).integers(2**31 - 1))
-    return fit_bin_mapper(cupy.asnumpy(X) if isinstance(X, cupy.ndarray) else X, max_bins,
-                          seed, n_jobs)
+    return fit_bin_mapper(X, max_bins, seed, n_jobs)
 
 
 def _boost(X, y, group_ptr, sample_weight, *, objective, objective_name, n_estimators,
            max_bins, tree_params, subsample, colsample_bytree, eval_sets, eval_at, gain,
-           n_iter_no_change, seed, verbose, feature_names, n_jobs):
+           n_iter_no_change, seed, verbose, feature_names, n_jobs, reject_inf):
     params = dict(tree_params)
     params.pop("hist_mode", None)
     params.pop("n_threads", None)
     y = cupy.asnumpy(y) if isinstance(y, cupy.ndarray) else np.asarray(y)
     n_samples, n_features = X.shape
     t0 = time.perf_counter()
+    # the sample rows cross the bus, then X in chunks, in its own dtype
     mapper = _fit_bin_mapper(X, max_bins, seed, n_jobs)
     data = DeviceBinned.from_mapper(X, mapper)
     mapper.has_missing = data.has_missing
-    evals = [(e, DeviceBinned.from_mapper(e.X, mapper).X_bytes) for e in eval_sets]
+    binned_evals = [DeviceBinned.from_mapper(e.X, mapper) for e in eval_sets]
+    if reject_inf and (data.has_inf or any(b.has_inf for b in binned_evals)):
+        raise inf_error()  # found by the binning kernels: no host pass over X
+    evals = [(e, b.X_bytes) for e, b in zip(eval_sets, binned_evals)]
     cupy.cuda.get_current_stream().synchronize()
     binning_s = time.perf_counter() - t0
 
@@ -99,15 +104,13 @@ def _boost(X, y, group_ptr, sample_weight, *, objective, objective_name, n_estim
     eval_scores = [cupy.full(e.y.shape[0], init, dtype=cupy.float64) for e, _ in evals]
     evaluators = [NDCGEvaluator(e.y, e.group_ptr, eval_at, gain=gain,
                                 sample_weight=e.sample_weight) for e, _ in evals]
-    history = {e.name: {name: [] for name in ev.names} for (e, _), ev in zip(evals, evaluators)}
-    trees, gains, counts = [], [], []
-    best_score, best_round = -np.inf, -1
     rounds = range(n_estimators)
     bar = None
     if verbose > 0:
         from tqdm.auto import tqdm  # noqa: PLC0415
 
         rounds = bar = tqdm(rounds, desc="boosting (cuda)", leave=False)
+    log = _Rounds(n_features, [e.name for e, _ in evals], evaluators, n_iter_no_change, bar)
     try:
         for it in rounds:
             with stage("gradients"):
@@ -122,43 +125,21 @@ def _boost(X, y, group_ptr, sample_weight, *, objective, objective_name, n_estim
                 else:
                     dev_tree = DeviceTree(tree)
                     add_tree_binned(data.X_bytes, dev_tree, scores)
-            trees.append(tree)
-            internal = tree.left >= 0
-            split_features = tree.feature[internal]
-            gains.append(np.bincount(split_features, weights=tree.gain[internal],
-                                     minlength=n_features))
-            counts.append(np.bincount(split_features, minlength=n_features))
+            log.add_tree(tree)
             if not evals:
                 continue
             dev_tree = dev_tree or DeviceTree(tree)
-            for (e, Xb), ev, s in zip(evals, evaluators, eval_scores):
+            values = []
+            for (_, Xb), ev, s in zip(evals, evaluators, eval_scores):
                 with stage("eval"):
                     add_tree_binned(Xb, dev_tree, s)
-                for name, value in zip(ev.names, ev(s.get())):
-                    history[e.name][name].append(value)
-            monitored = history[evals[0][0].name][evaluators[0].names[0]][-1]
-            if bar is not None:
-                bar.set_postfix({f"{evals[0][0].name} {evaluators[0].names[0]}":
-                                 f"{monitored:.5f}"}, refresh=False)
-            if monitored > best_score:
-                best_score, best_round = monitored, it
-            elif n_iter_no_change is not None and it - best_round >= n_iter_no_change:
+                values.append(ev(s.get()))
+            if log.record(it, values):
                 break
     finally:
         if bar is not None:
             bar.close()
     cupy.cuda.get_current_stream().synchronize()
-    n_run = len(trees)
-    early = n_iter_no_change is not None and bool(evals)
-    n_keep = best_round + 1 if early and best_round >= 0 else n_run
     boosting_s = time.perf_counter() - t0 - binning_s
-    ensemble = _assemble(trees[:n_keep], mapper, init, feature_names=feature_names,
-                         objective_name=objective_name)
-    return BoostingResult(
-        ensemble=ensemble, evals_result=history,
-        best_iteration=n_keep if early else None, n_rounds_run=n_run,
-        split_gain=np.sum(gains[:n_keep], axis=0) if n_keep else np.zeros(n_features),
-        split_count=(np.sum(counts[:n_keep], axis=0) if n_keep
-                     else np.zeros(n_features, dtype=np.int64)).astype(np.int64),
-        bin_mapper=mapper, timings={"binning_s": binning_s, "boosting_s": boosting_s},
-    )
+    return log.result(mapper, init, feature_names=feature_names, objective_name=objective_name,
+                      timings={"binning_s": binning_s, "boosting_s": boosting_s})

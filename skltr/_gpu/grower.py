@@ -111,12 +111,17 @@ class DeviceBinned:
     def from_mapper(cls, X, mapper):
         """Bin ``X`` (host or CuPy) on the GPU with a fitted ``BinMapper``'s cuts.
 
-        ``self.has_missing`` (host bool per feature) says which features had a NaN.
+        ``self.has_missing`` (host bool per feature) says which features had a NaN,
+        ``self.has_inf`` whether some value was +inf or -inf (one read of both).
         """
-        flags = cupy.zeros(max(X.shape[1], 1), cupy.int32)
+        n_features = X.shape[1]
+        flags = cupy.zeros(n_features + 1, cupy.int32)  # NaN per feature, then inf
         out = cls(map_to_bins(X, mapper.cut_ptr, mapper.cut_values, mapper.missing_bin,
-                              flags), X.shape[1], mapper.n_bins, mapper.missing_bin)
-        out.has_missing = flags.get()[:X.shape[1]].astype(bool)
+                              flags[:max(n_features, 1)], flags[n_features:]),
+                  n_features, mapper.n_bins, mapper.missing_bin)
+        host = flags.get()
+        out.has_missing = host[:n_features].astype(bool)
+        out.has_inf = bool(host[n_features])
         return out
 
 

@@ -46,7 +46,8 @@ class RankerMixin:
     attributes tune the shared validation: ``_allow_nan``, ``_allow_inf`` and
     ``_integer_labels``. ``_missing_qid = "single_query"`` lets a *test-only* subclass run
     scikit-learn's generic checks, which call ``fit(X, y)`` without qid. ``_fit_X_dtypes``
-    lists the dtypes ``fit`` accepts X in without a copy.
+    lists the dtypes ``fit`` accepts X in without a copy; ``_fit_checks_inf()`` lets ``_fit``
+    take over the search for +-inf in X.
     """
 
     _estimator_type = "ranker"
@@ -87,9 +88,12 @@ class RankerMixin:
         try:
             if hasattr(self, "_parameter_constraints"):
                 self._validate_params()
+            # A subclass whose _fit refuses +-inf itself (the GPU ranker: in its binning
+            # kernels) spares the host pass over X's values that would look for them.
+            allow_inf = self._allow_inf or (self._allow_nan and self._fit_checks_inf())
             data = check_ranking_fit_data(
                 self, X, y, qid, sample_weight, allow_nan=self._allow_nan,
-                allow_inf=self._allow_inf, integer_labels=self._integer_labels,
+                allow_inf=allow_inf, integer_labels=self._integer_labels,
                 missing_qid=self._missing_qid, dtype=list(self._fit_X_dtypes))
             self._fit(data, **fit_params)
         except BaseException:
@@ -98,6 +102,14 @@ class RankerMixin:
             self.__dict__.update(saved)
             raise
         return self
+
+    def _fit_checks_inf(self) -> bool:
+        """True when ``_fit`` itself raises on +-inf in X, so ``fit``'s validation skips it.
+
+        Only consulted when ``_allow_inf`` is False and ``_allow_nan`` True (then the
+        validation's only pass over X's values is the search for infinities).
+        """
+        return False
 
     def predict(self, X):
         """Relevance scores, one per row, in the order of ``X``. Higher ranks first.

@@ -95,9 +95,12 @@ class GPUHistGBDTRanker(BaseRanker):
         histogram counts ``int(h_bin * node_rows / node_hessian + 0.5)`` rows, the right
         child the sum over its bins, the left child the node's rows minus that -- so with
         unequal hessians (lambdarank) a child may hold a few rows fewer (or must hold a few
-        more) than ``min_samples_leaf``. ``"rows"``: exact row counts (scikit-learn's
-        ``min_samples_leaf``). The default matches LightGBM's models, and measured better
-        on held-out queries (:ref:`gbdt_ranker`).
+        more) than ``min_samples_leaf``; rows whose gradient and hessian are both zero
+        (lambdarank: every row of a query with equal labels) are then invisible, as in
+        LightGBM, whose histograms hold no counts. ``"rows"``: exact row counts
+        (scikit-learn's ``min_samples_leaf``). The default matches LightGBM's models,
+        measured better on held-out queries (:ref:`gbdt_ranker`), and lets quantised
+        histograms pack gradient and hessian into one 8-byte word (faster training).
     reg_lambda : float, default=0.0
         L2 penalty on leaf values.
     reg_alpha : float, default=0.0
@@ -353,6 +356,16 @@ class GPUHistGBDTRanker(BaseRanker):
                         for part in eval_set]
         return super().fit(X, y, qid=qid, sample_weight=sample_weight, eval_set=eval_set)
 
+    def _fit_checks_inf(self):
+        # On the GPU the binning kernels flag +-inf while they read X (boost(reject_inf=True)),
+        # which spares validation a host pass over X (~80 ms at 1M x 136 float32).
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "auto" falling back warns once, in _fit
+            try:
+                return resolve_device(self.device).is_gpu
+            except (ImportError, RuntimeError, TypeError, ValueError):
+                return False  # _fit raises the device error with its message
+
     def _fit(self, data, eval_set=None):
         from .._gbdt.boosting import EvalData, boost, split_queries  # noqa: PLC0415
         from .._gbdt.objectives import make_objective  # noqa: PLC0415
@@ -410,7 +423,7 @@ class GPUHistGBDTRanker(BaseRanker):
                 gain=self.gain, n_iter_no_change=self.n_iter_no_change if early else None,
                 seed=seed, verbose=self.verbose,
                 feature_names=None if names is None else list(names), n_jobs=self.n_jobs,
-                device=device)
+                device=device, reject_inf=not self._allow_inf and device.is_gpu)
         if not np.any(np.diff(result.ensemble.tree_ptr) > 1):
             warnings.warn(
                 "no tree found a split: every gradient was zero or no split met min_samples_leaf"

@@ -617,11 +617,45 @@ def test_pair_gradients_are_deterministic_and_regression_exact():
     np.testing.assert_array_equal(h.get(), h_cpu)
 
 
-def test_xendcg_is_refused_on_the_gpu():
-    rng = np.random.default_rng(0)
-    y, group_ptr, _ = _queries(rng, [5, 5])
-    with pytest.raises(NotImplementedError, match="rank_xendcg"):
-        make_gpu_objective(make_objective("rank_xendcg"), y, group_ptr)
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("seed", [0, 123456789])
+def test_xendcg_gradients_match_cpu(weighted, seed):
+    # the CPU kernel is checked against LightGBM's rank_xendcg (tests/test_objectives.py);
+    # the GPU must give the same gammas (same jump-ahead) and the same series
+    rng = np.random.default_rng(8)
+    sizes = [1, 2, 7, 120, 1, 300, 5000, 33]
+    y, group_ptr, scores = _queries(rng, sizes)
+    y[group_ptr[2]:group_ptr[3]] = 2.0  # equal labels: still gradients under XE-NDCG
+    scores[group_ptr[6]:group_ptr[6] + 3] += 40.0  # one document holds nearly all the mass
+    w = rng.random(y.size) + 0.5 if weighted else None
+    obj = make_objective("rank_xendcg", random_state=seed)
+    gobj = make_gpu_objective(obj, y, group_ptr, w)
+    for it in (0, 1, 7):
+        g_cpu, h_cpu = np.empty(y.size, np.float32), np.empty(y.size, np.float32)
+        obj.gradients(scores, y, group_ptr, w, g_cpu, h_cpu, it)
+        g, h = cupy.empty(y.size, cupy.float32), cupy.empty(y.size, cupy.float32)
+        gobj.gradients(cupy.asarray(scores), g, h, it)
+        np.testing.assert_allclose(g.get(), g_cpu, rtol=2e-6, atol=1e-7 * np.abs(g_cpu).max())
+        np.testing.assert_allclose(h.get(), h_cpu, rtol=2e-6, atol=1e-7 * np.abs(h_cpu).max())
+        assert np.any(g.get()[group_ptr[2]:group_ptr[3]])
+        for q in (0, 4):  # single documents
+            assert not g.get()[group_ptr[q]:group_ptr[q + 1]].any()
+
+
+def test_xendcg_gpu_fit_matches_cpu_ndcg():
+    X, y, qid = _data(6, n_queries=300)
+    Xtr, Xte, ytr, yte, qtr, qte = train_test_split_by_query(X, y, qid=qid, test_size=0.25,
+                                                             random_state=0)
+    params = dict(objective="rank_xendcg", n_estimators=40, max_depth=5, max_leaves=None,
+                  growth="depthwise", min_samples_leaf=5, learning_rate=0.2,
+                  early_stopping=False, random_state=3)
+    scores = {}
+    for device in ("cpu", "cuda"):
+        model = GPUHistGBDTRanker(**params, device=device).fit(Xtr, ytr, qid=qtr)
+        scores[device] = ndcg_score(yte, model.predict(Xte), qid=qte, k=10)
+    again = GPUHistGBDTRanker(**params, device="cuda").fit(Xtr, ytr, qid=qtr)
+    assert ndcg_score(yte, again.predict(Xte), qid=qte, k=10) == scores["cuda"]
+    assert abs(scores["cuda"] - scores["cpu"]) <= 0.002, scores
 
 
 # --------------------------------------------------------------------- whole fits, shared
@@ -801,9 +835,6 @@ def test_unsupported_gpu_options_raise_clear_errors():
     X, y, qid = _data(4, n_queries=20)
     with pytest.raises(NotImplementedError, match="growth='depthwise'"):
         GPUHistGBDTRanker(device="cuda").fit(X, y, qid=qid)
-    with pytest.raises(NotImplementedError, match="rank_xendcg"):
-        GPUHistGBDTRanker(device="cuda", growth="depthwise", max_depth=3,
-                          objective="rank_xendcg").fit(X, y, qid=qid)
     with pytest.raises(NotImplementedError, match="hist_mode='float'"):
         GPUHistGBDTRanker(device="cuda", growth="depthwise", max_depth=3,
                           hist_mode="float").fit(X, y, qid=qid)

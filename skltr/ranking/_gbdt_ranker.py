@@ -33,7 +33,6 @@ _AUTO_EARLY_STOPPING_ROWS = 10_000
 _NO_LIMIT = int(np.iinfo(np.int32).max)
 _DOC_KIND = "TreeEnsemble"  # the model file is a TreeEnsemble document plus an "estimator" entry
 #: What the CUDA path does not do yet (issue #5), checked before any work starts.
-_GPU_UNSUPPORTED_OBJECTIVES = ("rank_xendcg",)
 
 
 class _LayoutCache:
@@ -666,7 +665,3 @@ def _check_gpu_support(est):
             f"hist_mode={est.hist_mode!r} is not implemented with device={est.device!r}: the "
             f"GPU always sums quantised gradients; use hist_mode='quantised' (the default) on "
             f"the GPU, or device='cpu'.")
-    if est.objective in _GPU_UNSUPPORTED_OBJECTIVES:
-        raise NotImplementedError(
-            f"objective={est.objective!r} is not implemented with device={est.device!r} yet: "
-            f"use objective='lambdarank' or 'rank_pairwise' on the GPU, or device='cpu'.")

@@ -1,0 +1,69 @@
+"""Gradient computation on the GPU: every ranking objective, GPU kernel vs skltr's CPU kernel.
+
+Same data for both: ``--rows`` rows in queries of ``--docs`` documents (labels 0-4 uniform,
+scores N(0, 1)). GPU: median wall time of ``GPUObjective.gradients`` (synchronised, after a
+warm-up call that compiles the kernels); CPU: median wall time of the host
+``Objective.gradients`` on all the machine's cores (numba, after compilation). One row per
+objective, the CPU kernel as the peer. The gradients of both are compared (max relative
+difference of the float32 outputs) so that a fast wrong kernel cannot pass unnoticed.
+
+Usage: python benchmarks/objectives_gpu.py [--rows 1000000] [--docs 120] [--out DIR]
+"""
+
+import argparse
+import os
+
+import numba
+import numpy as np
+
+from _harness import row, time_median, write_result
+from skltr._gbdt.objectives import make_objective
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--docs", type=int, default=120)
+    parser.add_argument("--out", default=None, help="result folder (default benchmarks/results)")
+    args = parser.parse_args()
+
+    import cupy
+
+    from skltr._gpu.objectives import make_gpu_objective
+
+    rng = np.random.default_rng(0)
+    n_queries = max(args.rows // args.docs, 1)
+    group_ptr = np.arange(n_queries + 1, dtype=np.int64) * args.docs
+    n = int(group_ptr[-1])
+    y = rng.integers(0, 5, size=n).astype(np.float64)
+    scores = rng.normal(size=n)
+    numba.set_num_threads(os.cpu_count())
+    rows, raw = [], {}
+    for name in ("lambdarank", "rank_pairwise", "rank_xendcg", "regression"):
+        kw = {"truncation_level": 30} if name in ("lambdarank", "rank_pairwise") else {}
+        if name == "rank_xendcg":
+            kw["random_state"] = 0
+        obj = make_objective(name, **kw)
+        g_cpu = np.empty(n, np.float32)
+        h_cpu = np.empty(n, np.float32)
+        cpu_s = time_median(lambda: obj.gradients(scores, y, group_ptr, None, g_cpu, h_cpu, 3))
+        gobj = make_gpu_objective(obj, y, group_ptr)
+        s_dev = cupy.asarray(scores)
+        g = cupy.empty(n, cupy.float32)
+        h = cupy.empty(n, cupy.float32)
+        sync = cupy.cuda.Device().synchronize
+        gpu_s = time_median(lambda: gobj.gradients(s_dev, g, h, 3), repeat=11, sync=sync)
+        scale = max(float(np.abs(g_cpu).max()), 1e-30)
+        diff = float(np.abs(g.get() - g_cpu).max()) / scale
+        raw[name] = {"gpu_ms": gpu_s * 1e3, "cpu_ms": cpu_s * 1e3, "max_rel_diff": diff}
+        print(f"{name:<14} GPU {gpu_s * 1e3:8.3f} ms   CPU ({os.cpu_count()} cores) "
+              f"{cpu_s * 1e3:8.2f} ms   max |g_gpu - g_cpu| / max|g| {diff:.1e}")
+        rows.append(row(f"{n} rows, {args.docs} docs/query", name, gpu_s, cpu_s,
+                        f"skltr CPU, {os.cpu_count()} cores", "s"))
+    write_result("objectives_gpu", rows, out_dir=args.out,
+                 params={"rows": n, "docs_per_query": args.docs, "truncation_level": 30,
+                         "skltr_commit": os.environ.get("SKLTR_COMMIT"), "raw": raw})
+
+
+if __name__ == "__main__":
+    main()

@@ -7,7 +7,13 @@ warm-up call that compiles the kernels); CPU: median wall time of the host
 objective, the CPU kernel as the peer. The gradients of both are compared (max relative
 difference of the float32 outputs) so that a fast wrong kernel cannot pass unnoticed.
 
-Usage: python benchmarks/objectives_gpu.py [--rows 1000000] [--docs 120] [--out DIR]
+Usage: PYTHONPATH=. python benchmarks/objectives_gpu.py [--rows 1000000] [--docs 120]
+       [--out DIR]
+
+Measured on an H100 with 16 cores at ad7274f (``objectives_gpu-h100-2026-11-22.json``),
+999,960 rows, ms per call, GPU vs CPU: lambdarank 0.38 vs 26.3 (69x), rank_pairwise 0.38 vs
+22.5 (60x), rank_xendcg 0.51 vs 2.67 (5.2x: one thread per query), regression 0.02 vs 0.18;
+float32 outputs bit-equal to the CPU's on this data.
 """
 
 import argparse

@@ -16,8 +16,8 @@ with the per-round state on the GPU::
           one TreeEnsemble (host NumPy: pickles and predicts without a GPU). The history,
           early stopping and assembly are the CPU loop's own (``skltr._gbdt.boosting._Rounds``).
 
-Only ``growth="depthwise"`` and the objectives ``lambdarank``, ``rank_pairwise`` and
-``regression`` run here; the others raise ``NotImplementedError`` with the fix.
+Every objective and both growth policies run here (``hist_mode="float"`` raises
+``NotImplementedError``: the GPU sums quantised gradients).
 """
 
 from __future__ import annotations
@@ -46,8 +46,7 @@ def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_e
 
     ``tree_params`` are those of ``TreeGrower`` (``min_samples_leaf_counts`` included);
     ``hist_mode`` must be ``"quantised"`` or absent (the GPU always accumulates quantised
-    gradients: ``"float"`` raises NotImplementedError) and ``growth`` must be
-    ``"depthwise"``. ``X`` may be a
+    gradients: ``"float"`` raises NotImplementedError). ``X`` may be a
     NumPy or CuPy array; ``communicator`` must be None (single GPU); ``n_jobs`` is the
     bin mapper's host threads. ``reject_inf`` is checked by the binning kernels.
     """

@@ -1,4 +1,4 @@
-"""``GPUTreeGrower``: grow one tree depth-wise on the GPU, level by level.
+"""``GPUTreeGrower``: grow one tree on the GPU, depth-wise (level by level) or leaf-wise.
 
 Per level, whatever the number of nodes in it: one partition (two small kernels and a scan),
 one histogram launch for the smaller children, one subtraction launch for their siblings and
@@ -11,11 +11,18 @@ Gradients are quantised as the CPU engine's ``hist_mode="quantised"`` (same expo
 ``K``), so a GPU tree equals the CPU quantised tree grown from the same gradients: same node
 ids, splits, gains and leaf values (``tests/test_gbdt_gpu.py`` checks it).
 
-Only ``growth="depthwise"`` is implemented (leaf-wise growth needs one histogram launch per
-split and is not done yet: :class:`GPUTreeGrower` raises ``NotImplementedError``).
+``growth="leafwise"`` runs the same kernels on one split at a time (the leaf of highest gain,
+ties to the lowest node id, as the CPU grower): a partition of one node, one histogram of its
+smaller child, one subtraction and one split search of the two children, and one host read
+per split. Each pending leaf keeps its histogram on the device until it is split. It grows
+the CPU's leaf-wise trees exactly, but with ~5 launches and a host round trip per split it is
+several times slower per tree than depth-wise growth of the same size: prefer
+``growth="depthwise"`` on the GPU for speed.
 """
 
 from __future__ import annotations
+
+import heapq
 
 import cupy
 import numpy as np
@@ -143,7 +150,8 @@ class GPUTreeGrower:
     data : DeviceBinned
     max_leaves, max_depth, growth, min_child_weight, min_samples_leaf, reg_lambda,
     reg_alpha, min_split_gain, learning_rate :
-        As :class:`skltr._gbdt.grower.TreeGrower`. ``growth`` must be ``"depthwise"``.
+        As :class:`skltr._gbdt.grower.TreeGrower` (``growth``: ``"depthwise"`` or
+        ``"leafwise"``).
     min_samples_leaf_counts : {"rows", "hessian"}
         What ``min_samples_leaf`` counts, as :class:`skltr._gbdt.grower.TreeGrower`: rows, or
         LightGBM's estimate of them from the hessians (the same integer estimates as the
@@ -157,11 +165,8 @@ class GPUTreeGrower:
                  min_child_weight=1e-3, min_samples_leaf=20, min_samples_leaf_counts="rows",
                  reg_lambda=0.0, reg_alpha=0.0, min_split_gain=0.0, learning_rate=0.1,
                  hist_mode="quantised"):
-        if growth != "depthwise":
-            raise NotImplementedError(
-                f"growth={growth!r} is not implemented on the GPU yet (issue #5): use "
-                f"growth='depthwise' with device='cuda', or device='cpu' for leaf-wise "
-                f"growth.")
+        if growth not in ("depthwise", "leafwise"):
+            raise ValueError(f"growth must be 'leafwise' or 'depthwise'; got {growth!r}.")
         if hist_mode != "quantised":
             raise ValueError(f"the GPU grower accumulates quantised gradients only; got "
                              f"hist_mode={hist_mode!r}.")
@@ -173,6 +178,7 @@ class GPUTreeGrower:
         if max_depth is not None and int(max_depth) < 1:
             raise ValueError(f"max_depth must be >= 1 or None; got {max_depth}.")
         self.data = data
+        self.growth = growth
         self.max_leaves = int(max_leaves)
         self.max_depth = None if max_depth is None else int(max_depth)
         self.min_child_weight = float(min_child_weight)
@@ -302,61 +308,96 @@ class GPUTreeGrower:
             hist = self._new_hist(1)
             self._build(hist, [root])
             self._find_splits(hist, [root])
+        if self.growth == "leafwise":
+            self._grow_leafwise(hist)
+        else:
+            self._grow_depthwise(hist)
+        return self._finish(leaf_of_row)
+
+    def _split_nodes(self, node_ids, n_leaves):
+        """Partition the chosen nodes and create their children, in ``node_ids`` order.
+
+        ``n_leaves`` is the leaf count before these splits; returns ``(chosen, splittable,
+        n_leaves)``: the partition records, whether each child may split, the new count.
+        """
+        chosen, splittable = [], []
+        for node_id in node_ids:
+            n_leaves += 1
+            node = self.nodes[node_id]
+            f, _, b, dl, gl, hl, cl = node.split
+            left = _Node(node.start, node.start + cl, gl, hl, cl, node.depth + 1)
+            right = _Node(node.start + cl, node.end, node.sum_g - gl, node.sum_h - hl,
+                          node.count - cl, node.depth + 1)
+            ids = (len(self.nodes), len(self.nodes) + 1)
+            self.nodes.extend((left, right))
+            self._children[node_id] = ids
+            self._children.extend((None, None))
+            chosen.append((node_id, f, b, dl, node.start, cl, ids[0], ids[1]))
+            splittable.append([self._can_split(c, n_leaves) for c in (left, right)])
+        with stage("partition"):
+            self.buf, self.pos = partition_level(self.buf, self.pos, self.data.X_bytes,
+                                                 self.data.missing_bin, len(self.nodes),
+                                                 chosen)
+        return chosen, splittable, n_leaves
+
+    def _children_histograms(self, hist, chosen, splittable):
+        """Histograms (smaller child built, larger = parent - smaller) and splits of the
+        children that may split; returns the children's histogram array or None."""
+        small, p_slots, s_slots, l_slots, to_find = [], [], [], [], []
+        n_slots = 0
+        for (node_id, *_rest), ok in zip(chosen, splittable):
+            if not any(ok):
+                continue
+            lid, rid = self._children[node_id]
+            left, right = self.nodes[lid], self.nodes[rid]
+            left.slot, right.slot = n_slots, n_slots + 1
+            n_slots += 2
+            sm, lg = (left, right) if left.count <= right.count else (right, left)
+            small.append(sm)
+            p_slots.append(self.nodes[node_id].slot)
+            s_slots.append(sm.slot)
+            l_slots.append(lg.slot)
+            to_find.extend(c for c, k in zip((left, right), ok) if k)
+        if not n_slots:
+            return None
+        with stage("histogram"):
+            child_hist = self._new_hist(n_slots)
+        self._build(child_hist, small)
+        with stage("subtract"):
+            subtract_histograms(hist, child_hist, p_slots, s_slots, l_slots)
+        self._find_splits(child_hist, to_find)
+        return child_hist
+
+    def _grow_leafwise(self, hist):
+        # the CPU grower's order: highest gain first, ties to the lowest node id; every
+        # pending leaf holds (its histogram array, its slot) until it is split
+        hists = {0: hist} if hist is not None else {}
+        heap = []
+        if self.nodes[0].split is not None:
+            heapq.heappush(heap, (-self.nodes[0].split[1], 0))
+        n_leaves = 1
+        while heap and n_leaves < self.max_leaves:
+            _, node_id = heapq.heappop(heap)
+            chosen, splittable, n_leaves = self._split_nodes([node_id], n_leaves)
+            child_hist = self._children_histograms(hists.pop(node_id), chosen, splittable)
+            for child_id in self._children[node_id]:
+                if self.nodes[child_id].split is not None:
+                    hists[child_id] = child_hist
+                    heapq.heappush(heap, (-self.nodes[child_id].split[1], child_id))
+
+    def _grow_depthwise(self, hist):
         level = [0]
+        n_leaves = 1
         n_leaves = 1
         while level and n_leaves < self.max_leaves:
             ready = sorted((i for i in level if self.nodes[i].split is not None),
                            key=lambda i: (-self.nodes[i].split[1], i))
-            chosen, splittable = [], []
-            for node_id in ready:
-                if n_leaves >= self.max_leaves:
-                    break
-                n_leaves += 1
-                node = self.nodes[node_id]
-                f, _, b, dl, gl, hl, cl = node.split
-                left = _Node(node.start, node.start + cl, gl, hl, cl, node.depth + 1)
-                right = _Node(node.start + cl, node.end, node.sum_g - gl, node.sum_h - hl,
-                              node.count - cl, node.depth + 1)
-                ids = (len(self.nodes), len(self.nodes) + 1)
-                self.nodes.extend((left, right))
-                self._children[node_id] = ids
-                self._children.extend((None, None))
-                chosen.append((node_id, f, b, dl, node.start, cl, ids[0], ids[1]))
-                splittable.append([self._can_split(c, n_leaves) for c in (left, right)])
-            if not chosen:
+            ready = ready[:self.max_leaves - n_leaves]
+            if not ready:
                 break
-            with stage("partition"):
-                self.buf, self.pos = partition_level(self.buf, self.pos, d.X_bytes,
-                                                     d.missing_bin, len(self.nodes), chosen)
-            # children that need a histogram: both of a split with a splittable child
-            small, p_slots, s_slots, l_slots, to_find = [], [], [], [], []
-            n_slots = 0
-            for (node_id, *_rest), ok in zip(chosen, splittable):
-                if not any(ok):
-                    continue
-                lid, rid = self._children[node_id]
-                left, right = self.nodes[lid], self.nodes[rid]
-                left.slot, right.slot = n_slots, n_slots + 1
-                n_slots += 2
-                sm, lg = (left, right) if left.count <= right.count else (right, left)
-                small.append(sm)
-                p_slots.append(self.nodes[node_id].slot)
-                s_slots.append(sm.slot)
-                l_slots.append(lg.slot)
-                to_find.extend(c for c, k in zip((left, right), ok) if k)
-            nxt = [i for c in chosen for i in self._children[c[0]]]
-            if n_slots:
-                with stage("histogram"):
-                    child_hist = self._new_hist(n_slots)
-                self._build(child_hist, small)
-                with stage("subtract"):
-                    subtract_histograms(hist, child_hist, p_slots, s_slots, l_slots)
-                self._find_splits(child_hist, to_find)
-                hist = child_hist
-            else:
-                hist = None
-            level = nxt
-        return self._finish(leaf_of_row)
+            chosen, splittable, n_leaves = self._split_nodes(ready, n_leaves)
+            hist = self._children_histograms(hist, chosen, splittable)
+            level = [i for c in chosen for i in self._children[c[0]]]
 
     def _finish(self, want_leaf_of_row):
         nodes = self.nodes

@@ -153,10 +153,11 @@ class GPUHistGBDTRanker(BaseRanker):
     device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"
         ``"cuda"`` / ``"cuda:N"`` train on that GPU (CuPy needed): histograms of quantised
         gradients (exact integer sums, so GPU training is deterministic), the model is the
-        same host ``TreeEnsemble``. On the GPU only ``growth="depthwise"`` and the
-        objectives ``"lambdarank"``, ``"rank_pairwise"`` and ``"regression"`` exist so far
-        (others raise NotImplementedError). ``"auto"`` uses the GPU when one is visible and
-        falls back to the CPU with a warning otherwise.
+        same host ``TreeEnsemble``. Every objective and both growth policies run there;
+        ``growth="depthwise"`` (with ``max_depth``) is the fast one on a GPU: leaf-wise growth
+        takes a host round trip per split. ``hist_mode="float"`` raises NotImplementedError
+        on the GPU. ``"auto"`` uses the GPU when one is visible and falls back to the CPU
+        with a warning otherwise.
     n_jobs : int or None, default=None
         Threads for training and prediction (None: all of numba's threads, -1: all cores).
     random_state : int, RandomState instance or None, default=None
@@ -655,11 +656,6 @@ def _to_host(a):
 
 def _check_gpu_support(est):
     """Raise for what the CUDA path does not do yet (issue #5), before any work."""
-    if est.growth != "depthwise":
-        raise NotImplementedError(
-            f"growth={est.growth!r} is not implemented with device={est.device!r} yet: use "
-            f"growth='depthwise' (with max_depth, as XGBoost's default) on the GPU, or "
-            f"device='cpu' for leaf-wise growth.")
     if est.hist_mode != "quantised":
         raise NotImplementedError(
             f"hist_mode={est.hist_mode!r} is not implemented with device={est.device!r}: the "

@@ -85,8 +85,9 @@ PARTITION_PARALLEL_MIN_ROWS = 65536
 #: on 494k x 136, 255 leaves, 2 threads, than parallel from 16,384 rows only).
 SPLIT_PARALLEL_MIN_ROWS = 0
 #: Most rows (of the whole tree) for one-word bins (gradient and hessian in one int64, see
-#: the module docstring): they quantise gradients to ``2**31 / n_rows`` steps, at least 10
-#: bits here; larger trees use two-word bins.
+#: the module docstring). Their scale keeps the sum of all rows' ``|q_g|`` below ``2**31``,
+#: so a row of average ``|g|`` gets about ``31 - log2(n_rows)`` bits (10 at this bound);
+#: larger trees use two-word bins.
 GH64_MAX_ROWS = 2**21
 #: Unused bins after each feature's histogram. With 256 bins of 24 bytes a feature spans
 #: 6144 bytes, so the same bin of every feature falls in 2 of the 64 L1 cache sets (4 KiB

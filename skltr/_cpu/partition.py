@@ -24,18 +24,21 @@ from numba import njit, prange
 
 @njit(cache=True, inline="always")
 def _split_chunk(col, rows, lo, hi, bin_threshold, default_left, missing_bin, tmp):
-    # lefts to tmp[lo:lo+k] in order, rights to tmp[hi-1], tmp[hi-2], ... ; returns k
+    # lefts to tmp[lo:lo+k] in order, rights to tmp[hi-1], tmp[hi-2], ... ; returns k.
+    # Branch-free: the row is written to both free slots (the next left one and the next
+    # right one; at the last row they coincide) and only one cursor moves, so the random
+    # left/right outcome costs no mispredicted branch.
     k = 0
     ri = hi
     for i in range(lo, hi):
         r = rows[i]
         b = col[r]
-        if (b <= bin_threshold) if b != missing_bin else default_left:
-            tmp[lo + k] = r
-            k += 1
-        else:
-            ri -= 1
-            tmp[ri] = r
+        go = np.int64((b <= bin_threshold) & (b != missing_bin)
+                      | (default_left & (b == missing_bin)))
+        tmp[lo + k] = r
+        tmp[ri - 1] = r
+        k += go
+        ri -= 1 - go
     return k
 
 

@@ -160,12 +160,15 @@ def _scan_feature(hist, f, nb, use, sum_g, sum_h, count, missing_bin, inv_scale_
     if hessian_counts:
         n_all = me
         for b in range(nb):
-            g_, hb, cb, _ = _bin(hist, f, b, count_shift, True)
+            _, hb, cb, _ = _bin(hist, f, b, count_shift, True)
             n_all += _bin_count(hb, cb, inv_scale_h, count_factor)
     # An empty bin b > 0 repeats the candidates of bin b - 1 exactly (same sums, same gains)
     # and the lower bin wins ties: it is skipped. (Bin 0 is not: with missing rows, "missing
     # alone on the left" mirrors the last bin's "missing alone on the right".) Once the
     # right child is below min_n rows, it only shrinks: stop.
+    # The two loops below differ only in the missing-left candidate and the missing
+    # direction; one loop with ``with_missing`` tests inside measured 8-12% slower per node
+    # (interleaved, min of 7 on captured 494k x 136 nodes), so they stay apart.
     if with_missing:
         for b in range(nb):
             gb, hb, cb, nonempty = _bin(hist, f, b, count_shift, hessian_counts)

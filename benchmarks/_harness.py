@@ -127,6 +127,42 @@ def peak_rss_during(fn, interval: float = 0.005):
     return result, peak[0] - base
 
 
+def ranking_data(rows: int, docs_per_query: int, n_features: int = 136):
+    """The training benchmarks' data: ``make_ranking`` split by query 80/20 (seed 0).
+
+    About ``rows`` rows train; the training part is sorted by query (contiguous queries:
+    what LightGBM and XGBoost need). Returns ``X, Xt, y, yt, qid, qt``.
+    """
+    from skltr.datasets import make_ranking
+    from skltr.model_selection import train_test_split_by_query
+    from skltr.utils import group_by_qid
+
+    n_queries = max(int(round(rows / 0.8 / docs_per_query)), 10)
+    X, y, qid = make_ranking(n_queries=n_queries, docs_per_query=docs_per_query,
+                             n_features=n_features, random_state=0)
+    X, Xt, y, yt, qid, qt = train_test_split_by_query(X, y, qid=qid, test_size=0.2,
+                                                      random_state=0)
+    order = group_by_qid(qid).order
+    return X[order], Xt, y[order], yt, qid[order], qt
+
+
+def query_sizes(qid):
+    """Sizes of the runs of equal ``qid`` (contiguous queries), LightGBM's ``group``."""
+    import numpy as np
+
+    return np.diff(np.flatnonzero(np.r_[True, qid[1:] != qid[:-1], True]))
+
+
+def lightgbm_lambdarank_params(*, leaves, max_depth, learning_rate, min_leaf, min_hess, bins,
+                               truncation, threads) -> dict:
+    """LightGBM ``lambdarank`` parameters of the training benchmarks (seed 0, quiet)."""
+    return {"objective": "lambdarank", "num_leaves": leaves, "max_depth": max_depth,
+            "learning_rate": learning_rate, "min_data_in_leaf": min_leaf,
+            "min_sum_hessian_in_leaf": min_hess, "max_bin": bins,
+            "lambdarank_truncation_level": truncation, "num_threads": threads,
+            "verbose": -1, "seed": 0}
+
+
 def row(case: str, metric: str, skltr: float, peer: float, peer_name: str, unit: str) -> dict:
     return {"case": case, "metric": metric, "skltr": skltr, "peer": peer,
             "peer_name": peer_name, "unit": unit,

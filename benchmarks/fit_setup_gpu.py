@@ -25,7 +25,7 @@ import time
 
 import numpy as np
 
-from _harness import gpu_info
+from _harness import gpu_info, ranking_data
 from train_gpu import DOCS, _skltr
 
 
@@ -60,18 +60,9 @@ def main():
     from skltr._gpu import binning as gb
     from skltr._gpu.grower import DeviceBinned, GPUTreeGrower
     from skltr._gpu.objectives import make_gpu_objective
-    from skltr.datasets import make_ranking
-    from skltr.model_selection import train_test_split_by_query
-    from skltr.utils import group_by_qid
     from skltr.utils.validation import check_ranking_fit_data
 
-    n_queries = max(int(round(args.rows / 0.8 / DOCS)), 10)
-    X, y, qid = make_ranking(n_queries=n_queries, docs_per_query=DOCS, n_features=136,
-                             random_state=0)
-    X, _, y, _, qid, _ = train_test_split_by_query(X, y, qid=qid, test_size=0.2,
-                                                   random_state=0)
-    order = group_by_qid(qid).order
-    X, y, qid = X[order], y[order], qid[order]
+    X, _, y, _, qid, _ = ranking_data(args.rows, DOCS)
     print(f"train {X.shape} {X.dtype}, NaN {int(np.isnan(X).sum())}", flush=True)
     sync = cupy.cuda.Device().synchronize
     threads = os.cpu_count()

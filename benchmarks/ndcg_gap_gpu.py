@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from _harness import gpu_info
+from _harness import gpu_info, ranking_data
 from train_gpu import DOCS, _skltr
 
 
@@ -30,18 +30,9 @@ def main():
     args = parser.parse_args()
 
     from skltr._gbdt.binning import BinMapper
-    from skltr.datasets import make_ranking
     from skltr.metrics import ndcg_score
-    from skltr.model_selection import train_test_split_by_query
-    from skltr.utils import group_by_qid
 
-    n_queries = max(int(round(args.rows / 0.8 / DOCS)), 10)
-    X, y, qid = make_ranking(n_queries=n_queries, docs_per_query=DOCS, n_features=136,
-                             random_state=0)
-    X, Xt, y, yt, qid, qt = train_test_split_by_query(X, y, qid=qid, test_size=0.2,
-                                                      random_state=0)
-    order = group_by_qid(qid).order
-    X, y, qid = X[order], y[order], qid[order]
+    X, Xt, y, yt, qid, qt = ranking_data(args.rows, DOCS)
     threads = os.cpu_count()
     results = []
 

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _harness import row, write_result
+from _harness import lightgbm_lambdarank_params, query_sizes, ranking_data, row, write_result
 
 LEAVES = 255
 LEARNING_RATE = 0.1
@@ -68,14 +68,12 @@ def _fit_skltr(X, y, qid, trees, bins, threads):
 def _fit_lightgbm(X, y, qid, trees, bins, threads):
     import lightgbm as lgb
 
-    sizes = np.diff(np.flatnonzero(np.r_[True, qid[1:] != qid[:-1], True]))
-    params = {"objective": "lambdarank", "num_leaves": LEAVES, "max_depth": -1,
-              "learning_rate": LEARNING_RATE, "min_data_in_leaf": MIN_LEAF,
-              "min_sum_hessian_in_leaf": MIN_HESS, "max_bin": bins,
-              "lambdarank_truncation_level": TRUNCATION, "num_threads": threads,
-              "verbose": -1, "seed": 0}
+    params = lightgbm_lambdarank_params(leaves=LEAVES, max_depth=-1,
+                                        learning_rate=LEARNING_RATE, min_leaf=MIN_LEAF,
+                                        min_hess=MIN_HESS, bins=bins, truncation=TRUNCATION,
+                                        threads=threads)
     t = time.perf_counter()
-    ds = lgb.Dataset(X, y, group=sizes, params=params).construct()
+    ds = lgb.Dataset(X, y, group=query_sizes(qid), params=params).construct()
     binning_s = time.perf_counter() - t
     booster = lgb.train(params, ds, num_boost_round=trees)
     return booster.predict, binning_s
@@ -126,18 +124,8 @@ def main():
     parser.add_argument("--no-write", action="store_true", help="print only, no result file")
     args = parser.parse_args()
 
-    from skltr.datasets import make_ranking
-    from skltr.model_selection import train_test_split_by_query
-    from skltr.utils import group_by_qid
-
     # 100 documents per query on average; 20 % of the queries are held out for testing.
-    n_queries = max(int(round(args.rows / 0.8 / 100)), 10)
-    X, y, qid = make_ranking(n_queries=n_queries, docs_per_query=100, n_features=136,
-                             random_state=0)
-    X, Xt, y, yt, qid, qt = train_test_split_by_query(X, y, qid=qid, test_size=0.2,
-                                                      random_state=0)
-    order = group_by_qid(qid).order  # contiguous queries: what LightGBM and XGBoost need
-    X, y, qid = X[order], y[order], qid[order]
+    X, Xt, y, yt, qid, qt = ranking_data(args.rows, 100)
     print(f"train {X.shape[0]} x {X.shape[1]} ({len(np.unique(qid))} queries), test "
           f"{Xt.shape[0]} rows; {args.trees} trees, {LEAVES} leaves, {args.threads} threads")
 

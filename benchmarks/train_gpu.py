@@ -103,7 +103,7 @@ import time
 
 import numpy as np
 
-from _harness import row, write_result
+from _harness import lightgbm_lambdarank_params, query_sizes, ranking_data, row, write_result
 
 DEPTH = 8
 LEARNING_RATE = 0.1
@@ -173,14 +173,12 @@ def fit_xgboost(X, y, qid, trees, bins, threads):
 def fit_lightgbm(X, y, qid, trees, bins, threads):
     import lightgbm as lgb
 
-    sizes = np.diff(np.flatnonzero(np.r_[True, qid[1:] != qid[:-1], True]))
-    params = {"objective": "lambdarank", "num_leaves": 2 ** DEPTH, "max_depth": DEPTH,
-              "learning_rate": LEARNING_RATE, "min_data_in_leaf": MIN_LEAF,
-              "min_sum_hessian_in_leaf": MIN_HESS, "max_bin": bins,
-              "lambdarank_truncation_level": TRUNCATION, "num_threads": threads,
-              "verbose": -1, "seed": 0}
+    params = lightgbm_lambdarank_params(leaves=2 ** DEPTH, max_depth=DEPTH,
+                                        learning_rate=LEARNING_RATE, min_leaf=MIN_LEAF,
+                                        min_hess=MIN_HESS, bins=bins, truncation=TRUNCATION,
+                                        threads=threads)
     t = time.perf_counter()
-    ds = lgb.Dataset(X, y, group=sizes, params=params).construct()
+    ds = lgb.Dataset(X, y, group=query_sizes(qid), params=params).construct()
     t_rounds = time.perf_counter()
     booster = lgb.train(params, ds, num_boost_round=trees)
     end = time.perf_counter()
@@ -235,19 +233,10 @@ def main():
     parser.add_argument("--out", default=None, help="result folder (default benchmarks/results)")
     args = parser.parse_args()
 
-    from skltr.datasets import make_ranking
     from skltr.metrics import ndcg_score
-    from skltr.model_selection import train_test_split_by_query
-    from skltr.utils import group_by_qid
 
     t = time.perf_counter()
-    n_queries = max(int(round(args.rows / 0.8 / DOCS)), 10)
-    X, y, qid = make_ranking(n_queries=n_queries, docs_per_query=DOCS, n_features=136,
-                             random_state=0)
-    X, Xt, y, yt, qid, qt = train_test_split_by_query(X, y, qid=qid, test_size=0.2,
-                                                      random_state=0)
-    order = group_by_qid(qid).order  # contiguous queries: what LightGBM and XGBoost need
-    X, y, qid = X[order], y[order], qid[order]
+    X, Xt, y, yt, qid, qt = ranking_data(args.rows, DOCS)
     print(f"data {time.perf_counter() - t:.1f} s: train {X.shape[0]} x {X.shape[1]} "
           f"({len(np.unique(qid))} queries), test {Xt.shape[0]} rows; {args.trees} rounds, "
           f"depth {DEPTH}, {args.threads} threads", flush=True)

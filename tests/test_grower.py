@@ -377,6 +377,16 @@ def test_quantised_equals_float_and_is_thread_independent():
     np.testing.assert_allclose(q1.value, f1.value, rtol=1e-6, atol=1e-9)
 
 
+def force_parallel_kernels(monkeypatch):
+    """Send every node through the parallel kernels, with one feature per block."""
+    import skltr._gbdt.grower as grower_mod
+
+    for name in ("HIST_PARALLEL_MIN_ROWS", "PARTITION_PARALLEL_MIN_ROWS",
+                 "SPLIT_PARALLEL_MIN_ROWS"):
+        monkeypatch.setattr(grower_mod, name, 0)
+    monkeypatch.setattr(grower_mod, "MIN_FEATURES_PER_BLOCK", 1)
+
+
 def vars_of(tree):
     d = {k: getattr(tree, k) for k in ("feature", "bin_threshold", "default_left", "left",
                                        "right", "value", "gain", "count")}
@@ -483,12 +493,7 @@ def test_missing_only_split_converts_to_largest_double():
 @pytest.mark.parametrize("hist_mode", ["float", "quantised"])
 def test_parallel_paths_match_naive(monkeypatch, hist_mode):
     """Every node through the parallel kernels (thresholds lowered to 0)."""
-    import skltr._gbdt.grower as grower_mod
-
-    for name in ("HIST_PARALLEL_MIN_ROWS", "PARTITION_PARALLEL_MIN_ROWS",
-                 "SPLIT_PARALLEL_MIN_ROWS"):
-        monkeypatch.setattr(grower_mod, name, 0)
-    monkeypatch.setattr(grower_mod, "MIN_FEATURES_PER_BLOCK", 1)
+    force_parallel_kernels(monkeypatch)
     rng = np.random.default_rng(9)
     for trial in range(3):
         X, n_bins, grad, hess = dyadic_problem(rng, 80, 3, 6, nan_frac=0.2)
@@ -611,9 +616,7 @@ def test_one_word_and_two_word_bins_grow_the_same_trees(monkeypatch, parallel):
     import skltr._gbdt.grower as grower_mod
 
     if parallel:
-        for name in ("HIST_PARALLEL_MIN_ROWS", "PARTITION_PARALLEL_MIN_ROWS"):
-            monkeypatch.setattr(grower_mod, name, 0)
-        monkeypatch.setattr(grower_mod, "MIN_FEATURES_PER_BLOCK", 1)
+        force_parallel_kernels(monkeypatch)
     rng = np.random.default_rng(16)
     for trial in range(3):
         X, n_bins, grad, hess = dyadic_problem(rng, 400, 4, 9, nan_frac=0.1)

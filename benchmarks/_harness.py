@@ -127,8 +127,8 @@ def peak_rss_during(fn, interval: float = 0.005):
     return result, peak[0] - base
 
 
-def ranking_data(rows: int, docs_per_query: int, n_features: int = 136):
-    """The training benchmarks' data: ``make_ranking`` split by query 80/20 (seed 0).
+def ranking_data(rows: int, docs_per_query: int, n_features: int = 136, seed: int = 0):
+    """The training benchmarks' data: ``make_ranking`` split by query 80/20 (``seed``).
 
     About ``rows`` rows train; the training part is sorted by query (contiguous queries:
     what LightGBM and XGBoost need). Returns ``X, Xt, y, yt, qid, qt``.
@@ -139,9 +139,9 @@ def ranking_data(rows: int, docs_per_query: int, n_features: int = 136):
 
     n_queries = max(int(round(rows / 0.8 / docs_per_query)), 10)
     X, y, qid = make_ranking(n_queries=n_queries, docs_per_query=docs_per_query,
-                             n_features=n_features, random_state=0)
+                             n_features=n_features, random_state=seed)
     X, Xt, y, yt, qid, qt = train_test_split_by_query(X, y, qid=qid, test_size=0.2,
-                                                      random_state=0)
+                                                      random_state=seed)
     order = group_by_qid(qid).order
     return X[order], Xt, y[order], yt, qid[order], qt
 

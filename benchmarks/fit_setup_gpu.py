@@ -121,7 +121,7 @@ def main():
     step("device: find_cuts on the host (old route)", lambda: mapper._set_cuts(srt_host))
     ref = (mapper.cut_ptr.copy(), mapper.cut_values.copy())
     cuts = step("device: column_cuts (GPU cut rule, cuts to host)",
-                lambda: gb.column_cuts(srt_dev, bins, mapper._quantiles()))
+                lambda: gb.column_cuts(srt_dev, bins))
     mapper._store_cuts(*cuts)
     assert np.array_equal(mapper.cut_ptr, ref[0]) and np.array_equal(mapper.cut_values, ref[1])
     step("device: map_to_bins (X already on the GPU)", lambda: gb.map_to_bins(

@@ -41,20 +41,42 @@ def naive_feature_cuts(col, max_bins):
     """Upper bin edges of one sampled column, with numpy (BinMapper's documented rule).
 
     ``k <= max_bins`` distinct finite values: the midpoints of consecutive values (``lo`` for
-    adjacent doubles, whose midpoint rounds onto one of them); otherwise the distinct
-    ``np.percentile(method="midpoint")`` values at ``max_bins`` equal steps, below the
-    largest value.
+    adjacent doubles, whose midpoint rounds onto one of them). Otherwise count-balanced bins
+    over ``np.unique``'s values and counts: a heavy value (``count * max_bins >= n``) closes
+    a bin of its own; a bin of light values closes once it holds ``light_left / bins_left``
+    samples as they stood when it opened, or half that when a heavy value comes next; at most
+    ``max_bins - 1`` cuts.
     """
     col = np.asarray(col, dtype=np.float64)
     finite = col[np.isfinite(col)]
-    distinct = np.unique(finite)
-    if distinct.size <= max_bins:
-        lo, hi = distinct[:-1], distinct[1:]
+    distinct, counts = np.unique(finite, return_counts=True)
+
+    def midpoint(lo, hi):
         mid = 0.5 * lo + 0.5 * hi
-        return np.where((mid >= lo) & (mid < hi), mid, lo)
-    cuts = np.unique(np.percentile(finite, np.linspace(0, 100, max_bins + 1)[1:-1],
-                                   method="midpoint"))
-    return cuts[cuts < distinct[-1]]
+        return mid if lo <= mid < hi else lo
+
+    if distinct.size <= max_bins:
+        return np.array([midpoint(lo, hi) for lo, hi in zip(distinct[:-1], distinct[1:])])
+    n = finite.size
+    heavy = [int(c) * max_bins >= n for c in counts]
+    bins_left = max_bins - sum(heavy)
+    light_left = n - sum(int(c) for c, h in zip(counts, heavy) if h)
+    target = (light_left, bins_left)  # a bin's size: light_left / bins_left when it opened
+    cuts, filled = [], 0
+    for j in range(distinct.size - 1):
+        filled += int(counts[j])
+        if not heavy[j]:
+            light_left -= int(counts[j])
+        if (heavy[j] or filled * target[1] >= target[0]
+                or (heavy[j + 1] and 2 * filled * target[1] >= target[0])):
+            cuts.append(midpoint(distinct[j], distinct[j + 1]))
+            if len(cuts) == max_bins - 1:
+                break
+            filled = 0
+            if not heavy[j]:
+                bins_left -= 1
+                target = (light_left, bins_left)
+    return np.array(cuts)
 
 
 # ---------------------------------------------------------------------------- histogram

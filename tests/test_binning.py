@@ -52,7 +52,7 @@ def test_all_nan_and_constant_columns_get_one_bin():
     np.testing.assert_array_equal(Xb[:, 1], 0)
 
 
-def test_quantile_bins_are_balanced_and_capped():
+def test_count_balanced_bins_are_balanced_and_capped():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(5000, 2))
     X[:, 1] = np.round(X[:, 1] * 3)  # ~20 distinct values: one bin each at max_bins=32
@@ -63,6 +63,29 @@ def test_quantile_bins_are_balanced_and_capped():
     counts = np.bincount(Xb[:, 0], minlength=32)
     assert counts.min() > 5000 / 32 * 0.5 and counts.max() < 5000 / 32 * 1.5
     assert np.all(np.diff(bm.cut_values[bm.cut_ptr[0]:bm.cut_ptr[1]]) > 0)
+
+
+def test_a_heavy_value_gets_its_own_bin_and_the_rest_share_the_others():
+    # A sparse feature (80% zeros) and one with a 10% spike inside its range: the heavy
+    # value sits alone in its bin and the light values still get (about) every other bin,
+    # balanced; equal-step quantiles would give the zeros 80% of the steps (~13 of 64 bins).
+    rng = np.random.default_rng(3)
+    n, max_bins = 20000, 64
+    sparse = np.where(rng.random(n) < 0.8, 0.0, rng.exponential(size=n))
+    spike = np.where(rng.random(n) < 0.1, 0.25, rng.normal(size=n))
+    X = np.column_stack([sparse, spike])
+    bm = BinMapper(max_bins=max_bins, subsample=None).fit(X)
+    _assert_cuts_equal_naive(bm, X)
+    Xb = bm.transform(X)
+    for f, heavy in ((0, 0.0), (1, 0.25)):
+        assert bm.n_bins[f] >= max_bins - 2
+        b = Xb[X[:, f] == heavy, f]
+        assert np.all(b == b[0])  # the heavy value is one bin, which holds at most the
+        counts = np.bincount(Xb[:, f], minlength=bm.n_bins[f])  # less than half a bin of
+        target = (n - b.size) / (bm.n_bins[f] - 1)  # light values before it
+        assert 0 <= counts[b[0]] - b.size < 0.5 * target + 1
+        light = np.delete(counts, b[0])
+        assert light.min() > 0.5 * target and light.max() < 1.6 * target
 
 
 def test_subsample_is_deterministic_for_a_seed():
@@ -134,7 +157,7 @@ def _assert_cuts_equal_naive(bm, X):
 
 @pytest.mark.parametrize("max_bins", [2, 3, 17, 255])
 def test_parallel_cut_kernel_equals_the_numpy_reference(max_bins):
-    # The numba kernel (sort, distinct values, np.percentile's midpoint arithmetic) against
+    # The numba kernel (sort, distinct values, midpoints or the count-balanced sweep) against
     # the numpy reference: continuous, heavy ties, few values, adjacent doubles, zeros of
     # both signs, huge magnitudes, NaN/inf, constant and all-NaN columns, float32 input.
     rng = np.random.default_rng(max_bins)
@@ -145,6 +168,9 @@ def test_parallel_cut_kernel_equals_the_numpy_reference(max_bins):
         np.round(rng.normal(size=n) * 40),
         rng.integers(0, 5, n).astype(float),
         np.where(rng.random(n) < 0.8, 0.0, rng.random(n)),  # sparse LETOR-like
+        np.where(rng.random(n) < 0.05, 0.5, rng.normal(size=n)),  # a heavy value inside
+        np.where(rng.random(n) < 0.3, 1.0, rng.random(n)),  # a heavy largest value
+        rng.geometric(0.05, n).astype(float),  # counts: heavy small values, a light tail
         np.where(rng.random(n) < 0.5, -0.0, 0.0) + (rng.random(n) < 0.3),
         rng.choice([a, np.nextafter(a, 2.0), np.nextafter(np.nextafter(a, 2.0), 2.0)], n),
         rng.normal(size=n) * 1e300,

@@ -164,6 +164,11 @@ def _sorted_columns(rng, m, dtype):
     cols.append(rng.standard_cauchy(m))
     cols.append(np.where(rng.random(m) < 0.5, -0.0, 0.0))
     cols.append(np.where(rng.random(m) < 0.5, -0.0, rng.integers(0, 3, m).astype(float)))
+    # heavy values (count * max_bins >= n) among light ones: first, in the middle, last
+    cols.append(np.where(rng.random(m) < 0.8, 0.0, rng.normal(size=m)))
+    cols.append(np.where(rng.random(m) < 0.05, 0.5, rng.normal(size=m)))
+    cols.append(np.where(rng.random(m) < 0.3, 1.0, rng.random(m)))
+    cols.append(rng.geometric(0.05, m).astype(float))
     cols.append(np.full(m, np.nan))
     cols.append(np.full(m, -np.inf))
     cols.append(np.full(m, np.inf))
@@ -187,11 +192,10 @@ def test_column_cuts_equal_find_cuts_bit_for_bit(dtype, m):
     rng = np.random.default_rng(m)
     cols = _sorted_columns(rng, m, dtype)
     for max_bins in (2, 3, 15, 63, 255):
-        q = BinMapper(max_bins=max_bins)._quantiles()
         ref = np.empty((cols.shape[0], max_bins - 1))
         n_ref = np.zeros(cols.shape[0], np.int64)
-        find_cuts(cols, max_bins, q, ref, n_ref)
-        got, n_got = column_cuts(cupy.asarray(cols), max_bins, q)
+        find_cuts(cols, max_bins, ref, n_ref)
+        got, n_got = column_cuts(cupy.asarray(cols), max_bins)
         np.testing.assert_array_equal(n_got, n_ref, err_msg=f"max_bins={max_bins}")
         for f in range(cols.shape[0]):
             k = n_ref[f]

@@ -57,12 +57,20 @@ def _midpoint(lo, hi):
     return lo
 
 
+@njit(cache=True, inline="always")
+def _run_end(vals, i, n):
+    # end of the run of values equal to vals[i] (exclusive)
+    j = i + 1
+    while j < n and vals[j] == vals[i]:
+        j += 1
+    return j
+
+
 @njit(cache=True)
-def _column_cuts(col, max_bins, quantiles, out):
+def _column_cuts(col, max_bins, out):
     # Cuts of one *sorted* sampled column (NaN last, as np.sort leaves it) into ``out``;
     # returns their count. Same results as the reference
-    # ``tests/naive_gbdt.naive_feature_cuts`` (np.unique, np.percentile(method="midpoint")),
-    # step by step.
+    # ``tests/naive_gbdt.naive_feature_cuts`` (np.unique and a loop over its counts).
     start = 0
     end = col.size
     while start < end and np.float64(col[start]) == -np.inf:
@@ -88,44 +96,53 @@ def _column_cuts(col, max_bins, quantiles, out):
                 lo = hi
                 k += 1
         return k
-    # quantile cuts, exactly as np.percentile(method="midpoint"): virtual index
-    # 0.5 * (floor(v) + ceil(v)) with v = (n - 1) * q; gamma 0 on whole indices, else 0.5;
-    # numpy's lerp ``a + (b - a) * g`` (g < 0.5) or ``b - (b - a) * (1 - g)``.
-    nq = quantiles.size
-    cuts = np.empty(nq, np.float64)
-    for j in range(nq):
-        v = (n - 1) * quantiles[j]
-        vi = 0.5 * (np.floor(v) + np.ceil(v))
-        prev = min(int(np.floor(vi)), n - 1)
-        nxt = min(int(np.floor(vi)) + 1, n - 1)
-        a = np.float64(vals[prev])
-        b = np.float64(vals[nxt])
-        diff = b - a
-        if vi % 1.0 == 0.0:
-            cuts[j] = a + diff * 0.0
-        else:
-            cuts[j] = b - diff * 0.5
-    cuts = np.sort(cuts)
-    # distinct quantiles below the largest value (a quantile equal to it would leave the
-    # last bin empty)
-    vmax = np.float64(vals[n - 1])
+    # Count-balanced bins over the runs of equal values. A heavy value (count * max_bins >=
+    # n) gets a bin of its own; the light values fill the bins left, closing a bin once it
+    # holds light_left / bins_left samples (both taken when the bin opened) -- or half that
+    # when a heavy value comes next. Integer tests only, so every implementation agrees.
+    n_heavy = 0
+    heavy_total = 0
+    i = 0
+    while i < n:
+        j = _run_end(vals, i, n)
+        if (j - i) * max_bins >= n:
+            n_heavy += 1
+            heavy_total += j - i
+        i = j
+    bins_left = max_bins - n_heavy  # >= 1: n_distinct > max_bins leaves a light value
+    light_left = n - heavy_total
+    bin_bins, bin_light = bins_left, light_left
+    filled = 0
     k = 0
-    for j in range(nq):
-        c = cuts[j]
-        if c >= vmax:
-            break
-        if k == 0 or c != out[k - 1]:
-            out[k] = c
+    i = 0
+    j = _run_end(vals, 0, n)
+    while j < n:  # run [i, j) and a next run [j, nxt)
+        nxt = _run_end(vals, j, n)
+        heavy = (j - i) * max_bins >= n
+        filled += j - i
+        if not heavy:
+            light_left -= j - i
+        if (heavy or filled * bin_bins >= bin_light
+                or ((nxt - j) * max_bins >= n and 2 * filled * bin_bins >= bin_light)):
+            out[k] = _midpoint(np.float64(vals[i]), np.float64(vals[j]))
             k += 1
+            if k == max_bins - 1:
+                break
+            filled = 0
+            if not heavy:
+                bins_left -= 1
+                bin_bins, bin_light = bins_left, light_left
+        i = j
+        j = nxt
     return k
 
 
 @njit(parallel=True, cache=True)
-def find_cuts(sorted_columns, max_bins, quantiles, out, n_cuts):
+def find_cuts(sorted_columns, max_bins, out, n_cuts):
     """Cut values of every feature from its sorted sampled values, parallel over features.
 
     Sorting is left to ``np.sort`` (SIMD, several times faster than a compiled quicksort);
-    the rest -- distinct values, midpoints or quantiles, deduplication -- is linear per
+    the rest -- distinct values, then midpoints or count-balanced bins -- is linear per
     feature.
 
     Parameters
@@ -133,15 +150,12 @@ def find_cuts(sorted_columns, max_bins, quantiles, out, n_cuts):
     sorted_columns : ndarray of float32 or float64, shape (n_features, n_samples)
         Each row one feature's sampled values, sorted ascending (NaN last).
     max_bins : int
-    quantiles : ndarray of float64, shape (max_bins - 1,)
-        ``np.linspace(0, 100, max_bins + 1)[1:-1] / 100``: the quantile levels of the cuts
-        of a feature with more than ``max_bins`` distinct values.
     out : ndarray of float64, shape (n_features, max_bins - 1)
         Feature ``f``'s cuts are written to ``out[f, :n_cuts[f]]``.
     n_cuts : ndarray of int64, shape (n_features,)
     """
     for f in prange(sorted_columns.shape[0]):
-        n_cuts[f] = _column_cuts(sorted_columns[f], max_bins, quantiles, out[f])
+        n_cuts[f] = _column_cuts(sorted_columns[f], max_bins, out[f])
 
 
 @njit(parallel=True, cache=True)

@@ -131,12 +131,12 @@ __device__ __forceinline__ double midpoint(double lo, double hi) {
 #define CUT_THREADS 256
 #define COLUMN_CUTS(NAME, T)                                                                  \
 extern "C" __global__ void __launch_bounds__(CUT_THREADS)                                    \
-NAME(const T* sorted, long long m, int max_bins, const double* quantiles, double* cuts,      \
-     long long* n_cuts) {                                                                    \
+NAME(const T* sorted, long long m, int max_bins, double* cuts, long long* n_cuts) {          \
     __shared__ long long s_start, s_end;                                                     \
     __shared__ long long s_count[CUT_THREADS];                                               \
     __shared__ long long s_pos[256];          /* first index of each distinct value */       \
-    __shared__ double s_cut[256];                                                            \
+    __shared__ unsigned s_heavy_n;                                                           \
+    __shared__ unsigned long long s_heavy_total;                                             \
     const int f = blockIdx.x, t = threadIdx.x, nq = max_bins - 1;                            \
     const T* col = sorted + (long long)f * m;                                                \
     double* out = cuts + (long long)f * nq;                                                  \
@@ -198,34 +198,50 @@ NAME(const T* sorted, long long m, int max_bins, const double* quantiles, double
         if (t == 0) n_cuts[f] = n_distinct - 1;                                              \
         return;                                                                              \
     }                                                                                        \
-    /* quantile cuts, as np.percentile(method="midpoint"): virtual index */                  \
-    /* 0.5 * (floor(v) + ceil(v)) with v = (n - 1) * q; numpy's lerp */                      \
-    for (int j = t; j < nq; j += CUT_THREADS) {                                              \
-        double v = (double)(n - 1) * quantiles[j];                                           \
-        double vi = 0.5 * (floor(v) + ceil(v));                                              \
-        long long fl = (long long)floor(vi);                                                 \
-        long long prev = min(fl, n - 1), nxt = min(fl + 1, n - 1);                           \
-        double lo = widen(col[start + prev]), hi = widen(col[start + nxt]);                  \
-        double diff = hi - lo;                                                               \
-        s_cut[j] = (vi == floor(vi)) ? lo + diff * 0.0 : hi - diff * 0.5;                    \
+    /* count-balanced bins over the runs of equal values (find_cuts' integer tests). A run */ \
+    /* is heavy when count * max_bins >= n, i.e. count >= tmin: at a run start i that is    */ \
+    /* col[i + tmin - 1] == col[i], so the threads find the heavy runs in parallel and    */ \
+    /* binary-search the ends of those alone (at most max_bins of them).                    */ \
+    const long long tmin = (n + max_bins - 1) / max_bins;                                   \
+    if (t == 0) { s_heavy_n = 0; s_heavy_total = 0; }                                        \
+    __syncthreads();                                                                         \
+    for (long long i = start + t; i + tmin - 1 < end; i += CUT_THREADS) {                    \
+        const double v = widen(col[i]);                                                      \
+        if ((i > start && widen(col[i - 1]) == v) || widen(col[i + tmin - 1]) != v) continue; \
+        long long lo = i + tmin, hi = end;                                                   \
+        while (lo < hi) {                                                                    \
+            long long mid = (lo + hi) >> 1;                                                  \
+            if (widen(col[mid]) == v) lo = mid + 1; else hi = mid;                           \
+        }                                                                                    \
+        atomicAdd(&s_heavy_n, 1u);                                                           \
+        atomicAdd(&s_heavy_total, (unsigned long long)(lo - i));                             \
     }                                                                                        \
     __syncthreads();                                                                         \
-    if (t == 0) {                                                                            \
-        for (int j = 1; j < nq; ++j) {        /* np.sort (a no-op on ordered cuts) */        \
-            double x = s_cut[j]; int k = j - 1;                                              \
-            while (k >= 0 && s_cut[k] > x) { s_cut[k + 1] = s_cut[k]; --k; }                 \
-            s_cut[k + 1] = x;                                                                \
+    if (t != 0) return;                                                                      \
+    /* the sweep itself is sequential: thread 0 walks the runs */                            \
+    long long bins_left = max_bins - (long long)s_heavy_n;                                   \
+    long long light_left = n - (long long)s_heavy_total;                                     \
+    long long bin_bins = bins_left, bin_light = light_left, filled = 0, k = 0;               \
+    long long i = start, j = start + 1;                                                      \
+    double vi = widen(col[i]);                                                               \
+    while (j < end && widen(col[j]) == vi) ++j;                                              \
+    while (j < end) {                  /* run [i, j) and a next run [j, nxt) */              \
+        const double vj = widen(col[j]);                                                     \
+        long long nxt = j + 1;                                                               \
+        while (nxt < end && widen(col[nxt]) == vj) ++nxt;                                    \
+        const bool heavy = (j - i) * max_bins >= n;                                          \
+        filled += j - i;                                                                     \
+        if (!heavy) light_left -= j - i;                                                     \
+        if (heavy || filled * bin_bins >= bin_light                                          \
+            || ((nxt - j) * max_bins >= n && 2 * filled * bin_bins >= bin_light)) {          \
+            out[k++] = midpoint(vi, vj);                                                     \
+            if (k == max_bins - 1) break;                                                    \
+            filled = 0;                                                                      \
+            if (!heavy) { --bins_left; bin_bins = bins_left; bin_light = light_left; }       \
         }                                                                                    \
-        /* distinct quantiles below the largest value */                                     \
-        const double vmax = widen(col[end - 1]);                                             \
-        long long k = 0;                                                                     \
-        for (int j = 0; j < nq; ++j) {                                                       \
-            double x = s_cut[j];                                                             \
-            if (x >= vmax) break;                                                            \
-            if (k == 0 || x != out[k - 1]) out[k++] = x;                                     \
-        }                                                                                    \
-        n_cuts[f] = k;                                                                       \
+        i = j; j = nxt; vi = vj;                                                             \
     }                                                                                        \
+    n_cuts[f] = k;                                                                           \
 }
 COLUMN_CUTS(column_cuts_f64, double)
 COLUMN_CUTS(column_cuts_f32, float)
@@ -375,7 +391,7 @@ def sorted_sample_columns(X, rows=None, n_threads=None):
 _CUT_THREADS = 256
 
 
-def column_cuts(sorted_columns, max_bins, quantiles):
+def column_cuts(sorted_columns, max_bins):
     """``skltr._cpu.binning.find_cuts`` on the GPU: one block per feature.
 
     Parameters
@@ -384,8 +400,6 @@ def column_cuts(sorted_columns, max_bins, quantiles):
         Each row one feature's sampled values, ascending, NaN last
         (:func:`sorted_sample_columns`).
     max_bins : int
-    quantiles : ndarray of float64, shape (max_bins - 1,)
-        ``BinMapper._quantiles()``.
 
     Returns
     -------
@@ -398,10 +412,9 @@ def column_cuts(sorted_columns, max_bins, quantiles):
     cuts = cupy.zeros((n_features, nq), dtype=cupy.float64)
     n_cuts = cupy.zeros(n_features, dtype=cupy.int64)
     if n_features and m:
-        q = cupy.asarray(np.ascontiguousarray(quantiles, dtype=np.float64))
         _kernel("column_cuts", sorted_columns.dtype)(
             (n_features,), (_CUT_THREADS,),
-            (cupy.ascontiguousarray(sorted_columns), np.int64(m), np.int32(max_bins), q, cuts,
+            (cupy.ascontiguousarray(sorted_columns), np.int64(m), np.int32(max_bins), cuts,
              n_cuts))
     return cuts.get(), n_cuts.get()
 
@@ -428,7 +441,6 @@ def fit_bin_mapper(X, max_bins, random_state, n_threads=None):
     mapper._check_max_bins()
     X = _float_device(X) if isinstance(X, cupy.ndarray) else _float_host(X)
     rows = mapper._sample_rows(mapper._check_n_rows(X.shape[0]))
-    cuts, n_cuts = column_cuts(sorted_sample_columns(X, rows, n_threads), mapper.max_bins,
-                               mapper._quantiles())
+    cuts, n_cuts = column_cuts(sorted_sample_columns(X, rows, n_threads), mapper.max_bins)
     mapper._store_cuts(cuts, n_cuts)
     return mapper

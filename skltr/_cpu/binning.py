@@ -58,12 +58,19 @@ def _midpoint(lo, hi):
 
 
 @njit(cache=True, inline="always")
-def _run_end(vals, i, n):
-    # end of the run of values equal to vals[i] (exclusive)
-    j = i + 1
-    while j < n and vals[j] == vals[i]:
-        j += 1
-    return j
+def _run_end(vals, q, n):
+    # first index after q whose value differs from vals[q] (equal values are contiguous in
+    # sorted vals): a binary search
+    lo = q + 1
+    hi = n
+    v = vals[q]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if vals[mid] == v:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 @njit(cache=True)
@@ -97,43 +104,65 @@ def _column_cuts(col, max_bins, out):
                 k += 1
         return k
     # Count-balanced bins over the runs of equal values. A heavy value (count * max_bins >=
-    # n) gets a bin of its own; the light values fill the bins left, closing a bin once it
-    # holds light_left / bins_left samples (both taken when the bin opened) -- or half that
-    # when a heavy value comes next. Integer tests only, so every implementation agrees.
+    # n) closes a bin of its own; a bin of light values closes at the first run end where it
+    # holds light_left / bins_left samples (both as they stood when the bin opened), or half
+    # that when a heavy value comes next, else takes the heavy value in. Integer tests only,
+    # so every implementation agrees; the sweep jumps from bin to bin with binary searches
+    # (O(max_bins log n), the GPU's sequential part) instead of walking the runs.
+    # Heavy runs: count >= tmin, i.e. vals[i + tmin - 1] == vals[i] at a run start i.
+    tmin = (n + max_bins - 1) // max_bins
+    heavy_start = np.empty(max_bins, np.int64)
+    heavy_end = np.empty(max_bins, np.int64)
     n_heavy = 0
-    heavy_total = 0
-    i = 0
-    while i < n:
-        j = _run_end(vals, i, n)
-        if (j - i) * max_bins >= n:
+    light_left = n
+    for i in range(n - tmin + 1):
+        if (i == 0 or vals[i - 1] != vals[i]) and vals[i + tmin - 1] == vals[i]:
+            heavy_start[n_heavy] = i
+            heavy_end[n_heavy] = _run_end(vals, i + tmin - 1, n)
+            light_left -= heavy_end[n_heavy] - i
             n_heavy += 1
-            heavy_total += j - i
-        i = j
     bins_left = max_bins - n_heavy  # >= 1: n_distinct > max_bins leaves a light value
-    light_left = n - heavy_total
     bin_bins, bin_light = bins_left, light_left
-    filled = 0
     k = 0
-    i = 0
-    j = _run_end(vals, 0, n)
-    while j < n:  # run [i, j) and a next run [j, nxt)
-        nxt = _run_end(vals, j, n)
-        heavy = (j - i) * max_bins >= n
-        filled += j - i
-        if not heavy:
-            light_left -= j - i
-        if (heavy or filled * bin_bins >= bin_light
-                or ((nxt - j) * max_bins >= n and 2 * filled * bin_bins >= bin_light)):
-            out[k] = _midpoint(np.float64(vals[i]), np.float64(vals[j]))
-            k += 1
-            if k == max_bins - 1:
-                break
-            filled = 0
-            if not heavy:
-                bins_left -= 1
-                bin_bins, bin_light = bins_left, light_left
-        i = j
-        j = nxt
+    p = 0  # the open bin starts at p
+    h = 0  # the next heavy run
+    while True:
+        hs = heavy_start[h] if h < n_heavy else n
+        he = heavy_end[h] if h < n_heavy else n
+        light = True
+        if p == hs:  # a heavy run opens the bin: it closes alone
+            e = he
+            light = False
+            h += 1
+        else:
+            # fewest rows that fill the bin (never, with no bins left and light rows left)
+            if bin_bins > 0:
+                need = max((bin_light + bin_bins - 1) // bin_bins, 1)
+            else:
+                need = 1 if bin_light <= 0 else n + 1
+            if p + need - 1 < hs:
+                e = _run_end(vals, p + need - 1, n)  # the run end that fills it
+            elif hs < n and 2 * (hs - p) * bin_bins >= bin_light:
+                e = hs  # half full before a heavy run
+            elif hs < n:
+                e = he  # the heavy run joins the bin
+                light = False
+                light_left -= hs - p
+                h += 1
+            else:
+                break  # the rest is the last bin
+            if light:
+                light_left -= e - p
+        if e >= n:
+            break
+        out[k] = _midpoint(np.float64(vals[e - 1]), np.float64(vals[e]))
+        k += 1
+        if k == max_bins - 1:
+            break
+        if light:
+            bins_left -= 1
+            bin_bins, bin_light = bins_left, light_left
+        p = e
     return k
 
 

@@ -128,6 +128,19 @@ __device__ __forceinline__ double midpoint(double lo, double hi) {
     return lo;
 }
 
+// first index after q whose value differs from vals[q], in sorted vals[0:n): equal values are
+// contiguous, so a binary search (find_cuts' _run_end)
+template <typename T>
+__device__ long long run_end(const T* vals, long long q, long long n) {
+    const double v = widen(vals[q]);
+    long long lo = q + 1, hi = n;
+    while (lo < hi) {
+        const long long mid = (lo + hi) >> 1;
+        if (widen(vals[mid]) == v) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
 #define CUT_THREADS 256
 #define COLUMN_CUTS(NAME, T)                                                                  \
 extern "C" __global__ void __launch_bounds__(CUT_THREADS)                                    \
@@ -135,8 +148,8 @@ NAME(const T* sorted, long long m, int max_bins, double* cuts, long long* n_cuts
     __shared__ long long s_start, s_end;                                                     \
     __shared__ long long s_count[CUT_THREADS];                                               \
     __shared__ long long s_pos[256];          /* first index of each distinct value */       \
-    __shared__ unsigned s_heavy_n;                                                           \
-    __shared__ unsigned long long s_heavy_total;                                             \
+    __shared__ unsigned s_n_heavy;                                                           \
+    __shared__ long long s_heavy_start[256], s_heavy_end[256];   /* heavy runs */            \
     const int f = blockIdx.x, t = threadIdx.x, nq = max_bins - 1;                            \
     const T* col = sorted + (long long)f * m;                                                \
     double* out = cuts + (long long)f * nq;                                                  \
@@ -198,48 +211,58 @@ NAME(const T* sorted, long long m, int max_bins, double* cuts, long long* n_cuts
         if (t == 0) n_cuts[f] = n_distinct - 1;                                              \
         return;                                                                              \
     }                                                                                        \
-    /* count-balanced bins over the runs of equal values (find_cuts' integer tests). A run */ \
-    /* is heavy when count * max_bins >= n, i.e. count >= tmin: at a run start i that is    */ \
-    /* col[i + tmin - 1] == col[i], so the threads find the heavy runs in parallel and    */ \
-    /* binary-search the ends of those alone (at most max_bins of them).                    */ \
+    /* count-balanced bins over the runs of equal values: find_cuts' sweep, integer tests  */ \
+    /* and all. A run is heavy when count * max_bins >= n, i.e. count >= tmin: at a run    */ \
+    /* start i that is col[i + tmin - 1] == col[i], so the threads find the heavy runs     */ \
+    /* (at most max_bins) in parallel; thread 0 sorts them and jumps from bin to bin.      */ \
     const long long tmin = (n + max_bins - 1) / max_bins;                                   \
-    if (t == 0) { s_heavy_n = 0; s_heavy_total = 0; }                                        \
+    if (t == 0) s_n_heavy = 0;                                                               \
     __syncthreads();                                                                         \
     for (long long i = start + t; i + tmin - 1 < end; i += CUT_THREADS) {                    \
         const double v = widen(col[i]);                                                      \
         if ((i > start && widen(col[i - 1]) == v) || widen(col[i + tmin - 1]) != v) continue; \
-        long long lo = i + tmin, hi = end;                                                   \
-        while (lo < hi) {                                                                    \
-            long long mid = (lo + hi) >> 1;                                                  \
-            if (widen(col[mid]) == v) lo = mid + 1; else hi = mid;                           \
-        }                                                                                    \
-        atomicAdd(&s_heavy_n, 1u);                                                           \
-        atomicAdd(&s_heavy_total, (unsigned long long)(lo - i));                             \
+        const unsigned slot = atomicAdd(&s_n_heavy, 1u);                                     \
+        s_heavy_start[slot] = i - start;                                                     \
+        s_heavy_end[slot] = run_end(col + start, i - start + tmin - 1, n);                   \
     }                                                                                        \
     __syncthreads();                                                                         \
     if (t != 0) return;                                                                      \
-    /* the sweep itself is sequential: thread 0 walks the runs */                            \
-    long long bins_left = max_bins - (long long)s_heavy_n;                                   \
-    long long light_left = n - (long long)s_heavy_total;                                     \
-    long long bin_bins = bins_left, bin_light = light_left, filled = 0, k = 0;               \
-    long long i = start, j = start + 1;                                                      \
-    double vi = widen(col[i]);                                                               \
-    while (j < end && widen(col[j]) == vi) ++j;                                              \
-    while (j < end) {                  /* run [i, j) and a next run [j, nxt) */              \
-        const double vj = widen(col[j]);                                                     \
-        long long nxt = j + 1;                                                               \
-        while (nxt < end && widen(col[nxt]) == vj) ++nxt;                                    \
-        const bool heavy = (j - i) * max_bins >= n;                                          \
-        filled += j - i;                                                                     \
-        if (!heavy) light_left -= j - i;                                                     \
-        if (heavy || filled * bin_bins >= bin_light                                          \
-            || ((nxt - j) * max_bins >= n && 2 * filled * bin_bins >= bin_light)) {          \
-            out[k++] = midpoint(vi, vj);                                                     \
-            if (k == max_bins - 1) break;                                                    \
-            filled = 0;                                                                      \
-            if (!heavy) { --bins_left; bin_bins = bins_left; bin_light = light_left; }       \
+    const int n_heavy = s_n_heavy;                                                           \
+    long long light_left = n;                                                                \
+    for (int a = 0; a < n_heavy; ++a) {      /* order by start (insertion sort) */           \
+        const long long hs = s_heavy_start[a], he = s_heavy_end[a];                         \
+        light_left -= he - hs;                                                               \
+        int b = a - 1;                                                                       \
+        while (b >= 0 && s_heavy_start[b] > hs) {                                            \
+            s_heavy_start[b + 1] = s_heavy_start[b]; s_heavy_end[b + 1] = s_heavy_end[b]; --b; \
         }                                                                                    \
-        i = j; j = nxt; vi = vj;                                                             \
+        s_heavy_start[b + 1] = hs; s_heavy_end[b + 1] = he;                                  \
+    }                                                                                        \
+    const T* vals = col + start;                                                             \
+    long long bins_left = max_bins - n_heavy;                                                \
+    long long bin_bins = bins_left, bin_light = light_left, k = 0, p = 0;                    \
+    int h = 0;                                                                               \
+    while (true) {                                                                           \
+        const long long hs = h < n_heavy ? s_heavy_start[h] : n;                            \
+        const long long he = h < n_heavy ? s_heavy_end[h] : n;                              \
+        long long e;                                                                         \
+        bool light = true;                                                                   \
+        if (p == hs) { e = he; light = false; ++h; }                                         \
+        else {                                                                               \
+            long long need;                                                                  \
+            if (bin_bins > 0) need = max((bin_light + bin_bins - 1) / bin_bins, 1LL);        \
+            else need = bin_light <= 0 ? 1 : n + 1;                                          \
+            if (p + need - 1 < hs) e = run_end(vals, p + need - 1, n);                       \
+            else if (hs < n && 2 * (hs - p) * bin_bins >= bin_light) e = hs;                 \
+            else if (hs < n) { e = he; light = false; light_left -= hs - p; ++h; }           \
+            else break;                                                                      \
+            if (light) light_left -= e - p;                                                  \
+        }                                                                                    \
+        if (e >= n) break;                                                                   \
+        out[k++] = midpoint(widen(vals[e - 1]), widen(vals[e]));                             \
+        if (k == max_bins - 1) break;                                                        \
+        if (light) { --bins_left; bin_bins = bins_left; bin_light = light_left; }            \
+        p = e;                                                                               \
     }                                                                                        \
     n_cuts[f] = k;                                                                           \
 }

@@ -74,13 +74,16 @@ same code, XGBoost's 11.6 to 12.8 ms -- compare ratios from one file):
   process took 625-663 ms, later ones 57-68 ms): at 1dd605d skltr copied X to the GPU whole
   and its first full-size fit paid 0.5-0.6 s for it (``train_gpu-h100-resident-1dd605d-*``);
   7f5bc11 streams X through a 36 MB buffer (GPU pool 855 -> 405 MB).
-* test NDCG@10: 0.6784 vs XGBoost 0.6800 at 255 bins (-0.0016, target missed), 0.6792 vs
-  0.6778 at 63 bins (met); LightGBM (16 cores, 26.3 s / 26.6 s a fit at 1dd605d):
-  0.6808 / 0.6793. ``skltr-gpu-leaf1`` (XGBoost's rows-per-leaf rule): 0.6785 / 0.6784 -- the
-  gap is not ``min_samples_leaf``. It is within skltr's own spread over the seed of the
-  200,000-row binning sample (``benchmarks/ndcg_gap_gpu.py``,
-  ``ndcg_gap_gpu-h100-2026-11-22.json``: random_state 0-3 give 0.6784, 0.6792, 0.6794,
-  0.6807; cuts from every row 0.6797).
+* test NDCG@10: 0.6784 vs XGBoost 0.6800 at 255 bins (-0.0016, target missed then), 0.6792 vs
+  0.6778 at 63 bins; LightGBM (16 cores, 26.3 s / 26.6 s a fit at 1dd605d): 0.6808 / 0.6793.
+  ``skltr-gpu-leaf1`` (XGBoost's rows-per-leaf rule): 0.6785 / 0.6784 -- the gap was not
+  ``min_samples_leaf``, but within skltr's own spread over the seed of the 200,000-row binning
+  sample (``benchmarks/ndcg_gap_gpu.py``, ``ndcg_gap_gpu-h100-2026-11-22.json``).
+
+Latest, at e6ee752 with count-balanced binning (``train_gpu-h100-countbins-e6ee752-2026-11-22
+.json``): whole fit 1.90 vs 2.49 s (0.76x) at 255 bins, 2.28 vs 2.40 s (0.95x) at 63; test
+NDCG@10 0.6807 vs 0.6800 and 0.6784 vs 0.6778 -- over five data sets a tie within noise
+(``quality_gpu.py``); details in ``docs/gbdt_gpu.rst``.
 
 Earlier figures (2fad299 and before, same machine kind): vs skltr's CPU path on the 16 cores
 45x (255 bins, 201.6 s) and 48x (63 bins) faster fits; 10M rows x 136 (tiled): 63-70 ms a

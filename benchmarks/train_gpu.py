@@ -13,7 +13,9 @@ by query 80/20 so that about ``--rows`` rows train), every engine fitted on it i
 * ``skltr-cpu``: the same ``GPUHistGBDTRanker`` parameters on the CPU, all cores;
 * ``skltr-gpu-leaf1`` (opt-in): ``skltr-gpu`` with ``min_samples_leaf=1``, XGBoost's rule
   (it has no rows-per-leaf minimum); its rows sit next to the ``skltr-gpu`` rows, which keep
-  ``min_samples_leaf=20``.
+  ``min_samples_leaf=20``;
+* ``skltr-gpu-leafwise`` (opt-in): ``growth="leafwise"``, ``max_leaves=256``, ``max_depth=8``
+  on the GPU -- LightGBM's tree shape (its natural peer is ``lightgbm-cpu``).
 
 Same hyper-parameters everywhere: 200 rounds, learning rate 0.1, depth 8, minimum hessian
 1e-3, no L2, lambdarank truncation 30, 20 rows per leaf (skltr, LightGBM; XGBoost has no
@@ -39,7 +41,8 @@ between them. ``--scale-rows N`` adds a skltr GPU fit on the training set tiled 
 (copies of the queries under new query ids: a timing of size, not of quality).
 
 Usage: python benchmarks/train_gpu.py [--rows 1000000] [--trees 200] [--bins 255 63]
-       [--engines skltr-gpu xgboost-gpu lightgbm-cpu skltr-cpu skltr-gpu-leaf1] [--fits 2]
+       [--engines skltr-gpu xgboost-gpu lightgbm-cpu skltr-cpu skltr-gpu-leaf1
+       skltr-gpu-leafwise] [--fits 2]
        [--profile] [--scale-rows 10000000] [--out DIR]
 (on a copy of the repository elsewhere, set SKLTR_COMMIT to the commit that runs)
 Quick check: python benchmarks/train_gpu.py --rows 20000 --trees 5 --out /tmp
@@ -116,31 +119,33 @@ TRUNCATION = 30
 DOCS = 120
 
 
-#: skltr engines: name -> (device, min_samples_leaf). "skltr-gpu-leaf1" is the GPU fit with
-#: XGBoost's rows-per-leaf rule (none: min_samples_leaf=1; the hessian minimum is matched in
-#: every engine); the main rows keep LightGBM's min_data_in_leaf=20.
-SKLTR_ENGINES = {"skltr-gpu": ("cuda", MIN_LEAF), "skltr-cpu": ("cpu", MIN_LEAF),
-                 "skltr-gpu-leaf1": ("cuda", 1)}
+#: skltr engines: name -> (device, min_samples_leaf, other parameters). "skltr-gpu-leaf1" is
+#: the GPU fit with XGBoost's rows-per-leaf rule (none: min_samples_leaf=1; the hessian minimum
+#: is matched in every engine); the main rows keep LightGBM's min_data_in_leaf=20.
+SKLTR_ENGINES = {"skltr-gpu": ("cuda", MIN_LEAF, {}), "skltr-cpu": ("cpu", MIN_LEAF, {}),
+                 "skltr-gpu-leaf1": ("cuda", 1, {}),
+                 "skltr-gpu-leafwise": ("cuda", MIN_LEAF, {"growth": "leafwise",
+                                                           "max_leaves": 2 ** DEPTH})}
 
 
-def _skltr(device, trees, bins, threads, min_leaf=MIN_LEAF):
+def _skltr(device, trees, bins, threads, min_leaf=MIN_LEAF, **params):
     from skltr import GPUHistGBDTRanker
 
     return GPUHistGBDTRanker(n_estimators=trees, learning_rate=LEARNING_RATE, max_depth=DEPTH,
                              max_leaves=None, growth="depthwise", min_samples_leaf=min_leaf,
                              min_child_weight=MIN_HESS, max_bins=bins,
                              lambdarank_truncation_level=TRUNCATION, early_stopping=False,
-                             device=device, n_jobs=threads, random_state=0)
+                             device=device, n_jobs=threads, random_state=0).set_params(**params)
 
 
-def fit_skltr(device, X, y, qid, trees, bins, threads, min_leaf=MIN_LEAF):
+def fit_skltr(device, X, y, qid, trees, bins, threads, min_leaf=MIN_LEAF, **params):
     pool = None
     if device != "cpu":
         import cupy
 
         pool = cupy.get_default_memory_pool()
         pool.free_all_blocks()
-    model = _skltr(device, trees, bins, threads, min_leaf)
+    model = _skltr(device, trees, bins, threads, min_leaf, **params)
     t = time.perf_counter()
     model.fit(X, y, qid=qid)  # returns after the last tree is on the host: synchronised
     fit_s = time.perf_counter() - t
@@ -191,8 +196,8 @@ def fit_lightgbm(X, y, qid, trees, bins, threads):
 
 def run(engine, X, y, qid, trees, bins, threads):
     if engine in SKLTR_ENGINES:
-        device, min_leaf = SKLTR_ENGINES[engine]
-        return fit_skltr(device, X, y, qid, trees, bins, threads, min_leaf)
+        device, min_leaf, params = SKLTR_ENGINES[engine]
+        return fit_skltr(device, X, y, qid, trees, bins, threads, min_leaf, **params)
     if engine == "xgboost-gpu":
         return fit_xgboost(X, y, qid, trees, bins, threads)
     return fit_lightgbm(X, y, qid, trees, bins, threads)
@@ -255,12 +260,12 @@ def main():
     def record():
         rows.clear()
         for bins in args.bins:
-            for mine in ("skltr-gpu", "skltr-gpu-leaf1"):
+            for mine, label in (("skltr-gpu", ""), ("skltr-gpu-leaf1", ", min_samples_leaf=1"),
+                                ("skltr-gpu-leafwise", ", skltr leaf-wise")):
                 ours = raw.get(f"{mine}/{bins}")
                 if ours is None:
                     continue
-                case = f"{len(y)} rows, {bins} bins" + (
-                    ", min_samples_leaf=1" if mine == "skltr-gpu-leaf1" else "")
+                case = f"{len(y)} rows, {bins} bins{label}"
                 for peer in (e for e in args.engines if not e.startswith("skltr-gpu")):
                     theirs = raw.get(f"{peer}/{bins}")
                     if theirs is None:

@@ -155,6 +155,8 @@ def _column_cuts(col, max_bins, out):
                 light_left -= e - p
         if e >= n:
             break
+        # vals[e - 1], the last of its run, differs from the first (np.unique's) at most in
+        # the sign of a zero, which never reaches the midpoint's result
         out[k] = _midpoint(np.float64(vals[e - 1]), np.float64(vals[e]))
         k += 1
         if k == max_bins - 1:

@@ -388,7 +388,6 @@ class GPUTreeGrower:
     def _grow_depthwise(self, hist):
         level = [0]
         n_leaves = 1
-        n_leaves = 1
         while level and n_leaves < self.max_leaves:
             ready = sorted((i for i in level if self.nodes[i].split is not None),
                            key=lambda i: (-self.nodes[i].split[1], i))

@@ -11,9 +11,6 @@ pairs, no L2, minimum hessian 1e-3; skltr 20 rows per leaf), at each of ``--bins
 * ``skltr-gpu-quantile``: the same with the binning rule skltr used before (cuts at
   equal-step quantiles, ``np.percentile(method="midpoint")``, duplicates dropped), put in
   place of the GPU cut kernel for the fit (the A/B of the count-balanced rule);
-* ``skltr-gpu-twoword``: the same with two-word histogram sums (gradients quantised to ~30
-  bits a row) instead of the default bounded sums (the CPU's one-word scales, ~10 bits for an
-  average row of 1M), forced by ``GH64_MAX_ROWS = 0`` for the fit;
 * ``xgboost-gpu``: ``rank:ndcg``, ``tree_method="hist"``, ``device="cuda"`` (deterministic:
   no sampling).
 
@@ -22,7 +19,7 @@ the mean paired difference skltr - XGBoost with its standard error, and the numb
 sets skltr wins. Timings are not the point here (``train_gpu.py``).
 
 Usage: python benchmarks/quality_gpu.py [--rows 1000000] [--seeds 0 1 2 3 4] [--bins 255 63]
-       [--engines skltr-gpu skltr-gpu-quantile skltr-gpu-twoword xgboost-gpu] [--out DIR]
+       [--engines skltr-gpu skltr-gpu-quantile xgboost-gpu] [--out DIR]
 """
 
 import argparse
@@ -62,14 +59,6 @@ def fit(engine, X, y, qid, trees, bins, threads):
         return fit_xgboost(X, y, qid, trees, bins, threads)
     if engine == "skltr-gpu":
         return fit_skltr("cuda", X, y, qid, trees, bins, threads)
-    if engine == "skltr-gpu-twoword":
-        from skltr._gbdt import grower
-
-        saved, grower.GH64_MAX_ROWS = grower.GH64_MAX_ROWS, 0
-        try:
-            return fit_skltr("cuda", X, y, qid, trees, bins, threads)
-        finally:
-            grower.GH64_MAX_ROWS = saved
     from skltr._gpu import binning
 
     kernel = binning.column_cuts
@@ -87,9 +76,8 @@ def main():
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--bins", type=int, nargs="+", default=[255, 63])
     parser.add_argument("--engines", nargs="+",
-                        default=["skltr-gpu", "skltr-gpu-twoword", "xgboost-gpu"],
-                        choices=["skltr-gpu", "skltr-gpu-quantile", "skltr-gpu-twoword",
-                                 "xgboost-gpu"])
+                        default=["skltr-gpu", "skltr-gpu-quantile", "xgboost-gpu"],
+                        choices=["skltr-gpu", "skltr-gpu-quantile", "xgboost-gpu"])
     parser.add_argument("--out", default=None, help="result folder (default benchmarks/results)")
     args = parser.parse_args()
 

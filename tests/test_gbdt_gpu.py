@@ -268,40 +268,6 @@ def test_histograms_match_naive(max_bins, n_features, rows_per_block):
     np.testing.assert_array_equal(got[1], _host_hist(X, qg, qh, rows[:1], max_bins + 1))
 
 
-@pytest.mark.parametrize("max_bins,n_features", [(255, 13), (63, 40), (7, 3)])
-@pytest.mark.parametrize("rows_per_block", [64, 8192])
-def test_bounded_histograms_match_naive(max_bins, n_features, rows_per_block):
-    # the CPU's one-word scales (sums of |q_g| below 2**31 and of q_h below 2**32): 3 shared
-    # cells a bin; gradients of both signs, and feature 0 in one bin, whose hessian sum
-    # passes 2**31 (in one block's 32-bit cell with 8192 rows a block)
-    from skltr._gbdt.grower import gh64_exponent
-
-    rng = np.random.default_rng(max_bins * n_features)
-    n = 5000
-    X, n_bins, grad, hess = _binned_problem(rng, n, n_features, max_bins)
-    X[:, 0] = 1
-    grad = (grad * rng.random(n) * 3).astype(np.float32)
-    hess = (hess + rng.random(n)).astype(np.float32)
-    kg = gh64_exponent(float(np.abs(grad.astype(np.float64)).sum()), n, 31)
-    kh = gh64_exponent(float(hess.astype(np.float64).sum()), n, 32)
-    qg = np.rint(grad.astype(np.float64) * 2.0 ** kg).astype(np.int64)
-    qh = np.rint(hess.astype(np.float64) * 2.0 ** kh).astype(np.int64)
-    assert np.abs(qg).sum() < 2**31 and 2**31 < qh.sum() < 2**32
-    d = _device_binned(X, n_bins, max_bins)
-    rows = rng.permutation(n).astype(np.uint32)
-    fpb = features_per_block(max_bins + 1, n_features, bounded=True)
-    hist = cupy.zeros((1, n_features, max_bins + 1, 2), cupy.int64)
-    with _config.override(HIST_ROWS_PER_BLOCK=rows_per_block,
-                          HIST_MIN_ROWS_PER_BLOCK=rows_per_block):
-        tasks = row_chunk_tasks([0], [n], [0], -(-n_features // fpb))
-        build_histograms(d.X_words, cupy.asarray(rows), cupy.asarray(qg.astype(np.int32)),
-                         cupy.asarray(qh.astype(np.uint32).view(np.int32)), tasks, hist,
-                         n_features, max_bins + 1, 32, bounded=True)
-    packed = qh + (np.int64(1) << 32)  # count above bit 32
-    np.testing.assert_array_equal(hist.get()[0], _host_hist(X, qg, packed, rows,
-                                                            max_bins + 1))
-
-
 # -------------------------------------------------------------------------------- split
 SPLIT_PARAMS = [
     dict(reg_lambda=0.0, reg_alpha=0.0, min_child_weight=1e-3, min_samples_leaf=1,
@@ -499,21 +465,18 @@ GROW_CASES = [
 
 
 def _cpu_tree(X, n_bins, mb, grad, hess, rows=None, mask=None, growth="depthwise", **kw):
-    # Both devices pick the same bins: one word (CPU) / bounded sums (GPU) under hessian
-    # counts, two words otherwise (and with GH64_MAX_ROWS patched to 0: the `words` tests).
-    return TreeGrower(X, grad, hess, n_bins=n_bins, missing_bin=mb,
-                      has_missing=np.ones(X.shape[1], bool), rows=rows, feature_mask=mask,
-                      growth=growth, hist_mode="quantised", **kw).grow()
-
-
-@pytest.fixture(params=[1, 2], ids=["one-word", "two-word"])
-def words(request, monkeypatch):
-    """Run a test with the default bins (1) and with two-word bins forced on both devices."""
+    # The GPU sums two-word bins (gradients quantised to 30 bits); the CPU grows hessian-count
+    # trees on one-word bins (fewer bits, tests/test_grower.py checks both give the same trees
+    # on exactly quantised gradients): the reference is the CPU's two-word path.
     import skltr._gbdt.grower as grower_mod
 
-    if request.param == 2:
-        monkeypatch.setattr(grower_mod, "GH64_MAX_ROWS", 0)
-    return request.param
+    saved, grower_mod.GH64_MAX_ROWS = grower_mod.GH64_MAX_ROWS, 0
+    try:
+        return TreeGrower(X, grad, hess, n_bins=n_bins, missing_bin=mb,
+                          has_missing=np.ones(X.shape[1], bool), rows=rows, feature_mask=mask,
+                          growth=growth, hist_mode="quantised", **kw).grow()
+    finally:
+        grower_mod.GH64_MAX_ROWS = saved
 
 
 def assert_same_tree(got, ref):
@@ -524,7 +487,7 @@ def assert_same_tree(got, ref):
 
 @pytest.mark.parametrize("kw", GROW_CASES)
 @pytest.mark.parametrize("max_bins", [255, 31])
-def test_gpu_tree_equals_cpu_quantised_tree(kw, max_bins, words):
+def test_gpu_tree_equals_cpu_quantised_tree(kw, max_bins):
     rng = np.random.default_rng(max_bins)
     n, F = 4000, 21
     X, n_bins, grad, hess = _binned_problem(rng, n, F, max_bins)
@@ -540,7 +503,7 @@ def test_gpu_tree_equals_cpu_quantised_tree(kw, max_bins, words):
 
 
 @pytest.mark.parametrize("max_bins", [255, 63])
-def test_gpu_tree_from_lambdarank_gradients_both_count_rules(max_bins, words):
+def test_gpu_tree_from_lambdarank_gradients_both_count_rules(max_bins):
     # lambdarank hessians are unequal, so the hessian-estimated counts differ from the rows
     # and min_samples_leaf binds differently; many nodes hold empty bins (threshold moves)
     rng = np.random.default_rng(21)
@@ -600,7 +563,7 @@ def test_gpu_tree_edge_cases():
     dict(max_leaves=63, max_depth=6, min_samples_leaf=20, min_samples_leaf_counts="hessian"),
     dict(max_leaves=15, min_samples_leaf=5, reg_lambda=1.0, reg_alpha=0.25),
 ])
-def test_gpu_leafwise_tree_equals_cpu_leafwise_tree(kw, words):
+def test_gpu_leafwise_tree_equals_cpu_leafwise_tree(kw):
     rng = np.random.default_rng(31)
     n, F, mb = 5000, 17, 63
     X, n_bins, grad, hess = _binned_problem(rng, n, F, mb)
@@ -749,8 +712,13 @@ def run_boost(device, objective="regression", counts="rows", growth="depthwise")
 
 @pytest.mark.parametrize("growth", ["depthwise", "leafwise"])
 @pytest.mark.parametrize("counts", ["rows", "hessian"])
-def test_regression_fit_gives_the_same_trees_on_both_devices(counts, growth, words):
-    # whole fits, default bins and forced two-word bins (the `words` fixture)
+def test_regression_fit_gives_the_same_trees_on_both_devices(counts, growth, monkeypatch):
+    # The GPU sums two-word bins; the CPU's hessian-count default packs one word with other
+    # quantisation scales (same trees only where gradients are exact at both): compare the
+    # GPU with the CPU's two-word path. test_lambdarank_gpu_ndcg_matches_cpu covers defaults.
+    import skltr._gbdt.grower as grower_mod
+
+    monkeypatch.setattr(grower_mod, "GH64_MAX_ROWS", 0)
     cpu = run_boost("cpu", counts=counts, growth=growth)
     gpu = run_boost("cuda", counts=counts, growth=growth)
     a, b = cpu.ensemble, gpu.ensemble
@@ -894,9 +862,10 @@ def test_gpu_fit_accepts_cupy_inputs_and_eval_sets():
 
 def test_leafwise_gpu_lambdarank_fit_is_deterministic():
     # The estimator's default growth on the GPU. (Leaf-wise lambdarank fits of the two
-    # devices may drift apart over rounds through the gradients' float summation order; trees
-    # from equal gradients are identical: test_gpu_leafwise_tree_equals_cpu_leafwise_tree and
-    # the regression fits above.)
+    # devices drift apart over rounds through the gradients' float summation order -- 0.657
+    # vs 0.667 NDCG@10 on this 75-query test set against the CPU's two-word bins; trees from
+    # equal gradients are identical: test_gpu_leafwise_tree_equals_cpu_leafwise_tree and the
+    # regression fits above.)
     X, y, qid = _data(7, n_queries=300)
     params = dict(n_estimators=15, max_leaves=31, min_samples_leaf=5, learning_rate=0.2,
                   early_stopping=False, random_state=0, device="cuda")

@@ -6,15 +6,10 @@ one split launch; the host reads one small record per node of the level (``8 x i
 decides, as the CPU grower does, which nodes split and the ids of their children. Nothing of
 size ``n_rows`` leaves the GPU while growing.
 
-Gradients are quantised as the CPU engine's ``hist_mode="quantised"``, with its choice of
-scales: under ``min_samples_leaf_counts="hessian"`` (the default) and up to
-``GH64_MAX_ROWS`` rows the CPU's one-word scales (:func:`skltr._gbdt.grower.gh64_exponent`:
-every set of rows sums below ``2**31`` in ``|q_g|`` and ``2**32`` in ``q_h``), which let a
-histogram block keep 3 shared 32-bit cells a bin instead of 5; otherwise its two-word rule
-(:func:`skltr._gbdt.grower.quantisation_exponent`). The row count is packed above bit ``K``
-(32, or ``63 - bits(n_rows)``). So a GPU tree equals the CPU quantised tree grown from the same
-gradients: same node ids, splits, gains and leaf values (``tests/test_gbdt_gpu.py`` checks
-it).
+Gradients are quantised as the CPU engine's ``hist_mode="quantised"`` (same exponent rule,
+:func:`skltr._gbdt.grower.quantisation_exponent`, same packing of the row count above bit
+``K``), so a GPU tree equals the CPU quantised tree grown from the same gradients: same node
+ids, splits, gains and leaf values (``tests/test_gbdt_gpu.py`` checks it).
 
 ``growth="leafwise"`` runs the same kernels on one split at a time (the leaf of highest gain,
 ties to the lowest node id, as the CPU grower): a partition of one node, one histogram of its
@@ -33,8 +28,7 @@ import cupy
 import numpy as np
 
 from .._dtypes import LEAF_VALUE_DTYPE, NODE_INDEX_DTYPE
-from .._gbdt import grower as _cpu_grower
-from .._gbdt.grower import GrownTree, gh64_exponent, quantisation_exponent
+from .._gbdt.grower import GrownTree, quantisation_exponent
 from . import _config
 from ._compile import blocks, module
 from ._profile import stage
@@ -74,15 +68,15 @@ extern "C" __global__ void gradient_stats(const float* g, const float* h, const 
 extern "C" __global__ void quantise(const float* g, const float* h, const u32* rows,
                                     int use_rows, i64 n_used, double sg, double sh,
                                     int* qg, int* qh, u64* sums) {
-    // q_g = rint(g * 2**kg), q_h = rint(h * 2**kh), as np.rint on float64 (|q_g| < 2**31,
-    // 0 <= q_h < 2**32 by either exponent rule); sums[0] += q_g, sums[1] += q_h (exact).
+    // q_g = rint(g * 2**kg), q_h = rint(h * 2**kh), as np.rint on float64 (both fit int32:
+    // |q| <= 2**30 by the exponent rule); sums[0] += q_g, sums[1] += q_h (exact).
     i64 s0 = 0, s1 = 0;
     for (i64 p = (i64)blockIdx.x * blockDim.x + threadIdx.x; p < n_used;
          p += (i64)gridDim.x * blockDim.x) {
         const i64 r = use_rows ? (i64)rows[p] : p;
         const int a = (int)rint((double)g[r] * sg);
-        const i64 b = (i64)rint((double)h[r] * sh);   // < 2**32 with bounded scales: the
-        qg[r] = a; qh[r] = (int)(u32)b; s0 += a; s1 += b;  // histogram reads it as uint32
+        const int b = (int)rint((double)h[r] * sh);
+        qg[r] = a; qh[r] = b; s0 += a; s1 += b;
     }
     for (int o = 16; o > 0; o >>= 1) {
         s0 += __shfl_down_sync(0xffffffffu, s0, o);
@@ -217,33 +211,17 @@ class GPUTreeGrower:
         t = _config.ELEMENTWISE_THREADS
         grid = min(blocks(n_rows, t), 4 * 132)
         mod = _quantise_module()
-        # The CPU grower's choice of bins: bounded sums (its one-word bins) under hessian
-        # counts up to GH64_MAX_ROWS rows, so that both devices grow the same default trees.
-        self.bounded = (self.min_samples_leaf_counts == "hessian"
-                        and n_rows <= _cpu_grower.GH64_MAX_ROWS)
-        if self.bounded:
-            # sums of |g| and h (CuPy's reductions: a fixed order, deterministic)
-            gu, hu = (grad, hess) if not use_rows else (grad[rows_dev], hess[rows_dev])
-            st = cupy.stack([cupy.abs(gu).sum(dtype=cupy.float64),
-                             hu.sum(dtype=cupy.float64),
-                             (hu < 0).any().astype(cupy.float64)]).get()
-            neg = st[2] > 0
-            kg = gh64_exponent(float(st[0]), n_rows, 31)
-            kh = gh64_exponent(float(st[1]), n_rows, 32)
-            K = 32
-        else:
-            stats = cupy.zeros(3, cupy.uint32)
-            mod.get_function("gradient_stats")(
-                (grid,), (t,), (grad, hess, rows, np.int32(use_rows), np.int64(n_rows), stats))
-            st = stats.get()
-            neg = bool(st[2])
-            gmax, hmax = (float(v) for v in st[:2].view(np.float32))
-            K = 63 - max(int(n_rows).bit_length(), 1)
-            kg = quantisation_exponent(gmax, n_rows)
-            kh = quantisation_exponent(hmax, n_rows, total_bits=K - 1)
-        if neg:
+        stats = cupy.zeros(3, cupy.uint32)
+        mod.get_function("gradient_stats")(
+            (grid,), (t,), (grad, hess, rows, np.int32(use_rows), np.int64(n_rows), stats))
+        st = stats.get()
+        if st[2]:
             raise ValueError("the GPU grower needs hessians >= 0 (they share an int64 with "
                              "the row count).")
+        gmax, hmax = (float(v) for v in st[:2].view(np.float32))
+        K = 63 - max(int(n_rows).bit_length(), 1)
+        kg = quantisation_exponent(gmax, n_rows)
+        kh = quantisation_exponent(hmax, n_rows, total_bits=K - 1)
         self.count_shift, self._inv_g, self._inv_h = K, 2.0 ** -kg, 2.0 ** -kh
         sums = cupy.zeros(2, cupy.uint64)
         mod.get_function("quantise")(
@@ -259,12 +237,12 @@ class GPUTreeGrower:
 
     def _build(self, hist, nodes):
         d = self.data
-        fpb = features_per_block(d.n_bins_total, d.n_features, self.bounded)
+        fpb = features_per_block(d.n_bins_total, d.n_features)
         tasks = row_chunk_tasks([n.start for n in nodes], [n.end for n in nodes],
                                 [n.slot for n in nodes], -(-d.n_features // fpb))
         with stage("histogram"):
             build_histograms(d.X_words, self.buf, self._qg, self._qh, tasks, hist,
-                             d.n_features, d.n_bins_total, self.count_shift, self.bounded)
+                             d.n_features, d.n_bins_total, self.count_shift)
 
     def _find_splits(self, hist, nodes):
         with stage("split"):

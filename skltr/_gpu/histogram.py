@@ -43,14 +43,7 @@ from . import _config
 from ._compile import blocks, module
 
 _SOURCE = r"""
-// BOUNDED: the scales keep every set of rows' sum of |q_g| below 2**31 and of q_h below 2**32
-// (the CPU's one-word bins), so one 32-bit cell each holds a block's sums exactly: 3 cells
-// (g, h, count). Otherwise 16-bit limbs: 5 cells (g_lo, g_hi, h_lo, h_hi, count).
-#if BOUNDED
-#define CELL 3
-#else
 #define CELL 5
-#endif
 extern "C" __global__ void build_histograms(
         const u32* __restrict__ X, int words_per_row, int n_features, int n_bins_total,
         const u32* __restrict__ rows, const int* __restrict__ qg, const int* __restrict__ qh,
@@ -67,10 +60,8 @@ extern "C" __global__ void build_histograms(
     for (i64 p = start + threadIdx.x; p < end; p += blockDim.x) {
         const i64 row = rows[p];
         const int g = qg[row], h = qh[row];
-#if !BOUNDED
         const u32 g_lo = (u32)g & 0xffffu, g_hi = (u32)(g >> 16);   // arithmetic shift
         const u32 h_lo = (u32)h & 0xffffu, h_hi = (u32)(h >> 16);
-#endif
         const u32* xr = X + row * words_per_row + w0;
         for (int w = 0; w < n_words; ++w) {
             const u32 word = xr[w];
@@ -78,17 +69,11 @@ extern "C" __global__ void build_histograms(
             for (int b = 0; b < 4; ++b) {
                 const int bin = (word >> (8 * b)) & 255u;
                 u32* cell = &sh[((w * 4 + b) * n_bins_total + bin) * CELL];
-#if BOUNDED
-                atomicAdd(cell, (u32)g);                   // two's complement: signed sum
-                atomicAdd(cell + 1, (u32)h);               // q_h < 2**32, unsigned
-                atomicAdd(cell + 2, 1u);
-#else
                 atomicAdd(cell, g_lo);
                 atomicAdd(cell + 1, g_hi);                 // two's complement: signed sum
                 atomicAdd(cell + 2, h_lo);
                 atomicAdd(cell + 3, h_hi);
                 atomicAdd(cell + 4, 1u);
-#endif
             }
         }
     }
@@ -98,15 +83,10 @@ extern "C" __global__ void build_histograms(
     const int n_f = min(FPB, n_features - f0);     // pad features are not written back
     for (int k = threadIdx.x; k < n_f * n_bins_total; k += blockDim.x) {
         const u32* cell = &sh[k * CELL];
-        const u32 cnt = cell[CELL - 1];
+        const u32 cnt = cell[4];
         if (cnt == 0) continue;
-#if BOUNDED
-        const i64 g = (i64)(int)cell[0];
-        const i64 h = (i64)cell[1];
-#else
         const i64 g = (i64)(int)cell[1] * 65536 + (i64)cell[0];
         const i64 h = (i64)(int)cell[3] * 65536 + (i64)cell[2];
-#endif
         i64* o = out + ((i64)f0 * n_bins_total + k) * 2;
         atomicAdd((u64*)o, (u64)g);
         atomicAdd((u64*)(o + 1), (u64)((((i64)cnt) << count_shift) + h));
@@ -125,27 +105,26 @@ extern "C" __global__ void subtract_histograms(const i64* parent, i64* child, co
 """
 
 
-#: Bytes of one bin of the shared histogram: 5 x 32 bits (limbs and count), or 3 with
-#: bounded sums (gradient, hessian, count).
-_CELL_BYTES = {False: 20, True: 12}
+#: Bytes of one bin of the shared histogram (5 x 32-bit limbs and count).
+_CELL_BYTES = 20
 #: Most rows one block may add before its 32-bit limb sums could overflow.
 MAX_ROWS_PER_BLOCK = 65536
 
 
 @cupy.memoize(for_each_device=True)
-def _module(fpb, bounded=False):
-    return module(_SOURCE, {"FPB": fpb, "BOUNDED": int(bounded)})
+def _module(fpb):
+    return module(_SOURCE, {"FPB": fpb})
 
 
-def features_per_block(n_bins_total: int, n_features: int, bounded: bool = False) -> int:
+def features_per_block(n_bins_total: int, n_features: int) -> int:
     """Features of one histogram block: as many as ``HIST_SHARED_BYTES`` holds, a multiple of 4."""
-    fit = _config.HIST_SHARED_BYTES // (_CELL_BYTES[bool(bounded)] * int(n_bins_total))
+    fit = _config.HIST_SHARED_BYTES // (_CELL_BYTES * int(n_bins_total))
     fpb = min(fit, _config.HIST_MAX_FEATURES_PER_BLOCK, -(-int(n_features) // 4) * 4)
     return max(4, fpb // 4 * 4)
 
 
 def build_histograms(X_words, rows, qg, qh, tasks, hist, n_features, n_bins_total,
-                     count_shift, bounded=False):
+                     count_shift):
     """Add the rows of every task to its histogram slot (``hist`` must start at zero there).
 
     Parameters
@@ -156,23 +135,20 @@ def build_histograms(X_words, rows, qg, qh, tasks, hist, n_features, n_bins_tota
         Partition buffer: every node owns a contiguous range of it.
     qg : cupy.ndarray of int32, shape (n_samples,)
     qh : cupy.ndarray of int32, shape (n_samples,)
-        Quantised hessians (>= 0; read as uint32 when ``bounded``).
+        Quantised hessians (>= 0).
     tasks : cupy.ndarray of int64, shape (n_tasks, 3)
         ``(start, end, slot)``: one row chunk of one node each (:func:`row_chunk_tasks`).
     hist : cupy.ndarray of int64, shape (n_slots, n_features, n_bins_total, 2)
         Channel 0: sum of ``q_g``; channel 1: ``(count << count_shift) + sum of q_h``.
     count_shift : int
         ``K`` of the packed hessian channel (as the CPU engine's).
-    bounded : bool
-        The scales bound every set of rows' sums (``sum |q_g| < 2**31``, ``sum q_h < 2**32``:
-        the CPU's one-word scales, ``count_shift`` 32): 3 shared cells a bin instead of 5.
     """
     if tasks.size == 0:
         return
-    fpb = features_per_block(n_bins_total, n_features, bounded)
+    fpb = features_per_block(n_bins_total, n_features)
     n_groups = -(-int(n_features) // fpb)
-    kern = _module(fpb, bool(bounded)).get_function("build_histograms")
-    smem = fpb * int(n_bins_total) * _CELL_BYTES[bool(bounded)]
+    kern = _module(fpb).get_function("build_histograms")
+    smem = fpb * int(n_bins_total) * _CELL_BYTES
     if smem > 48 * 1024:  # above the default: opt in (Hopper allows up to 227 KiB)
         kern.max_dynamic_shared_size_bytes = smem
     kern((int(tasks.shape[0]), n_groups), (_config.HIST_THREADS,),

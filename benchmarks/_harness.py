@@ -192,7 +192,8 @@ def write_result(benchmark: str, rows: list, *, params: dict | None = None,
 def print_table(doc: dict) -> None:
     print(f"{doc['benchmark']} on {doc['machine']} ({doc['cores']} cores), commit "
           f"{doc['commit'][:12]}")
-    header = f"{'case':<38} {'metric':<14} {'skltr':>12} {'peer':>12} {'unit':<8} {'ratio':>7}  peer"
+    header = (f"{'case':<38} {'metric':<14} {'skltr':>12} {'peer':>12} {'unit':<8} "
+              f"{'ratio':>7}  peer")
     print(header)
     print("-" * len(header))
     for r in doc["rows"]:

@@ -24,7 +24,6 @@ pytestmark = pytest.mark.gpu
 
 from skltr import GPUHistGBDTRanker  # noqa: E402
 from skltr._cpu.binning import map_to_bins as cpu_map_to_bins  # noqa: E402
-from skltr._cpu.objectives import lambdarank_gradients, pairwise_gradients  # noqa: E402
 from skltr._cpu.split import find_best_splits_serial  # noqa: E402
 from skltr._gbdt.binning import BinMapper  # noqa: E402
 from skltr._gbdt.boosting import boost  # noqa: E402
@@ -421,8 +420,8 @@ def test_partition_level_is_stable_and_matches_naive(default_left):
     buf = rng.permutation(n).astype(np.uint32)
     # nodes 0 = [0, 1000) split, 1 = [1000, 1001) leaf, 2 = [1001, 3000) split
     pos = np.concatenate([np.zeros(1000), [1], np.full(1999, 2)]).astype(np.int32)
-    splits = [(0, 4, 10, default_left, 0, None, 3, 4), (2, 7, 0, not default_left, 1001, None,
-                                                         5, 6)]
+    splits = [(0, 4, 10, default_left, 0, None, 3, 4),
+              (2, 7, 0, not default_left, 1001, None, 5, 6)]
     full = []
     for (nid, f, b, dl, s, _, lid, rid), e in zip(splits, [1000, 3000]):
         left, right = naive_partition(X, list(buf[s:e]), f, b, dl, mb)

@@ -189,6 +189,16 @@ def write_result(benchmark: str, rows: list, *, params: dict | None = None,
     return path
 
 
+def write_json(name: str, doc: dict, out_dir: Path | str) -> Path:
+    """Write a free-form result ``doc`` (the tables of write_result do not fit it) as
+    ``<out_dir>/<name>.json``, with the GPU and the commit added; return the path."""
+    path = Path(out_dir) / f"{name}.json"
+    doc = {"gpu": gpu_info(), "commit": git_commit(), **doc}
+    path.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    print("wrote", path)
+    return path
+
+
 def print_table(doc: dict) -> None:
     print(f"{doc['benchmark']} on {doc['machine']} ({doc['cores']} cores), commit "
           f"{doc['commit'][:12]}")

@@ -17,7 +17,6 @@ Usage: python benchmarks/fit_setup_gpu.py [--rows 1000000] [--bins 255] [--out D
 import argparse
 import cProfile
 import io
-import json
 import os
 import pstats
 import statistics
@@ -25,7 +24,7 @@ import time
 
 import numpy as np
 
-from _harness import gpu_info, ranking_data
+from _harness import ranking_data, write_json
 from train_gpu import DOCS, _skltr
 
 
@@ -170,14 +169,11 @@ def main():
         profile = buf.getvalue()
         print(profile)
 
-    result = {"gpu": gpu_info(), "rows": int(X.shape[0]), "bins": bins, "trees": args.trees,
-              "dtype": str(X.dtype), "steps_s": steps, "first_call_s": firsts, "fits": fits,
-              "commit": os.environ.get("SKLTR_COMMIT", "unknown"), "cprofile": profile}
     if args.out:
-        path = os.path.join(args.out, f"fit_setup_gpu-{bins}bins.json")
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(result, fh, indent=1)
-        print("wrote", path)
+        write_json(f"fit_setup_gpu-{bins}bins",
+                   {"rows": int(X.shape[0]), "bins": bins, "trees": args.trees,
+                    "dtype": str(X.dtype), "steps_s": steps, "first_call_s": firsts,
+                    "fits": fits, "cprofile": profile}, args.out)
 
 
 if __name__ == "__main__":

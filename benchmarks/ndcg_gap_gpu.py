@@ -11,13 +11,10 @@ Usage: python benchmarks/ndcg_gap_gpu.py [--rows 1000000] [--out DIR]
 """
 
 import argparse
-import json
 import os
 import time
 
-import numpy as np
-
-from _harness import gpu_info, ranking_data
+from _harness import ranking_data, write_json
 from train_gpu import DOCS, _skltr
 
 
@@ -57,13 +54,10 @@ def main():
         fit("cuts from every row, min_samples_leaf=1", 0, 1)
     finally:
         BinMapper.__init__.__defaults__ = saved
-    doc = {"gpu": gpu_info(), "commit": os.environ.get("SKLTR_COMMIT", "unknown"),
-           "rows": int(len(y)), "bins": args.bins, "trees": args.trees, "results": results}
     if args.out:
-        path = os.path.join(args.out, f"ndcg_gap_gpu-{args.bins}bins.json")
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, indent=1)
-        print("wrote", path)
+        write_json(f"ndcg_gap_gpu-{args.bins}bins",
+                   {"rows": int(len(y)), "bins": args.bins, "trees": args.trees,
+                    "results": results}, args.out)
 
 
 if __name__ == "__main__":

@@ -68,7 +68,7 @@ def main():
                         f"skltr CPU, {os.cpu_count()} cores", "s"))
     write_result("objectives_gpu", rows, out_dir=args.out,
                  params={"rows": n, "docs_per_query": args.docs, "truncation_level": 30,
-                         "skltr_commit": os.environ.get("SKLTR_COMMIT"), "raw": raw})
+                         "raw": raw})
 
 
 if __name__ == "__main__":

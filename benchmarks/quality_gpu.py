@@ -86,7 +86,7 @@ def main():
     threads = os.cpu_count()
     ndcg = {}  # (engine, bins) -> [NDCG@10 per seed]
     raw = []
-    params = {"skltr_commit": os.environ.get("SKLTR_COMMIT"), "rows": args.rows,
+    params = {"rows": args.rows,
               "seeds": args.seeds, "trees": args.trees, "bins": args.bins,
               "engines": args.engines, "raw": raw}
 

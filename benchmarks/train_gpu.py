@@ -251,7 +251,7 @@ def main():
     n_warm = int(np.searchsorted(qid, qid[min(2000 * DOCS, len(qid) - 1)]))
 
     raw, rows = {}, []
-    params = {"skltr_commit": os.environ.get("SKLTR_COMMIT"), "fits": args.fits,
+    params = {"fits": args.fits,
               "rows": int(len(y)), "test_rows": int(len(yt)), "features": 136,
               "docs_per_query": DOCS, "trees": args.trees, "max_depth": DEPTH,
               "bins": args.bins, "learning_rate": LEARNING_RATE, "min_samples_leaf": MIN_LEAF,

@@ -145,14 +145,14 @@ __device__ long long run_end(const T* vals, long long q, long long n) {
 #define COLUMN_CUTS(NAME, T)                                                                  \
 extern "C" __global__ void __launch_bounds__(CUT_THREADS)                                    \
 NAME(const T* sorted, long long m, int max_bins, double* cuts, long long* n_cuts) {          \
-    __shared__ long long s_start, s_end;                                                     \
+    __shared__ long long s_start, s_end, s_n_distinct;                                       \
     __shared__ long long s_count[CUT_THREADS];                                               \
     __shared__ long long s_pos[256];          /* first index of each distinct value */       \
     __shared__ unsigned s_n_heavy;                                                           \
     __shared__ long long s_heavy_start[256], s_heavy_end[256];   /* heavy runs */            \
-    const int f = blockIdx.x, t = threadIdx.x, nq = max_bins - 1;                            \
+    const int f = blockIdx.x, t = threadIdx.x, width = max_bins - 1;                         \
     const T* col = sorted + (long long)f * m;                                                \
-    double* out = cuts + (long long)f * nq;                                                  \
+    double* out = cuts + (long long)f * width;                                               \
     if (t == 0) {                                                                            \
         /* leading -inf are skipped; trailing +inf and NaN (sorted last) are dropped */      \
         long long lo = 0, hi = m;                                                            \
@@ -170,41 +170,32 @@ NAME(const T* sorted, long long m, int max_bins, double* cuts, long long* n_cuts
     __syncthreads();                                                                         \
     const long long start = s_start, end = s_end, n = end - start;                           \
     if (n == 0) { if (t == 0) n_cuts[f] = 0; return; }                                       \
-    /* distinct values: 1 + the places where a value differs from the one before */          \
-    long long c = 0;                                                                         \
-    for (long long i = start + 1 + t; i < end; i += CUT_THREADS)                        \
-        c += widen(col[i]) != widen(col[i - 1]);                                             \
-    s_count[t] = c;                                                                          \
+    /* distinct values: 1 + the places where a value differs from the one before,     */     \
+    /* counted over a contiguous chunk per thread; an exclusive scan of the counts    */     \
+    /* numbers each chunk's run starts (used when every distinct value gets a bin)    */     \
+    const long long chunk = (n - 1 + CUT_THREADS - 1) / CUT_THREADS;                         \
+    const long long a = start + 1 + t * chunk;                                               \
+    const long long b = min(end, a + chunk);                                                 \
+    long long mine = 0;                                                                      \
+    for (long long i = a; i < b; ++i) mine += widen(col[i]) != widen(col[i - 1]);            \
+    s_count[t] = mine;                                                                       \
     __syncthreads();                                                                         \
     if (t == 0) {                                                                            \
-        long long total = 1;                                                                 \
-        for (int k = 0; k < CUT_THREADS; ++k) total += s_count[k];                           \
-        s_count[0] = total;                                                                  \
+        long long run = 1;                    /* run 0 starts at `start` */                  \
+        for (int k = 0; k < CUT_THREADS; ++k) {                                              \
+            long long here = s_count[k]; s_count[k] = run; run += here;                      \
+        }                                                                                    \
+        s_n_distinct = run;                                                                  \
+        s_pos[0] = start;                                                                    \
     }                                                                                        \
     __syncthreads();                                                                         \
-    const long long n_distinct = s_count[0];                                                 \
-    __syncthreads();                                                                         \
+    const long long n_distinct = s_n_distinct;                                               \
     if (n_distinct <= max_bins) {                                                            \
-        /* one bin per distinct value, cut at the midpoints of consecutive ones (the first */ \
-        /* of each run of equal values, as np.unique keeps): a contiguous chunk per thread, */ \
-        /* its run starts numbered by a scan of the per-thread counts */                     \
-        const long long chunk = (n - 1 + CUT_THREADS - 1) / CUT_THREADS;                    \
-        const long long a = start + 1 + t * chunk;                                           \
-        const long long b = min(end, a + chunk);                                             \
-        long long mine = 0;                                                                  \
-        for (long long i = a; i < b; ++i) mine += widen(col[i]) != widen(col[i - 1]);        \
-        s_count[t] = mine;                                                                   \
-        __syncthreads();                                                                     \
-        if (t == 0) {                                                                        \
-            long long run = 1;                /* run 0 starts at `start` */                  \
-            for (int k = 0; k < CUT_THREADS; ++k) {                                          \
-                long long here = s_count[k]; s_count[k] = run; run += here;                  \
-            }                                                                                \
-            s_pos[0] = start;                                                                \
-        }                                                                                    \
-        __syncthreads();                                                                     \
+        /* one bin per distinct value, cut at the midpoints of consecutive ones              \
+           (the first of each run of equal values, as np.unique keeps) */                    \
         long long r = s_count[t];                                                            \
-        for (long long i = a; i < b; ++i) if (widen(col[i]) != widen(col[i - 1])) s_pos[r++] = i; \
+        for (long long i = a; i < b; ++i)                                                    \
+            if (widen(col[i]) != widen(col[i - 1])) s_pos[r++] = i;                          \
         __syncthreads();                                                                     \
         for (long long k = t; k < n_distinct - 1; k += CUT_THREADS)                          \
             out[k] = midpoint(widen(col[s_pos[k]]), widen(col[s_pos[k + 1]]));               \
@@ -431,8 +422,7 @@ def column_cuts(sorted_columns, max_bins):
     n_cuts : ndarray of int64, shape (n_features,)
     """
     n_features, m = sorted_columns.shape
-    nq = int(max_bins) - 1
-    cuts = cupy.zeros((n_features, nq), dtype=cupy.float64)
+    cuts = cupy.zeros((n_features, int(max_bins) - 1), dtype=cupy.float64)
     n_cuts = cupy.zeros(n_features, dtype=cupy.int64)
     if n_features and m:
         _kernel("column_cuts", sorted_columns.dtype)(

@@ -401,9 +401,7 @@ class GPUObjective:
 
 
 def make_gpu_objective(objective, y, group_ptr, sample_weight=None):
-    """The device version of a host :class:`skltr._gbdt.objectives.Objective`.
-
-    """
+    """The device version of a host :class:`skltr._gbdt.objectives.Objective`."""
     if objective.name not in ("lambdarank", "rank_pairwise", "rank_xendcg", "regression"):
         raise ValueError(f"unknown objective {objective.name!r}")
     return GPUObjective(objective, y, group_ptr, sample_weight)

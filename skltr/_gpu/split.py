@@ -14,14 +14,14 @@ multiply-adds, so gains are bit-equal): the same candidates, constraints
 (``min_samples_leaf``, ``min_child_weight``, ``min_split_gain``), the more-samples rule
 for nodes without missing rows, and the same tie-breaking -- among equal gains the lowest
 (feature, bin, missing left before right) wins; empty bins are skipped as on the CPU (their
-candidates repeat the previous bin's exactly; with ``hessian_counts`` a bin is empty when
-its gradient and hessian sums are zero, as the CPU's ``_bin``). ``min_samples_leaf`` is checked on rows or,
-with ``hessian_counts``, on LightGBM's estimates (each bin counts
+candidates repeat the previous bin's exactly; with ``hessian_counts`` a bin is empty when its
+gradient and hessian sums are zero, as the CPU's ``_bin``). ``min_samples_leaf`` is checked on
+rows or, with ``hessian_counts``, on LightGBM's estimates (each bin counts
 ``int64(h_bin * inv_h * count_factor + 0.5)`` rows, ``count_factor = node rows / node
 hessian``, in the CPU's double operations and order; the estimates are prefix-summed in the
 same scan, after a first pass sums the node's). The winner's threshold then moves up over the
 following bins that hold no row of the node (LightGBM's threshold among equivalent ones, as
-the CPU): one warp finds the next occupied bin with a ballot.
+the CPU): one warp finds the next nonempty bin with a ballot.
 
 Output: one record of 8 int64 per node ``(feature, gain as bits, bin, default_left, G_L,
 H_L, n_L, 0)``, histogram units, ``feature = -1`` when no candidate qualifies.
@@ -45,6 +45,12 @@ __device__ __forceinline__ double leaf_objective(double G, double H, double lam,
     double d = H + lam;
     if (d <= 0.0) return 0.0;
     return G * G / d;
+}
+
+// A bin holds rows (c > 0), or -- with hessian counts (cf > 0), which see rows through their
+// hessians as LightGBM does -- has a non-zero gradient or hessian sum: the CPU's _bin.
+__device__ __forceinline__ bool nonempty(i64 g, i64 h, i64 c, double cf) {
+    return cf > 0.0 ? (g != 0 || h != 0) : c > 0;
 }
 
 __device__ __forceinline__ i64 bin_count(i64 h, i64 c, double inv_h, double cf) {
@@ -85,9 +91,7 @@ extern "C" __global__ void find_best_splits(
         const i64* hf = base_hist + (i64)f * n_bins_total * 2;
         const i64 mg = hf[missing_bin * 2], mv = hf[missing_bin * 2 + 1];
         const i64 mh = mv & hmask, mc = mv >> count_shift;
-        // nonempty: holds rows, or (hessian counts -- cf > 0 -- which see rows through their
-        // hessians as LightGBM does) has a non-zero gradient or hessian sum; the CPU's _bin
-        const bool with_missing = cf > 0.0 ? (mg != 0 || mh != 0) : mc > 0;
+        const bool with_missing = nonempty(mg, mh, mc, cf);
         // counts checked against min_n: n_all for the node, an for the left part (rows, or
         // estimates summed per bin); a child's count is n_all - (its complement's)
         const i64 me = bin_count(mh, mc, inv_h, cf);
@@ -127,8 +131,7 @@ extern "C" __global__ void find_best_splits(
             cc += __shfl_sync(0xffffffffu, sc, 31);
             ce += __shfl_sync(0xffffffffu, se, 31);
             // (estimates are >= 0, so n_all - an only shrinks: the CPU's break)
-            const bool nonempty = cf > 0.0 ? (vg != 0 || vh != 0) : vc > 0;
-            if (b >= nb || (!nonempty && b > 0) || n_all - an < min_n) continue;
+            if (b >= nb || (!nonempty(vg, vh, vc, cf) && b > 0) || n_all - an < min_n) continue;
             for (int d = 0; d < 2; ++d) {
                 i64 gl, hl, cl, cr; int left;
                 if (with_missing) {
@@ -204,8 +207,7 @@ extern "C" __global__ void find_best_splits(
             bool occupied = false;
             if (b < nbw) {
                 const i64 v = hf[b * 2 + 1];
-                occupied = cf > 0.0 ? (hf[b * 2] != 0 || (v & hmask) != 0)
-                                          : (v >> count_shift) != 0;
+                occupied = nonempty(hf[b * 2], v & hmask, v >> count_shift, cf);
             }
             const unsigned m = __ballot_sync(0xffffffffu, occupied);
             if (m) { first = b0 + __ffs(m) - 1; break; }

@@ -32,7 +32,6 @@ _GRADED_OBJECTIVES = ("lambdarank", "rank_xendcg")
 _AUTO_EARLY_STOPPING_ROWS = 10_000
 _NO_LIMIT = int(np.iinfo(np.int32).max)
 _DOC_KIND = "TreeEnsemble"  # the model file is a TreeEnsemble document plus an "estimator" entry
-#: What the CUDA path does not do yet (issue #5), checked before any work starts.
 
 
 class _LayoutCache:
@@ -655,7 +654,8 @@ def _to_host(a):
 
 
 def _check_gpu_support(est):
-    """Raise for what the CUDA path does not do yet (issue #5), before any work."""
+    """Raise, before any work, for what the CUDA path does not do: float histograms (its
+    determinism rests on integer sums)."""
     if est.hist_mode != "quantised":
         raise NotImplementedError(
             f"hist_mode={est.hist_mode!r} is not implemented with device={est.device!r}: the "

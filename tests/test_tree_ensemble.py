@@ -595,7 +595,7 @@ def test_save_load_round_trip(tmp_path, missing_value):
     # The file is plain JSON with the documented header.
     doc = json.loads(path.read_text())
     assert doc["format"] == "skltr-model" and doc["kind"] == "TreeEnsemble"
-    assert doc["schema_version"] == "1.1"
+    assert doc["schema_version"] == "1.2"
 
 
 def test_equals_detects_differences():

@@ -384,6 +384,7 @@ def _build_ensemble(parsed: dict, *, num_iteration, extra_source: dict) -> TreeE
         n_outputs=k,
         decision="<=",
         precision="float64",
+        input_rule="float32_unless_float",  # LightGBM's predict: np.float32 unless float
         sum_dtype="float64",
         average_output=average_output,
         output_transform=transform,

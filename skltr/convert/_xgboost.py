@@ -511,6 +511,8 @@ def _convert_document(doc: dict, *, missing, iteration_range) -> TreeEnsemble:
         n_outputs=n_outputs,
         decision="<",
         precision="float32",
+        input_rule="float32",
+        absent_value=float("nan"),  # an entry absent from a sparse row is missing
         sum_dtype="float32",
         missing_value=float(np.float32(missing)),
         average_output=False,

@@ -192,8 +192,9 @@ class QuickScorerPredictor(VersionedPickleMixin, MetaEstimatorMixin, BaseEstimat
     # ------------------------------------------------------------------ prediction
     def _validated(self, X):
         check_is_fitted(self, "ensemble_")
+        # Keep X's own dtype: the ensemble's input_rule decides how each dtype is read.
         return check_ranking_X(self, X, reset=False, allow_nan=True, allow_inf=True,
-                               ensure_min_samples=0)
+                               ensure_min_samples=0, dtype="numeric")
 
     def predict_raw(self, X):
         """Raw scores (margins), exactly as the source library's raw / margin output."""

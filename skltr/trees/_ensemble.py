@@ -45,6 +45,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 
 from .._dtypes import BITSET_DTYPE, LEAF_VALUE_DTYPE, NODE_INDEX_DTYPE
+from ._input import INPUT_RULES
 from ..utils._model_io import load_document, make_document, read_document, save_document
 
 __all__ = ["TreeEnsemble", "NodeFlags", "OUTPUT_TRANSFORMS"]
@@ -115,6 +116,14 @@ class TreeEnsemble:
         Accumulator of the raw score (XGBoost sums in float32).
     missing_value : float
         Input value treated as missing in addition to NaN (NaN: none).
+    input_rule : {"float64", "float32", "float32_unless_float"}
+        How input values are read before routing, as the source library reads them
+        (:mod:`skltr.trees._input`): converted to float64 (skltr, scikit-learn
+        HistGradientBoosting), rounded to float32 (XGBoost, scikit-learn trees), or float32
+        and float64 arrays as they are and other dtypes through float32 (LightGBM).
+    absent_value : float
+        What an entry absent from a sparse input row stands for: 0.0 (skltr, LightGBM,
+        scikit-learn) or NaN, i.e. missing (XGBoost).
     average_output : bool
         Random-forest mode: average the trees of each output instead of summing.
     output_transform : str
@@ -145,6 +154,8 @@ class TreeEnsemble:
     precision: str = "float64"
     sum_dtype: str = "float64"
     missing_value: float = float("nan")
+    input_rule: str = "float64"
+    absent_value: float = 0.0
     average_output: bool = False
     output_transform: str = "identity"
     transform_params: dict = field(default_factory=dict)
@@ -177,6 +188,7 @@ class TreeEnsemble:
         self.n_features = int(self.n_features)
         self.n_outputs = int(self.n_outputs)
         self.missing_value = float(self.missing_value)
+        self.absent_value = float(self.absent_value)
         self.average_output = bool(self.average_output)
         if self.feature_names is not None:
             self.feature_names = [str(n) for n in self.feature_names]
@@ -254,6 +266,7 @@ class TreeEnsemble:
             ("decision", ("<", "<=")),
             ("precision", ("float64", "float32")),
             ("sum_dtype", ("float64", "float32")),
+            ("input_rule", INPUT_RULES),
             ("output_transform", OUTPUT_TRANSFORMS),
         ):
             if getattr(self, name) not in allowed:
@@ -377,7 +390,7 @@ class TreeEnsemble:
         return apply_transform(self, self.predict_raw(X, n_jobs=n_jobs))
 
     # ------------------------------------------------------------------ persistence
-    _SCALARS = ("n_features", "n_outputs", "decision", "precision", "sum_dtype",
+    _SCALARS = ("n_features", "n_outputs", "decision", "precision", "sum_dtype", "input_rule",
                 "average_output", "output_transform", "transform_params", "feature_names",
                 "source")
     _ARRAYS = ("tree_ptr", *_NODE_ARRAYS, "cat_bitsets", "tree_output", "tree_weight",
@@ -388,6 +401,7 @@ class TreeEnsemble:
         meta = {name: getattr(self, name) for name in self._SCALARS}
         # JSON has no NaN: store the sentinel as a string when it is not a plain float.
         meta["missing_value"] = repr(self.missing_value)
+        meta["absent_value"] = repr(self.absent_value)
         arrays = {name: getattr(self, name) for name in self._ARRAYS}
         return make_document("TreeEnsemble", meta, arrays)
 
@@ -403,6 +417,7 @@ class TreeEnsemble:
         known = {f.name for f in fields(cls)}
         kwargs = {k: v for k, v in meta.items() if k in known}
         kwargs["missing_value"] = float(meta.get("missing_value", "nan"))
+        kwargs["absent_value"] = float(meta.get("absent_value", "0.0"))
         kwargs.update({k: v for k, v in arrays.items() if k in known})
         return cls(**kwargs)
 
@@ -423,8 +438,10 @@ class TreeEnsemble:
             a, b = getattr(self, name), getattr(other, name)
             if a.dtype != b.dtype or a.shape != b.shape or a.tobytes() != b.tobytes():
                 return False
-        same_missing = (self.missing_value == other.missing_value) or (
-            np.isnan(self.missing_value) and np.isnan(other.missing_value))
+        same_missing = all(
+            a == b or (np.isnan(a) and np.isnan(b))
+            for a, b in ((self.missing_value, other.missing_value),
+                         (self.absent_value, other.absent_value)))
         return same_missing and all(
             getattr(self, n) == getattr(other, n) for n in self._SCALARS if n != "source")
 

@@ -6,20 +6,11 @@ import numpy as np
 
 from .._cpu.traversal import apply_leaf_traversal, predict_raw_traversal
 from ..utils._threads import numba_threads
+from ._input import model_input
 
 
 def _as_kernel_input(ensemble, X) -> np.ndarray:
-    X = np.asarray(X)
-    if X.ndim != 2:
-        raise ValueError(f"X must be 2-D (n_samples, n_features); got shape {X.shape}.")
-    if X.shape[1] != ensemble.n_features:
-        raise ValueError(
-            f"X has {X.shape[1]} features, but the ensemble was built for "
-            f"{ensemble.n_features}."
-        )
-    if X.dtype.kind not in "biuf":
-        raise ValueError(f"X must be numeric; got dtype {X.dtype}.")
-    return np.ascontiguousarray(X, dtype=np.float64)
+    return model_input(ensemble, X)
 
 
 def _routing_args(ensemble):

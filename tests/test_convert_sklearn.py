@@ -655,9 +655,9 @@ def test_sparse_input_to_scikit_learn_matches_dense():
         assert ens.absent_value == 0.0
         X_edges = edge_rows(ens, X, rng, np.float64)
         X_edges[rng.random(X_edges.shape) < 0.5] = 0.0
-        ref = sklearn_outputs(model, sp.csr_matrix(X_edges))
+        ref, dense = sklearn_outputs(model, sp.csr_matrix(X_edges)), sklearn_outputs(model, X_edges)
         for name, expected in ref.items():
-            np.testing.assert_array_equal(ref[name], sklearn_outputs(model, X_edges)[name])
+            np.testing.assert_array_equal(expected, dense[name])
         assert_tree_model_exact(model, X_edges)
 
 
@@ -722,6 +722,21 @@ def test_softmax_memory_order_matters_with_many_classes():
     fortran = TreeEnsemble.from_document(ens.to_document())
     fortran.transform_params = {}
     assert not np.array_equal(fortran.predict(X_edges), model.predict_proba(X_edges))
+
+
+def test_gradient_boosting_early_stopping_and_warm_start():
+    rng = np.random.default_rng(37)
+    X, y = tree_data(rng, n=400)
+    stopped = GradientBoostingRegressor(n_estimators=300, n_iter_no_change=2,
+                                        validation_fraction=0.2, random_state=0).fit(X, y)
+    assert stopped.n_estimators_ < 300
+    grown = GradientBoostingClassifier(n_estimators=3, warm_start=True, random_state=0).fit(
+        X, labels_of(y, 3))
+    grown.set_params(n_estimators=6).fit(X, labels_of(y, 3))
+    for model, n_trees in ((stopped, stopped.n_estimators_), (grown, 18)):
+        ens = from_sklearn(model)
+        assert ens.n_trees == n_trees
+        assert_tree_model_exact(model, edge_rows(ens, X, rng, np.float64))
 
 
 def test_gradient_boosting_labels_come_from_raw_scores():

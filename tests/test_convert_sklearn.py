@@ -666,7 +666,7 @@ REGRESSION_LOSSES = ["squared_error", "absolute_error", "huber", "quantile"]
 
 
 @pytest.mark.parametrize("loss", REGRESSION_LOSSES)
-@pytest.mark.parametrize("init", ["default", "zero", "tree", "dummy", "hgb", "gb"])
+@pytest.mark.parametrize("init", ["default", "zero", "tree", "dummy", "hgb", "gb", "forest1"])
 def test_gradient_boosting_regressor_inits(loss, init):
     rng = np.random.default_rng(30)
     X, y = tree_data(rng, n=300)
@@ -675,7 +675,9 @@ def test_gradient_boosting_regressor_inits(loss, init):
              "dummy": DummyRegressor(strategy="constant", constant=0.3),
              "hgb": HistGradientBoostingRegressor(max_iter=4, random_state=0),
              "gb": GradientBoostingRegressor(n_estimators=3, init=DecisionTreeRegressor(
-                 max_depth=2), random_state=0)}
+                 max_depth=2), random_state=0),
+             # a one-tree forest: its average (sum / 1) is the tree's value, exactly
+             "forest1": ExtraTreesRegressor(n_estimators=1, max_depth=4, random_state=0)}
     model = GradientBoostingRegressor(loss=loss, alpha=0.3 if loss == "quantile" else 0.9,
                                       n_estimators=8, max_depth=3, subsample=0.8,
                                       init=inits[init], random_state=0).fit(X, y)

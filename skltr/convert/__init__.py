@@ -1,7 +1,9 @@
 """Turn fitted tree models from other libraries into a :class:`~skltr.trees.TreeEnsemble`.
 
 ``from_xgboost``, ``from_lightgbm`` and ``from_sklearn`` reproduce the source library's raw
-predictions exactly (see ``docs/model_format.rst`` for the semantics they map onto). XGBoost and LightGBM are optional: they are
+predictions exactly (see ``docs/model_format.rst`` for the semantics they map onto).
+``from_sklearn`` takes scikit-learn's decision trees, random forests, extra trees,
+GradientBoosting and HistGradientBoosting models. XGBoost and LightGBM are optional: they are
 imported only when one of their objects is converted. :func:`to_tree_ensemble` picks the
 converter from the object (or file) it is given.
 """
@@ -71,8 +73,11 @@ def to_tree_ensemble(model) -> TreeEnsemble:
 
     Supported: :class:`TreeEnsemble` (returned as is), skltr tree estimators
     (``to_tree_ensemble()``), XGBoost Boosters and scikit-learn wrappers, LightGBM Boosters
-    and wrappers, scikit-learn ``HistGradientBoostingRegressor`` / ``Classifier``, and file
-    paths (see :func:`load_model`).
+    and wrappers, scikit-learn ``DecisionTreeRegressor`` / ``Classifier`` (and
+    ``ExtraTreeRegressor`` / ``Classifier``), ``RandomForestRegressor`` / ``Classifier``,
+    ``ExtraTreesRegressor`` / ``Classifier``, ``GradientBoostingRegressor`` / ``Classifier``
+    and ``HistGradientBoostingRegressor`` / ``Classifier`` (see
+    :func:`skltr.convert._sklearn.from_sklearn`), and file paths (see :func:`load_model`).
     """
     if isinstance(model, TreeEnsemble):
         return model
@@ -89,6 +94,7 @@ def to_tree_ensemble(model) -> TreeEnsemble:
         return from_sklearn(model)
     raise TypeError(
         f"cannot convert a {type(model).__module__}.{type(model).__name__}: supported are "
-        f"XGBoost, LightGBM and scikit-learn HistGradientBoosting models, skltr tree models, "
+        f"XGBoost and LightGBM models, scikit-learn decision trees, random forests, extra "
+        f"trees, GradientBoosting and HistGradientBoosting models, skltr tree models, "
         f"TreeEnsemble objects and model files."
     )

@@ -1,6 +1,83 @@
-"""scikit-learn HistGradientBoosting model -> :class:`~skltr.trees.TreeEnsemble`, reproducing
-its predictions bit for bit.
+"""scikit-learn tree models -> :class:`~skltr.trees.TreeEnsemble`, reproducing ``predict``,
+``predict_proba`` and ``decision_function`` bit for bit.
 
+Converted: ``DecisionTreeRegressor`` / ``DecisionTreeClassifier`` (and their subclasses
+``ExtraTreeRegressor`` / ``ExtraTreeClassifier``), ``RandomForestRegressor`` /
+``RandomForestClassifier``, ``ExtraTreesRegressor`` / ``ExtraTreesClassifier``,
+``GradientBoostingRegressor`` / ``GradientBoostingClassifier`` and
+``HistGradientBoostingRegressor`` / ``HistGradientBoostingClassifier``.
+
+Decision trees, forests and GradientBoosting
+--------------------------------------------
+All of them validate ``X`` as float32 (``sklearn.tree._tree.DTYPE``; NumPy's ``astype``
+rounding, integers straight to float32) and walk a tree (``Tree.apply``, and
+``predict_stages`` for GradientBoosting) with, at node ``n``: NaN goes to the side
+``missing_go_to_left[n]`` names; any other ``x`` goes left when ``double(x) <=
+threshold[n]``, a float64 threshold (a midpoint of two float32 training values, computed in
+double: usually *not* a float32 value). The ensembles therefore read inputs with
+``input_rule="float32"`` and compare with ``precision="float64"``, ``decision="<="``:
+exactly that arithmetic. (``precision="float32"`` would also be exact -- the QuickScorer
+layout rounds ``<=`` thresholds down to float32, which routes float32 inputs the same way --
+but float64 states the rule as scikit-learn applies it.) An entry absent from a CSR row is
+0.0 (``absent_value=0.0``), as in scikit-learn's sparse walk. The mapping of ``tree_``::
+
+    sklearn.tree._tree.Tree             TreeEnsemble (one copy of the tree per value column)
+    children_left / children_right   -> left / right          (-1 on leaves in both)
+    feature  (-2 on leaves)          -> feature               (-1 on leaves)
+    threshold                        -> threshold             (float64, decision "<=")
+    missing_go_to_left               -> DEFAULT_LEFT, missing type NaN
+    threshold +inf (split on NaN)    -> empty category set with CAT_SET_RIGHT
+    value[:, o, c]                   -> value of the copy for target o / class c
+
+A TreeEnsemble leaf holds one number, so a tree whose leaves hold several (one per class,
+or one per target of a multi-output regressor) becomes one copy of the tree per number,
+each adding to its own output. A split-on-NaN node (threshold ``+inf``: every non-NaN value
+left, NaN to the missing side) becomes an empty category set read with ``CAT_SET_RIGHT``,
+as for HistGradientBoosting below.
+
+The arithmetic, per estimator (``raw`` is what ``TreeEnsemble.predict_raw`` returns):
+
+* ``DecisionTreeRegressor``: ``predict = value[leaf, o, 0]``: one tree per target, base 0.
+* ``DecisionTreeClassifier``: ``predict_proba = value[leaf, 0, :n_classes]`` (scikit-learn
+  stores class fractions in ``value``): one tree per class, identity transform;
+  ``predict = classes_[argmax(predict_proba)]``.
+* ``RandomForest*`` / ``ExtraTrees*``: scikit-learn adds the trees' ``predict`` /
+  ``predict_proba`` to zeros, tree after tree in ``estimators_`` order, in float64, then
+  divides by ``len(estimators_)``: ``average_output=True``. With ``n_jobs > 1`` scikit-learn
+  adds the trees in the order its threads finish, so its own result may move by an ulp from
+  call to call; the ensemble reproduces the sequential order (``n_jobs=None``).
+* ``GradientBoosting*``: ``raw = init + sum over stages i (in order) of learning_rate *
+  value[leaf]`` of ``estimators_[i, k]`` for output ``k``, in float64 (``predict_stages``):
+  ``tree_weight = learning_rate``, ``base_score`` = the init's raw prediction. The init may
+  be a constant (the default ``DummyRegressor`` / ``DummyClassifier(strategy="prior")`` of
+  each loss, any ``DummyRegressor``, a ``DummyClassifier`` with strategy ``"prior"``,
+  ``"most_frequent"`` or ``"constant"``), evaluated once with scikit-learn's own
+  ``_raw_predict_init``; ``"zero"``; a single-output decision tree, whose leaves become the
+  first tree(s) of the ensemble (for classifiers each leaf holds scikit-learn's
+  ``link(clip(predict_proba))`` of that leaf, computed by scikit-learn's own
+  ``_init_raw_predictions``); or, for regressors, any regressor this module converts to a
+  plain sum of trees (``GradientBoostingRegressor``, ``HistGradientBoostingRegressor`` with
+  an identity link), whose trees come first. Other inits raise a ``ValueError``. Outputs:
+  regressors ``"identity"``; binary ``log_loss`` ``"sigmoid"`` (``expit(raw)``);
+  ``exponential`` ``"sigmoid"`` with ``scale=2`` (``expit(2 * raw)``); multiclass
+  ``"sklearn_softmax"`` with ``{"order": "C"}`` (``softmax`` of the C-ordered raw scores:
+  the row sums of 8 or more classes depend on the memory order). Labels come from the raw
+  scores: ``classes_[raw >= 0]`` (binary, ``source["predict"] = "raw>=0"``) or
+  ``classes_[argmax(raw)]`` (``"argmax_raw"``), not from the probabilities.
+
+What scikit-learn allows and a TreeEnsemble cannot express raises a ``ValueError`` that says
+so: multi-output classifiers (``predict_proba`` is a list of arrays), classifiers fitted on
+a single class, GradientBoosting inits other than the above.
+
+scikit-learn refuses some inputs that the ensemble accepts: infinite values and values
+beyond float32's range (they round to infinity) everywhere, and NaN for GradientBoosting
+and for trees whose criterion or splitter does not support missing values. The ensemble
+routes infinities as the largest / smallest values and NaN along ``missing_go_to_left``
+(the side each tree recorded; for trees fitted without NaN, the side that received more
+training samples).
+
+HistGradientBoosting
+--------------------
 scikit-learn's ``_raw_predict`` starts every output from ``_baseline_prediction`` and adds the
 leaf value of each tree (``_predictors[iteration][k]``) in float64, iteration by iteration.
 A numeric node sends NaN along ``missing_go_to_left`` and other values left when
@@ -62,81 +139,440 @@ _LINKS = {
     "MultinomialLogit": "sklearn_softmax",
 }
 
+_SUPPORTED = ("DecisionTreeRegressor, DecisionTreeClassifier, ExtraTreeRegressor, "
+              "ExtraTreeClassifier, RandomForestRegressor, RandomForestClassifier, "
+              "ExtraTreesRegressor, ExtraTreesClassifier, GradientBoostingRegressor, "
+              "GradientBoostingClassifier, HistGradientBoostingRegressor and "
+              "HistGradientBoostingClassifier")
+
+
+def _sklearn_version() -> str:
+    import sklearn  # noqa: PLC0415
+
+    return sklearn.__version__
+
 
 def from_sklearn(model) -> TreeEnsemble:
-    """Convert a fitted scikit-learn HistGradientBoosting model to a TreeEnsemble, exactly.
+    """Convert a fitted scikit-learn tree model to a TreeEnsemble, exactly.
 
-    ``TreeEnsemble.predict_raw(X)`` equals the model's ``_raw_predict(X)`` (what ``predict``
-    uses) bit for bit, and ``TreeEnsemble.predict(X)`` equals ``predict(X)`` for regressors
-    and ``predict_proba(X)[:, 1]`` (binary) or ``predict_proba(X)`` (multiclass) for
-    classifiers, to the last ulp.
+    ``TreeEnsemble.predict_raw(X)`` equals the model's raw scores bit for bit:
+    ``predict`` (regressors; one column per target for multi-output regressors),
+    ``predict_proba`` (decision trees and forests: one output per class),
+    ``decision_function`` (GradientBoostingClassifier) or ``_raw_predict``
+    (HistGradientBoosting). ``TreeEnsemble.predict(X)`` applies the model's link:
+    it equals ``predict`` for regressors, ``predict_proba`` for trees, forests and multiclass
+    boosting, and ``predict_proba(X)[:, 1]`` for binary boosting. The module docstring
+    gives the arithmetic of each estimator.
 
     Parameters
     ----------
-    model : HistGradientBoostingRegressor or HistGradientBoostingClassifier
-        Fitted; early-stopped models keep only their ``n_iter_`` iterations, all of which
-        are converted.
+    model : fitted scikit-learn estimator
+        ``DecisionTreeRegressor`` / ``Classifier`` (``ExtraTreeRegressor`` / ``Classifier``
+        included), ``RandomForestRegressor`` / ``Classifier``, ``ExtraTreesRegressor`` /
+        ``Classifier``, ``GradientBoostingRegressor`` / ``Classifier`` or
+        ``HistGradientBoostingRegressor`` / ``Classifier``.
 
     Returns
     -------
     TreeEnsemble
-        ``decision="<="``, ``precision="float64"``, ``sum_dtype="float64"``,
-        ``base_score`` = ``_baseline_prediction``; one output per class for multiclass
-        classifiers. Transforms: ``"identity"`` (squared_error, absolute_error, quantile),
-        ``"sklearn_exp"`` (poisson, gamma), ``"sigmoid"`` (binary log_loss), ``"sklearn_softmax"``
-        (multiclass log_loss). ``source`` records the library version, the loss and, for
-        classifiers, ``classes`` and ``predict``: ``"proba>0.5"`` (binary: ``classes[1]``
-        where ``predict`` is above 0.5) or ``"argmax"`` (multiclass), which is how the
-        classifier's ``predict`` picks its labels.
+        ``decision="<="``, ``precision="float64"``, ``sum_dtype="float64"``;
+        ``input_rule="float32"`` for the models built on ``sklearn.tree`` (they validate
+        ``X`` as float32) and ``"float64"`` for HistGradientBoosting. ``source`` records
+        the library version, the estimator and, for classifiers, ``classes`` and
+        ``predict``: how the classifier's ``predict`` picks its label, ``"argmax"`` (of the
+        probabilities), ``"proba>0.5"``, ``"raw>=0"`` or ``"argmax_raw"`` (of the raw
+        scores).
 
     Raises
     ------
     TypeError
-        If ``model`` is not a HistGradientBoosting estimator.
+        If ``model`` is not one of the estimators above.
     ValueError
-        If categorical features have categories other than non-negative integers below
-        2**24 (module docstring), or the loss's link is unknown.
+        If the model holds something a TreeEnsemble cannot express: a multi-output or
+        single-class classifier, a GradientBoosting ``init`` that is neither a constant, a
+        decision tree nor a sum of trees, HistGradientBoosting categories that are not
+        integers in ``[0, 2**24)``.
     sklearn.exceptions.NotFittedError
         If ``model`` is not fitted.
-
-    Notes
-    -----
-    Categorical inputs that are not exactly a training category are "unknown" for
-    scikit-learn. The ensemble reads categorical inputs through ``trunc``, so a fractional
-    input such as ``3.7`` is read as category 3, where scikit-learn treats it as unknown
-    (missing direction). Integer-valued inputs, NaN, negative values and values beyond the
-    training categories route exactly as in scikit-learn.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn.ensemble import HistGradientBoostingRegressor
+    >>> from sklearn.ensemble import GradientBoostingClassifier, RandomForestRegressor
     >>> from skltr.convert._sklearn import from_sklearn
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(200, 3))
     >>> y = X[:, 0] + X[:, 1] ** 2
-    >>> reg = HistGradientBoostingRegressor(max_iter=10).fit(X, y)
-    >>> ens = from_sklearn(reg)
-    >>> ens.n_trees
-    10
-    >>> bool(np.array_equal(ens.predict(X), reg.predict(X)))
+    >>> forest = RandomForestRegressor(n_estimators=5, max_depth=4, random_state=0).fit(X, y)
+    >>> ens = from_sklearn(forest)
+    >>> ens.n_trees, ens.average_output, ens.input_rule
+    (5, True, 'float32')
+    >>> bool(np.array_equal(ens.predict(X), forest.predict(X)))
+    True
+    >>> gbc = GradientBoostingClassifier(n_estimators=10, random_state=0).fit(X, y > 1)
+    >>> ens = from_sklearn(gbc)
+    >>> bool(np.array_equal(ens.predict_raw(X), gbc.decision_function(X)))
+    True
+    >>> bool(np.array_equal(ens.predict(X), gbc.predict_proba(X)[:, 1]))
     True
     """
     from sklearn.ensemble import (  # noqa: PLC0415
+        ExtraTreesClassifier,
+        ExtraTreesRegressor,
+        GradientBoostingClassifier,
+        GradientBoostingRegressor,
         HistGradientBoostingClassifier,
         HistGradientBoostingRegressor,
+        RandomForestClassifier,
+        RandomForestRegressor,
     )
+    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor  # noqa: PLC0415
     from sklearn.utils.validation import check_is_fitted  # noqa: PLC0415
 
-    if not isinstance(model, HistGradientBoostingRegressor | HistGradientBoostingClassifier):
-        raise TypeError(
-            f"from_sklearn converts HistGradientBoostingRegressor and "
-            f"HistGradientBoostingClassifier models; got {type(model).__module__}."
-            f"{type(model).__name__}."
-        )
-    check_is_fitted(model)
-    import sklearn  # noqa: PLC0415
+    converters = (
+        ((HistGradientBoostingRegressor, HistGradientBoostingClassifier),
+         _from_hist_gradient_boosting),
+        ((GradientBoostingRegressor, GradientBoostingClassifier), _from_gradient_boosting),
+        ((RandomForestRegressor, RandomForestClassifier, ExtraTreesRegressor,
+          ExtraTreesClassifier), _from_forest),
+        ((DecisionTreeRegressor, DecisionTreeClassifier), _from_decision_tree),
+    )
+    for classes, convert in converters:
+        if isinstance(model, classes):
+            check_is_fitted(model)
+            return convert(model)
+    raise TypeError(
+        f"from_sklearn converts {_SUPPORTED}; got {type(model).__module__}."
+        f"{type(model).__name__}. For another scikit-learn model, train one of these "
+        f"instead (or XGBoost / LightGBM, which skltr also converts)."
+    )
 
+
+# --------------------------------------------------------------------------- sklearn.tree
+def _tree_nodes(tree):
+    """Node arrays of one ``sklearn.tree._tree.Tree`` without leaf values, and its leaf mask.
+
+    Leaves get feature -1 and children -1; a numeric node sends NaN to the side of
+    ``missing_go_to_left``; a split-on-NaN node (threshold +inf) becomes an empty category
+    set read with ``CAT_SET_RIGHT``: NaN follows the default side, every other value (not in
+    the empty set) goes left, as ``x <= inf`` does.
+    """
+    left = np.asarray(tree.children_left, dtype=np.int64)
+    right = np.asarray(tree.children_right, dtype=np.int64)
+    leaf = left < 0
+    if np.any(leaf != (right < 0)):
+        raise ValueError("a scikit-learn tree node has exactly one child; cannot convert it.")
+    threshold = np.where(leaf, 0.0, tree.threshold).astype(np.float64)
+    flags = np.where(leaf, np.uint8(0), _NAN_TYPE).astype(np.uint8)
+    flags[~leaf & np.asarray(tree.missing_go_to_left, dtype=bool)] |= np.uint8(
+        NodeFlags.DEFAULT_LEFT)
+    nan_split = ~leaf & (threshold == np.inf)
+    flags[nan_split] |= np.uint8(NodeFlags.CATEGORICAL | NodeFlags.CAT_SET_RIGHT)
+    threshold[nan_split] = 0.0
+    if np.any(~leaf & ~np.isfinite(threshold)):
+        bad = threshold[~leaf & ~np.isfinite(threshold)][0]
+        raise ValueError(f"a scikit-learn tree node has threshold {bad}; only finite and +inf "
+                         f"(split on NaN) thresholds are known.")
+    n = left.size
+    nodes = {
+        "feature": np.where(leaf, -1, tree.feature).astype(np.int32),
+        "threshold": threshold,
+        "left": np.where(leaf, -1, left).astype(np.int32),
+        "right": np.where(leaf, -1, right).astype(np.int32),
+        "flags": flags,
+        "cat_offset": np.zeros(n, dtype=np.int64),
+        "cat_nwords": np.zeros(n, dtype=np.int32),
+    }
+    return nodes, leaf
+
+
+class _Trees:
+    """Trees collected in the order the source adds them, with their output and weight."""
+
+    def __init__(self):
+        self.parts: list[dict] = []
+        self.outputs: list[int] = []
+        self.weights: list[float] = []
+        self.cat_bitsets = np.zeros(0, dtype=np.uint32)
+
+    def add(self, nodes, leaf, values, output: int, weight: float = 1.0) -> None:
+        part = dict(nodes)
+        part["value"] = np.where(leaf, values, 0.0).astype(np.float64)
+        self.parts.append(part)
+        self.outputs.append(output)
+        self.weights.append(weight)
+
+    def add_ensemble(self, ens: TreeEnsemble) -> None:
+        """Append every tree of ``ens`` (which must come first if it has category sets)."""
+        if ens.cat_bitsets.size:
+            if self.cat_bitsets.size:
+                raise ValueError("only the first ensemble added may hold category sets.")
+            self.cat_bitsets = ens.cat_bitsets
+        names = ("feature", "threshold", "left", "right", "value", "flags", "cat_offset",
+                 "cat_nwords")
+        for t in range(ens.n_trees):
+            lo, hi = int(ens.tree_ptr[t]), int(ens.tree_ptr[t + 1])
+            self.parts.append({name: getattr(ens, name)[lo:hi] for name in names})
+            self.outputs.append(int(ens.tree_output[t]))
+            self.weights.append(float(ens.tree_weight[t]))
+
+    def ensemble(self, *, n_features, n_outputs, base_score=None, **scalars) -> TreeEnsemble:
+        sizes = np.array([p["feature"].size for p in self.parts], dtype=np.int64)
+        arrays = {name: np.concatenate([p[name] for p in self.parts])
+                  for name in self.parts[0]}
+        return TreeEnsemble(
+            tree_ptr=np.concatenate([[0], np.cumsum(sizes)]),
+            **arrays,
+            n_features=n_features,
+            cat_bitsets=self.cat_bitsets,
+            tree_output=np.asarray(self.outputs, dtype=np.int32),
+            tree_weight=np.asarray(self.weights, dtype=np.float64),
+            base_score=np.zeros(n_outputs) if base_score is None else base_score,
+            n_outputs=n_outputs,
+            decision="<=",
+            precision="float64",
+            sum_dtype="float64",
+            input_rule="float32",
+            absent_value=0.0,
+            **scalars,
+        )
+
+
+def _source(model, **extra) -> dict:
+    source = {"library": "sklearn", "version": _sklearn_version(),
+              "estimator": type(model).__name__}
+    source.update(extra)
+    return source
+
+
+def _feature_names(model):
+    names = getattr(model, "feature_names_in_", None)
+    return None if names is None else [str(n) for n in names]
+
+
+def _check_classifier(model) -> int:
+    """Number of classes of a single-output tree / forest classifier; refuses the others."""
+    name = type(model).__name__
+    if int(model.n_outputs_) != 1:
+        raise ValueError(
+            f"{name} was fitted on a 2-D y with {model.n_outputs_} outputs: its predict_proba "
+            f"is a list of one array per output, which a TreeEnsemble (one vector of outputs "
+            f"per row, read as one set of class probabilities) cannot represent. Fit one "
+            f"single-output classifier per column of y and convert each."
+        )
+    n_classes = int(np.atleast_1d(model.n_classes_)[0])
+    if n_classes < 2:
+        raise ValueError(
+            f"{name} was fitted on a single class ({np.asarray(model.classes_).tolist()}): "
+            f"its predict_proba has one column, which a converted classifier would read as "
+            f"P(class 1) of a binary model. Every prediction of this model is that class; "
+            f"fit on at least two classes to convert it."
+        )
+    return n_classes
+
+
+def _add_tree(trees: _Trees, estimator, n_classes: int | None) -> None:
+    """One scikit-learn tree: a copy per class (classifiers) or per target (regressors)."""
+    tree = estimator.tree_
+    nodes, leaf = _tree_nodes(tree)
+    value = np.asarray(tree.value, dtype=np.float64)  # (n_nodes, n_outputs, max_n_classes)
+    if n_classes is None:
+        for o in range(value.shape[1]):
+            trees.add(nodes, leaf, value[:, o, 0], o)
+    else:
+        for c in range(n_classes):
+            trees.add(nodes, leaf, value[:, 0, c], c)
+
+
+def _tree_model_ensemble(model, estimators, *, average: bool) -> TreeEnsemble:
+    from sklearn.base import is_classifier  # noqa: PLC0415
+
+    classifier = is_classifier(model)
+    n_classes = _check_classifier(model) if classifier else None
+    n_outputs = n_classes if classifier else int(model.n_outputs_)
+    trees = _Trees()
+    for estimator in estimators:
+        _add_tree(trees, estimator, n_classes)
+    extra = {"n_estimators": len(estimators)} if average else {}
+    if classifier:
+        # predict() is classes_[argmax(predict_proba)], the proba being these outputs
+        extra.update(classes=np.asarray(model.classes_).tolist(), predict="argmax")
+    return trees.ensemble(
+        n_features=int(model.n_features_in_), n_outputs=n_outputs, average_output=average,
+        output_transform="identity", feature_names=_feature_names(model),
+        source=_source(model, **extra))
+
+
+def _from_decision_tree(model) -> TreeEnsemble:
+    """DecisionTree / ExtraTree: ``predict`` (regression) or ``predict_proba`` is the leaf's
+    value row, ``tree_.value[leaf]``: one tree per target or class, base 0."""
+    return _tree_model_ensemble(model, [model], average=False)
+
+
+def _from_forest(model) -> TreeEnsemble:
+    """RandomForest / ExtraTrees: the trees' outputs summed in order, then divided by
+    ``len(estimators_)`` (``average_output``)."""
+    return _tree_model_ensemble(model, list(model.estimators_), average=True)
+
+
+# --------------------------------------------------------------------------- GradientBoosting
+def _from_gradient_boosting(model) -> TreeEnsemble:
+    """GradientBoosting: the init's raw prediction plus ``learning_rate * value[leaf]`` of
+    every stage tree, stage by stage, in float64 (``predict_stages``)."""
+    from sklearn.base import is_classifier  # noqa: PLC0415
+
+    classifier = is_classifier(model)
+    k = int(model.n_trees_per_iteration_)
+    n_features = int(model.n_features_in_)
+    loss = type(model._loss).__name__
+    link = type(model._loss.link).__name__
+    if not classifier:
+        if link != "IdentityLink":
+            raise ValueError(f"loss {model.loss!r} has link {link}; a GradientBoostingRegressor "
+                             f"is expected to have an identity link.")
+        transform, params = "identity", {}
+    elif loss == "HalfBinomialLoss" and link == "LogitLink":
+        transform, params = "sigmoid", {"scale": 1.0}        # expit(raw)
+    elif loss == "ExponentialLoss" and link == "HalfLogitLink":
+        transform, params = "sigmoid", {"scale": 2.0}        # expit(2 * raw)
+    elif loss == "HalfMultinomialLoss" and link == "MultinomialLogit" and k > 1:
+        transform, params = "sklearn_softmax", {"order": "C"}  # softmax(C-ordered raw)
+    else:
+        raise ValueError(f"loss {model.loss!r} ({loss}, link {link}) with {k} trees per "
+                         f"stage has no output transform in a TreeEnsemble.")
+    trees = _Trees()
+    base_score, init_desc = _gradient_boosting_init(model, trees, k, n_features)
+    learning_rate = float(model.learning_rate)
+    estimators = model.estimators_
+    if estimators.ndim != 2 or estimators.shape[1] != k:
+        raise ValueError(f"estimators_ has shape {estimators.shape}; expected (n_stages, {k}).")
+    for stage in range(estimators.shape[0]):
+        for output in range(k):
+            tree = estimators[stage, output].tree_
+            nodes, leaf = _tree_nodes(tree)
+            trees.add(nodes, leaf, np.asarray(tree.value, dtype=np.float64)[:, 0, 0], output,
+                      learning_rate)
+    extra = {"loss": str(model.loss), "learning_rate": learning_rate,
+             "n_estimators": int(estimators.shape[0]), "init": init_desc}
+    if classifier:
+        # predict(): classes_[decision_function >= 0] (binary) or classes_[argmax] -- of the
+        # raw scores, which can differ from the probabilities' where expit / softmax round
+        # two raw scores to one probability.
+        extra.update(classes=np.asarray(model.classes_).tolist(),
+                     predict="raw>=0" if k == 1 else "argmax_raw")
+    return trees.ensemble(
+        n_features=n_features, n_outputs=k, base_score=base_score, average_output=False,
+        output_transform=transform, transform_params=params,
+        feature_names=_feature_names(model), source=_source(model, **extra))
+
+
+class _LeafProba:
+    """Stands in for a tree classifier: ``predict_proba`` returns the rows of its leaves."""
+
+    def __init__(self, rows):
+        self.rows = rows
+
+    def predict_proba(self, X):
+        return self.rows
+
+
+def _gradient_boosting_init(model, trees: _Trees, k: int, n_features: int):
+    """Base score of a GradientBoosting model and a description of its init; adds an init
+    made of trees to ``trees`` (first, before the stages)."""
+    from sklearn.base import is_classifier  # noqa: PLC0415
+    from sklearn.dummy import DummyClassifier, DummyRegressor  # noqa: PLC0415
+    from sklearn.ensemble._gb import _init_raw_predictions  # noqa: PLC0415
+    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor  # noqa: PLC0415
+
+    init = model.init_
+    classifier = is_classifier(model)
+    if isinstance(init, str) and init == "zero":
+        return np.zeros(k), "zero"
+    constant = isinstance(init, DummyRegressor) or (
+        isinstance(init, DummyClassifier)
+        and init.strategy in ("prior", "most_frequent", "constant"))
+    if constant:
+        # A constant init: evaluate scikit-learn's own init step (predict, clip, link) on a
+        # few rows; every row gives the same raw prediction.
+        probe = np.random.default_rng(0).normal(size=(16, n_features)).astype(np.float32)
+        raw = np.asarray(model._raw_predict_init(probe), dtype=np.float64)
+        if raw.shape != (16, k) or np.any(raw != raw[0]):
+            raise ValueError(f"init={init!r} did not give one constant raw prediction per "
+                             f"output; cannot convert it.")
+        return raw[0].copy(), repr(init)
+    what = f"{type(model).__name__}(init={type(init).__name__}(...))"
+    if classifier and isinstance(init, DecisionTreeClassifier):
+        n_classes = _check_classifier(init)
+        if n_classes != int(model.n_classes_):
+            raise ValueError(f"{what}: the init has {n_classes} classes, the model "
+                             f"{model.n_classes_}; cannot convert it.")
+        tree = init.tree_
+        nodes, leaf = _tree_nodes(tree)
+        ids = np.flatnonzero(leaf)
+        proba = np.asarray(tree.value, dtype=np.float64)[ids, 0, :n_classes]
+        # scikit-learn's own init step on the leaves' probabilities: clip, link
+        raw = np.asarray(_init_raw_predictions(None, _LeafProba(proba), model._loss, True),
+                         dtype=np.float64)
+        if raw.shape != (ids.size, k):
+            raise ValueError(f"{what}: unexpected init shape {raw.shape}; cannot convert it.")
+        for output in range(k):
+            values = np.zeros(leaf.size)
+            values[ids] = raw[:, output]
+            trees.add(nodes, leaf, values, output)
+        return np.zeros(k), repr(init)
+    if not classifier and isinstance(init, (DecisionTreeRegressor, *_sum_of_trees_types())):
+        ens = from_sklearn(init)
+        reason = _not_a_plain_sum(ens)
+        if reason is None:
+            trees.add_ensemble(ens)
+            return ens.base_score.copy(), repr(init)
+        raise ValueError(f"{what} cannot be converted: the init's prediction {reason}. "
+                         + _INIT_HELP)
+    raise ValueError(f"{what} cannot be converted: a TreeEnsemble starts each output from a "
+                     f"constant and adds trees. " + _INIT_HELP)
+
+
+_INIT_HELP = (
+    "Convertible inits: None (the default DummyRegressor / DummyClassifier(strategy='prior')),"
+    " 'zero', a DummyRegressor, a DummyClassifier with strategy 'prior', 'most_frequent' or "
+    "'constant', a single-output DecisionTreeRegressor / DecisionTreeClassifier, or for "
+    "regressors a GradientBoostingRegressor or a HistGradientBoostingRegressor with an "
+    "identity link. Refit with one of these (or add the init's predictions to the converted "
+    "model's yourself)."
+)
+
+
+def _sum_of_trees_types():
+    from sklearn.ensemble import (  # noqa: PLC0415
+        ExtraTreesRegressor,
+        GradientBoostingRegressor,
+        HistGradientBoostingRegressor,
+        RandomForestRegressor,
+    )
+
+    return (GradientBoostingRegressor, HistGradientBoostingRegressor, RandomForestRegressor,
+            ExtraTreesRegressor)
+
+
+def _not_a_plain_sum(ens: TreeEnsemble) -> str | None:
+    """Why a regressor init's ensemble is not ``base + tree, tree, ...`` (None if it is)."""
+    if ens.n_outputs != 1:
+        return f"has {ens.n_outputs} outputs, not one"
+    if ens.output_transform != "identity":
+        return f"goes through the {ens.output_transform!r} transform"
+    if ens.average_output and ens.n_trees > 1:
+        return (f"is the average of {ens.n_trees} trees (the sum rounded, then divided), "
+                f"which does not continue as a sum")
+    if ens.decision != "<=" or ens.precision != "float64" or ens.sum_dtype != "float64" or (
+            not np.isnan(ens.missing_value)):
+        return "reads its inputs differently"
+    return None
+
+
+# --------------------------------------------------------------------------- HistGradientBoosting
+def _from_hist_gradient_boosting(model) -> TreeEnsemble:
+    """HistGradientBoosting: ``_baseline_prediction`` plus every predictor's leaf value,
+    iteration by iteration, in float64; see the module docstring."""
     n_features = int(model.n_features_in_)
     k = int(model.n_trees_per_iteration_)
     link = type(model._loss.link).__name__
@@ -168,7 +604,7 @@ def from_sklearn(model) -> TreeEnsemble:
 
     source = {
         "library": "sklearn",
-        "version": sklearn.__version__,
+        "version": _sklearn_version(),
         "estimator": type(model).__name__,
         "loss": str(model.loss),
         "n_iter": int(model.n_iter_),

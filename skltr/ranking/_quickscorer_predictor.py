@@ -213,6 +213,12 @@ class QuickScorerPredictor(VersionedPickleMixin, MetaEstimatorMixin, BaseEstimat
 
     def predict(self, X):
         """What the source model's ``predict`` returns: scores, values, or class labels."""
+        rule = getattr(getattr(self, "ensemble_", None), "source", {}).get("predict")
+        if rule in ("raw>=0", "argmax_raw"):  # labels from the margins (GradientBoosting)
+            raw = self.predict_raw(X)
+            index = (raw >= 0).astype(np.intp) if rule == "raw>=0" else np.argmax(raw, axis=1)
+            return self.classes_[index] if hasattr(self, "classes_") else index.astype(
+                raw.dtype)
         out = self._transformed(X)
         if hasattr(self, "classes_"):
             return self.classes_[np.argmax(_two_columns(out), axis=1)]

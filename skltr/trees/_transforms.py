@@ -81,13 +81,19 @@ def _xgb_softmax(raw, out):
             out[i, k] = out[i, k] / total
 
 
-def _sklearn_softmax(raw):
-    """``sklearn.utils.extmath.softmax`` on HistGradientBoosting's Fortran-ordered raw scores.
+def _sklearn_softmax(raw, order="F"):
+    """``sklearn.utils.extmath.softmax`` on raw scores laid out in ``order``: Fortran order
+    for HistGradientBoosting (the default), C order for GradientBoosting
+    (``transform_params={"order": "C"}``).
 
     The same NumPy calls on the same memory order give the same reduction order, hence the
-    same bits as ``predict_proba``.
+    same bits as ``predict_proba`` (with 8 or more classes NumPy sums a C-ordered row
+    pairwise and a Fortran-ordered one sequentially, which differ in the last ulp).
     """
-    out = np.array(raw, dtype=np.float64, order="F", copy=True)
+    if order not in ("C", "F"):
+        raise ValueError(f"sklearn_softmax: transform_params['order'] must be 'C' or 'F'; "
+                         f"got {order!r}.")
+    out = np.array(raw, dtype=np.float64, order=order, copy=True)
     out -= out.max(axis=1).reshape((-1, 1))
     np.exp(out, out=out)
     out /= out.sum(axis=1).reshape((-1, 1))
@@ -118,7 +124,7 @@ def apply_transform(ensemble, raw: np.ndarray) -> np.ndarray:
     if name == "sklearn_softmax":
         if raw.ndim != 2:
             raise ValueError("sklearn_softmax needs an ensemble with n_outputs > 1.")
-        return _sklearn_softmax(raw)
+        return _sklearn_softmax(raw, ensemble.transform_params.get("order", "F"))
     raw64 = np.ascontiguousarray(raw, dtype=np.float64)
     out = np.empty_like(raw64)
     if name == "sigmoid":

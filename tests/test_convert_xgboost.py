@@ -419,7 +419,8 @@ def test_categorical_pandas_with_names():
                            tree_method="hist", max_cat_to_onehot=1, n_jobs=NTHREAD).fit(df, y)
     ens = from_xgboost(reg)
     assert ens.feature_names == ["num", "colour"]
-    assert ens.source["categories"]["colour"] == list(names)
+    assert ens.categories == [None, {"type": "str", "values": list(names)}]
+    assert ens.frame_rule == "xgboost"
     assert ens.cat_nwords.max() >= 2
     codes_f = df["colour"].cat.codes.to_numpy().astype(float)
     codes_f[codes_f < 0] = np.nan
@@ -428,6 +429,10 @@ def test_categorical_pandas_with_names():
     np.testing.assert_array_equal(
         ens.predict_raw(Xn), reg.get_booster().predict(xgb.DMatrix(df, enable_categorical=True),
                                                        output_margin=True))
+    # the DataFrame itself, and one whose categories are listed in another order
+    np.testing.assert_array_equal(ens.predict_raw(df), reg.predict(df))
+    shuffled = df.assign(colour=df["colour"].cat.reorder_categories(names[::-1]))
+    np.testing.assert_array_equal(ens.predict_raw(shuffled), reg.predict(shuffled))
 
 
 # --------------------------------------------------------------------------- tree shapes, boosters

@@ -303,6 +303,15 @@ def _xgb_codes(col, name, j, entry) -> np.ndarray:
             f"{entry['type']} categories; XGBoost requires the same category index type. "
             f"Convert with X[{name!r}].cat.rename_categories(...) or astype.")
     values = list(cats) if numeric else xgb_category_needles(list(cats))
+    if not numeric and values != entry["values"] and not all(c.isascii() for c in cats):
+        # XGBoost cuts the UTF-8 bytes of the names at character offsets: its re-coding of
+        # non-ASCII names is only the identity when the frame lists the training categories
+        # in training order; otherwise its mapping is not the names' (issue #11 notes).
+        raise ValueError(
+            f"column {name!r} (feature {j}) has non-ASCII category names listed differently "
+            f"from training; XGBoost re-codes such names from garbled byte cuts, so skltr "
+            f"cannot reproduce it. List the training categories in training order: "
+            f"X[{name!r}].cat.set_categories(training categories).")
     position = {v: k for k, v in enumerate(entry["values"])}
     mapping = np.empty(len(values), dtype=np.float64)
     for k, v in enumerate(values):

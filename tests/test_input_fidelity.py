@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from threadpoolctl import threadpool_limits
 
 xgb = pytest.importorskip("xgboost")
 lgb = pytest.importorskip("lightgbm")
@@ -34,6 +35,13 @@ INT_DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "u
 FLOAT_DTYPES = ["float16", "float32", "float64"]
 SETTINGS = dict(max_examples=12, suppress_health_check=[HealthCheck.too_slow,
                                                         HealthCheck.data_too_large])
+
+
+@pytest.fixture(autouse=True)
+def _single_openmp_thread():
+    # LightGBM's and numba's OpenMP runtimes starve each other on a small machine.
+    with threadpool_limits(limits=1, user_api="openmp"):
+        yield
 
 
 # --------------------------------------------------------------------------- data and models

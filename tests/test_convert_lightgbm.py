@@ -613,3 +613,125 @@ def test_quickscorer_backend_agrees():
     X_edges = edge_matrix(booster, X, rng)
     np.testing.assert_array_equal(qs.predict_raw(X_edges), booster.predict(X_edges,
                                                                             raw_score=True))
+
+
+# --------------------------------------------------------------------------- issue #11
+pd = pytest.importorskip("pandas")
+
+
+def _all_outputs(model, X):
+    """QuickScorerPredictor (both backends) and TreeEnsemble.predict on the same input."""
+    from skltr import QuickScorerPredictor
+
+    outs = [QuickScorerPredictor.from_model(model, backend=b, n_jobs=N_JOBS).predict(X)
+            for b in ("quickscorer", "traversal")]
+    return outs + [from_lightgbm(model).predict(X, n_jobs=N_JOBS)]
+
+
+def _cat_frame(rng, n, cats):
+    col = pd.Categorical(np.asarray(cats, dtype=object)[rng.integers(0, len(cats), n)].tolist(),
+                         categories=cats)
+    df = pd.DataFrame({"x": rng.normal(size=n), "c": col,
+                       "k": pd.Categorical(rng.choice([10, 20, 30, 40], n))})
+    codes = df["c"].cat.codes.to_numpy()
+    y = np.isin(codes, [1, 3]) + 0.5 * (df["k"].astype(int) == 30) + 0.1 * df["x"]
+    return df, y + 0.1 * rng.normal(size=n)
+
+
+def _fit(df, y, **kw):
+    return lgb.LGBMRegressor(n_estimators=6, num_leaves=7, min_child_samples=3,
+                             min_data_per_group=3, cat_smooth=1, n_jobs=N_JOBS, verbose=-1,
+                             **kw).fit(df, y)
+
+
+def test_dataframe_categories_recoded_as_lightgbm_does():
+    """Issue #11: string categories raised 'could not convert string to float'; integer
+    categories were read as their values (up to 0.39 off). LightGBM re-codes the frame's
+    category columns to pandas_categorical; unseen categories and NaN read as missing."""
+    rng = np.random.default_rng(31)
+    cats = ["a", "b", "c", "d", "e"]
+    df, y = _cat_frame(rng, 400, cats)
+    reg = _fit(df, y)
+    ens = from_lightgbm(reg)
+    assert ens.frame_rule == "lightgbm"
+    assert ens.pandas_categorical == [cats, [10, 20, 30, 40]]
+    other = pd.DataFrame({
+        "x": rng.normal(size=8),
+        "c": pd.Categorical(["e", "a", "zz", None, "b", "d", "c", "a"],
+                            categories=["e", "d", "zz", "c", "b", "a"]),
+        "k": pd.Categorical([40, 30, 50, 10, 20, None, 30, 10])})
+    strings_for_ints = other.assign(k=pd.Categorical(["10", "20", "30", "40", "10", "20",
+                                                      "30", "40"]))  # LightGBM: all NaN
+    floats_for_ints = other.assign(k=pd.Categorical([10.0, 20.0, 30.0, 40.0] * 2))
+    for X in (df, other, strings_for_ints, floats_for_ints):
+        for got in _all_outputs(reg, X):
+            np.testing.assert_array_equal(got, reg.predict(X))
+    codes = np.column_stack([df["x"], df["c"].cat.codes, df["k"].cat.codes]).astype(float)
+    for got in _all_outputs(reg, codes):
+        np.testing.assert_array_equal(got, reg.predict(codes))
+    # a model text round trip keeps the categories
+    again = from_lightgbm(reg.booster_.model_to_string())
+    np.testing.assert_array_equal(again.predict(other), reg.predict(other))
+
+
+@pytest.mark.parametrize("case", ["codes instead of category", "string column",
+                                  "renamed", "empty"])
+def test_dataframes_refused(case):
+    rng = np.random.default_rng(32)
+    df, y = _cat_frame(rng, 300, ["a", "b", "c", "d"])
+    reg = _fit(df, y)
+    X = df.iloc[:5].copy()
+    if case == "codes instead of category":  # LightGBM refuses: category count differs
+        X["c"] = X["c"].cat.codes.astype(float)
+    elif case == "string column":
+        X["c"] = X["c"].astype(str)
+    elif case == "renamed":  # LightGBM would predict; skltr refuses, as scikit-learn does
+        X = X.rename(columns={"x": "x2"})
+    else:
+        X = X.iloc[:0]
+    if case != "renamed":
+        with pytest.raises(ValueError):
+            reg.predict(X)
+    from skltr import QuickScorerPredictor
+
+    for backend in ("quickscorer", "traversal"):
+        with pytest.raises(ValueError):
+            QuickScorerPredictor.from_model(reg, backend=backend).predict(X)
+    with pytest.raises(ValueError):
+        from_lightgbm(reg).predict(X)
+
+
+def test_dataframe_int64_columns_read_as_float64_unlike_arrays():
+    """LightGBM converts a DataFrame to np.result_type(*dtypes, float32): an int64 column
+    reads as float64, where an int64 array reads as float32 (LightGBM's array rule)."""
+    rng = np.random.default_rng(33)
+    n = 500
+    a = 2**24 + rng.integers(-20, 21, n)
+    b = 2**53 - 2**30 + rng.integers(-20, 21, n) * 2**28
+    y = (a % 2 == 1) + (b > 2**53 - 2**30) + 0.01 * rng.normal(size=n)
+    df = pd.DataFrame({"a": a.astype(np.int64), "b": b.astype(np.int64)})
+    reg = _fit(df, y, max_bin=1023)
+    frame_pred = reg.predict(df)
+    array_pred = reg.predict(df.to_numpy())
+    assert np.any(frame_pred != array_pred)  # the two rules really differ here
+    for X in (df, df.to_numpy(), df.astype({"a": "uint64"}), df.astype({"b": "Int64"}),
+              df.astype({"a": np.int16}).assign(a=np.int16(7))):
+        for got in _all_outputs(reg, X):
+            np.testing.assert_array_equal(got, reg.predict(X))
+
+
+def test_dataframe_names_with_spaces_and_array_fitted_models():
+    """LightGBM stores 'my col' as 'my_col'; a model fitted on an array (names Column_i)
+    takes a DataFrame with any names."""
+    rng = np.random.default_rng(34)
+    X = rng.normal(size=(300, 2))
+    y = X[:, 0] + rng.normal(size=300) * 0.1
+    spaced = pd.DataFrame({"my col": X[:, 0], "b": X[:, 1]})
+    reg = _fit(spaced, y)
+    assert from_lightgbm(reg).feature_names == ["my_col", "b"]
+    for got in _all_outputs(reg, spaced):
+        np.testing.assert_array_equal(got, reg.predict(spaced))
+    plain = _fit(X, y)
+    frame = pd.DataFrame({"anything": X[:, 0], "else": X[:, 1]})
+    for got in _all_outputs(plain, frame):
+        np.testing.assert_array_equal(got, plain.predict(frame))

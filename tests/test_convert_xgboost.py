@@ -419,7 +419,8 @@ def test_categorical_pandas_with_names():
                            tree_method="hist", max_cat_to_onehot=1, n_jobs=NTHREAD).fit(df, y)
     ens = from_xgboost(reg)
     assert ens.feature_names == ["num", "colour"]
-    assert ens.source["categories"]["colour"] == list(names)
+    assert ens.categories == [None, {"type": "str", "values": list(names)}]
+    assert ens.frame_rule == "xgboost"
     assert ens.cat_nwords.max() >= 2
     codes_f = df["colour"].cat.codes.to_numpy().astype(float)
     codes_f[codes_f < 0] = np.nan
@@ -428,6 +429,10 @@ def test_categorical_pandas_with_names():
     np.testing.assert_array_equal(
         ens.predict_raw(Xn), reg.get_booster().predict(xgb.DMatrix(df, enable_categorical=True),
                                                        output_margin=True))
+    # the DataFrame itself, and one whose categories are listed in another order
+    np.testing.assert_array_equal(ens.predict_raw(df), reg.predict(df))
+    shuffled = df.assign(colour=df["colour"].cat.reorder_categories(names[::-1]))
+    np.testing.assert_array_equal(ens.predict_raw(shuffled), reg.predict(shuffled))
 
 
 # --------------------------------------------------------------------------- tree shapes, boosters
@@ -666,3 +671,182 @@ def test_random_models_bitwise(depth, objective, missing_frac, with_cat, rounds,
     np.testing.assert_array_equal(
         ens.predict(Xa[finite]),
         b.predict(xgb.DMatrix(Xa[finite], feature_types=ft, enable_categorical=with_cat)))
+
+
+# --------------------------------------------------------------------------- issue #11
+def _qs_outputs(model, X):
+    """QuickScorerPredictor (both backends) and TreeEnsemble.predict on the same input."""
+    from skltr import QuickScorerPredictor
+
+    outs = [QuickScorerPredictor.from_model(model, backend=b).predict(X)
+            for b in ("quickscorer", "traversal")]
+    return outs + [from_xgboost(model).predict(X)]
+
+
+@pytest.mark.parametrize("params", [
+    dict(rate_drop=0.3, max_depth=4),
+    dict(rate_drop=0.5, skip_drop=0.5, max_depth=4),
+    dict(rate_drop=0.3, normalize_type="forest", sample_type="weighted", max_depth=4),
+], ids=["tree", "skip_drop", "forest"])
+def test_dart_regressor_matches_predict_bit_for_bit(params):
+    """Issue #11: 1,894 of 3,000 scores of XGBRegressor(booster='dart', rate_drop=0.3,
+    max_depth=4) differed by up to 3.6e-7. scikit-learn's predict is Dart::InplacePredict,
+    which adds float32(float32(float32(base + leaf) - base) * w); Booster.predict(DMatrix)
+    adds float32(leaf * w). Both are reproduced (dart_predict)."""
+    rng = np.random.default_rng(21)
+    X = rng.normal(size=(3000, 6))
+    y = 3 * X[:, 0] + np.sin(X[:, 1]) + rng.normal(size=3000) + 10
+    reg = xgb.XGBRegressor(booster="dart", n_estimators=30, n_jobs=NTHREAD, **params).fit(X, y)
+    expected = reg.predict(X)
+    for got in _qs_outputs(reg, X):
+        np.testing.assert_array_equal(got, expected)
+    booster = reg.get_booster()
+    dmatrix = booster.predict(xgb.DMatrix(X), output_margin=True)
+    assert np.sum(dmatrix != expected) > 100  # XGBoost's two paths really differ here
+    np.testing.assert_array_equal(from_xgboost(booster).predict_raw(X), dmatrix)
+    np.testing.assert_array_equal(from_xgboost(reg, dart_predict="dmatrix").predict_raw(X),
+                                  dmatrix)
+    assert from_xgboost(reg).source["dart_predict"] == "inplace"
+    ranged = from_xgboost(reg, iteration_range=(3, 12))
+    np.testing.assert_array_equal(
+        ranged.predict_raw(X),
+        booster.inplace_predict(X, predict_type="margin", iteration_range=(3, 12)))
+    with pytest.raises(ValueError, match="dart_predict="):
+        from_xgboost(reg, dart_predict="gpu")
+
+
+def test_dart_multiclass_and_binary_match_predict_proba():
+    rng = np.random.default_rng(22)
+    X = rng.normal(size=(1500, 5))
+    y3 = np.digitize(X[:, 0] + X[:, 2], [-1, 0, 1])
+    for y in (y3, (X[:, 1] > 0).astype(int)):
+        clf = xgb.XGBClassifier(booster="dart", rate_drop=0.3, max_depth=4, n_estimators=15,
+                                n_jobs=NTHREAD).fit(X, y)
+        from skltr import QuickScorerPredictor
+
+        for backend in ("quickscorer", "traversal"):
+            qs = QuickScorerPredictor.from_model(clf, backend=backend)
+            np.testing.assert_array_equal(qs.predict_proba(X), clf.predict_proba(X))
+            np.testing.assert_array_equal(qs.predict(X), clf.predict(X))
+
+
+def _cat_frame(rng, n, cats):
+    col = pd.Categorical(np.asarray(cats, dtype=object)[rng.integers(0, len(cats), n)].tolist(),
+                         categories=cats)
+    df = pd.DataFrame({"x": rng.normal(size=n), "c": col,
+                       "k": pd.Categorical(rng.choice([10, 20, 30, 40], n))})
+    codes = df["c"].cat.codes.to_numpy()
+    y = np.isin(codes, [1, 3]) + 0.5 * (df["k"].astype(int) == 30) + 0.1 * df["x"]
+    return df, y + 0.1 * rng.normal(size=n)
+
+
+@pytest.mark.parametrize("onehot", [1, 64])
+def test_dataframe_categories_recoded_as_xgboost_does(onehot):
+    """Issue #11: string categories raised 'could not convert string to float'; integer
+    categories were read as their values (up to 0.57 off). XGBoost re-codes a frame's
+    categories to the training categories by value."""
+    rng = np.random.default_rng(23)
+    cats = ["a", "b", "c", "d", "e"]
+    df, y = _cat_frame(rng, 400, cats)
+    reg = xgb.XGBRegressor(n_estimators=6, max_depth=3, enable_categorical=True,
+                           max_cat_to_onehot=onehot, n_jobs=NTHREAD).fit(df, y)
+    ens = from_xgboost(reg)
+    assert ens.categories == [None, {"type": "str", "values": cats},
+                              {"type": "int64", "values": [10, 20, 30, 40]}]
+    other = pd.DataFrame({
+        "x": rng.normal(size=8),
+        "c": pd.Categorical(["e", "a", "d", None, "b", "d", "c", "a"],
+                            categories=["e", "d", "c", "b", "a"]),
+        "k": pd.Categorical([40, 30, None, 10, 20, 30, 30, 10], categories=[40, 30, 20, 10])})
+    for X in (df, other, other.iloc[::-1]):
+        for got in _qs_outputs(reg, X):
+            np.testing.assert_array_equal(got, reg.predict(X))
+    # an array holds the codes themselves
+    codes = np.column_stack([df["x"], df["c"].cat.codes, df["k"].cat.codes]).astype(float)
+    for got in _qs_outputs(reg, codes):
+        np.testing.assert_array_equal(got, reg.predict(codes))
+
+
+@pytest.mark.parametrize("case", ["unseen", "unused unseen", "int32 index", "float index",
+                                  "numeric for category", "category for numeric",
+                                  "renamed", "reordered columns"])
+def test_dataframes_xgboost_refuses_are_refused(case):
+    rng = np.random.default_rng(24)
+    df, y = _cat_frame(rng, 300, ["a", "b", "c", "d"])
+    reg = xgb.XGBRegressor(n_estimators=3, max_depth=3, enable_categorical=True,
+                           n_jobs=NTHREAD).fit(df, y)
+    X = df.iloc[:5].copy()
+    if case == "unseen":
+        X["c"] = pd.Categorical(["a", "zz", "b", "a", "a"])
+    elif case == "unused unseen":
+        X["c"] = pd.Categorical(["a", "b", "b", "a", "a"], categories=["a", "b", "zz"])
+    elif case == "int32 index":
+        X["k"] = pd.Categorical(np.array([10, 20, 30, 40, 10], dtype=np.int32))
+    elif case == "float index":
+        X["k"] = pd.Categorical([10.0, 20.0, 30.0, 40.0, 10.0])
+    elif case == "numeric for category":
+        X["c"] = X["c"].cat.codes.astype(float)
+    elif case == "category for numeric":
+        X["x"] = pd.Categorical([1, 2, 3, 4, 5])
+    elif case == "renamed":
+        X = X.rename(columns={"x": "x2"})
+    else:
+        X = X[["c", "x", "k"]]
+    with pytest.raises(Exception):  # noqa: B017 - XGBoost raises XGBoostError or ValueError
+        reg.predict(X)
+    from skltr import QuickScorerPredictor
+
+    for backend in ("quickscorer", "traversal"):
+        with pytest.raises(ValueError):
+            QuickScorerPredictor.from_model(reg, backend=backend).predict(X)
+    with pytest.raises(ValueError):
+        from_xgboost(reg).predict(X)
+
+
+def test_dataframe_without_stored_categories_reads_codes():
+    """A model trained without DataFrame categories reads a category column's own codes."""
+    rng = np.random.default_rng(25)
+    X = np.column_stack([rng.normal(size=300), rng.integers(0, 5, 300)]).astype(float)
+    y = X[:, 1] == 2
+    reg = xgb.XGBRegressor(n_estimators=3, max_depth=2, n_jobs=NTHREAD).fit(
+        pd.DataFrame({"x": X[:, 0], "k": X[:, 1]}), y)
+    assert from_xgboost(reg).categories is None
+    frame = pd.DataFrame({"x": [0.0, 0.0, 0.0], "k": pd.Categorical([0, 2, 4])})
+    for got in _qs_outputs(reg, frame):
+        np.testing.assert_array_equal(got, reg.predict(frame))
+
+
+def test_dataframe_non_ascii_categories():
+    """XGBoost cuts non-ASCII names at character offsets of their UTF-8 bytes; in training
+    order the codes are the identity, which skltr reproduces; any other listing is refused."""
+    rng = np.random.default_rng(26)
+    cats = ["café", "naïve", "zoë", "plain", "日本"]
+    df, y = _cat_frame(rng, 300, cats)
+    reg = xgb.XGBRegressor(n_estimators=4, max_depth=3, enable_categorical=True,
+                           max_cat_to_onehot=1, n_jobs=NTHREAD).fit(df, y)
+    for got in _qs_outputs(reg, df):
+        np.testing.assert_array_equal(got, reg.predict(df))
+    shuffled = df.assign(c=df["c"].cat.reorder_categories(cats[::-1]))
+    with pytest.raises(ValueError, match="non-ASCII"):
+        from_xgboost(reg).predict(shuffled)
+
+
+def test_dataframe_numeric_columns_read_one_by_one_to_float32():
+    """int64 columns go straight to float32 (not through float64, which differs near 2**60),
+    float64 columns are rounded to float32, nullable columns read NA as missing."""
+    rng = np.random.default_rng(27)
+    n = 400
+    tie = 2**60 + 2**36  # halfway between two float32 neighbours
+    big = tie + rng.integers(-1, 2, n) * np.int64(1) + rng.integers(0, 3, n) * np.int64(2**37)
+    small = 2**24 + rng.integers(-5, 6, n)
+    y = (big > tie) + (small > 2**24) + 0.01 * rng.normal(size=n)
+    df = pd.DataFrame({"big": big.astype(np.int64), "small": small.astype(np.int64)})
+    reg = xgb.XGBRegressor(n_estimators=4, max_depth=3, n_jobs=NTHREAD).fit(df, y)
+    through64 = from_xgboost(reg).predict(df.to_numpy().astype(np.float64))
+    assert np.any(through64 != reg.predict(df))  # the order of the casts matters
+    variants = [df, df.astype({"small": "float64"}), df.astype({"big": "uint64"}),
+                df.astype({"small": "Int64"}).assign(small=lambda d: d["small"].mask(
+                    d.index % 7 == 0))]
+    for X in variants:
+        for got in _qs_outputs(reg, X):
+            np.testing.assert_array_equal(got, reg.predict(X))

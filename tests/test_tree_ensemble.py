@@ -453,6 +453,14 @@ BAD = {
     "softmax with one output": (_with(n_outputs=1, base_score=[0.0], tree_output=[0, 0, 0],
                                       output_transform="softmax"),
                                 r"output_transform='softmax' needs n_outputs > 1"),
+    "unknown frame_rule": (_with(frame_rule="polars"), r"frame_rule='polars'"),
+    "categories length": (_with(categories=[None]), r"one entry per feature \(2\)"),
+    "categories type": (_with(categories=[None, {"type": "float64", "values": [1]}]),
+                        r"categories\[1\] must be None or"),
+    "categories values": (_with(categories=[{"type": "int64", "values": ["a"]}, None]),
+                          r"categories\[0\] holds values that are not all int"),
+    "pandas_categorical": (_with(pandas_categorical=["a", "b"]),
+                           r"pandas_categorical must be a list of lists"),
 }
 
 
@@ -845,3 +853,57 @@ def test_golden_file_loads(name):
     doc = json.loads(path.read_text())
     assert doc["format"] == "skltr-model" and doc["schema_version"] == "1.0"
     assert doc["kind"] == "TreeEnsemble"
+    # fields added in schema 1.2 take their defaults
+    assert (ens.frame_rule, ens.categories, ens.pandas_categorical) == ("numpy", None, None)
+
+
+def test_frame_fields_round_trip_and_frame_input(tmp_path):
+    """Schema 1.2's frame_rule, categories and pandas_categorical survive save / load, and a
+    DataFrame is read by them: XGBoost's re-coding by value, LightGBM's positional lists."""
+    pd = pytest.importorskip("pandas")
+    def two_stumps(cat_flags, **kw):
+        # tree 0: colour in {1} ? ; tree 1: num <= 0.5 ?
+        return TreeEnsemble(tree_ptr=[0, 3, 6], feature=[1, -1, -1, 0, -1, -1],
+                            threshold=[0, 0, 0, 0.5, 0, 0], left=[1, -1, -1, 1, -1, -1],
+                            right=[2, -1, -1, 2, -1, -1], value=[0, 1.0, 2.0, 0, 4.0, 8.0],
+                            flags=[cat_flags, 0, 0, 0, 0, 0], cat_offset=[0] * 6,
+                            cat_nwords=[1, 0, 0, 0, 0, 0], cat_bitsets=[0b10], n_features=2,
+                            feature_names=["num", "colour"], **kw)
+
+    xgb_like = two_stumps(NodeFlags.CATEGORICAL | NodeFlags.CAT_SET_RIGHT, decision="<",
+                          precision="float32", sum_dtype="float32", input_rule="float32",
+                          frame_rule="xgboost",
+                          categories=[None, {"type": "str", "values": ["red", "green", "blue"]}])
+    lgb_like = two_stumps(NodeFlags.CATEGORICAL | NodeFlags.CAT_TRUNC_FIRST,
+                          input_rule="float32_unless_float", frame_rule="lightgbm",
+                          pandas_categorical=[[10, 20, 30]])
+    for ens in (xgb_like, lgb_like):
+        ens.save(tmp_path / "m.json")
+        back = TreeEnsemble.load(tmp_path / "m.json")
+        assert back.equals(ens)
+        assert (back.frame_rule, back.categories, back.pandas_categorical) == (
+            ens.frame_rule, ens.categories, ens.pandas_categorical)
+        assert json.loads((tmp_path / "m.json").read_text())["schema_version"] == "1.2"
+    # XGBoost: "green" is code 1 whatever order the frame lists its categories in
+    df = pd.DataFrame({"num": [0.0, 0.0, 0.0],
+                       "colour": pd.Categorical(["green", "blue", None],
+                                                categories=["blue", "green", "red"])})
+    codes = np.array([[0.0, 1.0], [0.0, 2.0], [0.0, np.nan]])
+    np.testing.assert_array_equal(xgb_like.predict_raw(df), xgb_like.predict_raw(codes))
+    np.testing.assert_array_equal(xgb_like.predict_raw(df), [6.0, 5.0, 6.0])  # NaN: right
+    with pytest.raises(ValueError, match="not among the training categories"):
+        xgb_like.predict_raw(df.assign(colour=pd.Categorical(["pink", "red", "red"])))
+    with pytest.raises(ValueError, match="trained on it as a category column"):
+        xgb_like.predict_raw(df.assign(colour=[1.0, 2.0, 0.0]))
+    with pytest.raises(ValueError, match="column names must match"):
+        xgb_like.predict_raw(df.rename(columns={"num": "number"}))
+    # LightGBM: the frame's one category column takes pandas_categorical[0]; 40 is unseen
+    df = pd.DataFrame({"num": [0.0, 0.0, 0.0], "colour": pd.Categorical([30, 40, 10])})
+    np.testing.assert_array_equal(lgb_like.predict_raw(df),
+                                  lgb_like.predict_raw(np.array([[0, 2], [0, np.nan], [0, 0]])))
+    np.testing.assert_array_equal(lgb_like.predict_raw(df), [6.0, 6.0, 6.0])
+    one = pd.DataFrame({"num": [0.0], "colour": pd.Categorical([20])})
+    np.testing.assert_array_equal(lgb_like.predict_raw(one), [5.0])
+    with pytest.raises(ValueError, match="0 category columns but the LightGBM model was "
+                                         "trained on 1"):
+        lgb_like.predict_raw(df.assign(colour=[2.0, 1.0, 0.0]))

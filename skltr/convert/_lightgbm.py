@@ -94,8 +94,8 @@ def from_lightgbm(model, *, num_iteration=None) -> TreeEnsemble:
         ``decision="<="``, ``precision="float64"``, ``sum_dtype="float64"``, base score 0
         (``boost_from_average`` is folded into the first tree by LightGBM); one output per
         class when ``num_tree_per_iteration > 1``. ``source`` records the library, the model
-        format version, the objective line, the iterations kept and, for models trained on
-        pandas categoricals, LightGBM's ``pandas_categorical`` lists.
+        format version, the objective line and the iterations kept; ``pandas_categorical``
+        holds LightGBM's training categories of a model trained on a DataFrame.
 
     Raises
     ------
@@ -118,11 +118,15 @@ def from_lightgbm(model, *, num_iteration=None) -> TreeEnsemble:
       is the mean as well. LightGBM's own ``predict(raw_score=True)`` returns the *sum* of the
       trees in this mode; ``predict_raw`` equals that sum divided by the number of iterations,
       bit for bit (the division LightGBM does in ``predict``).
-    * Pandas categorical columns: LightGBM replaces each category by its position in the
-      training categories (``source["pandas_categorical"]``); give the ensemble those codes.
-    * Integer inputs: LightGBM's Python package converts non-float arrays to float32 before
-      predicting; the ensemble reads them as float64. Pass float64 (or float32) arrays to
-      both when comparing.
+    * Inputs are read as LightGBM's ``predict`` reads them. Arrays: float32 and float64 as
+      they are, every other dtype through float32 (``input_rule="float32_unless_float"``).
+      DataFrames (``frame_rule="lightgbm"``): the category columns, in order, are re-coded to
+      the training categories (``pandas_categorical``; a category not among them, and NaN,
+      read as missing), then the frame is read as one NumPy array of
+      ``np.result_type(*dtypes, np.float32)`` -- an int64 column reads as float64, where an
+      int64 *array* reads as float32. On an array, a categorical feature's value is its code.
+    * ``feature_names`` are LightGBM's (spaces replaced by ``_``); a DataFrame's column names
+      must match them, except for a model fitted on an array (names ``Column_0``, ...).
 
     Examples
     --------
@@ -257,6 +261,16 @@ def _parse_pandas_categorical(line: str, lineno: int):
         raise ValueError(f"line {lineno}: pandas_categorical is not valid JSON.") from None
 
 
+def _checked_pandas_categorical(value):
+    """LightGBM's ``pandas_categorical`` (None: the model was not trained on a DataFrame)."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(c, list) for c in value):
+        raise ValueError("pandas_categorical in the LightGBM model text is not a list of lists; "
+                         "the text is corrupt.")
+    return value
+
+
 def _int(header: dict, key: str, default=None) -> int:
     if key not in header:
         if default is None:
@@ -371,8 +385,6 @@ def _build_ensemble(parsed: dict, *, num_iteration, extra_source: dict) -> TreeE
         "num_tree_per_iteration": k,
         **extra_source,
     }
-    if parsed["pandas_categorical"]:
-        source["pandas_categorical"] = parsed["pandas_categorical"]
     return TreeEnsemble(
         tree_ptr=tree_ptr,
         **arrays,
@@ -385,6 +397,8 @@ def _build_ensemble(parsed: dict, *, num_iteration, extra_source: dict) -> TreeE
         decision="<=",
         precision="float64",
         input_rule="float32_unless_float",  # LightGBM's predict: np.float32 unless float
+        frame_rule="lightgbm",  # _data_from_pandas: category re-coding, one target dtype
+        pandas_categorical=_checked_pandas_categorical(parsed["pandas_categorical"]),
         sum_dtype="float64",
         average_output=average_output,
         output_transform=transform,

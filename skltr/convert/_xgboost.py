@@ -34,6 +34,7 @@ import numpy as np
 from numba import njit
 
 from ..trees._ensemble import NodeFlags, TreeEnsemble
+from ..trees._input import XGB_CATEGORY_TYPES
 
 __all__ = ["from_xgboost"]
 
@@ -72,7 +73,7 @@ _SPLIT_CATEGORICAL = 1
 
 
 # --------------------------------------------------------------------------- public API
-def from_xgboost(model, *, iteration_range=None) -> TreeEnsemble:
+def from_xgboost(model, *, iteration_range=None, dart_predict=None) -> TreeEnsemble:
     """Convert an XGBoost tree model to a :class:`~skltr.trees.TreeEnsemble`, exactly.
 
     ``TreeEnsemble.predict_raw`` then equals XGBoost's CPU ``predict(..., output_margin=True)``
@@ -91,6 +92,12 @@ def from_xgboost(model, *, iteration_range=None) -> TreeEnsemble:
         ``end == 0`` means the last round. By default a scikit-learn wrapper with early
         stopping keeps rounds ``[0, best_iteration + 1)`` (what its ``predict`` uses), and
         everything else keeps all rounds (what ``Booster.predict`` uses).
+    dart_predict : {"inplace", "dmatrix"}, optional
+        Which of XGBoost's two dart predictions to reproduce (only dart models differ; see
+        Notes): ``"inplace"``, what the scikit-learn wrappers' ``predict`` and
+        ``Booster.inplace_predict`` return, or ``"dmatrix"``, what ``Booster.predict(DMatrix)``
+        returns. By default ``"inplace"`` for a scikit-learn wrapper and ``"dmatrix"`` for
+        everything else (a Booster, a file, bytes, a dict).
 
     Returns
     -------
@@ -121,6 +128,19 @@ def from_xgboost(model, *, iteration_range=None) -> TreeEnsemble:
     ``base + t0 + t1 + ...`` in tree order, like XGBoost's CPU predictor (its GPU predictor
     adds the base last and may differ by an ulp).
 
+    Dart models: XGBoost 3.2's ``Dart::PredictBatchImpl`` (``Booster.predict(DMatrix)``) adds
+    ``float32(leaf * w)`` tree by tree to the base; ``Dart::InplacePredict`` (scikit-learn
+    ``predict``, ``inplace_predict``) predicts each tree *with* the base, subtracts it again
+    and adds ``float32(float32(float32(base + leaf) - base) * w)``. The two differ in the last
+    bits. ``"inplace"`` folds ``float32(float32(base + leaf) - base)`` into the leaf values
+    (``tree_weight`` stays ``w``), so both orders are exact with the same kernels;
+    ``source["dart_predict"]`` records the choice.
+
+    Inputs are read as XGBoost reads them: every array value rounded to float32 from its own
+    dtype (``input_rule="float32"``); a DataFrame column by column (``frame_rule="xgboost"``),
+    its category columns re-coded to the training categories stored in the model
+    (``categories``); a DataFrame's column names must equal ``feature_names``.
+
     Examples
     --------
     >>> import numpy as np
@@ -146,7 +166,13 @@ def from_xgboost(model, *, iteration_range=None) -> TreeEnsemble:
     doc, missing, default_range = _read_model(model)
     if iteration_range is None:
         iteration_range = default_range
-    return _convert_document(doc, missing=missing, iteration_range=iteration_range)
+    if dart_predict is None:
+        dart_predict = "inplace" if hasattr(model, "get_booster") else "dmatrix"
+    if dart_predict not in ("inplace", "dmatrix"):
+        raise ValueError(f"dart_predict={dart_predict!r}; expected 'inplace' (scikit-learn "
+                         f"predict, inplace_predict) or 'dmatrix' (Booster.predict(DMatrix)).")
+    return _convert_document(doc, missing=missing, iteration_range=iteration_range,
+                             dart_predict=dart_predict)
 
 
 # --------------------------------------------------------------------------- input reading
@@ -393,7 +419,8 @@ def _iteration_slice(indptr, iteration_range, n_rounds):
     return begin, end, int(indptr[begin]), int(indptr[end])
 
 
-def _convert_document(doc: dict, *, missing, iteration_range) -> TreeEnsemble:
+def _convert_document(doc: dict, *, missing, iteration_range, dart_predict="dmatrix"
+                      ) -> TreeEnsemble:
     learner = _get(doc, "learner", "'learner'")
     params = _get(learner, "learner_model_param", "'learner.learner_model_param'")
     booster = _get(learner, "gradient_booster", "'learner.gradient_booster'")
@@ -474,11 +501,17 @@ def _convert_document(doc: dict, *, missing, iteration_range) -> TreeEnsemble:
     if tree_output.size and (tree_output.min() < 0 or tree_output.max() >= n_outputs):
         raise ValueError(f"tree_info refers to outputs outside [0, {n_outputs}).")
     tree_weight = None
+    source_extra = {}
     if weight_drop is not None:
         if weight_drop.size != n_trees_total:
             raise ValueError(f"dart weight_drop has {weight_drop.size} weights for "
                              f"{n_trees_total} trees; the file is corrupt.")
         tree_weight = weight_drop[t0:t1].astype(np.float64)
+        if dart_predict == "inplace":
+            ensemble_arrays["value"] = _fold_inplace_base(
+                ensemble_arrays["value"], ensemble_arrays["tree_ptr"],
+                base_margin[tree_output], ensemble_arrays["left"] < 0)
+        source_extra = {"dart_predict": dart_predict}
 
     feature_names = learner.get("feature_names") or None
     if feature_names is not None and len(feature_names) != n_features:
@@ -492,13 +525,12 @@ def _convert_document(doc: dict, *, missing, iteration_range) -> TreeEnsemble:
         "booster": booster_name,
         "iteration_range": [begin, end],
         "num_parallel_tree": num_parallel_tree,
+        **source_extra,
         **extra,
     }
     if "c" in feature_types:
         source["feature_types"] = feature_types
-        categories = _training_categories(model.get("cats"), feature_names, n_features)
-        if categories:
-            source["categories"] = categories
+    categories = _training_categories(model.get("cats"), n_features)
 
     if transform == "xgb_softmax" and n_outputs < 2:
         raise ValueError(f"{objective} with num_class={num_class}: softmax needs >= 2 classes.")
@@ -513,6 +545,8 @@ def _convert_document(doc: dict, *, missing, iteration_range) -> TreeEnsemble:
         precision="float32",
         input_rule="float32",
         absent_value=float("nan"),  # an entry absent from a sparse row is missing
+        frame_rule="xgboost",  # column by column to float32, categories re-coded
+        categories=categories,
         sum_dtype="float32",
         missing_value=float(np.float32(missing)),
         average_output=False,
@@ -521,6 +555,16 @@ def _convert_document(doc: dict, *, missing, iteration_range) -> TreeEnsemble:
         feature_names=feature_names,
         source=source,
     )
+
+
+def _fold_inplace_base(value, tree_ptr, tree_base, is_leaf):
+    """Leaf values as XGBoost's dart ``InplacePredict`` sees them: each tree is predicted
+    with the base margin of its output and the base is subtracted again, in float32:
+    ``float32(float32(base + leaf) - base)``. Internal nodes keep 0."""
+    base = np.repeat(np.asarray(tree_base, dtype=np.float32), np.diff(tree_ptr))
+    leaf = np.asarray(value, dtype=np.float32)
+    folded = ((base + leaf) - base).astype(np.float64)  # float32 arithmetic, each step rounded
+    return np.where(is_leaf, folded, 0.0)
 
 
 _MULTI_OUTPUT_MSG = (
@@ -677,27 +721,43 @@ def _compact(left, right):
     return new_left, new_right, order
 
 
-def _training_categories(cats, feature_names, n_features):
-    """The training categories XGBoost recorded for pandas category columns (``model.cats``),
-    as {feature: [category, ...]} in code order. Informational: a feature whose entry cannot
-    be read exactly is left out."""
-    if not isinstance(cats, dict) or not isinstance(cats.get("enc"), list):
-        return {}
-    out = {}
-    for f, col in enumerate(cats["enc"]):
+def _training_categories(cats, n_features):
+    """XGBoost's training categories (``model.cats``, stored when the model was trained on a
+    DataFrame with category columns) as ``TreeEnsemble.categories``: one entry per feature,
+    None for a numeric feature, else ``{"type", "values"}`` in code order. None when the
+    model stored no categories (then XGBoost reads a category column's own codes).
+
+    String categories are stored as XGBoost's UTF-8 bytes cut at its offsets, decoded with
+    ``surrogateescape`` (see :func:`skltr.trees._input.xgb_category_needles`).
+    """
+    if cats is None:
+        return None
+    if not isinstance(cats, dict) or not isinstance(cats.get("enc", []), list):
+        raise ValueError("model.cats is not an object with an 'enc' list; the file is corrupt.")
+    enc = cats.get("enc", [])
+    if not enc:
+        return None
+    if len(enc) != n_features:
+        raise ValueError(f"model.cats has {len(enc)} columns for {n_features} features; the "
+                         f"file is corrupt.")
+    out = []
+    for f, col in enumerate(enc):
         try:
-            values = np.asarray(col.get("values", [])).tolist()
-            offsets = np.asarray(col.get("offsets", [])).tolist()
-            if not values:
-                continue
-            if offsets:  # strings: UTF-8 bytes, offsets into them
-                blob = bytes(int(v) & 0xFF for v in values)
-                items = [blob[offsets[k]:offsets[k + 1]].decode("utf-8")
-                         for k in range(len(offsets) - 1)]
+            raw = col.get("values", [])
+            values = [int(v) for v in (raw.tolist() if isinstance(raw, np.ndarray) else raw)]
+            if "type" in col:
+                ctype = XGB_CATEGORY_TYPES[int(col["type"])]
+                entry = {"type": ctype, "values": values}
             else:
-                items = list(values)
-        except (AttributeError, TypeError, ValueError, IndexError, UnicodeDecodeError):
-            continue
-        name = feature_names[f] if feature_names is not None and f < n_features else str(f)
-        out[name] = items
-    return out
+                offsets = np.asarray(col.get("offsets", []), dtype=np.int64).tolist()
+                blob = bytes(v & 0xFF for v in values)
+                items = [blob[offsets[k]:offsets[k + 1]].decode("utf-8", "surrogateescape")
+                         for k in range(len(offsets) - 1)]
+                entry = {"type": "str", "values": items} if items else None
+        except (AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:
+            raise ValueError(f"model.cats entry {f} cannot be read ({exc}); the file is "
+                             f"corrupt or written by an XGBoost this skltr does not know.") from None
+        if entry is not None and not entry["values"]:
+            entry = None
+        out.append(entry)
+    return out if any(e is not None for e in out) else None

@@ -20,6 +20,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._device import resolve_device
 from ..utils._model_io import VersionedPickleMixin
 from ..utils._qid import group_by_qid
+from ..trees._input import frame_input, is_dataframe
 from ..utils.validation import check_ranking_X
 
 __all__ = ["QuickScorerPredictor"]
@@ -192,9 +193,17 @@ class QuickScorerPredictor(VersionedPickleMixin, MetaEstimatorMixin, BaseEstimat
     # ------------------------------------------------------------------ prediction
     def _validated(self, X):
         check_is_fitted(self, "ensemble_")
+        if is_dataframe(X):
+            return self._validated_frame(X)
         # Keep X's own dtype: the ensemble's input_rule decides how each dtype is read.
         return check_ranking_X(self, X, reset=False, allow_nan=True, allow_inf=True,
                                ensure_min_samples=0, dtype="numeric")
+
+    def _validated_frame(self, X):
+        """DataFrame branch: read as the source library reads a DataFrame (category columns
+        re-coded to the training categories, one dtype rule per library), with the column
+        names checked against the model's (``TreeEnsemble.frame_rule``)."""
+        return frame_input(self.ensemble_, X)
 
     def predict_raw(self, X):
         """Raw scores (margins), exactly as the source library's raw / margin output."""

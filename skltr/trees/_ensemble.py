@@ -45,7 +45,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 
 from .._dtypes import BITSET_DTYPE, LEAF_VALUE_DTYPE, NODE_INDEX_DTYPE
-from ._input import INPUT_RULES
+from ._input import FRAME_RULES, INPUT_RULES
 from ..utils._model_io import load_document, make_document, read_document, save_document
 
 __all__ = ["TreeEnsemble", "NodeFlags", "OUTPUT_TRANSFORMS"]
@@ -71,6 +71,10 @@ class NodeFlags:
 
 
 #: Output transforms a TreeEnsemble may name; the exact formulas live in ``_transforms.py``.
+#: Category index types of ``TreeEnsemble.categories`` (XGBoost's: strings or one integer type).
+_CATEGORY_TYPES = ("str", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64",
+                   "uint64")
+
 OUTPUT_TRANSFORMS = ("identity", "sigmoid", "softmax", "exp", "xgb_sigmoid", "xgb_softmax",
                      "xgb_exp", "sklearn_exp", "sklearn_softmax")
 
@@ -124,6 +128,16 @@ class TreeEnsemble:
     absent_value : float
         What an entry absent from a sparse input row stands for: 0.0 (skltr, LightGBM,
         scikit-learn) or NaN, i.e. missing (XGBoost).
+    frame_rule : {"numpy", "lightgbm", "xgboost"}
+        How a pandas DataFrame is read, category columns included, as the source library
+        reads it (:func:`skltr.trees._input.frame_input`).
+    categories : list or None
+        XGBoost's training categories, one entry per feature: None for a numeric feature, or
+        ``{"type": "str" | "int8" | ... | "uint64", "values": [...]}`` with the categories in
+        code order. None when the model stored no categories.
+    pandas_categorical : list of lists or None
+        LightGBM's ``pandas_categorical``: the training categories of the frame's category
+        columns, in column order. None when the model was not trained on a DataFrame.
     average_output : bool
         Random-forest mode: average the trees of each output instead of summing.
     output_transform : str
@@ -156,6 +170,9 @@ class TreeEnsemble:
     missing_value: float = float("nan")
     input_rule: str = "float64"
     absent_value: float = 0.0
+    frame_rule: str = "numpy"
+    categories: list | None = None
+    pandas_categorical: list | None = None
     average_output: bool = False
     output_transform: str = "identity"
     transform_params: dict = field(default_factory=dict)
@@ -267,6 +284,7 @@ class TreeEnsemble:
             ("precision", ("float64", "float32")),
             ("sum_dtype", ("float64", "float32")),
             ("input_rule", INPUT_RULES),
+            ("frame_rule", FRAME_RULES),
             ("output_transform", OUTPUT_TRANSFORMS),
         ):
             if getattr(self, name) not in allowed:
@@ -279,6 +297,7 @@ class TreeEnsemble:
                 f"feature_names has {len(self.feature_names)} names for {self.n_features} "
                 f"features."
             )
+        self._validate_categories()
         if not np.all(np.isfinite(self.value)):
             raise ValueError("leaf values must be finite.")
         tree_of = np.repeat(np.arange(n_trees), np.diff(tp))
@@ -338,6 +357,32 @@ class TreeEnsemble:
         self._check_reachable()
         return self
 
+    def _validate_categories(self) -> None:
+        cats = self.categories
+        if cats is not None:
+            if not isinstance(cats, list) or len(cats) != self.n_features:
+                raise ValueError(f"categories must be a list with one entry per feature "
+                                 f"({self.n_features}) or None.")
+            for f, entry in enumerate(cats):
+                if entry is None:
+                    continue
+                if (not isinstance(entry, dict) or set(entry) != {"type", "values"}
+                        or not isinstance(entry["values"], list)
+                        or entry["type"] not in _CATEGORY_TYPES):
+                    raise ValueError(
+                        f"categories[{f}] must be None or {{'type': one of {_CATEGORY_TYPES}, "
+                        f"'values': [...]}}; got {entry!r:.80}.")
+                want = str if entry["type"] == "str" else int
+                if not all(isinstance(v, want) and not isinstance(v, bool)
+                           for v in entry["values"]):
+                    raise ValueError(f"categories[{f}] holds values that are not all "
+                                     f"{want.__name__}.")
+        pc = self.pandas_categorical
+        if pc is not None and not (isinstance(pc, list)
+                                   and all(isinstance(c, list) for c in pc)):
+            raise ValueError("pandas_categorical must be a list of lists (LightGBM's "
+                             "training categories per category column) or None.")
+
     def _categorical(self) -> np.ndarray:
         return (self.flags & NodeFlags.CATEGORICAL) != 0
 
@@ -391,8 +436,8 @@ class TreeEnsemble:
 
     # ------------------------------------------------------------------ persistence
     _SCALARS = ("n_features", "n_outputs", "decision", "precision", "sum_dtype", "input_rule",
-                "average_output", "output_transform", "transform_params", "feature_names",
-                "source")
+                "frame_rule", "categories", "pandas_categorical", "average_output",
+                "output_transform", "transform_params", "feature_names", "source")
     _ARRAYS = ("tree_ptr", *_NODE_ARRAYS, "cat_bitsets", "tree_output", "tree_weight",
                "base_score")
 

@@ -9,6 +9,16 @@ Sub-commands:
 * ``train DATA -o MODEL.json``: train a GPUHistGBDTRanker on a LETOR/SVMlight file, save the
   JSON model, print NDCG@10 on the training file and on an optional ``--test`` file.
 
+Files are read as the model's library reads them. Feature indices: LightGBM
+(``lgb.Dataset(path)``) and XGBoost (``DMatrix(path + "?format=libsvm")``: dmlc's LibSVM
+parser, ``indexing_mode`` 0 by default) number columns by the index as written (index 1 is
+column 1, column 0 stays empty), so ``predict`` reads files zero-based for their models; a
+skltr model records how ``skltr train`` read its training file and is read the same way
+(models without the record: "auto", scikit-learn's rule -- zero-based only when some index
+is 0); ``--zero-based`` overrides. Absent entries: a file is scored as a sparse matrix, so an
+entry a line leaves out means what it means to the model's library (0.0 for LightGBM and
+skltr, missing for XGBoost, whose loader keeps a written ``k:0`` as the value 0).
+
 ``bench`` arrives with the estimators.
 """
 
@@ -20,6 +30,58 @@ import sys
 import time
 
 import numpy as np
+
+#: ``--zero-based`` choices.
+_ZERO_BASED = {"auto": "auto", "true": True, "false": False}
+
+
+class CommandError(Exception):
+    """A mistake in a command's input, reported as one line (``skltr CMD: error: ...``)."""
+
+
+def _indexing_words(zero_based) -> str:
+    return ("zero-based (index k is column k)" if zero_based is True else
+            "one-based (index k is column k-1)" if zero_based is False else
+            "'auto' (zero-based only if some index is 0)")
+
+
+def model_file_indexing(ensemble):
+    """How ``skltr predict`` reads a data file for ``ensemble``: ``(zero_based, why)``.
+
+    As the model's library reads LibSVM files when it trains from one: LightGBM and XGBoost
+    number columns by the index as written; a skltr model is read as ``skltr train`` read
+    its training file (``source["file_zero_based"]``), else with "auto".
+    """
+    source = ensemble.source or {}
+    library = source.get("library")
+    if library == "lightgbm":
+        return True, "as LightGBM reads LibSVM files"
+    if library == "xgboost":
+        return True, "as XGBoost reads LibSVM files (indexing_mode=0)"
+    if library == "skltr" and isinstance(source.get("file_zero_based"), bool):
+        return source["file_zero_based"], "as skltr train read the model's training file"
+    return "auto", "scikit-learn's load_svmlight_file rule"
+
+
+def _read_letor(path, *, zero_based, why, n_features=None, query_file=None, model_words=""):
+    """``load_letor`` as CSR plus the indexing used; index errors become one-line advice."""
+    from .datasets._svmlight import LetorIndexError, _load_letor  # noqa: PLC0415
+
+    try:
+        return _load_letor(path, n_features=n_features, dense=False, query_file=query_file,
+                           zero_based=zero_based)
+    except LetorIndexError as exc:
+        if exc.index == 0:
+            raise CommandError(
+                f"{exc.where}: feature index 0, but the file is read one-based ({why}); pass "
+                f"--zero-based true if this file is zero-based.") from None
+        other = "false" if exc.zero_based else "true"
+        raise CommandError(
+            f"{exc.where}: feature index {exc.index} does not fit {model_words}"
+            f"{exc.n_features} features when the file is read "
+            f"{'zero' if exc.zero_based else 'one'}-based ({why}); if the file is "
+            f"{'one' if exc.zero_based else 'zero'}-based, pass --zero-based {other}, else "
+            f"the file does not belong to this model.") from None
 
 
 def _progress(iterable, *, quiet: bool, desc: str, total: int | None = None):
@@ -89,37 +151,58 @@ def run_convert(args) -> None:
 
 
 def run_predict(args) -> None:
-    """Score a LETOR file with a model file through QuickScorerPredictor."""
-    from .datasets import load_letor  # noqa: PLC0415
+    """Score a LETOR file with a model file through QuickScorerPredictor.
+
+    The file is read as a CSR matrix with the model's indexing (:func:`model_file_indexing`,
+    or ``--zero-based``); absent entries mean what the model's library reads them as.
+    """
     from .metrics import ndcg_score  # noqa: PLC0415
     from .ranking._quickscorer_predictor import QuickScorerPredictor  # noqa: PLC0415
 
     predictor = QuickScorerPredictor.from_file(args.model, backend=args.backend,
                                                device=args.device)
-    X, y, qid = load_letor(args.data, n_features=predictor.n_features_in_)
+    if args.zero_based is None:
+        zero_based, why = model_file_indexing(predictor.ensemble_)
+    else:
+        zero_based, why = _ZERO_BASED[args.zero_based], f"--zero-based {args.zero_based}"
+    X, y, qid, used = _read_letor(args.data, zero_based=zero_based, why=why,
+                                  n_features=predictor.n_features_in_,
+                                  query_file=args.query_file, model_words="the model's ")
+    print(f"read {args.data} {_indexing_words(used)}, {why}", file=sys.stderr)
     t = time.perf_counter()
     scores = predictor.predict(X)
     elapsed = time.perf_counter() - t
     out = sys.stdout if args.output in (None, "-") else open(args.output, "w", encoding="utf-8")
     try:
         # 17 significant digits round-trip every double (and so every float32) exactly.
-        np.savetxt(out, np.asarray(scores).reshape(len(X), -1), fmt="%.17g")
+        np.savetxt(out, np.asarray(scores).reshape(X.shape[0], -1), fmt="%.17g")
     finally:
         if out is not sys.stdout:
             out.close()
-    first_column = np.asarray(scores).reshape(len(X), -1)[:, 0]
-    print(f"scored {len(X)} rows in {elapsed:.3f} s with backend {predictor.backend_}; "
+    first_column = np.asarray(scores).reshape(X.shape[0], -1)[:, 0]
+    print(f"scored {X.shape[0]} rows in {elapsed:.3f} s with backend {predictor.backend_}; "
           f"NDCG@10 {ndcg_score(y, first_column, qid=qid, k=10):.4f}", file=sys.stderr)
 
 
 def run_train(args) -> dict:
-    """Train a GPUHistGBDTRanker on a LETOR file; save it; return (and print) NDCG@10."""
-    from .datasets import load_letor  # noqa: PLC0415
+    """Train a GPUHistGBDTRanker on a LETOR file; save it; return (and print) NDCG@10.
+
+    The files are read as CSR (absent entries 0.0; the model equals the dense fit's), the
+    test file with the indexing the training file was read with, which the model records
+    (``source["file_zero_based"]``) so that ``skltr predict`` reads files the same way.
+    """
     from .metrics import ndcg_score  # noqa: PLC0415
     from .ranking._gbdt_ranker import GPUHistGBDTRanker  # noqa: PLC0415
 
-    X, y, qid = load_letor(args.data)
-    test = None if args.test is None else load_letor(args.test, n_features=X.shape[1])
+    zero_based = _ZERO_BASED[args.zero_based]
+    why = f"--zero-based {args.zero_based}"
+    X, y, qid, used = _read_letor(args.data, zero_based=zero_based, why=why,
+                                  query_file=args.query_file)
+    test = None
+    if args.test is not None:
+        test = _read_letor(args.test, zero_based=used, n_features=X.shape[1],
+                           why="as the training file was read",
+                           model_words="the training file's ")[:3]
     ranker = GPUHistGBDTRanker(
         objective=args.objective, n_estimators=args.n_estimators,
         learning_rate=args.learning_rate, max_leaves=args.max_leaves,
@@ -132,6 +215,7 @@ def run_train(args) -> dict:
     t = time.perf_counter()
     ranker.fit(X, y, qid=qid)
     fit_s = time.perf_counter() - t
+    ranker.ensemble_.source["file_zero_based"] = bool(used)  # read test files the same way
     ranker.save_model(args.output)
     result = {"train": ndcg_score(y, ranker.predict(X), qid=qid, k=10)}
     if test is not None:
@@ -166,6 +250,14 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument("model", help="XGBoost .json/.ubj, LightGBM text, or skltr JSON")
     predict.add_argument("data", help="LETOR/SVMlight file (qid: tokens or a .query file)")
     predict.add_argument("-o", "--output", default=None, help="scores file (default stdout)")
+    predict.add_argument("--zero-based", default=None, choices=list(_ZERO_BASED),
+                         help="feature indices of DATA: true = index k is column k, false = "
+                              "index 1 is the first column, auto = zero-based only if some "
+                              "index is 0; default: as the model's library reads files "
+                              "(LightGBM, XGBoost: true; skltr: as skltr train read its file)")
+    predict.add_argument("--query-file", default=None,
+                         help="group sizes, one per line, when DATA has no qid: tokens "
+                              "(default: DATA.query when it exists)")
     predict.add_argument("--backend", default="auto", choices=["auto", "quickscorer",
                                                                "traversal"])
     predict.add_argument("--device", default="cpu")
@@ -174,6 +266,14 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("data", help="training file (qid: tokens or a .query file)")
     train.add_argument("-o", "--output", required=True, help="output JSON model path")
     train.add_argument("--test", default=None, help="test file: NDCG@10 is printed for it")
+    train.add_argument("--zero-based", default="auto", choices=list(_ZERO_BASED),
+                       help="feature indices of the files: true = index k is column k (as "
+                            "LightGBM and XGBoost read them), false = index 1 is the first "
+                            "column, auto (default) = zero-based only if some index is 0; "
+                            "recorded in the model for skltr predict")
+    train.add_argument("--query-file", default=None,
+                       help="group sizes, one per line, when DATA has no qid: tokens "
+                            "(default: DATA.query when it exists)")
     train.add_argument("--objective", default="lambdarank",
                        choices=["lambdarank", "rank_pairwise", "rank_xendcg", "regression"])
     train.add_argument("--n-estimators", type=int, default=100)
@@ -195,12 +295,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    """Run the command; return its exit status (2, after one line on stderr, when the input
+    does not fit: see :class:`CommandError`)."""
     args = build_parser().parse_args(argv)
     if getattr(args, "device", None) is not None:
         from ._device import resolve_device  # noqa: PLC0415
 
         args.device = str(resolve_device(args.device))
-    args.func(args)
+    try:
+        args.func(args)
+    except CommandError as exc:
+        print(f"skltr {args.command}: error: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 

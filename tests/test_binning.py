@@ -198,3 +198,95 @@ def test_take_rows_equals_fancy_indexing(dtype):
         out = np.empty((rows.size, 9), dtype)
         take_rows(src, rows, out)
         np.testing.assert_array_equal(out, X[rows])
+
+
+# ----------------------------------------------------------------------------- sparse X
+def _stored(X, frac, seed):
+    """CSR of X storing its non-zeros, -0.0 and a fraction ``frac`` of its other zeros."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(seed)
+    keep = (X != 0) | np.isnan(X) | np.signbit(X) | (rng.random(X.shape) < frac)
+    rows, cols = np.nonzero(keep)
+    return sp.csr_matrix((X[rows, cols], (rows, cols)), shape=X.shape)
+
+
+def _assert_same_mapper(got, ref):
+    np.testing.assert_array_equal(got.cut_ptr, ref.cut_ptr)
+    assert got.cut_values.tobytes() == ref.cut_values.tobytes()  # bit for bit
+    np.testing.assert_array_equal(got.n_bins, ref.n_bins)
+    np.testing.assert_array_equal(got.has_missing, ref.has_missing)
+
+
+@pytest.mark.parametrize("subsample", [None, 700])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("max_bins", [3, 31, 255])
+def test_sparse_input_bins_as_its_dense_form(subsample, dtype, max_bins):
+    # A CSR / CSC matrix (absent entries 0.0, some zeros stored, -0.0, NaN, +-inf, an
+    # all-absent column, empty rows) gets the dense matrix's cuts and codes, also through the
+    # row sample (subsample < rows) and with stored float32 values.
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(max_bins)
+    n = 2000
+    cols = [
+        np.where(rng.random(n) < 0.8, 0.0, rng.normal(size=n)),
+        np.where(rng.random(n) < 0.3, 0.0, np.round(rng.normal(size=n) * 3)),
+        np.where(rng.random(n) < 0.98, 0.0, rng.random(n)),  # nearly all zero
+        np.zeros(n),  # all absent
+        np.where(rng.random(n) < 0.5, -0.0, 0.0) + (rng.random(n) < 0.3),
+        np.where(rng.random(n) < 0.1, np.nan, np.where(rng.random(n) < 0.6, 0.0,
+                                                       -rng.exponential(size=n))),
+        np.where(rng.random(n) < 0.01, np.inf, np.where(rng.random(n) < 0.01, -np.inf,
+                                                        rng.normal(size=n))),
+        rng.normal(size=n),  # dense
+    ]
+    X = np.column_stack(cols).astype(dtype)
+    X[5:9] = 0.0  # empty rows
+    ref = BinMapper(max_bins=max_bins, subsample=subsample, random_state=1).fit(X)
+    codes = ref.transform(X)
+    for M in (sp.csr_matrix(X), _stored(X, 0.3, 0), _stored(X, 0.3, 0).tocsc(),
+              sp.csr_array(X), sp.csc_array(_stored(X, 1.0, 1))):
+        assert M.dtype == dtype
+        got = BinMapper(max_bins=max_bins, subsample=subsample, random_state=1).fit(M)
+        _assert_same_mapper(got, ref)
+        np.testing.assert_array_equal(got.transform(M), codes)
+        np.testing.assert_array_equal(ref.transform(M), codes)  # cuts fitted on dense X
+
+
+@settings(max_examples=40)
+@given(data=st.data())
+def test_random_sparse_matrices_bin_as_their_dense_form(data):
+    import scipy.sparse as sp
+
+    n = data.draw(st.integers(1, 30))
+    n_features = data.draw(st.integers(1, 4))
+    max_bins = data.draw(st.integers(2, 8))
+    values = st.one_of(st.sampled_from([0.0, 0.0, 0.0, -0.0, 1.0, -1.0, np.nan]),
+                       st.floats(-3, 3, allow_nan=False))
+    X = np.array(data.draw(st.lists(values, min_size=n * n_features, max_size=n * n_features)),
+                 dtype=np.float64).reshape(n, n_features)
+    M = _stored(X, data.draw(st.floats(0, 1)), data.draw(st.integers(0, 5)))
+    if data.draw(st.booleans()):
+        M = M.tocsc()
+    ref = BinMapper(max_bins=max_bins).fit(X)
+    got = BinMapper(max_bins=max_bins).fit(M)
+    _assert_same_mapper(got, ref)
+    np.testing.assert_array_equal(got.transform(M), check_against_naive(ref, X))
+
+
+def test_sparse_input_errors():
+    import scipy.sparse as sp
+
+    X = np.eye(4)
+    with pytest.raises(TypeError, match="only CSR and CSC"):
+        BinMapper().fit(sp.coo_matrix(X))
+    dup = sp.csr_matrix((np.ones(2), np.zeros(2, int), np.array([0, 2, 2, 2, 2])),
+                        shape=(4, 4))
+    with pytest.raises(ValueError, match="duplicate entries"):
+        BinMapper().fit(dup)
+    bm = BinMapper().fit(X)
+    with pytest.raises(ValueError, match="duplicate entries"):
+        bm.transform(dup)
+    with pytest.raises(ValueError, match="3 features"):
+        bm.transform(sp.csr_matrix(np.eye(3)))

@@ -485,3 +485,43 @@ def test_empty_and_comment_only_files():
     X, y, qid = load_letor(io.BytesIO(b"3 qid:2\r\n1 qid:2 # no features\r\n"), n_features=2)
     np.testing.assert_array_equal(X, np.zeros((2, 2)))
     np.testing.assert_array_equal(y, [3, 1])
+
+
+def test_zero_based_choice_is_explicit_and_reported():
+    from skltr.datasets._svmlight import LetorIndexError, _load_letor
+
+    one = b"1 qid:1 1:1 3:3\n"
+    assert _load_letor(io.BytesIO(one))[3] is False  # "auto" without an index 0: one-based
+    assert _load_letor(io.BytesIO(b"1 qid:1 0:1\n"))[3] is True
+    for flag in (True, np.True_):
+        X, _, _, used = _load_letor(io.BytesIO(one), zero_based=flag)
+        assert used is True and X.shape == (1, 4)
+    for bad in (1, 0, "true", None):
+        with pytest.raises(ValueError, match="zero_based must be True, False or 'auto'"):
+            load_letor(io.BytesIO(one), zero_based=bad)
+    with pytest.raises(LetorIndexError) as info:
+        load_letor(io.BytesIO(one), zero_based=True, n_features=3)
+    assert (info.value.index, info.value.zero_based, info.value.n_features) == (3, True, 3)
+    assert info.value.where == "<file object>: line 1"
+    with pytest.raises(LetorIndexError) as info:
+        load_letor(io.BytesIO(b"0 qid:1 0:2\n"), zero_based=False)
+    assert (info.value.index, info.value.zero_based) == (0, False)
+
+
+@pytest.mark.filterwarnings("ignore:.*Text file input has been deprecated")
+def test_zero_based_reading_equals_xgboosts_own_loader(letor_dir, tmp_path):
+    # XGBoost's text loader (dmlc's LibSVM parser, indexing_mode=0 by default) keeps the
+    # index as written and stores a written "k:0" as a value; load_letor(zero_based=True,
+    # dense=False) gives the same CSR (values rounded to XGBoost's float32).
+    xgb = pytest.importorskip("xgboost")
+
+    path = tmp_path / "d.svm"
+    path.write_text("1 qid:1 1:0.5 3:2\n0 qid:1 2:0 3:-1.25\n2 qid:2 4:7\n")
+    for p in (path, letor_dir / "rank.test"):
+        ref = xgb.DMatrix(f"{p}?format=libsvm").get_data()
+        X, _, _ = load_letor(p, zero_based=True, dense=False)
+        assert X.shape == ref.shape
+        np.testing.assert_array_equal(X.indptr, ref.indptr)
+        np.testing.assert_array_equal(X.indices, ref.indices)
+        np.testing.assert_array_equal(X.data.astype(np.float32), ref.data)
+    assert X.nnz == ref.nnz and load_letor(path, dense=False)[0].shape == (3, 4)

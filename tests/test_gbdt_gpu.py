@@ -879,3 +879,52 @@ def test_unsupported_gpu_options_raise_clear_errors():
     with pytest.raises(NotImplementedError, match="hist_mode='float'"):
         GPUHistGBDTRanker(device="cuda", growth="depthwise", max_depth=3,
                           hist_mode="float").fit(X, y, qid=qid)
+
+
+# ---------------------------------------------------------------------------- sparse X
+def _sparse_columns(rng, n, dtype):
+    """LETOR-like columns: mostly zero, NaN, +-inf, -0.0, an all-zero and a dense column."""
+    X = rng.normal(size=(n, 6))
+    X[rng.random(X.shape) < 0.7] = 0.0
+    X[rng.random(X.shape) < 0.03] = np.nan
+    X[:, 3] = 0.0
+    X[:, 5] = rng.normal(size=n)
+    X[0, 0], X[1, 0], X[2, 1] = np.inf, -np.inf, -0.0
+    return X.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_sparse_X_bins_on_the_gpu_as_its_dense_form(dtype):
+    # Host CSR / CSC: the cut sample densified on the host, then X densified chunk by chunk
+    # into the staging buffer; the codes are those of the dense matrix (exact).
+    import scipy.sparse as sp
+
+    from skltr._gpu.binning import fit_bin_mapper
+
+    rng = np.random.default_rng(11)
+    for n, max_bins in [(3000, 63), (200_500, 255)]:  # 200,500 rows: the sample path
+        X = _sparse_columns(rng, n, dtype)
+        ref = BinMapper(max_bins=max_bins, random_state=4).fit(X)
+        expected = ref.transform(X)
+        keep = (X != 0) | np.isnan(X) | np.signbit(X) | (rng.random(X.shape) < 0.5)
+        rows, cols = np.nonzero(keep)  # every non-zero and half the zeros stored
+        stored0 = sp.csr_matrix((X[rows, cols], (rows, cols)), shape=X.shape)
+        for M in (sp.csr_matrix(X), sp.csc_matrix(X), stored0, sp.csr_array(X)):
+            got = fit_bin_mapper(M, max_bins, 4)
+            np.testing.assert_array_equal(got.cut_ptr, ref.cut_ptr)
+            np.testing.assert_array_equal(got.cut_values, ref.cut_values)
+            with _config.override(BIN_CHUNK_ROWS=997):  # several host chunks
+                d = DeviceBinned.from_mapper(M, got)
+            np.testing.assert_array_equal(d.X_bytes.get()[:, :X.shape[1]], expected)
+            np.testing.assert_array_equal(d.has_missing, ref.has_missing)
+            assert d.has_inf
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_sparse_fit_gives_the_dense_model_on_the_gpu(dtype):
+    # The body shared with the CPU test (tests/test_sparse_input.py): CSR / CSC training and
+    # eval sets give the dense fit's trees bit for bit on the GPU too.
+    from test_sparse_input import run_sparse_fit_equivalence
+
+    with _config.override(BIN_CHUNK_ROWS=97):
+        run_sparse_fit_equivalence("cuda", dtype)

@@ -202,3 +202,76 @@ def take_rows(X, rows, out):
     """
     for j in prange(rows.size):
         out[j, :] = X[rows[j], :]
+
+
+# --------------------------------------------------------------------------------------------
+# sparse input: the same bins as the dense matrix with every absent entry 0.0
+# --------------------------------------------------------------------------------------------
+
+
+@njit(parallel=True, cache=True)
+def map_to_bins_csr(indptr, indices, data, cut_ptr, cut_values, missing_bin, out):
+    """``map_to_bins`` of a CSR matrix whose absent entries are 0.0, without densifying it.
+
+    Every row starts as the bin of 0.0 of each feature, then its stored entries are binned
+    one by one (a stored NaN goes to ``missing_bin``, a stored 0.0 to the bin of 0.0): the
+    codes are those of ``map_to_bins(X.toarray())``. The entries of a row must be distinct
+    columns (no duplicates).
+
+    Parameters
+    ----------
+    indptr : ndarray of int32 or int64, shape (n_samples + 1,)
+    indices : ndarray of int32 or int64, shape (nnz,)
+    data : ndarray of float32 or float64, shape (nnz,)
+    cut_ptr, cut_values, missing_bin
+        As for :func:`map_to_bins`.
+    out : ndarray of uint8, shape (n_samples, n_features)
+    """
+    n, n_features = out.shape
+    zero_bin = np.empty(n_features, dtype=out.dtype)
+    for f in range(n_features):
+        zero_bin[f] = _search(cut_values, cut_ptr[f], cut_ptr[f + 1], 0.0)
+    for i in prange(n):
+        out[i, :] = zero_bin
+        for k in range(indptr[i], indptr[i + 1]):
+            x = data[k]
+            f = indices[k]
+            if np.isnan(x):
+                out[i, f] = missing_bin
+            else:
+                out[i, f] = _search(cut_values, cut_ptr[f], cut_ptr[f + 1], x)
+
+
+@njit(parallel=True, cache=True)
+def find_cuts_csc(indptr, data, n_rows, max_bins, out, n_cuts):
+    """``find_cuts`` of the sample held as a CSC matrix whose absent entries are 0.0.
+
+    Feature ``f`` stores ``data[indptr[f]:indptr[f+1]]`` of its ``n_rows`` sampled values;
+    the other values are 0.0. Its sorted column -- the stored values sorted (NaN last), with
+    the absent zeros put in after the negative ones -- is built in a buffer of ``n_rows``
+    values and cut by the dense rule, so the cuts equal those of the dense sample
+    (``np.sort`` orders -0.0 and 0.0 either way, and the rule does not depend on it).
+    Memory: one column per thread at a time, never the dense sample.
+
+    Parameters
+    ----------
+    indptr : ndarray of int32 or int64, shape (n_features + 1,)
+    data : ndarray of float32 or float64, shape (nnz,)
+    n_rows : int
+        Rows of the sample.
+    max_bins : int
+    out : ndarray of float64, shape (n_features, max_bins - 1)
+    n_cuts : ndarray of int64, shape (n_features,)
+    """
+    for f in prange(indptr.size - 1):
+        stored = np.sort(data[indptr[f]:indptr[f + 1]])
+        k = stored.size
+        col = np.empty(n_rows, dtype=data.dtype)
+        neg = 0
+        while neg < k and stored[neg] < 0:
+            neg += 1
+        zeros = n_rows - k
+        col[:neg] = stored[:neg]
+        col[neg:neg + zeros] = 0
+        col[neg + zeros:] = stored[neg:]
+        n_cuts[f] = _column_cuts(col, max_bins, out[f])

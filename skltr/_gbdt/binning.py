@@ -21,6 +21,12 @@ per-feature numpy loop, 2.0-2.9 s with the kernel.
 
 The cut values double as split thresholds: "bin <= b goes left" is exactly the raw test
 ``x <= cut_values[cut_ptr[f] + b]`` (``docs/gbdt_internals.rst``).
+
+A scipy CSR or CSC matrix is binned as the dense matrix with 0.0 in every absent entry, bin
+for bin, without a dense copy: the cut sample's rows are taken as a sparse matrix, and each
+feature's sorted column is its stored values sorted with the absent zeros put in
+(``find_cuts_csc``); ``transform`` starts every row at the bins of 0.0 and bins the stored
+entries (``map_to_bins_csr``). CSC input is converted to CSR once for ``transform``.
 """
 
 from __future__ import annotations
@@ -28,7 +34,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._dtypes import X_BINNED_DTYPE
-from .._cpu.binning import find_cuts, map_to_bins
+from .._cpu.binning import find_cuts, find_cuts_csc, map_to_bins, map_to_bins_csr
+from ..trees._sparse_input import as_csr, check_sparse, is_sparse
 from ..utils._threads import numba_threads
 
 __all__ = ["BinMapper"]
@@ -80,7 +87,12 @@ class BinMapper:
         self.n_threads = n_threads
 
     def _check_X(self, X):
-        X = np.asarray(X)
+        # float32 and float64 values are read as they are, others as float64; a CSR / CSC
+        # matrix stays sparse (its stored values converted the same way)
+        if is_sparse(X):
+            X = check_sparse(X)
+        else:
+            X = np.asarray(X)
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D (n_samples, n_features); got shape {X.shape}.")
         if X.dtype not in (np.float32, np.float64):
@@ -88,9 +100,17 @@ class BinMapper:
         return X
 
     def fit(self, X):
-        """Find the cut values of every feature from (a row sample of) ``X``."""
+        """Find the cut values of every feature from (a row sample of) ``X``.
+
+        ``X`` is a dense array or a scipy CSR / CSC matrix (absent entries are 0.0).
+        """
         X = self._fit_cuts(X)
-        self.has_missing = np.isnan(X).any(axis=0)
+        if is_sparse(X):  # a stored NaN is the only missing value of a sparse matrix
+            csr = as_csr(X)
+            nan = np.isnan(csr.data)
+            self.has_missing = np.bincount(csr.indices[nan], minlength=X.shape[1]) > 0
+        else:
+            self.has_missing = np.isnan(X).any(axis=0)
         return self
 
     def _fit_cuts(self, X):
@@ -100,10 +120,24 @@ class BinMapper:
         n = self._check_n_rows(X.shape[0])
         idx = self._sample_rows(n)
         sample = X if idx is None else X[idx]
+        if is_sparse(sample):
+            self._set_cuts_sparse(sample)
+            return X
         # One sorted row per feature: np.sort's SIMD sort of the transposed sample, in its
         # own dtype (float32 -> float64 keeps the order).
         self._set_cuts(np.sort(np.ascontiguousarray(sample.T), axis=1))
         return X
+
+    def _set_cuts_sparse(self, sample):
+        """``_set_cuts`` of a sparse sample (absent entries 0.0), column by column."""
+        csc = sample.tocsc()
+        mb = int(self.max_bins)
+        n_features = csc.shape[1]
+        cuts = np.empty((n_features, mb - 1), dtype=np.float64)
+        n_cuts = np.zeros(n_features, dtype=np.int64)
+        with numba_threads(self.n_threads):
+            find_cuts_csc(csc.indptr, csc.data, csc.shape[0], mb, cuts, n_cuts)
+        self._store_cuts(cuts, n_cuts)
 
     # The steps of the cut search, shared with the GPU path (skltr._gpu.binning.
     # fit_bin_mapper draws the same sample rows, sorts them and applies find_cuts' rule on
@@ -152,7 +186,10 @@ class BinMapper:
         self.n_features_in_ = n_features
 
     def transform(self, X):
-        """Bin codes of ``X``: C-contiguous uint8 of shape (n_samples, n_features)."""
+        """Bin codes of ``X``: C-contiguous uint8 of shape (n_samples, n_features).
+
+        A CSR / CSC ``X`` gets the codes of its dense form (absent entries 0.0).
+        """
         if not hasattr(self, "cut_ptr"):
             raise ValueError("This BinMapper is not fitted yet; call fit(X) first.")
         X = self._check_X(X)
@@ -163,7 +200,12 @@ class BinMapper:
             )
         out = np.empty(X.shape, dtype=X_BINNED_DTYPE)
         with numba_threads(self.n_threads):
-            map_to_bins(X, self.cut_ptr, self.cut_values, self.missing_bin, out)
+            if is_sparse(X):
+                X = as_csr(X)
+                map_to_bins_csr(X.indptr, X.indices, X.data, self.cut_ptr, self.cut_values,
+                                self.missing_bin, out)
+            else:
+                map_to_bins(X, self.cut_ptr, self.cut_values, self.missing_bin, out)
         return out
 
     def fit_transform(self, X):

@@ -25,6 +25,11 @@ kernel. X is read in its own dtype (float32 or float64): a float32 value widened
 compares with a float64 cut exactly as on the CPU. X is never copied to the GPU whole: on a
 process's first large fit every new byte of GPU memory costs ~1 ms/MB (first use; measured
 on an H100, 2026-11-22), so a resident 544 MB copy of 1M x 136 float32 cost ~0.5 s there.
+
+A host scipy CSR / CSC matrix (absent entries 0.0) takes the same route: its rows are
+densified on the host a chunk at a time into the staging buffer (CSC converted to CSR once),
+and its cut sample is densified on the host before the upload, so the bins are those of
+``X.toarray()``.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from __future__ import annotations
 import cupy
 import numpy as np
 
+from ..trees._sparse_input import as_csr, check_sparse, densify_rows, is_sparse
 from . import _config
 from ._compile import blocks, module
 
@@ -280,7 +286,11 @@ def padded_features(n_features: int) -> int:
 
 
 def _float_host(X):
-    # host X as the BinMapper reads it: float32 and float64 kept, anything else float64
+    # host X as the BinMapper reads it: float32 and float64 kept, anything else float64; a
+    # CSR / CSC matrix becomes CSR with such values
+    if is_sparse(X):
+        X = as_csr(check_sparse(X))
+        return X if X.dtype in _SUFFIX else X.astype(np.float64)
     X = np.asarray(X)
     if X.ndim != 2:
         raise ValueError(f"X must be 2-D (n_samples, n_features); got shape {X.shape}.")
@@ -300,10 +310,11 @@ def map_to_bins(X, cut_ptr, cut_values, missing_bin, has_missing=None, has_inf=N
 
     Parameters
     ----------
-    X : ndarray or cupy.ndarray of float, shape (n_samples, n_features)
+    X : ndarray, scipy CSR / CSC or cupy.ndarray of float, shape (n_samples, n_features)
         float32 and float64 are read as they are (others are converted to float64). Host
-        arrays are sent to the GPU in chunks of ``_config.BIN_CHUNK_ROWS`` rows; a CuPy array
-        is binned in one launch.
+        arrays are sent to the GPU in chunks of ``_config.BIN_CHUNK_ROWS`` rows (a sparse
+        chunk densified on the host first, absent entries 0.0); a CuPy array is binned in
+        one launch.
     cut_ptr : ndarray of int64, shape (n_features + 1,)
     cut_values : ndarray of float64
     missing_bin : int
@@ -341,7 +352,7 @@ def map_to_bins(X, cut_ptr, cut_values, missing_bin, has_missing=None, has_inf=N
             chunk = X[lo:hi]
         else:
             chunk = staging[:hi - lo]
-            chunk.set(np.ascontiguousarray(X[lo:hi]))
+            chunk.set(densify_rows(X, lo, hi) if is_sparse(X) else np.ascontiguousarray(X[lo:hi]))
         m = (hi - lo) * stride
         kern((blocks(m, threads),), (threads,),
              (chunk, np.int64(hi - lo), np.int32(n_features), ptr, cuts,
@@ -354,9 +365,10 @@ def sorted_sample_columns(X, rows=None, n_threads=None):
 
     Parameters
     ----------
-    X : ndarray or cupy.ndarray of float32 or float64, shape (n_samples, n_features)
+    X : ndarray, scipy CSR / CSC or cupy.ndarray of float32 or float64
         A host array has its sample rows gathered on the host (numba, ``n_threads``
-        threads) and only the sample crosses the bus; a CuPy array is gathered on the device.
+        threads; a sparse matrix's sample rows densified, absent entries 0.0) and only the
+        sample crosses the bus; a CuPy array is gathered on the device.
     rows : ndarray of int64 or None
         Sample rows; None takes every row.
 
@@ -371,6 +383,9 @@ def sorted_sample_columns(X, rows=None, n_threads=None):
         Xd = _float_device(X)
     else:
         X = _float_host(X)
+        if is_sparse(X):  # the sample rows, dense
+            X = as_csr(X if rows is None else X[np.ascontiguousarray(rows, dtype=np.int64)])
+            X, rows = densify_rows(X, 0, X.shape[0]), None
         if rows is not None:
             from .._cpu.binning import take_rows
             from ..utils._threads import numba_threads

@@ -464,6 +464,17 @@ def _parse_letor(buf, max_rows, max_pairs, pow10, pow_hi, pow_lo):
 # --------------------------------------------------------------------------------------------
 
 
+class LetorIndexError(ValueError):
+    """A feature index that does not fit the indexing asked for: an index 0 read one-based,
+    or an index beyond ``n_features``. ``where`` names the file and line, ``index`` is the
+    index as written, ``zero_based`` how the file was read; the CLI turns it into advice."""
+
+    def __init__(self, message, *, where, index, zero_based, n_features):
+        super().__init__(message)
+        self.where, self.index = where, index
+        self.zero_based, self.n_features = zero_based, n_features
+
+
 def _read_bytes(f):
     """Whole content of a path (plain, .gz, .bz2, .xz) or an open file, as bytes."""
     if hasattr(f, "read"):
@@ -534,9 +545,15 @@ def load_letor(path, *, n_features=None, dense=True, dtype=np.float64, query_fil
         path for a file whose lines do carry ``qid:`` raises (two groupings would be
         ambiguous). With neither qid tokens nor a query file, a ValueError says so.
     zero_based : bool or "auto", default="auto"
-        Whether indices start at 0. "auto" follows :func:`sklearn.datasets.load_svmlight_file`:
-        zero-based if any index is 0, else one-based (LETOR files are one-based).
-        ``False`` with an index 0 in the file raises.
+        Whether indices start at 0. ``True``: index ``k`` is column ``k``, as written -- how
+        LightGBM's and XGBoost's own text loaders number the columns (``lgb.Dataset(path)``;
+        ``xgboost.DMatrix(path + "?format=libsvm")``, whose parser's ``indexing_mode``
+        defaults to 0), so read a file with ``zero_based=True`` to score it with a model
+        those libraries trained from a file. ``False``: index ``k`` is column ``k - 1``
+        (one-based; an index 0 in the file raises). "auto" follows
+        :func:`sklearn.datasets.load_svmlight_file`: zero-based if any index is 0, else
+        one-based (LETOR files are one-based). Read a test file the way its training file
+        was read.
 
     Returns
     -------
@@ -574,8 +591,26 @@ def load_letor(path, *, n_features=None, dense=True, dtype=np.float64, query_fil
            [-1. ,  0. ,  0. ]])
     >>> y.tolist(), qid.tolist()
     ([2.0, 0.0, 1.0], [7, 7, 9])
+
+    Read as LightGBM and XGBoost read a file (index = column; column 0 is then empty):
+
+    >>> f.seek(0)
+    0
+    >>> load_letor(f, zero_based=True)[0].shape
+    (3, 4)
     """
-    if zero_based not in (True, False, "auto"):
+    X, y, qid, _ = _load_letor(path, n_features=n_features, dense=dense, dtype=dtype,
+                               query_file=query_file, zero_based=zero_based)
+    return X, y, qid
+
+
+def _load_letor(path, *, n_features=None, dense=True, dtype=np.float64, query_file=None,
+                zero_based="auto"):
+    """:func:`load_letor`, also returning whether the indices were read zero-based (what
+    ``zero_based="auto"`` decided)."""
+    if isinstance(zero_based, (bool, np.bool_)):
+        zero_based = bool(zero_based)
+    elif not (isinstance(zero_based, str) and zero_based == "auto"):
         raise ValueError(f"zero_based must be True, False or 'auto'; got {zero_based!r}.")
     if n_features is not None and (
         isinstance(n_features, bool) or not isinstance(n_features, Integral) or n_features < 0
@@ -623,10 +658,11 @@ def load_letor(path, *, n_features=None, dense=True, dtype=np.float64, query_fil
     has_zero = nnz > 0 and int(indices.min()) == 0
     if zero_based is False and has_zero:
         row = _row_of_entry(indptr, int(np.flatnonzero(indices == 0)[0]))
-        raise ValueError(
+        raise LetorIndexError(
             f"{name}: line {row_line[row]}: feature index 0 but zero_based=False (indices "
-            f"are 1-based); pass zero_based=True or 'auto'."
-        )
+            f"are 1-based); pass zero_based=True or 'auto'.",
+            where=f"{name}: line {row_line[row]}", index=0, zero_based=False,
+            n_features=n_features)
     if zero_based is False or (zero_based == "auto" and not has_zero):
         shift = 1
         indices = indices - 1
@@ -638,10 +674,11 @@ def load_letor(path, *, n_features=None, dense=True, dtype=np.float64, query_fil
     elif width > n_features:
         k = int(np.flatnonzero(indices >= n_features)[0])
         row = _row_of_entry(indptr, k)
-        raise ValueError(
+        raise LetorIndexError(
             f"{name}: line {row_line[row]}: feature index {int(indices[k]) + shift} is beyond "
-            f"n_features={n_features} (indices are {'one' if shift else 'zero'}-based)."
-        )
+            f"n_features={n_features} (indices are {'one' if shift else 'zero'}-based).",
+            where=f"{name}: line {row_line[row]}", index=int(indices[k]) + shift,
+            zero_based=not shift, n_features=n_features)
 
     # Query ids.
     if has_qid == 1:
@@ -686,7 +723,7 @@ def load_letor(path, *, n_features=None, dense=True, dtype=np.float64, query_fil
             (values, indices.astype(index_dtype), indptr.astype(index_dtype)),
             shape=(n_rows, n_features),
         )
-    return X, labels.astype(Y_DTYPE, copy=True), qid
+    return X, labels.astype(Y_DTYPE, copy=True), qid, shift == 0
 
 
 def _row_of_entry(indptr, k):

@@ -44,7 +44,10 @@ class RankerMixin:
     Subclasses implement ``_fit(data, **fit_params)`` on validated
     :class:`~skltr.utils.validation.RankingData` and ``_predict(X)`` on validated X. Class
     attributes tune the shared validation: ``_allow_nan``, ``_allow_inf`` and
-    ``_integer_labels``. ``_missing_qid = "single_query"`` lets a *test-only* subclass run
+    ``_integer_labels``, and ``_accept_sparse`` (default False: scipy sparse ``X`` raises;
+    True: ``fit`` and ``predict`` take a CSR or CSC matrix as it is, ``_fit`` then sees
+    ``data.X`` as CSR and ``_predict`` the CSR or CSC matrix, so both must handle it).
+    ``_missing_qid = "single_query"`` lets a *test-only* subclass run
     scikit-learn's generic checks, which call ``fit(X, y)`` without qid. ``_fit_X_dtypes``
     lists the dtypes ``fit`` accepts X in without a copy; ``_fit_checks_inf()`` lets ``_fit``
     take over the search for +-inf in X.
@@ -54,6 +57,7 @@ class RankerMixin:
     _allow_nan = True
     _allow_inf = False
     _integer_labels = False
+    _accept_sparse = False
     _missing_qid = "raise"
     #: dtypes ``fit`` keeps X in (``validate_data``'s list rule); others convert to the first.
     _fit_X_dtypes = (np.float64,)
@@ -67,6 +71,7 @@ class RankerMixin:
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rankers with ``_accept_sparse`` also take a scipy CSR or CSC matrix.
         y : array-like of shape (n_samples,)
             Relevance label of each row (higher is more relevant).
         qid : array-like of shape (n_samples,)
@@ -94,7 +99,8 @@ class RankerMixin:
             data = check_ranking_fit_data(
                 self, X, y, qid, sample_weight, allow_nan=self._allow_nan,
                 allow_inf=allow_inf, integer_labels=self._integer_labels,
-                missing_qid=self._missing_qid, dtype=list(self._fit_X_dtypes))
+                missing_qid=self._missing_qid, dtype=list(self._fit_X_dtypes),
+                accept_sparse=self._accept_sparse)
             self._fit(data, **fit_params)
         except BaseException:
             # A failed fit leaves the previous fitted state untouched.
@@ -115,11 +121,13 @@ class RankerMixin:
         """Relevance scores, one per row, in the order of ``X``. Higher ranks first.
 
         Scores are comparable only within a query; ranking a query means sorting its rows
-        by descending score.
+        by descending score. Rankers with ``_accept_sparse`` also take a scipy CSR or CSC
+        matrix.
         """
         check_is_fitted(self)
         X = check_ranking_X(self, X, reset=False, allow_nan=self._allow_nan,
-                            allow_inf=self._allow_inf, ensure_min_samples=0)
+                            allow_inf=self._allow_inf, ensure_min_samples=0,
+                            accept_sparse=self._accept_sparse)
         if X.shape[0] == 0:
             return np.zeros(0, dtype=np.float64)
         return self._predict(X)
@@ -159,6 +167,7 @@ class RankerMixin:
         tags.target_tags.required = True
         tags.target_tags.single_output = True
         tags.input_tags.allow_nan = self._allow_nan
+        tags.input_tags.sparse = self._accept_sparse
         return tags
 
 

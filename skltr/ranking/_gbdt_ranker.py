@@ -287,6 +287,10 @@ class GPUHistGBDTRanker(BaseRanker):
     # float32 X is binned as it is (a float32 value and a float64 cut compare exactly), so fit
     # makes no float64 copy of X: at 500k x 136 that copy was the largest allocation (544 MB).
     _fit_X_dtypes = (np.float64, np.float32)
+    # scipy CSR / CSC X (what load_letor(dense=False) returns) is binned without a dense copy,
+    # bin for bin as X.toarray() (absent entries are 0.0), and scored a block of rows at a
+    # time; the model is the one the dense matrix gives.
+    _accept_sparse = True
 
     def __init__(self, *, objective="lambdarank", n_estimators=100, learning_rate=0.1,
                  max_leaves=31, max_depth=None, growth="leafwise", min_child_weight=1e-3,
@@ -329,9 +333,11 @@ class GPUHistGBDTRanker(BaseRanker):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or scipy CSR / CSC matrix of shape (n_samples, n_features)
             Features; NaN marks a missing value. ±inf is refused: use NaN or a large finite
-            value.
+            value. In a sparse matrix an absent entry is 0.0 (a stored NaN is missing): the
+            model is identical to the one ``X.toarray()`` gives, and no dense copy of ``X``
+            is made.
         y : array-like of shape (n_samples,)
             Relevance grade of each row (higher is more relevant); whole numbers >= 0 for
             ``objective="lambdarank"`` and ``"rank_xendcg"``.
@@ -343,7 +349,8 @@ class GPUHistGBDTRanker(BaseRanker):
             Non-negative row weights, passed to the objective.
         eval_set : list of (X, y, qid) tuples, optional
             Sets scored after every round, recorded in ``evals_result_`` as ``"valid_0"``,
-            ``"valid_1"``, ...; with early stopping on, the first one is monitored.
+            ``"valid_1"``, ...; with early stopping on, the first one is monitored. Their
+            ``X`` may be CSR / CSC too.
 
         Returns
         -------
@@ -477,7 +484,9 @@ class GPUHistGBDTRanker(BaseRanker):
                                  f"row: eval_set=[(X_val, y_val, qid_val)].")
             try:
                 X_e = check_ranking_X(self, X_e, reset=False, allow_nan=self._allow_nan,
-                                      allow_inf=self._allow_inf)
+                                      allow_inf=self._allow_inf, accept_sparse=True)
+                if getattr(X_e, "format", None) == "csc":  # grouped by rows below
+                    X_e = X_e.tocsr()
                 y_e = check_ranking_y(y_e, X_e.shape[0],
                                       integer_labels=self.objective in _GRADED_OBJECTIVES)
                 groups = group_by_qid(qid_e, X_e.shape[0])

@@ -195,9 +195,11 @@ class QuickScorerPredictor(VersionedPickleMixin, MetaEstimatorMixin, BaseEstimat
         check_is_fitted(self, "ensemble_")
         if is_dataframe(X):
             return self._validated_frame(X)
-        # Keep X's own dtype: the ensemble's input_rule decides how each dtype is read.
+        # Keep X's own dtype: the ensemble's input_rule decides how each dtype is read. CSR
+        # and CSC pass as they are: the backends densify blocks of rows, absent entries
+        # standing for what the source library reads them as (ensemble_.absent_value).
         return check_ranking_X(self, X, reset=False, allow_nan=True, allow_inf=True,
-                               ensure_min_samples=0, dtype="numeric")
+                               ensure_min_samples=0, dtype="numeric", accept_sparse=True)
 
     def _validated_frame(self, X):
         """DataFrame branch: read as the source library reads a DataFrame (category columns
@@ -206,7 +208,14 @@ class QuickScorerPredictor(VersionedPickleMixin, MetaEstimatorMixin, BaseEstimat
         return frame_input(self.ensemble_, X)
 
     def predict_raw(self, X):
-        """Raw scores (margins), exactly as the source library's raw / margin output."""
+        """Raw scores (margins), exactly as the source library's raw / margin output.
+
+        ``X`` may be a scipy CSR or CSC matrix (so may that of :meth:`predict`,
+        :meth:`predict_proba` and :meth:`decision_function`): an entry it leaves out means
+        what it means to the source library -- 0.0 for LightGBM, scikit-learn and skltr,
+        missing for XGBoost -- and an explicitly stored 0.0 is the value 0.0. It is scored a
+        block of rows at a time, never densified whole.
+        """
         X = self._validated(X)
         if self.backend_ == "quickscorer":
             from ..trees._quickscorer import predict_raw  # noqa: PLC0415

@@ -8,6 +8,7 @@ import numpy as np
 from .._cpu._simd import LANES
 from .._cpu.quickscorer import predict_raw_quickscorer
 from ..utils._threads import numba_threads
+from ._sparse_input import is_sparse, map_row_chunks
 from ._traversal import _as_kernel_input, _routing_args
 
 #: Documents per thread chunk (rounded up to a multiple of the kernel's LANES). A chunk's
@@ -29,7 +30,12 @@ def predict_raw(ensemble, layout, X, *, n_jobs=None, doc_block=DEFAULT_DOC_BLOCK
 
     Same output (dtype and shape, bit for bit) as ``TreeEnsemble.predict_raw``.
     ``doc_block`` is the number of documents per thread chunk (see ``DEFAULT_DOC_BLOCK``).
+    ``X`` is a dense array or a scipy CSR / CSC matrix (scored a block of densified rows at
+    a time, absent entries standing for ``ensemble.absent_value``).
     """
+    if is_sparse(X):
+        return map_row_chunks(ensemble, X, lambda rows: predict_raw(
+            ensemble, layout, rows, n_jobs=n_jobs, doc_block=doc_block))
     X = _as_kernel_input(ensemble, X)
     strict, f32_inputs, missing_value, has_sentinel = _routing_args(ensemble)
     e, L = ensemble, layout

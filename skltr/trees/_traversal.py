@@ -1,4 +1,9 @@
-"""Host-side entry to the traversal backend: input checks, then the numba kernel."""
+"""Host-side entry to the traversal backend: input checks, then the numba kernel.
+
+Dense input goes to the kernel whole; scipy CSR / CSC input is scored a block of densified
+rows at a time (:mod:`skltr.trees._sparse_input`), absent entries standing for the
+ensemble's ``absent_value``.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ import numpy as np
 from .._cpu.traversal import apply_leaf_traversal, predict_raw_traversal
 from ..utils._threads import numba_threads
 from ._input import model_input
+from ._sparse_input import is_sparse, map_row_chunks
 
 
 def _as_kernel_input(ensemble, X) -> np.ndarray:
@@ -23,7 +29,12 @@ def _routing_args(ensemble):
 
 
 def predict_raw(ensemble, X, *, n_jobs=None) -> np.ndarray:
-    """Raw scores of ``ensemble`` on ``X`` by traversal; see ``TreeEnsemble.predict_raw``."""
+    """Raw scores of ``ensemble`` on ``X`` by traversal; see ``TreeEnsemble.predict_raw``.
+
+    ``X`` is a dense array or a scipy CSR / CSC matrix."""
+    if is_sparse(X):
+        return map_row_chunks(ensemble, X, lambda rows: predict_raw(ensemble, rows,
+                                                                    n_jobs=n_jobs))
     X = _as_kernel_input(ensemble, X)
     strict, f32_inputs, missing_value, has_sentinel = _routing_args(ensemble)
     out = np.empty((X.shape[0], ensemble.n_outputs), dtype=np.float64)
@@ -40,7 +51,10 @@ def predict_raw(ensemble, X, *, n_jobs=None) -> np.ndarray:
 
 
 def apply(ensemble, X, *, n_jobs=None) -> np.ndarray:
-    """Local leaf index reached in every tree, shape (n_samples, n_trees)."""
+    """Local leaf index reached in every tree, shape (n_samples, n_trees); ``X`` dense or
+    CSR / CSC."""
+    if is_sparse(X):
+        return map_row_chunks(ensemble, X, lambda rows: apply(ensemble, rows, n_jobs=n_jobs))
     X = _as_kernel_input(ensemble, X)
     strict, f32_inputs, missing_value, has_sentinel = _routing_args(ensemble)
     out = np.empty((X.shape[0], ensemble.n_trees), dtype=np.int32)

@@ -16,8 +16,8 @@ from ._qid import QueryGroups, group_by_qid
 __all__ = ["check_ranking_X", "check_ranking_y", "check_ranking_fit_data", "RankingData"]
 
 _SPARSE_MSG = (
-    "{name} does not accept scipy sparse input yet; densify it with X.toarray() (tree "
-    "models bin dense columns) or reduce its width first."
+    "{name} does not accept scipy sparse input yet; densify it with X.toarray(), or use an "
+    "estimator that takes CSR / CSC input (GPUHistGBDTRanker, QuickScorerPredictor)."
 )
 
 
@@ -26,27 +26,44 @@ def _is_cupy(a) -> bool:
 
 
 def check_ranking_X(estimator, X, *, reset: bool, allow_nan: bool = True,
-                    allow_inf: bool = False, dtype=np.float64, ensure_min_samples: int = 1):
+                    allow_inf: bool = False, dtype=np.float64, ensure_min_samples: int = 1,
+                    accept_sparse: bool = False):
     """Validate X with scikit-learn's ``validate_data`` plus ranker-specific messages.
 
     ``reset=True`` (fit) records ``n_features_in_`` / ``feature_names_in_``; ``reset=False``
     (predict) checks the column count and, for DataFrames, that the column names and their
     order match those seen in fit. ``allow_inf`` lets tree models route ±inf as ordinary
     values (largest / smallest) instead of raising.
+
+    ``accept_sparse=True`` lets a scipy CSR or CSC matrix through as it is (its stored
+    values checked and converted to ``dtype`` like a dense array's; no dense copy); other
+    sparse formats, and matrices with duplicate entries, raise with the fix. Without it any
+    sparse input raises TypeError.
     """
     import scipy.sparse as sp  # noqa: PLC0415 - scipy is a dependency; keep import local
 
-    if sp.issparse(X):
+    sparse = sp.issparse(X)
+    if sparse and not accept_sparse:
         raise TypeError(_SPARSE_MSG.format(name=type(estimator).__name__))
+    if sparse:
+        from ..trees._sparse_input import check_sparse  # noqa: PLC0415
+
+        check_sparse(X)
     if _is_cupy(X):
         X = X.get()
     finite = True if not allow_nan else "allow-nan"
     X = validate_data(estimator, X, reset=reset, dtype=dtype,
                       ensure_all_finite=False if allow_inf else finite,
-                      ensure_min_samples=ensure_min_samples)
-    if allow_inf and not allow_nan and np.isnan(X).any():
+                      ensure_min_samples=ensure_min_samples,
+                      accept_sparse=list(_SPARSE_FORMATS) if sparse else False)
+    values = X.data if sparse else X
+    if allow_inf and not allow_nan and np.isnan(values).any():
         raise ValueError(f"X contains NaN, which {type(estimator).__name__} does not accept.")
     return X
+
+
+#: Sparse formats ``check_ranking_X(accept_sparse=True)`` lets through.
+_SPARSE_FORMATS = ("csr", "csc")
 
 
 def check_ranking_y(y, n_samples: int, *, integer_labels: bool = False) -> np.ndarray:
@@ -117,15 +134,19 @@ class RankingData:
 
 def check_ranking_fit_data(estimator, X, y, qid, sample_weight=None, *, allow_nan=True,
                            allow_inf=False, integer_labels=False, missing_qid="raise",
-                           reset=True, dtype=np.float64) -> RankingData:
+                           reset=True, dtype=np.float64, accept_sparse=False) -> RankingData:
     """Validate ``fit(X, y, qid=..., sample_weight=...)`` inputs for a ranker.
 
     ``missing_qid="single_query"`` treats ``qid=None`` as one query (used by the test-only
     subclasses that run scikit-learn's generic estimator checks); the default raises.
     ``dtype`` is passed to ``validate_data``: a list keeps X when its dtype is listed.
+    ``accept_sparse=True`` takes a CSR or CSC ``X``; ``RankingData.X`` is then CSR (rows
+    are grouped by query and split by rows, which a CSC matrix does one column at a time).
     """
     X = check_ranking_X(estimator, X, reset=reset, allow_nan=allow_nan, allow_inf=allow_inf,
-                        dtype=dtype)
+                        dtype=dtype, accept_sparse=accept_sparse)
+    if accept_sparse and getattr(X, "format", None) == "csc":
+        X = X.tocsr()
     n = X.shape[0]
     y = check_ranking_y(y, n, integer_labels=integer_labels)
     if qid is None and missing_qid == "single_query":

@@ -1,0 +1,154 @@
+"""Sparse (CSR / CSC) input: checked once, then densified a block of rows at a time.
+
+A sparse row leaves some entries out, and what an absent entry stands for depends on the
+library the model came from (``TreeEnsemble.absent_value``, measured by running each one):
+
+* **skltr, LightGBM, scikit-learn**: 0.0. LightGBM's ``predict`` on a CSR or CSC matrix
+  equals its ``predict`` on the dense array with zeros, and an explicitly stored 0.0 is the
+  same 0.0.
+* **XGBoost**: missing (NaN). ``XGBRanker.predict(csr)`` and ``DMatrix(csr)`` equal the
+  dense array with NaN where the CSR has no entry, while an explicitly *stored* 0.0 is an
+  ordinary value 0.0 (as in XGBoost's own LibSVM text loader: ``1:0`` is a value).
+
+A stored NaN is missing for every library. Only CSR and CSC are accepted (a COO or DOK
+matrix may hold duplicate entries that ``tocsr()`` would sum silently); a matrix with
+duplicate entries is refused, because scipy sums them while XGBoost and LightGBM keep one.
+
+Scoring never densifies the whole matrix: rows are densified in blocks of about
+:data:`CHUNK_BYTES` (in float64) and each block goes through the dense path
+(:func:`skltr.trees._input.model_input`, then the kernels). A CSC matrix is converted to CSR
+once (one copy of its non-zeros, never a dense one): slicing rows out of a CSC matrix costs
+a pass over all its non-zeros per block, so per-block conversion would be quadratic.
+
+A block is densified in the data's own dtype whenever the fill value fits in it (0 always
+does; NaN only in a floating dtype), so the ensemble's ``input_rule`` sees the caller's
+dtype exactly as for a dense array. An integer (or bool) matrix whose absent entries are NaN
+cannot hold them: its stored values are read through the input rule first (what the rule
+would do to them in a dense array) and the block is float64, which the rule then leaves as
+it is.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._input import cast_input_values
+
+__all__ = ["CHUNK_BYTES", "is_sparse", "check_sparse", "as_csr", "chunk_rows",
+           "densify_rows", "dense_chunks", "map_row_chunks"]
+
+#: Bytes of one densified block of rows (counted in float64, the kernels' dtype): small
+#: enough to stay out of the way of memory, large enough to keep every thread busy.
+CHUNK_BYTES = 8 << 20
+
+_FORMATS = ("csr", "csc")
+
+
+def is_sparse(X) -> bool:
+    """True for any scipy.sparse matrix or array."""
+    return sp.issparse(X)
+
+
+def check_sparse(X, *, name="X"):
+    """Refuse what the sparse paths cannot read exactly; return ``X`` unchanged.
+
+    CSR or CSC only, 2-D, numeric, without duplicate entries.
+    """
+    fmt = X.format
+    if fmt not in _FORMATS:
+        raise TypeError(
+            f"{name} is a scipy.sparse {fmt.upper()} matrix; only CSR and CSC are accepted. "
+            f"Convert it with {name}.tocsr() (a {fmt.upper()} matrix may hold duplicate "
+            f"entries, which tocsr() adds up: check that this is what you mean)."
+        )
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_samples, n_features); got shape {X.shape}.")
+    if X.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must be numeric; got dtype {X.dtype}.")
+    if not X.has_canonical_format:  # unsorted indices or duplicates: look for duplicates
+        canon = X.copy()
+        canon.sum_duplicates()
+        if canon.nnz != X.nnz:
+            raise ValueError(
+                f"{name} ({fmt.upper()}) has {X.nnz - canon.nnz} duplicate entries (the same "
+                f"row and column stored twice). scipy adds duplicates up, XGBoost and LightGBM "
+                f"keep one of them: combine them yourself first, e.g. with "
+                f"{name}.sum_duplicates()."
+            )
+    return X
+
+
+def as_csr(X):
+    """``X`` as a CSR matrix: itself when it is CSR, else one conversion (no dense copy)."""
+    return X if X.format == "csr" else X.tocsr()
+
+
+def chunk_rows(n_features: int, chunk_bytes: int | None = None) -> int:
+    """Rows per densified block: about ``chunk_bytes`` of float64, at least one row."""
+    chunk_bytes = CHUNK_BYTES if chunk_bytes is None else int(chunk_bytes)
+    return max(1, chunk_bytes // (8 * max(1, int(n_features))))
+
+
+def _dense_dtype(dtype, fill):
+    """dtype of a densified block: the data's own when ``fill`` fits in it, else float64."""
+    dtype = np.dtype(dtype)
+    if np.isnan(fill) and dtype.kind not in "f":
+        return np.dtype(np.float64)
+    return dtype
+
+
+def densify_rows(X, lo: int, hi: int, *, fill=0.0, rule=None, dtype=None) -> np.ndarray:
+    """Rows ``lo:hi`` of the CSR matrix ``X`` as a dense C-contiguous array.
+
+    Absent entries are ``fill``; stored entries are copied by assignment (``toarray()``
+    adds into zeros, which turns -0.0 into 0.0). The block's dtype is ``dtype`` when given,
+    else X's own when ``fill`` fits in it; otherwise (an integer matrix with NaN fill) the
+    stored values go through ``cast_input_values(values, rule)`` into a float64 block.
+    """
+    start, end = int(X.indptr[lo]), int(X.indptr[hi])
+    values = X.data[start:end]
+    out_dtype = _dense_dtype(X.dtype, fill) if dtype is None else np.dtype(dtype)
+    if out_dtype != X.dtype and out_dtype.kind == "f" and X.dtype.kind != "f" and rule:
+        values = cast_input_values(values, rule)
+    out = np.full((hi - lo, X.shape[1]), fill, dtype=out_dtype)
+    counts = np.diff(X.indptr[lo:hi + 1])
+    rows = np.repeat(np.arange(hi - lo), counts)
+    out[rows, X.indices[start:end]] = values
+    return out
+
+
+def dense_chunks(X, *, fill=0.0, rule=None, chunk_bytes=None, dtype=None):
+    """Yield ``(lo, hi, dense rows lo:hi)`` of a checked sparse ``X``, covering every row.
+
+    ``X`` is converted to CSR once when it is CSC. See :func:`densify_rows` for the block
+    dtype and the fill.
+    """
+    X = as_csr(X)
+    n = X.shape[0]
+    step = chunk_rows(X.shape[1], chunk_bytes)
+    for lo in range(0, n, step):
+        hi = min(n, lo + step)
+        yield lo, hi, densify_rows(X, lo, hi, fill=fill, rule=rule, dtype=dtype)
+
+
+def map_row_chunks(ensemble, X, fn, *, chunk_bytes=None):
+    """``fn(dense rows)`` on every block of the sparse ``X``, stacked in row order.
+
+    Absent entries take ``ensemble.absent_value``; each block is what the dense path would
+    have been given, so ``fn`` is the backend's dense entry point (it applies the ensemble's
+    input rule). An ``X`` with no rows still calls ``fn`` once, on an empty block, so the
+    result has the right shape and dtype.
+    """
+    check_sparse(X)
+    if X.shape[1] != ensemble.n_features:
+        raise ValueError(
+            f"X has {X.shape[1]} features, but the ensemble was built for "
+            f"{ensemble.n_features}."
+        )
+    fill, rule = ensemble.absent_value, ensemble.input_rule
+    if X.shape[0] == 0:
+        return fn(np.zeros((0, X.shape[1]), dtype=_dense_dtype(X.dtype, fill)))
+    parts = [fn(block) for _, _, block in dense_chunks(X, fill=fill, rule=rule,
+                                                        chunk_bytes=chunk_bytes)]
+    return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)

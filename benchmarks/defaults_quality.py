@@ -13,16 +13,18 @@ NDCG@10 (:func:`skltr.metrics.ndcg_score`, the same function for all) on held-ou
   0.1, 20 rows per leaf, 255 bins, truncation 30, ``label_gain`` 2**i - 1);
 * ``xgboost``: ``xgboost.XGBRanker()`` (``rank:ndcg``, for context).
 
-Data sets: ``make_ranking`` (136 features) with ``--seeds`` data seeds, split by query into
+Data sets: ``make_ranking`` (136 features) with several data seeds (10 at 5k and 20k rows, 6
+at 63k, 3 at 200k; ``--seeds`` overrides), split by query into
 the training size named by the set and a test part (as many queries as the training part up
 to 63k rows, a fifth of the queries at 200k), and ``letor_small`` (real LETOR features:
 ``rank.train`` -> ``rank.test``, plus the mean over four random 201/50-query resplits of its
 251 queries, since 50 test queries are noisy). Reported per set: the mean test NDCG@10 of
-each engine over its seeds (every fit is kept under ``params.raw``), and the gap skltr minus
-LightGBM.
+each engine over its seeds (every fit is kept under ``params.raw``), and the paired gap skltr
+minus LightGBM: its mean, standard error and the number of seeds skltr is not behind
+(``params.gap_skltr_minus_lightgbm``).
 
 Usage: python benchmarks/defaults_quality.py [--sets 5k 20k 63k 200k letor letor-resplit]
-       [--seeds 0 1 2] [--seeds-200k 0] [--no-write]
+       [--seeds 0 1 2] [--engines skltr skltr-auto lightgbm xgboost] [--no-write]
 Quick check: python benchmarks/defaults_quality.py --sets 5k letor --seeds 0 --no-write
 """
 
@@ -37,12 +39,14 @@ import numpy as np
 from _harness import print_table, row, write_result
 
 LETOR_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "letor_small"
-#: make_ranking sets: name -> (training queries, mean documents per query, test fraction).
+#: make_ranking sets: name -> (training queries, mean documents per query, test fraction,
+#: data seeds by default). One seed's skltr - LightGBM gap moves by +-0.005 (near-tied
+#: splits), so the small sets take ten.
 SYNTHETIC = {
-    "5k": (200, 25, 0.5),
-    "20k": (400, 50, 0.5),
-    "63k": (550, 115, 0.5),
-    "200k": (2000, 100, 0.2),
+    "5k": (200, 25, 0.5, 10),
+    "20k": (400, 50, 0.5, 10),
+    "63k": (550, 115, 0.5, 6),
+    "200k": (2000, 100, 0.2, 3),
 }
 ENGINES = ("skltr", "skltr-auto", "lightgbm", "xgboost")
 
@@ -51,7 +55,7 @@ def synthetic(name, seed):
     from skltr.datasets import make_ranking
     from skltr.model_selection import train_test_split_by_query
 
-    n_train_q, docs, test_size = SYNTHETIC[name]
+    n_train_q, docs, test_size, _ = SYNTHETIC[name]
     n_queries = int(round(n_train_q / (1 - test_size)))
     X, y, qid = make_ranking(n_queries=n_queries, docs_per_query=docs, random_state=seed)
     return train_test_split_by_query(X, y, qid=qid, test_size=test_size, random_state=seed)
@@ -129,32 +133,44 @@ def main():
     parser.add_argument("--sets", nargs="+",
                         default=[*SYNTHETIC, "letor", "letor-resplit"],
                         choices=[*SYNTHETIC, "letor", "letor-resplit"])
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2],
-                        help="data seeds of the make_ranking sets below 200k rows")
-    parser.add_argument("--seeds-200k", type=int, nargs="+", default=[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=None,
+                        help="data seeds of the make_ranking sets (default: 0, 1, ... as "
+                             "many as SYNTHETIC names)")
     parser.add_argument("--engines", nargs="+", default=list(ENGINES), choices=ENGINES)
     parser.add_argument("--no-write", action="store_true", help="print only, no result file")
     args = parser.parse_args()
 
-    rows, raw, summary = [], {}, []
+    rows, raw, summary, gaps = [], {}, [], {}
     for name in args.sets:
-        seeds = {"letor": [0], "letor-resplit": [1, 2, 3, 4],
-                 "200k": args.seeds_200k}.get(name, args.seeds)
+        if name == "letor":
+            seeds = [0]
+        elif name == "letor-resplit":
+            seeds = [1, 2, 3, 4]
+        else:
+            seeds = args.seeds if args.seeds else list(range(SYNTHETIC[name][3]))
         res, n_rows, n_q = run_set(name, seeds, args.engines)
         raw[name] = res
         mean = {e: statistics.fmean(r["ndcg@10"] for r in v) for e, v in res.items()}
-        case = f"{name}: {n_rows} rows, {n_q} q, {len(seeds)} seed(s)"
-        summary.append((case, mean))
+        case = f"{name}: ~{n_rows} rows, {n_q} q, {len(seeds)} seed(s)"
+        gap = None
+        if {"skltr", "lightgbm"} <= set(res):
+            d = [a["ndcg@10"] - b["ndcg@10"] for a, b in zip(res["skltr"], res["lightgbm"])]
+            se = statistics.stdev(d) / len(d) ** 0.5 if len(d) > 1 else float("nan")
+            gap = {"mean": statistics.fmean(d), "se": se,
+                   "wins": sum(x >= 0 for x in d), "n": len(d)}
+            gaps[name] = gap
+        summary.append((case, mean, gap))
         if "skltr" in mean:
             for peer in ("lightgbm", "xgboost", "skltr-auto"):
                 if peer in mean:
                     rows.append(row(case, "test NDCG@10", mean["skltr"], mean[peer], peer,
                                     "ndcg"))
-    print(f"\n{'set':<44}" + "".join(f"{e:>12}" for e in args.engines) + "  skltr-lgb")
-    for case, mean in summary:
-        gap = (f"{mean['skltr'] - mean['lightgbm']:+10.4f}"
-               if {"skltr", "lightgbm"} <= set(mean) else "")
-        print(f"{case:<44}" + "".join(f"{mean[e]:12.4f}" for e in args.engines) + gap)
+    print(f"\n{'set (mean test NDCG@10)':<44}" + "".join(f"{e:>12}" for e in args.engines)
+          + "  skltr - lightgbm: mean +- se (skltr >= lightgbm)")
+    for case, mean, gap in summary:
+        text = "" if gap is None else (f"  {gap['mean']:+.4f} +- {gap['se']:.4f} "
+                                       f"({gap['wins']}/{gap['n']})")
+        print(f"{case:<44}" + "".join(f"{mean[e]:12.4f}" for e in args.engines) + text)
     params = {"engines": {"skltr": "GPUHistGBDTRanker(random_state=0)",
                           "skltr-auto": "GPUHistGBDTRanker(early_stopping='auto', "
                                         "random_state=0)",
@@ -162,7 +178,9 @@ def main():
                           "xgboost": "XGBRanker(random_state=0)"},
               "synthetic": {k: {"train_queries": v[0], "docs_per_query": v[1],
                                 "test_fraction": v[2]} for k, v in SYNTHETIC.items()},
-              "threads": os.cpu_count(), "raw": raw}
+              "seeds": {name: [r["seed"] for r in next(iter(res.values()))]
+                        for name, res in raw.items()},
+              "threads": os.cpu_count(), "gap_skltr_minus_lightgbm": gaps, "raw": raw}
     if args.no_write:
         print_table({"benchmark": "defaults_quality", "machine": "(not written)",
                      "cores": os.cpu_count(), "commit": "-", "rows": rows})

@@ -2,7 +2,9 @@
 
 Every engine is fitted with its library's defaults -- no hyper-parameter is set but the
 seed (``random_state=0``; without query subsampling it only picks skltr's binning sample
-above 200,000 rows and the hold-out of ``early_stopping="auto"``) -- and scored by test
+above 200,000 rows and the hold-out of ``early_stopping="auto"``) and the thread count
+(``--threads``, default 1: on a shared machine the libraries' spinning thread pools slowed
+fits 10-50x; skltr's models do not depend on it) -- and scored by test
 NDCG@10 (:func:`skltr.metrics.ndcg_score`, the same function for all) on held-out queries:
 
 * ``skltr``: ``GPUHistGBDTRanker()``, the current defaults;
@@ -74,7 +76,7 @@ def letor(resplit_seed=None):
     return train_test_split_by_query(Xa, ya, qid=qa, test_size=50, random_state=resplit_seed)
 
 
-def fit_predict(engine, X, y, qid, Xt):
+def fit_predict(engine, X, y, qid, Xt, threads):
     """Fit ``engine`` with its defaults on (query-sorted) X; return test scores and trees."""
     if engine in ("skltr", "skltr-auto"):
         import warnings
@@ -82,7 +84,7 @@ def fit_predict(engine, X, y, qid, Xt):
         from skltr import GPUHistGBDTRanker
 
         kw = {"early_stopping": "auto"} if engine == "skltr-auto" else {}
-        model = GPUHistGBDTRanker(random_state=0, **kw)
+        model = GPUHistGBDTRanker(random_state=0, n_jobs=threads, **kw)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # "auto" announces its hold-out
             model.fit(X, y, qid=qid)
@@ -91,15 +93,16 @@ def fit_predict(engine, X, y, qid, Xt):
         import lightgbm as lgb
 
         sizes = np.diff(np.flatnonzero(np.r_[True, qid[1:] != qid[:-1], True]))
-        model = lgb.LGBMRanker(random_state=0, verbose=-1).fit(X, y, group=sizes)
+        model = lgb.LGBMRanker(random_state=0, n_jobs=threads, verbose=-1)
+        model.fit(X, y, group=sizes)
         return model.predict(Xt), model.booster_.num_trees()
     import xgboost as xgb
 
-    model = xgb.XGBRanker(random_state=0).fit(X, y, qid=qid)
+    model = xgb.XGBRanker(random_state=0, n_jobs=threads).fit(X, y, qid=qid)
     return model.predict(Xt), model.get_booster().num_boosted_rounds()
 
 
-def run_set(name, seeds, engines):
+def run_set(name, seeds, engines, threads):
     from skltr.metrics import ndcg_score
     from skltr.utils import group_by_qid
 
@@ -116,7 +119,7 @@ def run_set(name, seeds, engines):
         X, y, qid = X[order], y[order], qid[order]
         for engine in engines:
             t = time.perf_counter()
-            pred, trees = fit_predict(engine, X, y, qid, Xt)
+            pred, trees = fit_predict(engine, X, y, qid, Xt, threads)
             fit_s = time.perf_counter() - t
             ndcg = float(ndcg_score(yt, pred, qid=qt, k=10))
             out[engine].append({"seed": seed, "ndcg@10": ndcg, "trees": int(trees),
@@ -136,6 +139,7 @@ def main():
     parser.add_argument("--seeds", type=int, nargs="+", default=None,
                         help="data seeds of the make_ranking sets (default: 0, 1, ... as "
                              "many as SYNTHETIC names)")
+    parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--engines", nargs="+", default=list(ENGINES), choices=ENGINES)
     parser.add_argument("--no-write", action="store_true", help="print only, no result file")
     args = parser.parse_args()
@@ -148,7 +152,7 @@ def main():
             seeds = [1, 2, 3, 4]
         else:
             seeds = args.seeds if args.seeds else list(range(SYNTHETIC[name][3]))
-        res, n_rows, n_q = run_set(name, seeds, args.engines)
+        res, n_rows, n_q = run_set(name, seeds, args.engines, args.threads)
         raw[name] = res
         mean = {e: statistics.fmean(r["ndcg@10"] for r in v) for e, v in res.items()}
         case = f"{name}: ~{n_rows} rows, {n_q} q, {len(seeds)} seed(s)"
@@ -171,16 +175,17 @@ def main():
         text = "" if gap is None else (f"  {gap['mean']:+.4f} +- {gap['se']:.4f} "
                                        f"({gap['wins']}/{gap['n']})")
         print(f"{case:<44}" + "".join(f"{mean[e]:12.4f}" for e in args.engines) + text)
-    params = {"engines": {"skltr": "GPUHistGBDTRanker(random_state=0)",
+    params = {"engines": {"skltr": "GPUHistGBDTRanker(random_state=0, n_jobs=threads)",
                           "skltr-auto": "GPUHistGBDTRanker(early_stopping='auto', "
-                                        "random_state=0)",
-                          "lightgbm": "LGBMRanker(random_state=0, verbose=-1)",
-                          "xgboost": "XGBRanker(random_state=0)"},
+                                        "random_state=0, n_jobs=threads)",
+                          "lightgbm": "LGBMRanker(random_state=0, n_jobs=threads, "
+                                      "verbose=-1)",
+                          "xgboost": "XGBRanker(random_state=0, n_jobs=threads)"},
               "synthetic": {k: {"train_queries": v[0], "docs_per_query": v[1],
                                 "test_fraction": v[2]} for k, v in SYNTHETIC.items()},
               "seeds": {name: [r["seed"] for r in next(iter(res.values()))]
                         for name, res in raw.items()},
-              "threads": os.cpu_count(), "gap_skltr_minus_lightgbm": gaps, "raw": raw}
+              "threads": args.threads, "gap_skltr_minus_lightgbm": gaps, "raw": raw}
     if args.no_write:
         print_table({"benchmark": "defaults_quality", "machine": "(not written)",
                      "cores": os.cpu_count(), "commit": "-", "rows": rows})

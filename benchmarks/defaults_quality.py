@@ -18,7 +18,7 @@ NDCG@10 (:func:`skltr.metrics.ndcg_score`, the same function for all) on held-ou
 Data sets: ``make_ranking`` (136 features) with several data seeds (10 at 5k and 20k rows, 6
 at 63k, 3 at 200k; ``--seeds`` overrides), split by query into
 the training size named by the set and a test part (as many queries as the training part up
-to 63k rows, a fifth of the queries at 200k), and ``letor_small`` (real LETOR features:
+to 63k rows, a fifth of all queries at 200k), and ``letor_small`` (real LETOR features:
 ``rank.train`` -> ``rank.test``, plus the mean over four random 201/50-query resplits of its
 251 queries, since 50 test queries are noisy). Reported per set: the mean test NDCG@10 of
 each engine over its seeds (every fit is kept under ``params.raw``), and the paired gap skltr
@@ -159,7 +159,7 @@ def main():
         gap = None
         if {"skltr", "lightgbm"} <= set(res):
             d = [a["ndcg@10"] - b["ndcg@10"] for a, b in zip(res["skltr"], res["lightgbm"])]
-            se = statistics.stdev(d) / len(d) ** 0.5 if len(d) > 1 else float("nan")
+            se = statistics.stdev(d) / len(d) ** 0.5 if len(d) > 1 else None  # JSON: null
             gap = {"mean": statistics.fmean(d), "se": se,
                    "wins": sum(x >= 0 for x in d), "n": len(d)}
             gaps[name] = gap
@@ -172,8 +172,8 @@ def main():
     print(f"\n{'set (mean test NDCG@10)':<44}" + "".join(f"{e:>12}" for e in args.engines)
           + "  skltr - lightgbm: mean +- se (skltr >= lightgbm)")
     for case, mean, gap in summary:
-        text = "" if gap is None else (f"  {gap['mean']:+.4f} +- {gap['se']:.4f} "
-                                       f"({gap['wins']}/{gap['n']})")
+        se = "" if gap is None or gap["se"] is None else f" +- {gap['se']:.4f}"
+        text = "" if gap is None else f"  {gap['mean']:+.4f}{se} ({gap['wins']}/{gap['n']})"
         print(f"{case:<44}" + "".join(f"{mean[e]:12.4f}" for e in args.engines) + text)
     params = {"engines": {"skltr": "GPUHistGBDTRanker(random_state=0, n_jobs=threads)",
                           "skltr-auto": "GPUHistGBDTRanker(early_stopping='auto', "

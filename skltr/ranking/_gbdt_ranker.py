@@ -147,7 +147,7 @@ class GPUHistGBDTRanker(BaseRanker):
         rows (as scikit-learn's HistGradientBoosting) and at least 2 queries; it then warns
         when it holds queries out. The default, ``False``, trains ``n_estimators`` rounds on
         every query, as LightGBM's defaults do: holding out 10 % of the queries and stopping
-        on their noisy NDCG cost up to 0.06 test NDCG@10 (:ref:`gbdt_ranker`).
+        on their noisy NDCG cost up to 0.06 test NDCG@10 (:ref:`gbdt_defaults`).
     validation_fraction : float, default=0.1
         Fraction of the queries held out for early stopping when no ``eval_set`` is given
         (rounded up, at least one query); the split is deterministic given ``random_state``.

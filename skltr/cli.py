@@ -285,7 +285,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--max-bins", type=int, default=255)
     train.add_argument("--subsample", type=float, default=1.0, help="fraction of queries")
     train.add_argument("--colsample-bytree", type=float, default=1.0)
-    train.add_argument("--early-stopping", default="auto", choices=["auto", "on", "off"])
+    train.add_argument("--early-stopping", default="off", choices=["auto", "on", "off"])
     train.add_argument("--n-jobs", type=int, default=None)
     train.add_argument("--seed", type=int, default=0)
     train.add_argument("--device", default="cpu")

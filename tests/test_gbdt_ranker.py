@@ -68,7 +68,7 @@ def test_fitted_attributes_and_eval_results():
     r = GPUHistGBDTRanker(**SMALL, eval_at=[5, 10]).fit(X, y, qid=qid,
                                                         eval_set=[(Xv, yv, qv), (X, y, qid)])
     assert r.n_features_in_ == 6 and r.n_estimators_ == 8 and r.n_iter_ == 8
-    assert r.best_iteration_ is None  # 600 rows: "auto" early stopping is off
+    assert r.best_iteration_ is None  # early stopping is off by default
     assert set(r.evals_result_) == {"valid_0", "valid_1"}
     assert set(r.evals_result_["valid_0"]) == {"ndcg@5", "ndcg@10"}
     assert all(len(v) == 8 for v in r.evals_result_["valid_0"].values())
@@ -122,13 +122,79 @@ def test_early_stopping_holds_out_queries():
     assert r.evals_result_ == r2.evals_result_
 
 
-def test_early_stopping_auto_threshold():
+def test_early_stopping_auto_threshold_warns_about_the_hold_out():
     X, y, qid = _data(6, n_queries=110, docs=(100, 100), n_features=3)  # 11,000 rows
-    r = GPUHistGBDTRanker(n_estimators=3, max_leaves=4, random_state=0).fit(X, y, qid=qid)
-    assert "validation" in r.evals_result_ and r.best_iteration_ is not None
+    auto = GPUHistGBDTRanker(n_estimators=3, max_leaves=4, early_stopping="auto",
+                             random_state=0)
+    with pytest.warns(UserWarning, match=r"early_stopping='auto'.* held 11 of the 110 "
+                                         r"training queries out.*validation_fraction=0.1"):
+        auto.fit(X, y, qid=qid)
+    assert "validation" in auto.evals_result_ and auto.best_iteration_ is not None
+    # With an eval_set nothing is held out, and nothing is said; below 10,001 rows "auto"
+    # is off.
+    Xv, yv, qv = _data(7, n_features=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = clone(auto).fit(X, y, qid=qid, eval_set=[(Xv, yv, qv)])
+        assert list(r.evals_result_) == ["valid_0"] and r.best_iteration_ is not None
+        r = clone(auto).fit(X[:10_000], y[:10_000], qid=qid[:10_000])
+        assert r.best_iteration_ is None and r.evals_result_ == {}
     with pytest.raises(ValueError, match="1 query"):
         GPUHistGBDTRanker(n_estimators=2, early_stopping=True).fit(X[:50], y[:50],
                                                                    qid=np.zeros(50))
+
+
+def test_default_trains_every_round_on_every_query():
+    # The default (early_stopping=False) is LightGBM's: n_estimators rounds on all the
+    # training queries at any size, eval sets only recorded. The former default ("auto")
+    # held out 10 % of the queries above 10,000 rows and cost up to 0.06 test NDCG@10
+    # (benchmarks/defaults_quality.py).
+    assert GPUHistGBDTRanker().early_stopping is False
+    X, y, qid = _data(6, n_queries=110, docs=(100, 100), n_features=3)  # 11,000 rows
+    Xv, yv, qv = _data(7, n_features=3)
+    params = dict(n_estimators=12, max_leaves=4, learning_rate=0.5, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing held out: nothing to warn about
+        default = GPUHistGBDTRanker(**params).fit(X, y, qid=qid, eval_set=[(Xv, yv, qv)])
+    explicit = GPUHistGBDTRanker(**params, early_stopping=False).fit(X, y, qid=qid)
+    assert default.to_tree_ensemble().equals(explicit.to_tree_ensemble())
+    assert default.n_estimators_ == default.n_iter_ == 12 and default.best_iteration_ is None
+    assert list(default.evals_result_) == ["valid_0"]
+    # Early stopping on the same eval set would have changed the model: the default did not.
+    stopped = GPUHistGBDTRanker(**params, early_stopping=True, n_iter_no_change=1).fit(
+        X, y, qid=qid, eval_set=[(Xv, yv, qv)])
+    assert stopped.n_estimators_ < 12
+
+
+def test_defaults_are_lightgbms():
+    # Every default that shapes a lambdarank model equals LGBMRanker()'s, so that fitting
+    # with defaults never trails LightGBM's defaults by design (measured:
+    # benchmarks/defaults_quality.py).
+    lgb = pytest.importorskip("lightgbm")
+    from skltr._gbdt.binning import BinMapper
+    from skltr._gbdt.objectives import LIGHTGBM_TRUNCATION_LEVEL, make_objective
+
+    ours = GPUHistGBDTRanker().get_params()
+    theirs = lgb.LGBMRanker().get_params()
+    pairs = {"n_estimators": "n_estimators", "learning_rate": "learning_rate",
+             "max_leaves": "num_leaves", "min_samples_leaf": "min_child_samples",
+             "min_child_weight": "min_child_weight", "reg_lambda": "reg_lambda",
+             "reg_alpha": "reg_alpha", "min_split_gain": "min_split_gain",
+             "subsample": "subsample", "colsample_bytree": "colsample_bytree"}
+    for mine, peer in pairs.items():
+        assert ours[mine] == theirs[peer], (mine, ours[mine], peer, theirs[peer])
+    assert ours["max_depth"] is None and theirs["max_depth"] == -1
+    assert ours["growth"] == "leafwise" and ours["min_samples_leaf_counts"] == "hessian"
+    assert ours["early_stopping"] is False  # LightGBM stops only when asked to
+    assert BinMapper().subsample == theirs["subsample_for_bin"] == 200_000
+    # LightGBM's documented defaults that its scikit-learn wrapper does not list:
+    # max_bin=255, lambdarank_truncation_level=30, lambdarank_norm=true, sigmoid=1.0,
+    # label_gain 2**i - 1.
+    assert ours["max_bins"] == 255 and ours["gain"] == "exp2"
+    assert LIGHTGBM_TRUNCATION_LEVEL == 30 and ours["lambdarank_truncation_level"] is None
+    obj = make_objective(**GPUHistGBDTRanker()._objective_params(0))
+    assert obj._params() == {"gain": "exp2", "truncation_level": 30, "sigmoid": 1.0,
+                             "normalize": True}
 
 
 # ---------------------------------------------------------------------------- determinism

@@ -10,7 +10,6 @@ converter from the object (or file) it is given.
 
 from __future__ import annotations
 
-import json
 import os
 
 from ..trees import TreeEnsemble
@@ -46,26 +45,37 @@ def _library_of(model) -> str | None:
 
 def load_model(path) -> TreeEnsemble:
     """Read a model file: a skltr JSON document, an XGBoost ``.json``/``.ubj`` model or a
-    LightGBM text model, recognised by content."""
+    LightGBM text model, recognised by content.
+
+    Raises
+    ------
+    ModelFileError
+        A ``ValueError`` naming the file and the reason when it is truncated, corrupt or of
+        no known kind (the parser's error is its ``__cause__``). A missing file raises
+        ``FileNotFoundError``.
+    """
+    from ..utils._model_io import ModelFileError, load_document, model_file_errors  # noqa: PLC0415
+
     path = os.fspath(path)
-    if path.endswith(".ubj"):
-        return from_xgboost(path)
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        head = fh.read(4096)
-    if head.lstrip().startswith("{"):
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
-        if doc.get("format") == "skltr-model":
-            return TreeEnsemble.from_document(doc)
-        if "learner" in doc:
-            return from_xgboost(doc)
-        raise ValueError(f"{path!r} is JSON but neither a skltr nor an XGBoost model.")
-    if head.startswith("tree\n") or "\nversion=v" in head[:200]:
-        return from_lightgbm(path)
-    raise ValueError(
-        f"cannot tell what model {path!r} holds: expected a skltr JSON model, an XGBoost "
-        f".json/.ubj model or a LightGBM text model (model_to_string / save_model)."
-    )
+    with model_file_errors(path):
+        if path.endswith(".ubj"):
+            return from_xgboost(path)
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            head = fh.read(4096)
+        if not head.strip():
+            raise ModelFileError(path, "the file is empty")
+        if head.lstrip().startswith("{"):
+            doc = load_document(path)  # ModelFileError when it is not a JSON object
+            if doc.get("format") == "skltr-model":
+                return TreeEnsemble.from_document(doc)
+            if "learner" in doc:
+                return from_xgboost(doc)
+            raise ModelFileError(path, "JSON but neither a skltr nor an XGBoost model")
+        if head.startswith("tree\n") or "\nversion=v" in head[:200]:
+            return from_lightgbm(path)
+    raise ModelFileError(
+        path, "cannot tell what model it holds: expected a skltr JSON model, an XGBoost "
+              ".json/.ubj model or a LightGBM text model (model_to_string / save_model)")
 
 
 def to_tree_ensemble(model) -> TreeEnsemble:

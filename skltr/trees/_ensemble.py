@@ -46,7 +46,8 @@ import numpy as np
 
 from .._dtypes import BITSET_DTYPE, LEAF_VALUE_DTYPE, NODE_INDEX_DTYPE
 from ._input import FRAME_RULES, INPUT_RULES
-from ..utils._model_io import load_document, make_document, read_document, save_document
+from ..utils._model_io import (load_document, make_document, model_file_errors,
+                               read_document, save_document)
 
 __all__ = ["TreeEnsemble", "NodeFlags", "OUTPUT_TRANSFORMS"]
 
@@ -472,8 +473,9 @@ class TreeEnsemble:
 
     @classmethod
     def load(cls, path) -> "TreeEnsemble":
-        """Load a file written by :meth:`save`."""
-        return cls.from_document(load_document(path))
+        """Load a file written by :meth:`save` (errors name the file: ``ModelFileError``)."""
+        with model_file_errors(path):
+            return cls.from_document(load_document(path))
 
     def equals(self, other: "TreeEnsemble") -> bool:
         """True when both ensembles are identical, array for array and bit for bit."""

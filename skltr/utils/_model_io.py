@@ -20,8 +20,10 @@ layout is documented in ``docs/model_format.rst``.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
+import struct
 import warnings
 
 import numpy as np
@@ -39,8 +41,71 @@ __all__ = [
     "read_document",
     "save_document",
     "load_document",
+    "ModelFileError",
+    "model_file_errors",
     "VersionedPickleMixin",
 ]
+
+
+class ModelFileError(ValueError):
+    """A model file could not be read: the message names the file and the reason.
+
+    Raised by every reader of model files (skltr JSON documents, XGBoost ``.json`` /
+    ``.ubj``, LightGBM text, ``GPUHistGBDTRanker.load_model``); the error that revealed the
+    problem, if any, is kept as ``__cause__``. A ``ValueError``, so ``except ValueError``
+    keeps working. A missing or unreadable file still raises the ``OSError`` of ``open``.
+
+    Attributes
+    ----------
+    path : str
+        The file.
+    reason : str
+        What was wrong with it.
+    """
+
+    def __init__(self, path, reason: str):
+        self.path = os.fspath(path) if isinstance(path, (str, os.PathLike)) else str(path)
+        self.reason = reason
+        # Messages of the format readers may name the file already: do not repeat it.
+        if self.path in reason:
+            message = reason
+        else:
+            message = f"cannot read model file {self.path!r}: {reason}"
+        super().__init__(message)
+
+    def __reduce__(self):
+        return (type(self), (self.path, self.reason))
+
+
+#: What a parser raises on a truncated or corrupt file (struct.error: binary layouts such as
+#: UBJSON; RecursionError: absurdly nested JSON). OSError is not among them: a missing or
+#: unreadable file keeps its own error, which names the path.
+_PARSE_ERRORS = (ValueError, KeyError, IndexError, TypeError, AttributeError, struct.error,
+                 EOFError, OverflowError, RecursionError)
+
+
+@contextlib.contextmanager
+def model_file_errors(path):
+    """Turn the parse errors raised inside the block into :class:`ModelFileError` for ``path``.
+
+    ``ModelFileError`` and ``OSError`` pass through unchanged; anything in
+    ``_PARSE_ERRORS`` becomes a ``ModelFileError`` naming ``path`` and the reason, with the
+    original error as ``__cause__``.
+    """
+    try:
+        yield
+    except ModelFileError:
+        raise
+    except _PARSE_ERRORS as exc:
+        if isinstance(exc, (ValueError, OverflowError)) or type(exc) is TypeError:
+            reason = str(exc)
+        elif isinstance(exc, KeyError):
+            reason = (f"required entry {exc} is missing; the file is truncated, corrupt or "
+                      f"not a model of this kind")
+        else:
+            reason = (f"{type(exc).__name__}: {exc} (the file is truncated, corrupt or not "
+                      f"a model of this kind)")
+        raise ModelFileError(path, reason) from exc
 
 
 def encode_array(arr: np.ndarray) -> dict:
@@ -136,12 +201,28 @@ def save_document(doc: dict, path) -> None:
 
 
 def load_document(path) -> dict:
-    """Read a model document written by :func:`save_document`."""
-    with open(os.fspath(path), encoding="utf-8") as fh:
+    """Read a model document written by :func:`save_document`.
+
+    Raises
+    ------
+    ModelFileError
+        When the file is not UTF-8 JSON (e.g. truncated) or does not hold a JSON object;
+        the message names the file.
+    """
+    path = os.fspath(path)
+    with open(path, encoding="utf-8") as fh:
         try:
-            return json.load(fh)
+            doc = json.load(fh)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"{os.fspath(path)!r} is not valid JSON: {exc}") from exc
+            raise ModelFileError(path, f"not valid JSON ({exc}); the file is truncated or "
+                                       f"corrupt") from exc
+        except UnicodeDecodeError as exc:
+            raise ModelFileError(path, f"not UTF-8 text ({exc}); a skltr model is a JSON "
+                                       f"file") from exc
+    if not isinstance(doc, dict):
+        raise ModelFileError(path, f"holds a JSON {type(doc).__name__}, not a skltr model "
+                                   f"document (a JSON object)")
+    return doc
 
 
 class VersionedPickleMixin:

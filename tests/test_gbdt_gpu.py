@@ -928,3 +928,34 @@ def test_sparse_fit_gives_the_dense_model_on_the_gpu(dtype):
 
     with _config.override(BIN_CHUNK_ROWS=97):
         run_sparse_fit_equivalence("cuda", dtype)
+
+
+def test_gpu_hessian_counts_left_default_counts_invisible_missing_rows():
+    # Missing rows with zero gradients and hessians follow a left default: the left child's
+    # count includes them, and the partition buffer is cut there. The count left out once
+    # made a child's range overlap its sibling's (illegal addresses in the histogram kernel
+    # of leaf-wise fits with query and feature subsampling).
+    mb = 3
+    X = np.repeat(np.array([0, 1, mb], np.uint8), [15, 10, 5])[:, None].copy()
+    grad = np.repeat(np.array([-1, 1, 0], np.float32), [15, 10, 5])
+    hess = np.repeat(np.array([1, 1, 0], np.float32), [15, 10, 5])
+    n_bins = np.array([2], np.int32)
+    kw = dict(max_leaves=2, min_samples_leaf=1, min_samples_leaf_counts="hessian")
+    ref = _cpu_tree(X, n_bins, mb, grad, hess, **kw)
+    got = GPUTreeGrower(_device_binned(X, n_bins, mb), **kw).grow(
+        cupy.asarray(grad), cupy.asarray(hess), leaf_of_row=True)
+    assert_same_tree(got, ref)
+    assert list(got.count[1:]) == [20, 10]
+
+
+@pytest.mark.parametrize("growth", ["leafwise", "depthwise"])
+def test_gpu_fit_with_query_and_feature_subsampling_is_deterministic(growth):
+    # lambdarank (zero gradients in equal-label queries), 3% NaN, both subsamples: the case
+    # that crashed; two fits give the same trees, equal to the CPU's two-word trees.
+    X, y, qid = make_ranking(n_queries=60, docs_per_query=20, n_features=12,
+                             n_informative=6, random_state=0, nan_fraction=0.03)
+    p = dict(n_estimators=8, max_leaves=15, min_samples_leaf=5, max_bins=31, subsample=0.8,
+             colsample_bytree=0.8, random_state=0, growth=growth, max_depth=4)
+    a = GPUHistGBDTRanker(device="cuda", **p).fit(X, y, qid=qid).ensemble_
+    b = GPUHistGBDTRanker(device="cuda", **p).fit(X, y, qid=qid).ensemble_
+    assert a.equals(b)

@@ -650,3 +650,21 @@ def test_hessian_counts_treat_zero_gradient_bins_as_empty():
         assert list(est.count[1:]) == [20, 10]  # real row counts, from the partition
         assert_same_tree(est, naive_grow(X, grad, hess, n_bins, 3,
                                          min_samples_leaf_counts="hessian", **kw))
+
+
+def test_hessian_counts_left_default_counts_invisible_missing_rows():
+    # The missing bin holds rows whose gradients and hessians are zero (a query with equal
+    # labels): seen through hessians the node has no missing rows, so missing values follow
+    # the bigger child -- here the left one -- and the left child's row count must include
+    # them (the GPU grower cuts its partition buffer at that count).
+    missing_bin = 3
+    X = np.repeat(np.array([0, 1, missing_bin], np.uint8), [15, 10, 5])[:, None].copy()
+    grad = np.repeat(np.array([-1, 1, 0], np.float32), [15, 10, 5])
+    hess = np.repeat(np.array([1, 1, 0], np.float32), [15, 10, 5])
+    n_bins = np.array([2], np.int32)
+    kw = dict(min_samples_leaf=1, max_leaves=2, min_samples_leaf_counts="hessian")
+    for mode in ("float", "quantised"):
+        tree = grow(X, n_bins, grad, hess, missing_bin, hist_mode=mode, **kw)
+        assert tree.default_left[0]
+        assert list(tree.count[1:]) == [20, 10]
+        assert_same_tree(tree, naive_grow(X, grad, hess, n_bins, missing_bin, **kw))

@@ -214,7 +214,10 @@ def _scan_feature(hist, f, nb, use, sum_g, sum_h, count, missing_bin, inv_scale_
                                    parent)
             if gain > best:
                 best, best_b, best_left = gain, b, count - cr > cr
-                best_gl, best_hl, best_cl = ag, ah, ac
+                # under hessian counts the missing bin may hold rows with zero gradients
+                # and hessians (invisible, so with_missing is False): they follow the
+                # default direction, so a left default counts them in the left child
+                best_gl, best_hl, best_cl = ag, ah, ac + (mc if best_left else 0)
     if best_b < 0:
         best = -np.inf
     else:

@@ -144,6 +144,10 @@ extern "C" __global__ void find_best_splits(
                     if (d == 0 || b == nb - 1) continue;
                     gl = ag; hl = ah; cl = ac; cr = n_all - an;
                     left = count - cr > cr;      // more rows, counted as min_n is
+                    // missing rows invisible to hessian counts (zero gradients and
+                    // hessians) follow the default: a left default counts them left (the
+                    // grower cuts the partition buffer at n_L)
+                    if (left) cl += mc;
                 }
                 // child counts checked: rows, or (estimates) right = n_all - left part's
                 // estimate and left = node rows - right, as the CPU

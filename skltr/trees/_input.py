@@ -81,7 +81,10 @@ def cast_input_values(values: np.ndarray, rule: str) -> np.ndarray:
         return values.astype(np.float64, copy=False)
     if rule == "float32" or (rule == "float32_unless_float"
                              and values.dtype not in (np.float32, np.float64)):
-        return values.astype(np.float32, copy=False).astype(np.float64)
+        # beyond float32's range a value becomes +-inf, as in the libraries' own C casts;
+        # NumPy would warn about the overflow on every such call
+        with np.errstate(over="ignore"):
+            return values.astype(np.float32, copy=False).astype(np.float64)
     if rule == "float32_unless_float":
         return values.astype(np.float64, copy=False)
     raise ValueError(f"unknown input_rule {rule!r}; expected one of {INPUT_RULES}.")

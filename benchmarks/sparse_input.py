@@ -55,16 +55,18 @@ def main():
     rows = []
 
     # ---- fit: CSR vs dense (equal models first)
+    # warm-up on the full data (the binning sample's path depends on the row count), so no
+    # timed fit compiles a kernel
     warm = GPUHistGBDTRanker(**{**params, "n_estimators": 2})
-    warm.fit(Xs[:20_000], y[:20_000], qid=qid[:20_000])
-    warm.fit(X[:20_000], y[:20_000], qid=qid[:20_000])
+    warm.fit(Xs, y, qid=qid)
+    warm.fit(X, y, qid=qid)
     m_sparse, mem_sparse = peak_rss_during(lambda: GPUHistGBDTRanker(**params).fit(Xs, y, qid=qid))
     m_dense, mem_dense = peak_rss_during(lambda: GPUHistGBDTRanker(**params).fit(X, y, qid=qid))
     assert m_sparse.to_tree_ensemble().equals(m_dense.to_tree_ensemble()), "CSR model differs"
     t_sparse = time_median(lambda: GPUHistGBDTRanker(**params).fit(Xs, y, qid=qid),
-                           repeat=2, warmup=0)
+                           repeat=3, warmup=0)
     t_dense = time_median(lambda: GPUHistGBDTRanker(**params).fit(X, y, qid=qid),
-                          repeat=2, warmup=0)
+                          repeat=3, warmup=0)
     rows.append(row(f"fit {args.device} CSR vs dense", "fit_s", t_sparse, t_dense,
                     "skltr dense", "s"))
     if not gpu:
@@ -79,8 +81,8 @@ def main():
             return lgb.train(lgb_params, lgb.Dataset(Xs, y, group=query_sizes(qid)),
                              num_boost_round=args.trees)
 
-        rows.append(row("fit cpu CSR", "fit_s", t_sparse, time_median(lgb_fit, repeat=2,
-                                                                      warmup=0),
+        rows.append(row("fit cpu CSR", "fit_s", t_sparse, time_median(lgb_fit, repeat=3,
+                                                                      warmup=1),
                         "lightgbm csr", "s"))
 
     # ---- predict (CPU scoring; GPU scoring is another benchmark's): QuickScorer on CSR vs

@@ -70,7 +70,8 @@ class QuickScorerPredictor(VersionedPickleMixin, MetaEstimatorMixin, BaseEstimat
     Parameters
     ----------
     model : estimator, optional
-        An unfitted XGBoost / LightGBM / scikit-learn HistGradientBoosting / skltr tree model,
+        An unfitted XGBoost / LightGBM / scikit-learn tree model (HistGradientBoosting,
+        GradientBoosting, RandomForest, ExtraTrees, DecisionTree) or skltr tree model,
         fitted (as a clone) by :meth:`fit`. Use :meth:`from_model` or :meth:`from_file` for a
         model that is already fitted.
     device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"

@@ -416,7 +416,9 @@ class TreeEnsemble:
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like, pandas DataFrame or scipy CSR / CSC matrix, shape (n_samples, n_features)
+            Read as the source library reads it (``input_rule``, ``frame_rule``; an entry
+            absent from a sparse row is ``absent_value``).
         n_jobs : int, optional
             Threads; None uses numba's default.
 

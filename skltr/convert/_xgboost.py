@@ -33,6 +33,7 @@ import struct
 import numpy as np
 from numba import njit
 
+from .. import _numba_cache  # noqa: F401 - kernel caches outside the package
 from ..trees._ensemble import NodeFlags, TreeEnsemble
 from ..trees._input import XGB_CATEGORY_TYPES
 

@@ -33,6 +33,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
+from .. import _numba_cache  # noqa: F401 - kernel caches outside the package
 from .._dtypes import QID_DTYPE, Y_DTYPE
 from ..utils._qid import check_qid, group_sizes_to_qid
 

@@ -21,6 +21,8 @@ the only globals read by kernels are the fixed integer codes below.
 import numpy as np
 from numba import njit, prange
 
+from .. import _numba_cache  # noqa: F401 - kernel caches outside the package
+
 # Metric codes understood by ``per_query_metric``.
 DCG = 0
 NDCG = 1

@@ -13,6 +13,8 @@ import math
 import numpy as np
 from numba import njit
 
+from .. import _numba_cache  # noqa: F401 - kernel caches outside the package
+
 
 @njit(cache=True)
 def _sigmoid(raw, scale, out):

@@ -65,11 +65,16 @@ def model_file_indexing(ensemble):
 
 def _read_letor(path, *, zero_based, why, n_features=None, query_file=None, model_words=""):
     """``load_letor`` as CSR plus the indexing used; index errors become one-line advice."""
-    from .datasets._svmlight import LetorIndexError, _load_letor  # noqa: PLC0415
+    from .datasets._svmlight import (  # noqa: PLC0415
+        LetorIndexError, MissingQidError, _load_letor)
 
     try:
         return _load_letor(path, n_features=n_features, dense=False, query_file=query_file,
                            zero_based=zero_based)
+    except MissingQidError as exc:
+        raise CommandError(
+            f"{exc.where}; pass --query-file with the group sizes (one integer per line), "
+            f"or write qid:<id> after each label.") from None
     except LetorIndexError as exc:
         if exc.index == 0:
             raise CommandError(
@@ -228,84 +233,161 @@ def run_train(args) -> dict:
     return result
 
 
+#: The top-level ``--help`` text: plain text (the module docstring is reStructuredText).
+_DESCRIPTION = """\
+skltr: learning to rank with scikit-learn estimators, on the CPU or a GPU.
+
+Run "skltr COMMAND --help" for a command's options. Errors are one line on stderr with exit
+status 2; --debug shows the traceback instead."""
+
+_DEVICE_HELP = "cpu, cuda, cuda:N, or auto (a GPU when one is visible, else the CPU)"
+
+
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter,
+                     argparse.RawDescriptionHelpFormatter):
+    """Every option's default shown (unless there is none to show: None, a flag's False);
+    descriptions kept as written."""
+
+    def _get_help_string(self, action):
+        if action.default is None or action.default is False or (
+                action.default is argparse.SUPPRESS):
+            return action.help
+        return super()._get_help_string(action)
+
+
+def _sub(sub, name, help_text):
+    parser = sub.add_parser(name, help=help_text, formatter_class=_HelpFormatter,
+                            description=help_text[0].upper() + help_text[1:] + ".")
+    parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="show the full traceback of an error instead of one line")
+    return parser
+
+
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__  # noqa: PLC0415
 
-    parser = argparse.ArgumentParser(prog="skltr", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="skltr", description=_DESCRIPTION,
+                                     formatter_class=_HelpFormatter)
     parser.add_argument("--version", action="version", version=f"skltr {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="train every ranker on built-in synthetic data")
-    demo.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or auto")
-    demo.add_argument("--n-queries", type=int, default=2000)
-    demo.add_argument("--docs-per-query", type=int, default=50)
-    demo.add_argument("--n-features", type=int, default=136)
-    demo.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--debug", action="store_true",
+                        help="show the full traceback of an error instead of one line")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    demo = _sub(sub, "demo", "train every ranker on built-in synthetic ranking data")
+    demo.add_argument("--device", default="cpu", help=_DEVICE_HELP)
+    demo.add_argument("--n-queries", type=int, default=2000, help="queries to generate")
+    demo.add_argument("--docs-per-query", type=int, default=50, help="documents per query")
+    demo.add_argument("--n-features", type=int, default=136, help="features per document")
+    demo.add_argument("--seed", type=int, default=0, help="seed of the data and the models")
     demo.add_argument("--quiet", action="store_true", help="no progress bar")
     demo.set_defaults(func=run_demo)
-    convert = sub.add_parser("convert", help="convert a model file to skltr's JSON format")
-    convert.add_argument("model", help="XGBoost .json/.ubj, LightGBM text, or skltr JSON")
+
+    convert = _sub(sub, "convert", "convert a model file to skltr's JSON format")
+    convert.add_argument("model", help="XGBoost .json/.ubj, LightGBM text, or skltr JSON model")
     convert.add_argument("-o", "--output", required=True, help="output .json path")
     convert.set_defaults(func=run_convert)
-    predict = sub.add_parser("predict", help="score a LETOR/SVMlight file with a model file")
-    predict.add_argument("model", help="XGBoost .json/.ubj, LightGBM text, or skltr JSON")
-    predict.add_argument("data", help="LETOR/SVMlight file (qid: tokens or a .query file)")
-    predict.add_argument("-o", "--output", default=None, help="scores file (default stdout)")
+
+    predict = _sub(sub, "predict", "score a LETOR/SVMlight file with a model file")
+    predict.add_argument("model", help="XGBoost .json/.ubj, LightGBM text, or skltr JSON model")
+    predict.add_argument("data", help="LETOR/SVMlight file (qid: tokens, or a query file)")
+    predict.add_argument("-o", "--output", default=None,
+                         help="scores file, one score per line (unset: standard output)")
     predict.add_argument("--zero-based", default=None, choices=list(_ZERO_BASED),
                          help="feature indices of DATA: true = index k is column k, false = "
                               "index 1 is the first column, auto = zero-based only if some "
-                              "index is 0; default: as the model's library reads files "
+                              "index is 0; unset: as the model's library reads files "
                               "(LightGBM, XGBoost: true; skltr: as skltr train read its file)")
     predict.add_argument("--query-file", default=None,
                          help="group sizes, one per line, when DATA has no qid: tokens "
-                              "(default: DATA.query when it exists)")
+                              "(unset: DATA.query when it exists)")
     predict.add_argument("--backend", default="auto", choices=["auto", "quickscorer",
-                                                               "traversal"])
-    predict.add_argument("--device", default="cpu")
+                                                               "traversal"],
+                         help="scoring backend; auto picks per model")
+    predict.add_argument("--device", default="cpu", help=_DEVICE_HELP)
     predict.set_defaults(func=run_predict)
-    train = sub.add_parser("train", help="train a GPUHistGBDTRanker on a LETOR/SVMlight file")
-    train.add_argument("data", help="training file (qid: tokens or a .query file)")
+
+    train = _sub(sub, "train", "train a GPUHistGBDTRanker on a LETOR/SVMlight file")
+    train.add_argument("data", help="training file (qid: tokens, or a query file)")
     train.add_argument("-o", "--output", required=True, help="output JSON model path")
-    train.add_argument("--test", default=None, help="test file: NDCG@10 is printed for it")
+    train.add_argument("--test", default=None, help="test file: its NDCG@10 is printed")
     train.add_argument("--zero-based", default="auto", choices=list(_ZERO_BASED),
                        help="feature indices of the files: true = index k is column k (as "
                             "LightGBM and XGBoost read them), false = index 1 is the first "
-                            "column, auto (default) = zero-based only if some index is 0; "
-                            "recorded in the model for skltr predict")
+                            "column, auto = zero-based only if some index is 0; recorded in "
+                            "the model for skltr predict")
     train.add_argument("--query-file", default=None,
                        help="group sizes, one per line, when DATA has no qid: tokens "
-                            "(default: DATA.query when it exists)")
+                            "(unset: DATA.query when it exists)")
     train.add_argument("--objective", default="lambdarank",
-                       choices=["lambdarank", "rank_pairwise", "rank_xendcg", "regression"])
-    train.add_argument("--n-estimators", type=int, default=100)
-    train.add_argument("--learning-rate", type=float, default=0.1)
-    train.add_argument("--max-leaves", type=int, default=31)
-    train.add_argument("--max-depth", type=int, default=None)
-    train.add_argument("--min-samples-leaf", type=int, default=20)
-    train.add_argument("--reg-lambda", type=float, default=0.0)
-    train.add_argument("--max-bins", type=int, default=255)
-    train.add_argument("--subsample", type=float, default=1.0, help="fraction of queries")
-    train.add_argument("--colsample-bytree", type=float, default=1.0)
-    train.add_argument("--early-stopping", default="off", choices=["auto", "on", "off"])
-    train.add_argument("--n-jobs", type=int, default=None)
-    train.add_argument("--seed", type=int, default=0)
-    train.add_argument("--device", default="cpu")
+                       choices=["lambdarank", "rank_pairwise", "rank_xendcg", "regression"],
+                       help="training objective")
+    train.add_argument("--n-estimators", type=int, default=100, help="boosting rounds")
+    train.add_argument("--learning-rate", type=float, default=0.1, help="shrinkage")
+    train.add_argument("--max-leaves", type=int, default=31, help="leaves per tree")
+    train.add_argument("--max-depth", type=int, default=None,
+                       help="depth limit (unset: none)")
+    train.add_argument("--min-samples-leaf", type=int, default=20, help="rows per leaf")
+    train.add_argument("--reg-lambda", type=float, default=0.0, help="L2 penalty on leaves")
+    train.add_argument("--max-bins", type=int, default=255, help="bins per feature (2-255)")
+    train.add_argument("--subsample", type=float, default=1.0,
+                       help="fraction of queries per tree")
+    train.add_argument("--colsample-bytree", type=float, default=1.0,
+                       help="fraction of features per tree")
+    train.add_argument("--early-stopping", default="off", choices=["auto", "on", "off"],
+                       help="on / auto hold out --validation-fraction of the training "
+                            "queries and stop when their NDCG stalls (auto: above 10,000 "
+                            "rows; a warning says so)")
+    train.add_argument("--n-jobs", type=int, default=None, help="threads (unset: all)")
+    train.add_argument("--seed", type=int, default=0, help="random seed")
+    train.add_argument("--device", default="cpu", help=_DEVICE_HELP)
     train.add_argument("--quiet", action="store_true", help="no progress bar")
     train.set_defaults(func=run_train)
     return parser
 
 
-def main(argv=None) -> int:
-    """Run the command; return its exit status (2, after one line on stderr, when the input
-    does not fit: see :class:`CommandError`)."""
-    args = build_parser().parse_args(argv)
-    if getattr(args, "device", None) is not None:
-        from ._device import resolve_device  # noqa: PLC0415
+def _one_line(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror and exc.filename:
+        return f"{exc.filename}: {exc.strerror}"
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if isinstance(exc, (CommandError, ValueError)) else (
+        f"{type(exc).__name__}: {text}")
 
-        args.device = str(resolve_device(args.device))
+
+def main(argv=None) -> int:
+    """Run the command; return its exit status.
+
+    Errors are one line on stderr (``skltr CMD: error: ...``) and exit status 2; ``--debug``
+    raises them with their traceback. Warnings are one line each. A closed output pipe
+    (``skltr predict ... | head``) ends the command quietly.
+    """
+    import warnings  # noqa: PLC0415
+
+    args = build_parser().parse_args(argv)
+    name = f"skltr {args.command}"
+    if not args.debug:
+        def show(message, category, *_rest, **_kw):
+            print(f"{name}: warning: {' '.join(str(message).split())}", file=sys.stderr)
+
+        warnings.showwarning = show
     try:
+        if getattr(args, "device", None) is not None:
+            from ._device import resolve_device  # noqa: PLC0415
+
+            args.device = str(resolve_device(args.device))
         args.func(args)
-    except CommandError as exc:
-        print(f"skltr {args.command}: error: {exc}", file=sys.stderr)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # the reader went away (head, less): stop writing, say nothing, as other tools do
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        print(f"{name}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - every error becomes one line
+        if args.debug:
+            raise
+        print(f"{name}: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     return 0
 

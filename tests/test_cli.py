@@ -19,9 +19,12 @@ def test_python_m_skltr_version():
     assert out.startswith("skltr ")
 
 
-def test_demo_bad_device():
+def test_demo_bad_device(capsys):
+    assert main(["demo", "--device", "tpu", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("skltr demo: error: ") and "not understood" in err[0]
     with pytest.raises(ValueError, match="not understood"):
-        main(["demo", "--device", "tpu", "--quiet"])
+        main(["demo", "--device", "tpu", "--quiet", "--debug"])
 
 
 @pytest.mark.filterwarnings("ignore:.*Text file input has been deprecated")
@@ -230,8 +233,10 @@ def test_query_file_options(letor_dir, tmp_path, capsys):
                  str(tmp_path / "b.txt")]) == 0
     assert _ndcg_line(capsys.readouterr().err) == with_file
     np.testing.assert_array_equal(np.loadtxt(tmp_path / "a.txt"), np.loadtxt(tmp_path / "b.txt"))
-    with pytest.raises(ValueError, match="no qid: tokens.*query_file"):
-        main(args)
+    assert main(args) == 2  # a CLI user is told about --query-file, not query_file=
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no qid: tokens" in err[0] and "pass --query-file" in err[0]
+    assert "query_file=" not in err[0]
 
 
 def test_indexing_that_cannot_fit_the_model_is_refused_in_one_line(letor_dir, tmp_path):
@@ -265,3 +270,90 @@ def test_indexing_that_cannot_fit_the_model_is_refused_in_one_line(letor_dir, tm
     train.write_text("1 qid:1 1:0.5 2:1\n0 qid:1 1:0.25\n2 qid:2 2:3\n0 qid:2 1:1\n")
     run = _run_cli("train", train, "-o", tmp_path / "m.json", "--test", wide, "--quiet")
     assert run.returncode == 2 and "does not fit the training file's 2 features" in run.stderr
+
+
+def _all_parsers():
+    import argparse
+
+    from skltr.cli import build_parser
+
+    parser = build_parser()
+    subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return parser, subs.choices
+
+
+def test_every_option_has_help_and_shows_its_default():
+    import argparse
+
+    parser, commands = _all_parsers()
+    for name, sub in commands.items():
+        text = sub.format_help()
+        for action in sub._actions:
+            if not action.option_strings or action.dest == "help":
+                continue
+            assert action.help, f"skltr {name} {action.option_strings[0]} has no help"
+            if action.default not in (None, False, argparse.SUPPRESS) and isinstance(
+                    action.default, (int, float, str)):
+                assert f"(default: {action.default})" in " ".join(text.split()), (
+                    name, action.option_strings)
+
+
+def test_help_is_plain_text():
+    parser, commands = _all_parsers()
+    for text in [parser.format_help()] + [p.format_help() for p in commands.values()]:
+        assert "``" not in text and ":class:" not in text and ":func:" not in text
+
+
+def test_errors_are_one_line_with_status_2_and_debug_shows_the_traceback(tmp_path):
+    run = _run_cli("predict", tmp_path / "missing.json", tmp_path / "data.letor")
+    assert run.returncode == 2
+    assert run.stderr.strip() == (f"skltr predict: error: {tmp_path / 'missing.json'}: "
+                                  f"No such file or directory")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "skltr-model", "schema')
+    run = _run_cli("convert", bad, "-o", tmp_path / "out.json")
+    assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1
+    assert str(bad) in run.stderr and "Traceback" not in run.stderr
+    run = _run_cli("convert", bad, "-o", tmp_path / "out.json", "--debug")
+    assert run.returncode == 1 and "Traceback" in run.stderr
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path):
+    import os
+    from pathlib import Path
+
+    import numpy as np
+
+    from skltr import GPUHistGBDTRanker
+    from skltr.datasets import dump_letor, make_ranking
+
+    X, y, qid = make_ranking(n_queries=400, docs_per_query=30, n_features=5, n_informative=3,
+                             random_state=0)
+    data = tmp_path / "data.letor"
+    dump_letor(data, X, y, qid)
+    model = tmp_path / "model.json"
+    GPUHistGBDTRanker(n_estimators=2).fit(X, y, qid=qid).save_model(model)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1]) + os.pathsep + env.get(
+        "PYTHONPATH", "")
+    run = subprocess.run(f"{sys.executable} -m skltr predict {model} {data} | head -1",
+                         shell=True, capture_output=True, text=True, env=env)
+    assert len(run.stdout.splitlines()) == 1
+    assert "Traceback" not in run.stderr and "BrokenPipe" not in run.stderr
+    assert "error" not in run.stderr
+    assert np.isfinite(float(run.stdout))
+
+
+def test_warnings_are_one_line(tmp_path):
+    from skltr.datasets import dump_letor, make_ranking
+
+    X, y, qid = make_ranking(n_queries=210, docs_per_query=50, n_features=4, n_informative=2,
+                             random_state=0)  # 10,500 rows: early_stopping="auto" holds out
+    data = tmp_path / "train.letor"
+    dump_letor(data, X, y, qid)
+    run = _run_cli("train", data, "-o", tmp_path / "m.json", "--early-stopping", "auto",
+                   "--n-estimators", "2", "--quiet")
+    assert run.returncode == 0, run.stderr
+    warning = [line for line in run.stderr.splitlines() if "warning" in line]
+    assert len(warning) == 1 and warning[0].startswith("skltr train: warning: ")
+    assert "validation_fraction" in warning[0]

@@ -465,6 +465,15 @@ def _parse_letor(buf, max_rows, max_pairs, pow10, pow_hi, pow_lo):
 # --------------------------------------------------------------------------------------------
 
 
+class MissingQidError(ValueError):
+    """A LETOR file without ``qid:`` tokens and without a query file (``where`` says which
+    file and what was looked for, so a caller such as the CLI can word its own advice)."""
+
+    def __init__(self, message, where=""):
+        super().__init__(message)
+        self.where = where
+
+
 class LetorIndexError(ValueError):
     """A feature index that does not fit the indexing asked for: an index 0 read one-based,
     or an index beyond ``n_features``. ``where`` names the file and line, ``index`` is the
@@ -708,10 +717,10 @@ def _load_letor(path, *, n_features=None, dense=True, dtype=np.float64, query_fi
                 f" and no query file {os.fspath(path) + '.query'!r} exists"
                 if query_file is None and not is_file_obj else ""
             )
-            raise ValueError(
+            raise MissingQidError(
                 f"{name} has no qid: tokens{looked}; pass query_file= with the group sizes "
-                f"(one integer per line), or write qid:<id> after each label."
-            )
+                f"(one integer per line), or write qid:<id> after each label.",
+                where=f"{name} has no qid: tokens{looked}")
 
     values = values.astype(dtype, copy=False)
     if dense:

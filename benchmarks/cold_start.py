@@ -1,0 +1,108 @@
+"""Cold start: what the first run costs, with empty kernel caches and with warm ones.
+
+Each measurement is a fresh Python process with its own kernel cache folder
+(``SKLTR_CACHE_DIR`` and ``NUMBA_CACHE_DIR`` unset, so skltr's per-user cache locator is used,
+pointed at a new temporary folder for the cold runs):
+
+* ``demo``: the whole ``skltr demo --quiet`` command (the README's first command after the
+  install), cold (empty cache) and warm (the cache the cold run filled);
+* ``first_fit_predict``: in one process, ``GPUHistGBDTRanker().fit`` + ``predict`` on the
+  demo's data (make_ranking, 2,000 queries x 50 documents x 136 features, 80/20 split), then
+  the same fit + predict again in the same process: the first minus the second is what
+  loading (warm) or compiling (cold) the kernels costs; reported with process CPU time too,
+  since wall time on a shared machine drifts.
+
+Targets (issue #12): cold ``skltr demo`` <= 15 s; warm first fit + predict <= 1 s above the
+fit itself, on the 2-core machine.
+
+Usage: python benchmarks/cold_start.py [--repeat 2] [--out DIR]
+"""
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+from _harness import row, write_result
+
+_FIT_SCRIPT = r"""
+import json, resource, sys, time
+t0 = time.perf_counter(); c0 = time.process_time()
+from skltr import GPUHistGBDTRanker
+from skltr.datasets import make_ranking
+from skltr.model_selection import train_test_split_by_query
+X, y, qid = make_ranking(n_queries=2000, docs_per_query=50, n_features=136, n_informative=20,
+                         random_state=0)
+X_tr, X_te, y_tr, y_te, q_tr, q_te = train_test_split_by_query(X, y, qid=qid, test_size=0.2,
+                                                               random_state=0)
+t_import = time.perf_counter() - t0
+out = {"import_and_data_s": t_import}
+for k in (1, 2):
+    t = time.perf_counter(); c = time.process_time()
+    m = GPUHistGBDTRanker(random_state=0).fit(X_tr, y_tr, qid=q_tr)
+    t_fit = time.perf_counter() - t
+    m.predict(X_te)
+    out[f"fit_predict_{k}_s"] = time.perf_counter() - t
+    out[f"fit_{k}_s"] = t_fit
+    out[f"fit_predict_{k}_cpu_s"] = time.process_time() - c
+print(json.dumps(out))
+"""
+
+
+def _env(cache_dir):
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR",)}
+    env["SKLTR_CACHE_DIR"] = cache_dir
+    return env
+
+
+def _timed(cmd, env):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    run = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, run.stdout
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=2, help="cold/warm pairs of each kind")
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args()
+    rows, raw = [], {"demo": [], "fit": []}
+    for _ in range(args.repeat):
+        with tempfile.TemporaryDirectory() as cache:
+            demo = [sys.executable, "-m", "skltr", "demo", "--quiet"]
+            cold = _timed(demo, _env(cache))
+            warm = _timed(demo, _env(cache))
+            raw["demo"].append({"cold_wall_s": cold[0], "cold_cpu_s": cold[1],
+                                "warm_wall_s": warm[0], "warm_cpu_s": warm[1]})
+        with tempfile.TemporaryDirectory() as cache:
+            fits = {}
+            for state in ("cold", "warm"):
+                wall, cpu, out = _timed([sys.executable, "-c", _FIT_SCRIPT], _env(cache))
+                fits[state] = {"process_wall_s": wall, "process_cpu_s": cpu,
+                               **json.loads(out.strip().splitlines()[-1])}
+            raw["fit"].append(fits)
+    best = min(raw["demo"], key=lambda r: r["cold_wall_s"])
+    rows.append(row("skltr demo, empty caches vs warm", "wall_s", best["cold_wall_s"],
+                    best["warm_wall_s"], "skltr demo (warm caches)", "s"))
+    rows.append(row("skltr demo, empty caches vs 15 s target", "wall_s", best["cold_wall_s"],
+                    15.0, "target", "s"))
+    for state in ("cold", "warm"):
+        f = min((r[state] for r in raw["fit"]), key=lambda r: r["fit_predict_1_s"])
+        rows.append(row(f"first fit+predict in a process, {state} cache", "wall_s",
+                        f["fit_predict_1_s"], f["fit_predict_2_s"],
+                        "second fit+predict, same process", "s"))
+    write_result("cold_start", rows, params={"data": "make_ranking 2000 x 50 x 136, 80/20",
+                                             "repeat": args.repeat, "raw": raw},
+                 packages=("numpy", "numba", "scikit-learn"), out_dir=args.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -32,7 +32,7 @@ from numba.misc.appdirs import AppDirs
 
 from ._version import __version__
 
-__all__ = ["cache_root", "install"]
+__all__ = ["announce_first_compile", "cache_root", "install"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -95,6 +95,31 @@ def _process_dir() -> str:
     if _PROCESS_DIR is None:
         _PROCESS_DIR = tempfile.mkdtemp(prefix="skltr-cache-")
     return _PROCESS_DIR
+
+
+_ANNOUNCED = False
+
+
+def _has_cached_kernels(root: str) -> bool:
+    for _dirpath, _dirs, files in os.walk(root):
+        if any(f.endswith(".nbi") for f in files):
+            return True
+    return False
+
+
+def announce_first_compile() -> None:
+    """Say once, on stderr, that kernels are being compiled when this skltr / numba has no
+    cached kernels yet (a first run spends about 30 s of a 2-core machine compiling them:
+    ``benchmarks/cold_start.py``); quiet afterwards, and with ``SKLTR_QUIET=1``."""
+    global _ANNOUNCED
+    if _ANNOUNCED or os.environ.get("SKLTR_QUIET"):
+        return
+    _ANNOUNCED = True
+    root = config.CACHE_DIR or cache_root()
+    if _has_cached_kernels(root):
+        return
+    print(f"skltr: compiling numba kernels, once for this skltr and numba version (about "
+          f"30 s on 2 cores); later runs load them from {root}", file=sys.stderr, flush=True)
 
 
 def install() -> None:

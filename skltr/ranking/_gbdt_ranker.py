@@ -381,7 +381,9 @@ class GPUHistGBDTRanker(BaseRanker):
     def _fit(self, data, eval_set=None):
         from .._gbdt.boosting import EvalData, boost, split_queries  # noqa: PLC0415
         from .._gbdt.objectives import make_objective  # noqa: PLC0415
+        from .._numba_cache import announce_first_compile  # noqa: PLC0415
 
+        announce_first_compile()
         device = resolve_device(self.device)
         if device.is_gpu:
             _check_gpu_support(self)

@@ -161,7 +161,9 @@ class QuickScorerPredictor(VersionedPickleMixin, MetaEstimatorMixin, BaseEstimat
     def _compile(self, source):
         from ..convert import to_tree_ensemble  # noqa: PLC0415
         from ..trees._quickscorer_layout import build_quickscorer_layout  # noqa: PLC0415
+        from .._numba_cache import announce_first_compile  # noqa: PLC0415
 
+        announce_first_compile()
         device = resolve_device(self.device)
         if device.is_gpu:
             raise NotImplementedError(

@@ -100,49 +100,10 @@ def _progress(iterable, *, quiet: bool, desc: str, total: int | None = None):
 
 
 def run_demo(args) -> list[dict]:
-    """Train and evaluate every ranker; return the table rows (also printed)."""
-    from .datasets import make_ranking  # noqa: PLC0415
-    from .metrics import ndcg_score  # noqa: PLC0415
-    from .model_selection import train_test_split_by_query  # noqa: PLC0415
-    from .ranking import RANKERS  # noqa: PLC0415
+    """``skltr demo``: see :mod:`skltr._demo`."""
+    from ._demo import run_demo as demo  # noqa: PLC0415
 
-    t0 = time.perf_counter()
-    X, y, qid = make_ranking(n_queries=args.n_queries, docs_per_query=args.docs_per_query,
-                             n_features=args.n_features,
-                             n_informative=min(20, args.n_features), random_state=args.seed)
-    X_tr, X_te, y_tr, y_te, q_tr, q_te = train_test_split_by_query(
-        X, y, qid=qid, test_size=0.2, random_state=args.seed)
-    print(f"data: {X.shape[0]} rows x {X.shape[1]} features, {len(np.unique(qid))} queries "
-          f"(train {len(np.unique(q_tr))}, test {len(np.unique(q_te))}); generated in "
-          f"{time.perf_counter() - t0:.2f} s; device={args.device}")
-    rows = []
-    rng = np.random.default_rng(args.seed)
-    rows.append({"model": "baseline: random scores", "fit_s": 0.0, "predict_s": 0.0,
-                 "ndcg@10": ndcg_score(y_te, rng.random(len(y_te)), qid=q_te, k=10)})
-    # Best single feature, chosen on the training queries (either sign).
-    best = max(((ndcg_score(y_tr, sign * np.nan_to_num(X_tr[:, j], nan=0.0), qid=q_tr, k=10),
-                 j, sign) for j in range(X.shape[1]) for sign in (1.0, -1.0)))
-    _, j, sign = best
-    rows.append({"model": f"baseline: best feature ({'+' if sign > 0 else '-'}x{j})",
-                 "fit_s": 0.0, "predict_s": 0.0,
-                 "ndcg@10": ndcg_score(y_te, sign * np.nan_to_num(X_te[:, j], nan=0.0),
-                                       qid=q_te, k=10)})
-    for name in _progress(list(RANKERS), quiet=args.quiet, desc="rankers"):
-        ranker = RANKERS[name](args.device)
-        t = time.perf_counter()
-        ranker.fit(X_tr, y_tr, qid=q_tr)
-        fit_s = time.perf_counter() - t
-        t = time.perf_counter()
-        pred = ranker.predict(X_te)
-        rows.append({"model": name, "fit_s": fit_s, "predict_s": time.perf_counter() - t,
-                     "ndcg@10": ndcg_score(y_te, pred, qid=q_te, k=10)})
-    if not RANKERS:
-        print("no trained rankers are available in this version yet; baselines only.")
-    print(f"\n{'model':<36} {'NDCG@10':>8} {'fit s':>8} {'predict s':>10}")
-    print("-" * 65)
-    for r in rows:
-        print(f"{r['model']:<36} {r['ndcg@10']:>8.4f} {r['fit_s']:>8.3f} {r['predict_s']:>10.4f}")
-    return rows
+    return demo(args)
 
 
 def run_convert(args) -> None:
@@ -273,13 +234,16 @@ def build_parser() -> argparse.ArgumentParser:
                         help="show the full traceback of an error instead of one line")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    demo = _sub(sub, "demo", "train every ranker on built-in synthetic ranking data")
+    demo = _sub(sub, "demo", "train every ranker, and LightGBM and XGBoost when installed, on "
+                             "built-in synthetic ranking data")
     demo.add_argument("--device", default="cpu", help=_DEVICE_HELP)
     demo.add_argument("--n-queries", type=int, default=2000, help="queries to generate")
     demo.add_argument("--docs-per-query", type=int, default=50, help="documents per query")
     demo.add_argument("--n-features", type=int, default=136, help="features per document")
     demo.add_argument("--seed", type=int, default=0, help="seed of the data and the models")
-    demo.add_argument("--quiet", action="store_true", help="no progress bar")
+    demo.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    demo.add_argument("--plot", default=None, metavar="FILE",
+                      help="write a PNG: NDCG@10 per round and quality / fit time per model")
     demo.set_defaults(func=run_demo)
 
     convert = _sub(sub, "convert", "convert a model file to skltr's JSON format")

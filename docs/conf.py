@@ -28,7 +28,21 @@ extensions = [
     "sphinx.ext.doctest",
     "sphinx.ext.mathjax",
     "numpydoc",
+    "sphinx_gallery.gen_gallery",
 ]
+
+# -- examples gallery -------------------------------------------------------------------------
+# Every script of examples/ becomes a page under auto_examples/ with its output; the plot_*
+# scripts are run during the build (a few seconds each) and their figures captured.
+sphinx_gallery_conf = {
+    "examples_dirs": str(ROOT / "examples"),
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r"/plot_",
+    "download_all_examples": False,
+    "remove_config_comments": True,
+    "within_subsection_order": "FileNameSortKey",
+}
+os.environ.setdefault("MPLBACKEND", "Agg")
 
 # Cross-links to NumPy and scikit-learn need their inventories from the network, which a
 # build machine may not have (and a failed fetch is a warning, fatal under -W). Opt in with
@@ -43,7 +57,7 @@ if os.environ.get("SKLTR_DOCS_INTERSPHINX") == "1":
     }
 
 templates_path = ["_templates"]
-exclude_patterns = ["_build"]
+exclude_patterns = ["_build", "auto_examples/*.ipynb", "auto_examples/*.py"]
 source_suffix = {".rst": "restructuredtext"}
 root_doc = "index"
 highlight_language = "text"  # `::` blocks are ASCII pictures; code uses code-block / >>>

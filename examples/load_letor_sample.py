@@ -9,7 +9,8 @@ query and the distribution of relevance grades.
 
 The sample (LightGBM's ``examples/lambdarank`` data: 300 sparse web-search features, grades
 0-4) is stored beside the repository in ``../shared/data/letor_small``; pass another folder
-as the first argument. It holds each split twice:
+as the first argument (without one, the script writes a synthetic sample in the same
+layout). It holds each split twice:
 
 * ``train.letor`` / ``test.letor``: one document per line, ``label qid:N idx:value ...``;
 * ``rank.train`` / ``rank.test``: the same lines without ``qid:``, the grouping in a
@@ -21,6 +22,7 @@ Both give the same ``X`` and ``y``; the ``qid`` values differ (the written ids, 
 """
 
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -28,13 +30,31 @@ import numpy as np
 from skltr.datasets import load_letor
 from skltr.utils import group_by_qid
 
-DEFAULT_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "letor_small"
+# the examples folder (sphinx-gallery runs the scripts from it, without __file__)
+HERE = Path(globals().get("__file__", Path.cwd() / "example.py")).resolve().parent
+DEFAULT_DIR = HERE.parent.parent / "shared" / "data" / "letor_small"
 
-data_dir = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_DIR
-if not (data_dir / "train.letor").is_file():
-    sys.exit(f"LETOR sample not found: {data_dir / 'train.letor'} does not exist. It is "
-             f"expected in ../shared/data/letor_small next to the repository; pass its "
-             f"folder as the first argument.")
+
+def synthetic_sample() -> Path:
+    """The sample's four files written from make_ranking data, for a checkout without it."""
+    from skltr.datasets import dump_letor, make_ranking
+
+    folder = Path(tempfile.mkdtemp(prefix="skltr-letor-"))
+    for split, n_queries, seed in (("train", 200, 0), ("test", 50, 1)):
+        X, y, qid = make_ranking(n_queries=n_queries, docs_per_query=15, n_features=40,
+                                 random_state=seed)
+        dump_letor(folder / f"{split}.letor", X, y, qid)
+        dump_letor(folder / f"rank.{split}", X, y, qid, query_file=True)
+    print(f"LETOR sample not found at {DEFAULT_DIR}: using synthetic data written to {folder}")
+    return folder
+
+
+if len(sys.argv) > 1:
+    data_dir = Path(sys.argv[1])
+elif (DEFAULT_DIR / "train.letor").is_file():
+    data_dir = DEFAULT_DIR
+else:
+    data_dir = synthetic_sample()
 
 # %%
 # Load train and test. A test file may use fewer feature indices than the training file:

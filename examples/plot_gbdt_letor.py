@@ -9,7 +9,8 @@ learning-to-rank sample, watch NDCG on held-out queries round by round through
 
 The sample (LightGBM's ``examples/lambdarank`` data: 300 sparse web-search features, grades
 0-4) is stored beside the repository in ``../shared/data/letor_small``; pass another folder
-as the first argument. ``test.letor`` is passed as an ``eval_set``: with
+as the first argument (without the sample, a synthetic one in the same layout is written).
+``test.letor`` is passed as an ``eval_set``: with
 ``early_stopping=True`` the first eval set is monitored (NDCG at the first ``eval_at``
 cut-off) and training stops after ``n_iter_no_change`` rounds without improvement. In real
 work, monitor a validation split rather than the test set you report on.
@@ -33,13 +34,31 @@ import numpy as np  # noqa: E402
 from skltr import GPUHistGBDTRanker  # noqa: E402
 from skltr.datasets import load_letor  # noqa: E402
 
-DEFAULT_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "letor_small"
+# the examples folder (sphinx-gallery runs the scripts from it, without __file__)
+HERE = Path(globals().get("__file__", Path.cwd() / "example.py")).resolve().parent
+DEFAULT_DIR = HERE.parent.parent / "shared" / "data" / "letor_small"
 
-data_dir = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_DIR
-if not (data_dir / "train.letor").is_file():
-    sys.exit(f"LETOR sample not found: {data_dir / 'train.letor'} does not exist. It is "
-             f"expected in ../shared/data/letor_small next to the repository; pass its "
-             f"folder as the first argument.")
+
+def synthetic_sample() -> Path:
+    """The sample's four files written from make_ranking data, for a checkout without it."""
+    from skltr.datasets import dump_letor, make_ranking
+
+    folder = Path(tempfile.mkdtemp(prefix="skltr-letor-"))
+    for split, n_queries, seed in (("train", 200, 0), ("test", 50, 1)):
+        X, y, qid = make_ranking(n_queries=n_queries, docs_per_query=15, n_features=40,
+                                 random_state=seed)
+        dump_letor(folder / f"{split}.letor", X, y, qid)
+        dump_letor(folder / f"rank.{split}", X, y, qid, query_file=True)
+    print(f"LETOR sample not found at {DEFAULT_DIR}: using synthetic data written to {folder}")
+    return folder
+
+
+if len(sys.argv) > 1:
+    data_dir = Path(sys.argv[1])
+elif (DEFAULT_DIR / "train.letor").is_file():
+    data_dir = DEFAULT_DIR
+else:
+    data_dir = synthetic_sample()
 
 X_train, y_train, qid_train = load_letor(data_dir / "train.letor")
 X_test, y_test, qid_test = load_letor(data_dir / "test.letor", n_features=X_train.shape[1])

@@ -102,5 +102,4 @@ out_dir = Path(os.environ.get("SKLTR_EXAMPLES_OUTPUT_DIR") or tempfile.mkdtemp(p
 out_dir.mkdir(parents=True, exist_ok=True)
 path = out_dir / "query_cross_validation.png"
 fig.savefig(path, dpi=100)
-plt.close(fig)
 print(f"\nfigure written to {path}")

@@ -117,5 +117,4 @@ out_dir = Path(os.environ.get("SKLTR_EXAMPLES_OUTPUT_DIR") or tempfile.mkdtemp(p
 out_dir.mkdir(parents=True, exist_ok=True)
 path = out_dir / "ranking_metrics_ndcg_hist.png"
 fig.savefig(path, dpi=100)
-plt.close(fig)
 print(f"\nfigure written to {path}")

@@ -188,7 +188,7 @@ class GPUHistGBDTRanker(BaseRanker):
         ``{set name: {"ndcg@k": [value per round]}}`` for every eval set (``"valid_0"``,
         ``"valid_1"``, ... as given to ``fit``, or ``"validation"`` for the held-out
         queries), LightGBM's ``evals_result_`` layout. Empty when nothing was evaluated.
-    feature_importances_ : ndarray of shape (n_features_in_,)
+    feature_importances_ : ndarray of shape (``n_features_in_``,)
         Total split gain of each feature over the kept trees, normalised to sum to 1 (all
         zeros when no tree splits), as scikit-learn's tree ensembles.
     n_features_in_ : int
@@ -549,7 +549,7 @@ class GPUHistGBDTRanker(BaseRanker):
 
         Returns
         -------
-        ndarray of shape (n_features_in_,)
+        ndarray of shape (``n_features_in_``,)
         """
         check_is_fitted(self, "ensemble_")
         if importance_type == "gain":

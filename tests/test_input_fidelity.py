@@ -16,6 +16,7 @@ library refuses the input skltr must refuse it too, with a ValueError.
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -263,4 +264,20 @@ def test_arrays_read_as_the_source_reads_them(model, seed, e, cat_kind, dtypes):
     df, y = training_frame(rng, e, cat_kind)
     fitted = fit_model(lib, dict(params), df, y)
     for dtype in dtypes:
-        assert assert_same_as_source(fitted, code_array(df, dtype, rng)) == "equal"
+        X = code_array(df, dtype, rng)
+        assert assert_same_as_source(fitted, X) == "equal"
+        if dtype in ("float32", "float64"):  # the libraries' sparse inputs are float only
+            for M in sparse_variants(X, rng):
+                outcome = assert_same_as_source(fitted, M)  # equal, or refused by both
+                assert outcome == "equal" or M.format == "csc"  # XGBoost: no inf in CSC
+
+
+def sparse_variants(X, rng):
+    """CSR and CSC of ``X`` with about 30% of its values zero: zeros left out (implicit), and
+    a copy with some zeros stored (explicit) -- the libraries read the two differently."""
+    X = X.copy()
+    X[rng.random(X.shape) < 0.3] = 0
+    implicit = sp.csr_matrix(X)
+    rows, cols = np.nonzero((X != 0) | (rng.random(X.shape) < 0.5))
+    explicit = sp.csr_matrix((X[rows, cols], (rows, cols)), shape=X.shape)
+    return implicit, implicit.tocsc(), explicit, explicit.tocsc()

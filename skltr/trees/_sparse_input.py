@@ -132,6 +132,20 @@ def dense_chunks(X, *, fill=0.0, rule=None, chunk_bytes=None, dtype=None):
         yield lo, hi, densify_rows(X, lo, hi, fill=fill, rule=rule, dtype=dtype)
 
 
+def _check_source_accepts(ensemble, X) -> None:
+    """Refuse what the source library refuses, so that no score stands where it has none.
+
+    XGBoost reads +-inf in a CSR matrix (as in a dense array) as an ordinary value, but its
+    CSC reader refuses it ("Input data contains `inf` or a value too large, while `missing` is
+    not set to `inf`"; XGBoost 3.2).
+    """
+    if ((ensemble.source or {}).get("library") == "xgboost" and X.format == "csc"
+            and ensemble.missing_value != np.inf and np.isinf(X.data).any()):
+        raise ValueError("X is a CSC matrix holding +-inf, which XGBoost refuses for this "
+                         "model ('Input data contains inf ... while missing is not set to "
+                         "inf'); pass it as CSR or dense, where XGBoost reads inf as a value.")
+
+
 def map_row_chunks(ensemble, X, fn, *, chunk_bytes=None):
     """``fn(dense rows)`` on every block of the sparse ``X``, stacked in row order.
 
@@ -146,6 +160,7 @@ def map_row_chunks(ensemble, X, fn, *, chunk_bytes=None):
             f"X has {X.shape[1]} features, but the ensemble was built for "
             f"{ensemble.n_features}."
         )
+    _check_source_accepts(ensemble, X)
     fill, rule = ensemble.absent_value, ensemble.input_rule
     if X.shape[0] == 0:
         return fn(np.zeros((0, X.shape[1]), dtype=_dense_dtype(X.dtype, fill)))

@@ -33,13 +33,13 @@ from skltr.datasets import make_ranking  # noqa: E402
 
 # %%
 # Fit one ranker of each library (queries of 50 documents, rows grouped by query).
-X, y, qid = make_ranking(n_queries=400, docs_per_query=50, n_features=60, random_state=0)
+X, y, qid = make_ranking(n_queries=200, docs_per_query=50, n_features=60, random_state=0)
 X_new, _, _ = make_ranking(n_queries=200, docs_per_query=50, n_features=60, random_state=1)
 sizes = np.unique(qid, return_counts=True)[1]
 models = {
-    "LightGBM": lgb.LGBMRanker(n_estimators=300, num_leaves=31, verbose=-1).fit(
+    "LightGBM": lgb.LGBMRanker(n_estimators=200, num_leaves=31, verbose=-1).fit(
         X, y, group=sizes),
-    "XGBoost": xgb.XGBRanker(n_estimators=300, max_depth=6).fit(X, y, qid=qid),
+    "XGBoost": xgb.XGBRanker(n_estimators=200, max_depth=6).fit(X, y, qid=qid),
 }
 
 

@@ -329,8 +329,10 @@ def lambdarank_gradients(scores, y, group_ptr, weights, gain_exp2, truncation_le
     discount = _discounts(max_cnt)
     bounds = _chunk_bounds(group_ptr)
     for c in prange(bounds.shape[0] - 1):
+        # int64 index: the parfor's own index is unsigned, and the chunk function would
+        # compile a second time for it
         _pairwise_chunk(scores, y, group_ptr, weights, gain_exp2, truncation_level, sigmoid,
-                         normalize, False, grad, hess, bounds, discount, max_cnt, c)
+                         normalize, False, grad, hess, bounds, discount, max_cnt, np.int64(c))
 
 
 @njit(parallel=True, cache=True)
@@ -352,7 +354,7 @@ def pairwise_gradients(scores, y, group_ptr, weights, truncation_level, sigmoid,
     bounds = _chunk_bounds(group_ptr)
     for c in prange(bounds.shape[0] - 1):
         _pairwise_chunk(scores, y, group_ptr, weights, False, truncation_level, sigmoid,
-                         normalize, True, grad, hess, bounds, discount, max_cnt, c)
+                         normalize, True, grad, hess, bounds, discount, max_cnt, np.int64(c))
 
 
 # ------------------------------------------------------------------------------------------

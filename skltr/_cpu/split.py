@@ -134,7 +134,10 @@ def _bin_count(hb, cb, inv_scale_h, count_factor):
     return np.int64(cb)
 
 
-@njit(cache=True, inline="always")
+# Not inlined: one compiled copy serves the parallel and the serial kernel, and a parfor
+# whose body is a single call compiles several times faster than one with the scan inlined
+# (see docs/devguide.rst, numba); its own helpers stay inlined, so the scan's code is as before.
+@njit(cache=True)
 def _scan_feature(hist, f, nb, use, sum_g, sum_h, count, missing_bin, inv_scale_g, inv_scale_h,
                   reg_lambda, reg_alpha, min_child_weight, min_n, min_split_gain, parent,
                   count_shift, count_factor):
@@ -291,7 +294,8 @@ def find_best_splits(hist, n_bins, feature_mask, sum_g, sum_h, count, missing_bi
     min_n, parent, count_factor = _node_constants(
         sum_g, sum_h, count, inv_scale_g, inv_scale_h, reg_lambda, reg_alpha,
         min_samples_leaf, hessian_counts)
-    for f in prange(n_features):
+    for p in prange(n_features):
+        f = np.int64(p)  # prange's index is unsigned in the parfor: one signature, not two
         (f_gain[f], f_bin[f], f_left[f], f_gl[f], f_hl[f], f_cl[f]) = _scan_feature(
             hist, f, n_bins[f], feature_mask[f], sum_g, sum_h, count, missing_bin,
             inv_scale_g, inv_scale_h, reg_lambda, reg_alpha, min_child_weight, min_n,

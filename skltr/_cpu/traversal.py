@@ -73,6 +73,19 @@ def leaf_index(X, row, start, feature, threshold, left, right, flags, cat_offset
     return node
 
 
+@njit(cache=True)
+def tree_counts(tree_output, n_outputs):
+    """Trees per output (float64), for averaged outputs.
+
+    Outside the parallel kernels: in a ``parallel=True`` function ``np.zeros`` is itself a
+    parfor, with its own compiled body.
+    """
+    counts = np.zeros(n_outputs, dtype=np.float64)
+    for t in range(tree_output.shape[0]):
+        counts[tree_output[t]] += 1.0
+    return counts
+
+
 @njit(parallel=True, cache=True)
 def predict_raw_traversal(X, tree_ptr, feature, threshold, left, right, value, flags,
                           cat_offset, cat_nwords, cat_bitsets, tree_output, tree_weight,

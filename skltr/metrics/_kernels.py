@@ -1,8 +1,8 @@
 """numba kernels for per-query ranking metrics.
 
 Plain functions over arrays: no scikit-learn import, no validation (``_ranking.py`` does it).
-Every array arrives already grouped by query, and one parallel driver loops ``prange`` over
-queries, writing one value per query::
+Every array arrives already grouped by query, and a parallel driver (one per metric family)
+loops ``prange`` over queries, writing one value per query::
 
     labels     2 0 1 | 0 0 | 3        rows in query-grouped order
     scores     .9 .1 .5 | .2 .2 | .7
@@ -14,8 +14,8 @@ optimistic tie rules first sort stably by label (ascending / descending) and the
 ``-score``, which is a lexicographic sort on ``(-score, +/-label, row)``.
 
 Per-call settings (metric code, tie rule, cutoff, the value for queries without relevant
-documents...) are arguments, so one compiled kernel (cached on disk) serves every call;
-the only globals read by kernels are the fixed integer codes below.
+documents...) are arguments, so one compiled kernel per metric family (cached on disk) serves
+every call; the only globals read by kernels are the fixed integer codes below.
 """
 
 import numpy as np
@@ -175,28 +175,45 @@ def _precision(labels, scores, threshold, kk, average_ties):
     return hits / kk
 
 
+# One value function and one parallel driver per metric family, and a host function that
+# picks the driver: a call compiles only the family it computes (NDCG, the eval metric of
+# every boosting round and of ``skltr demo``, never compiles ERR or average precision).
 @njit(cache=True)
-def _query_value(
-    metric, lab, values, sc, discount, k, ties, threshold, zero_value, skip_single,
-):
-    """The metric of one query (its rows' labels, values and scores)."""
+def _gain_value(metric, lab, values, sc, discount, k, ties, threshold, zero_value,
+                skip_single):
+    """DCG or NDCG of one query (its rows' labels, gains and scores)."""
     n = lab.shape[0]
     kk = min(k, n)
-    average = ties == TIES_AVERAGE
     if skip_single and n == 1:
         return np.nan
-    if metric == ERR:
-        if lab.max() == 0.0:
-            return zero_value
-        return _err(lab, values, sc, kk, ties)
-    if metric == DCG or metric == NDCG:
-        # the ideal DCG is 0 exactly when every gain is 0 (all labels 0)
-        if values.max() == 0.0:
-            return zero_value
-        dcg = _dcg(values, sc, discount, kk, average)
-        if metric == NDCG:
-            dcg /= _ideal_dcg(values, discount, kk)
-        return dcg
+    # the ideal DCG is 0 exactly when every gain is 0 (all labels 0)
+    if values.max() == 0.0:
+        return zero_value
+    dcg = _dcg(values, sc, discount, kk, ties == TIES_AVERAGE)
+    if metric == NDCG:
+        dcg /= _ideal_dcg(values, discount, kk)
+    return dcg
+
+
+@njit(cache=True)
+def _err_value(metric, lab, values, sc, discount, k, ties, threshold, zero_value, skip_single):
+    """ERR of one query (``values``: stopping probabilities)."""
+    n = lab.shape[0]
+    if skip_single and n == 1:
+        return np.nan
+    if lab.max() == 0.0:
+        return zero_value
+    return _err(lab, values, sc, min(k, n), ties)
+
+
+@njit(cache=True)
+def _binary_value(metric, lab, values, sc, discount, k, ties, threshold, zero_value,
+                  skip_single):
+    """Average precision, reciprocal rank or precision of one query (binary relevance)."""
+    n = lab.shape[0]
+    kk = min(k, n)
+    if skip_single and n == 1:
+        return np.nan
     n_rel = _count_relevant(lab, threshold)
     if n_rel == 0:
         return zero_value
@@ -204,15 +221,49 @@ def _query_value(
         return _average_precision(lab, sc, threshold, kk, ties, n_rel)
     if metric == RECIPROCAL_RANK:
         return _reciprocal_rank(lab, sc, threshold, kk, ties)
-    return _precision(lab, sc, threshold, kk, average)
+    return _precision(lab, sc, threshold, kk, ties == TIES_AVERAGE)
+
+
+# The drivers: ``prange`` over queries, the body one call (a small parfor body compiles
+# fast); ``np.int64`` because the parfor's own index is unsigned.
+@njit(parallel=True, cache=True)
+def _per_query_gain(metric, labels, values, scores, group_ptr, discount, k, ties, threshold,
+                    zero_value, skip_single, out):
+    for p in prange(group_ptr.shape[0] - 1):
+        q = np.int64(p)
+        lo = group_ptr[q]
+        hi = group_ptr[q + 1]
+        out[q] = _gain_value(metric, labels[lo:hi], values[lo:hi], scores[lo:hi], discount, k,
+                             ties, threshold, zero_value, skip_single)
 
 
 @njit(parallel=True, cache=True)
+def _per_query_err(metric, labels, values, scores, group_ptr, discount, k, ties, threshold,
+                   zero_value, skip_single, out):
+    for p in prange(group_ptr.shape[0] - 1):
+        q = np.int64(p)
+        lo = group_ptr[q]
+        hi = group_ptr[q + 1]
+        out[q] = _err_value(metric, labels[lo:hi], values[lo:hi], scores[lo:hi], discount, k,
+                            ties, threshold, zero_value, skip_single)
+
+
+@njit(parallel=True, cache=True)
+def _per_query_binary(metric, labels, values, scores, group_ptr, discount, k, ties, threshold,
+                      zero_value, skip_single, out):
+    for p in prange(group_ptr.shape[0] - 1):
+        q = np.int64(p)
+        lo = group_ptr[q]
+        hi = group_ptr[q + 1]
+        out[q] = _binary_value(metric, labels[lo:hi], values[lo:hi], scores[lo:hi], discount,
+                               k, ties, threshold, zero_value, skip_single)
+
+
 def per_query_metric(
     metric, labels, values, scores, group_ptr, discount, k, ties, threshold, zero_value,
     skip_single, out,
 ):
-    """Compute one metric for every query into ``out``.
+    """Compute one metric for every query into ``out`` (in parallel over queries).
 
     Parameters
     ----------
@@ -237,11 +288,12 @@ def per_query_metric(
         Give single-document queries NaN.
     out : float64 array of shape (n_queries,)
     """
-    for q in prange(group_ptr.shape[0] - 1):
-        lo = group_ptr[q]
-        hi = group_ptr[q + 1]
-        out[q] = _query_value(
-            metric, labels[lo:hi], values[lo:hi], scores[lo:hi], discount, k, ties,
-            threshold, zero_value, skip_single,
-        )
+    if metric == DCG or metric == NDCG:
+        driver = _per_query_gain
+    elif metric == ERR:
+        driver = _per_query_err
+    else:
+        driver = _per_query_binary
+    driver(metric, labels, values, scores, group_ptr, discount, k, ties, threshold,
+           zero_value, skip_single, out)
     return out

@@ -15,6 +15,9 @@ pointed at a new temporary folder for the cold runs):
 Targets (issue #12): cold ``skltr demo`` <= 15 s; warm first fit + predict <= 1 s above the
 fit itself, on the 2-core machine.
 
+* ``compile_profile``: the cold demo once more, recording numba's compile events: the seconds
+  spent compiling each kernel (the largest 25) and their total.
+
 Usage: python benchmarks/cold_start.py [--repeat 2] [--out DIR]
 """
 
@@ -50,6 +53,34 @@ for k in (1, 2):
     out[f"fit_{k}_s"] = t_fit
     out[f"fit_predict_{k}_cpu_s"] = time.process_time() - c
 print(json.dumps(out))
+"""
+
+
+# The cold demo again, with numba's compile events: seconds per kernel (time inside nested
+# compilations belongs to the inner kernel), to show where the first run goes.
+_PROFILE_SCRIPT = r"""
+import collections, json, sys, time
+from numba.core import event
+stack, own, sigs = [], collections.Counter(), collections.Counter()
+class Listener(event.Listener):
+    def on_start(self, ev):
+        stack.append([ev.data["dispatcher"].py_func, time.perf_counter(), 0.0])
+    def on_end(self, ev):
+        fn, t0, inner = stack.pop()
+        dt = time.perf_counter() - t0
+        name = f"{fn.__module__}.{fn.__qualname__}"
+        own[name] += dt - inner
+        sigs[name] += 1
+        if stack:
+            stack[-1][2] += dt
+event.register("numba:compile", Listener())
+from skltr.cli import main
+try:
+    main(["demo", "--quiet"])
+except SystemExit:
+    pass
+print(json.dumps({"total_s": sum(own.values()), "kernels": [
+    {"kernel": k, "signatures": sigs[k], "s": v} for k, v in own.most_common(25)]}))
 """
 
 
@@ -89,9 +120,15 @@ def main():
                 fits[state] = {"process_wall_s": wall, "process_cpu_s": cpu,
                                **json.loads(out.strip().splitlines()[-1])}
             raw["fit"].append(fits)
+    with tempfile.TemporaryDirectory() as cache:
+        _, _, out = _timed([sys.executable, "-c", _PROFILE_SCRIPT], _env(cache))
+        raw["compile_profile"] = json.loads(out.strip().splitlines()[-1])
     best = min(raw["demo"], key=lambda r: r["cold_wall_s"])
     rows.append(row("skltr demo, empty caches vs warm", "wall_s", best["cold_wall_s"],
                     best["warm_wall_s"], "skltr demo (warm caches)", "s"))
+    rows.append(row("numba compilation in the cold demo vs the warm demo", "s",
+                    raw["compile_profile"]["total_s"], best["warm_wall_s"],
+                    "skltr demo (warm caches)", "s"))
     rows.append(row("skltr demo, empty caches vs 15 s target", "wall_s", best["cold_wall_s"],
                     15.0, "target", "s"))
     for state in ("cold", "warm"):

@@ -1,0 +1,26 @@
+"""The GBDT engine's models, bit for bit, against the digests stored before a refactoring
+(see ``tests/reference_fits.py``)."""
+
+import json
+
+import pytest
+
+from reference_fits import CASES, GOLDEN, digest, fit_case
+
+
+def _stored(device):
+    path = GOLDEN / f"reference_fits_{device}.json"
+    if not path.exists():
+        pytest.skip(f"{path.name} not written")
+    return json.loads(path.read_text())
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_reference_fit_cpu(name):
+    assert digest(fit_case(name, "cpu")) == _stored("cpu")[name]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_reference_fit_cuda(name):
+    assert digest(fit_case(name, "cuda")) == _stored("cuda")[name]

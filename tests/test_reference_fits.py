@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from reference_fits import CASES, GOLDEN, digest, fit_case
+from reference_fits import GOLDEN, cases, digest, fit_case
 
 
 def _stored(device):
@@ -15,12 +15,12 @@ def _stored(device):
     return json.loads(path.read_text())
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", cases("cpu"))
 def test_reference_fit_cpu(name):
     assert digest(fit_case(name, "cpu")) == _stored("cpu")[name]
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", cases("cuda"))
 def test_reference_fit_cuda(name):
     assert digest(fit_case(name, "cuda")) == _stored("cuda")[name]

@@ -52,8 +52,8 @@ def main():
 
     import cupy
 
-    from skltr._gbdt.binning import BinMapper
-    from skltr._gbdt.boosting import _STREAM_BINNING, _rng
+    from skltr._engine.binning import BinMapper
+    from skltr._gbdt.boosting import binning_seed
     from skltr._gbdt.objectives import make_objective
     from skltr._gpu import _config
     from skltr._gpu import binning as gb
@@ -95,7 +95,7 @@ def main():
         model, X, y, qid, dtype=[np.float64, np.float32]))
     data = step("validation, +-inf left to the GPU (GPU fit)", lambda: check_ranking_fit_data(
         model, X, y, qid, dtype=[np.float64, np.float32], allow_inf=True))
-    seed = int(_rng(0, _STREAM_BINNING).integers(2**31 - 1))
+    seed = binning_seed(0)
     mapper = BinMapper(max_bins=bins, random_state=seed, n_threads=threads)
     rows = step("sample rows (host rng)", lambda: mapper._sample_rows(X.shape[0]))
     # the host cut search, step by step (what the GPU fit did before)
@@ -139,23 +139,23 @@ def main():
     step("GPUTreeGrower()", lambda: GPUTreeGrower(binned, max_depth=8, max_leaves=2**31 - 1,
                                                   min_samples_leaf=20))
 
-    # assembly of the final model: the fitted trees again through _assemble
-    from skltr._gbdt import boosting as hb
+    # assembly of the final model: the fitted trees again through the ensemble builder
+    from skltr._engine import rounds as hb
 
     kept = []
-    orig = hb._assemble
+    orig = hb.binned_trees_to_ensemble
 
     def keep(*a, **k):
         kept.append((a, k))
         return orig(*a, **k)
 
-    hb._assemble = keep
+    hb.binned_trees_to_ensemble = keep
     try:
         _skltr("cuda", args.trees, bins, threads).fit(X, y, qid=qid)
     finally:
-        hb._assemble = orig
+        hb.binned_trees_to_ensemble = orig
     a, k = kept[-1]
-    step(f"_assemble ({len(a[0])} trees)", lambda: orig(*a, **k))
+    step(f"binned_trees_to_ensemble ({len(a[0])} trees)", lambda: orig(*a, **k))
 
     profile = None
     if args.cprofile:

@@ -43,7 +43,7 @@ import time
 
 import numpy as np
 
-from skltr._gbdt.binning import BinMapper
+from skltr._engine.binning import BinMapper
 from skltr._gbdt.grower import TreeGrower
 from skltr.datasets import make_ranking
 

@@ -26,7 +26,7 @@ def main():
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
 
-    from skltr._gbdt.binning import BinMapper
+    from skltr._engine.binning import BinMapper
     from skltr.metrics import ndcg_score
 
     X, Xt, y, yt, qid, qt = ranking_data(args.rows, DOCS)

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from naive_gbdt import naive_feature_cuts, naive_transform
-from skltr._gbdt.binning import BinMapper
+from skltr._engine.binning import BinMapper
 
 
 def check_against_naive(bm, X):

@@ -25,8 +25,8 @@ pytestmark = pytest.mark.gpu
 from skltr import GPUHistGBDTRanker  # noqa: E402
 from skltr._cpu.binning import map_to_bins as cpu_map_to_bins  # noqa: E402
 from skltr._cpu.split import find_best_splits_serial  # noqa: E402
-from skltr._gbdt.binning import BinMapper  # noqa: E402
-from skltr._gbdt.boosting import boost  # noqa: E402
+from skltr._engine.binning import BinMapper  # noqa: E402
+from skltr._gbdt.boosting import BoostParams  # noqa: E402
 from skltr._gbdt.grower import TreeGrower, quantisation_exponent  # noqa: E402
 from skltr._gbdt.objectives import make_objective  # noqa: E402
 from skltr._gpu import _config  # noqa: E402
@@ -690,6 +690,19 @@ def _data(seed=0, n_queries=150, docs=40, n_features=12):
     return X, y, qid
 
 
+def boost(X, y, group_ptr, *, objective, device, eval_sets=(), **params):
+    """The boosting loop of ``device`` (what the estimator picks), parameters as keywords."""
+    p = BoostParams(**params)
+    if device.is_gpu:
+        from skltr._gpu.boosting import boost as boost_gpu
+
+        return boost_gpu(X, y, group_ptr, None, objective, p, eval_sets,
+                         device_index=device.index)
+    from skltr._gbdt.boosting import boost as boost_cpu
+
+    return boost_cpu(X, y, group_ptr, None, objective, p, eval_sets)
+
+
 def run_boost(device, objective="regression", counts="rows", growth="depthwise"):
     """The boosting loop on one device with quantised histograms (shared body)."""
     from skltr._device import resolve_device
@@ -793,7 +806,7 @@ def test_binning_routes_give_the_same_model():
 def test_gpu_fit_refuses_inf_found_by_the_binning_kernels(where):
     # on the GPU the estimator skips its host search for +-inf (boost(reject_inf=True)):
     # the binning kernels must find it in the training rows, the held-out queries and eval sets
-    from skltr._gbdt.boosting import split_queries
+    from skltr._engine.rounds import split_queries
 
     X, y, qid = _data(7, n_queries=300)  # 12,000 rows: "auto" early stopping holds out queries
     params = dict(n_estimators=3, max_depth=3, growth="depthwise", random_state=0,
@@ -822,7 +835,7 @@ def test_gpu_fit_refuses_inf_found_by_the_binning_kernels(where):
 @pytest.mark.parametrize("device", ["cpu", "cuda"])
 def test_boost_reject_inf_on_both_devices(device):
     from skltr._device import resolve_device
-    from skltr._gbdt.boosting import EvalData
+    from skltr._engine.rounds import EvalData
 
     X, y, qid = _data(8, n_queries=30)
     order = np.argsort(qid, kind="stable")

@@ -171,7 +171,7 @@ def test_defaults_are_lightgbms():
     # with defaults never trails LightGBM's defaults by design (measured:
     # benchmarks/defaults_quality.py).
     lgb = pytest.importorskip("lightgbm")
-    from skltr._gbdt.binning import BinMapper
+    from skltr._engine.binning import BinMapper
     from skltr._gbdt.objectives import LIGHTGBM_TRUNCATION_LEVEL, make_objective
 
     ours = GPUHistGBDTRanker().get_params()

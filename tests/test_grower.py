@@ -14,9 +14,10 @@ from naive_gbdt import (naive_best_split, naive_grow, naive_histogram, naive_lea
 from skltr._cpu.histogram import build_histogram, build_histogram_serial, subtract_histograms
 from skltr._cpu.partition import partition_rows, partition_rows_serial
 from skltr._cpu.split import find_best_splits, find_best_splits_serial
-from skltr._gbdt.binning import BinMapper
-from skltr._gbdt.communicator import LocalCommunicator
-from skltr._gbdt.grower import (TreeGrower, grown_trees_to_ensemble, HistogramPool,
+from skltr._engine.binning import BinMapper
+from skltr._engine.communicator import LocalCommunicator
+from skltr._engine.binned_tree import binned_trees_to_ensemble
+from skltr._gbdt.grower import (TreeGrower, HistogramPool,
                                 quantisation_exponent)
 
 PARAMS = dict(reg_lambda=0.0, reg_alpha=0.0, min_child_weight=1e-3, min_samples_leaf=1,
@@ -453,7 +454,7 @@ def test_tree_ensemble_routes_raw_rows_like_the_binned_tree(growth):
     trees = [TreeGrower(Xb, grad * s, hess, n_bins=bm.n_bins, missing_bin=bm.missing_bin,
                         has_missing=bm.has_missing, max_leaves=12, max_depth=5,
                         growth=growth, min_samples_leaf=3).grow() for s in (1, -1)]
-    ens = grown_trees_to_ensemble(trees, bm)
+    ens = binned_trees_to_ensemble(trees, bm)
     # training rows, rows exactly on every cut value, NaN everywhere, +-inf
     cuts_rows = []
     for f in range(4):
@@ -483,7 +484,7 @@ def test_missing_only_split_converts_to_largest_double():
                       missing_bin=bm.missing_bin, has_missing=bm.has_missing, max_leaves=2,
                       min_samples_leaf=1).grow()
     assert tree.bin_threshold[0] == 2 and not tree.default_left[0]
-    ens = grown_trees_to_ensemble([tree], bm)
+    ens = binned_trees_to_ensemble([tree], bm)
     assert ens.threshold[0] == np.finfo(np.float64).max
     scores = np.zeros(5)
     tree.add_to_scores(bm.transform(X), scores)

@@ -429,3 +429,33 @@ def test_option_errors():
         err_score([1, 3], [0.1, 0.2], max_grade=2)
     with pytest.raises(ValueError, match="max_grade must be a finite number"):
         err_score([1, 3], [0.1, 0.2], max_grade=np.inf)
+
+
+def test_ndcg_evaluator_equals_ndcg_score():
+    from skltr.metrics import NDCGEvaluator
+
+    rng = np.random.default_rng(5)
+    n = 300
+    qid = rng.integers(0, 25, n)  # unsorted query ids
+    y = rng.integers(0, 5, n).astype(float)
+    w = rng.uniform(0.5, 2.0, 25)[qid]
+    ev = NDCGEvaluator(y, qid=qid, eval_at=[1, 5, 10], gain="exp2", sample_weight=w)
+    assert ev.names == ["ndcg@1", "ndcg@5", "ndcg@10"]
+    for _ in range(3):
+        s = np.round(rng.normal(size=n), 1)  # with ties
+        assert ev(s) == [ndcg_score(y, s, qid=qid, k=k, sample_weight=w) for k in (1, 5, 10)]
+    lin = NDCGEvaluator(y, qid=qid, eval_at=(3,), gain="linear")
+    assert lin(s) == [ndcg_score(y, s, qid=qid, k=3, gain="linear")]
+
+
+def test_ndcg_evaluator_errors():
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    from skltr.metrics import NDCGEvaluator
+
+    with pytest.raises(InvalidParameterError, match="gain"):
+        NDCGEvaluator([1, 0], eval_at=[1], gain="log")
+    with pytest.raises(ValueError, match="eval_at"):
+        NDCGEvaluator([1, 0], eval_at=[0])
+    with pytest.raises(ValueError, match="y_score has shape"):
+        NDCGEvaluator([1, 0], eval_at=[1])([0.5])

@@ -51,27 +51,22 @@ from __future__ import annotations
 
 import heapq
 import math
-from dataclasses import dataclass
 
 import numba
 import numpy as np
 
 from .._cpu.histogram import build_histogram, build_histogram_serial, subtract_histograms
 from .._cpu.partition import partition_rows, partition_rows_serial
-from .._cpu.predict_binned import add_tree_binned
 from .._cpu.quantise import quantise_gradients, quantise_gradients_gh64
 from .._cpu.split import find_best_splits, find_best_splits_serial, leaf_value
 from .._dtypes import (G_H_DTYPE, HIST_DTYPE, LEAF_VALUE_DTYPE, NODE_INDEX_DTYPE,
                        QUANTISED_G_H_DTYPE, QUANTISED_HIST_DTYPE, ROW_INDEX_DTYPE,
                        X_BINNED_DTYPE)
 from ..utils._threads import numba_threads
-from .communicator import LocalCommunicator
+from .._engine.binned_tree import GrownTree
+from .._engine.communicator import LocalCommunicator
 
-__all__ = ["TreeGrower", "GrownTree", "HistogramPool", "quantisation_exponent", "gh64_exponent",
-           "grown_trees_to_ensemble"]
-
-#: Threshold of a split "every non-missing value left, missing right": above every finite x.
-_ALL_FINITE_LEFT = float(np.finfo(np.float64).max)
+__all__ = ["TreeGrower", "HistogramPool", "quantisation_exponent", "gh64_exponent"]
 
 # Below these node sizes a kernel runs on one thread: starting a parallel region costs ~10 us
 # on an idle machine but milliseconds on a busy one (OpenMP threads wait for a time slice),
@@ -176,105 +171,6 @@ class HistogramPool:
         self._free.append(hist)
 
 
-@dataclass
-class GrownTree:
-    """One grown tree: node arrays in TreeEnsemble order and the leaf of each training row.
-
-    Attributes
-    ----------
-    feature, bin_threshold, left, right : ndarray of int32, shape (n_nodes,)
-        ``-1`` on leaves; a row goes left when its bin ``<= bin_threshold``.
-    default_left : ndarray of bool
-        Where rows in the missing bin go.
-    value : ndarray of float64
-        Leaf values (learning rate applied); 0 on internal nodes.
-    gain : ndarray of float64
-        Split gains of internal nodes (0 on leaves), for feature importances.
-    count : ndarray of int64
-        Rows of each node.
-    hess_sum : ndarray of float64
-        Hessian sum of each node.
-    leaf_of_row : ndarray of int32, shape (n_rows,)
-        Leaf (node id) of each row grown on: of ``rows[i]`` when the grower had ``rows``, of
-        row ``i`` otherwise.
-    rows : ndarray of uint32 or None
-        The rows grown on (None: all rows).
-    missing_bin : int
-    """
-
-    feature: np.ndarray
-    bin_threshold: np.ndarray
-    default_left: np.ndarray
-    left: np.ndarray
-    right: np.ndarray
-    value: np.ndarray
-    gain: np.ndarray
-    count: np.ndarray
-    hess_sum: np.ndarray
-    leaf_of_row: np.ndarray
-    rows: np.ndarray | None
-    missing_bin: int
-
-    @property
-    def n_nodes(self) -> int:
-        return int(self.feature.size)
-
-    @property
-    def n_leaves(self) -> int:
-        return int(np.count_nonzero(self.left < 0))
-
-    def add_to_training_scores(self, scores: np.ndarray) -> None:
-        """``scores[row] += value[leaf of row]`` for every row the tree was grown on."""
-        if self.rows is None:
-            scores += self.value[self.leaf_of_row]
-        else:
-            scores[self.rows] += self.value[self.leaf_of_row]
-
-    def add_to_scores(self, X_binned: np.ndarray, scores: np.ndarray, n_threads=None) -> None:
-        """``scores[i] += tree(X_binned[i])`` for every row of a binned matrix."""
-        with numba_threads(n_threads):
-            add_tree_binned(X_binned, self.feature, self.bin_threshold, self.default_left,
-                            self.left, self.right, self.value, self.missing_bin, scores)
-
-    def to_node_arrays(self, bin_mapper) -> dict:
-        """Node arrays of this tree for a ``TreeEnsemble(decision="<=", precision="float64")``.
-
-        ``threshold`` is the raw cut value of ``bin_threshold`` (the last non-missing bin, a
-        "missing versus the rest" split, becomes the largest double); ``flags`` mark NaN as
-        the missing type and carry the default direction.
-        """
-        from ..trees._ensemble import NodeFlags  # host-side only
-
-        internal = self.left >= 0
-        f = np.where(internal, self.feature, 0)
-        b = np.where(internal, self.bin_threshold, 0).astype(np.int64)
-        last = b >= bin_mapper.n_bins[f] - 1
-        idx = np.where(last, 0, bin_mapper.cut_ptr[f] + b)
-        cut = bin_mapper.cut_values[idx] if bin_mapper.cut_values.size else np.zeros(idx.size)
-        threshold = np.where(internal, np.where(last, _ALL_FINITE_LEFT, cut), 0.0)
-        flags = np.where(
-            internal,
-            (NodeFlags.MISSING_NAN << NodeFlags.MISSING_SHIFT)
-            | np.where(self.default_left, NodeFlags.DEFAULT_LEFT, 0),
-            0,
-        ).astype(np.uint8)
-        return {"feature": self.feature.copy(), "threshold": threshold.astype(np.float64),
-                "left": self.left.copy(), "right": self.right.copy(),
-                "value": self.value.copy(), "flags": flags}
-
-
-def grown_trees_to_ensemble(trees, bin_mapper, base_score=0.0, **kwargs):
-    """One ``TreeEnsemble(decision="<=", precision="float64")`` of grown trees, in order."""
-    from ..trees._ensemble import TreeEnsemble  # host-side only
-
-    parts = [t.to_node_arrays(bin_mapper) for t in trees]
-    tree_ptr = np.concatenate([[0], np.cumsum([p["feature"].size for p in parts])])
-    arrays = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
-    return TreeEnsemble(tree_ptr=tree_ptr, n_features=bin_mapper.cut_ptr.size - 1,
-                        base_score=np.array([base_score]), decision="<=",
-                        precision="float64", **arrays, **kwargs)
-
-
 class _Node:
     __slots__ = ("start", "end", "sum_g", "sum_h", "count", "depth", "hist", "split")
 
@@ -338,7 +234,7 @@ class TreeGrower:
     Examples
     --------
     >>> import numpy as np
-    >>> from skltr._gbdt.binning import BinMapper
+    >>> from skltr._engine.binning import BinMapper
     >>> from skltr._gbdt.grower import TreeGrower
     >>> X = np.arange(100.0).reshape(-1, 1)
     >>> bm = BinMapper(max_bins=16).fit(X)

@@ -463,7 +463,7 @@ def fit_bin_mapper(X, max_bins, random_state, n_threads=None):
     X : ndarray or cupy.ndarray, shape (n_samples, n_features)
         A host array has its sample rows gathered on the host; a CuPy array on the device.
     """
-    from .._gbdt.binning import BinMapper
+    from .._engine.binning import BinMapper
 
     mapper = BinMapper(max_bins=max_bins, random_state=random_state, n_threads=n_threads)
     mapper._check_max_bins()

@@ -14,7 +14,7 @@ with the per-round state on the GPU::
                     eval scores  += add_tree_binned(eval rows)
     host: eval NDCG from a copy of the eval scores (n_eval float64 per round); trees ->
           one TreeEnsemble (host NumPy: pickles and predicts without a GPU). The history,
-          early stopping and assembly are the CPU loop's own (``skltr._gbdt.boosting._Rounds``).
+          early stopping and assembly are the CPU loop's own (``skltr._engine.rounds.Rounds``).
 
 Every objective and both growth policies run here (``hist_mode="float"`` raises
 ``NotImplementedError``: the GPU sums quantised gradients).
@@ -28,8 +28,9 @@ import cupy
 import numpy as np
 
 from .._dtypes import G_H_DTYPE
-from .._gbdt.boosting import (_STREAM_BINNING, BoostingResult, NDCGEvaluator, _Rounds,
-                              _feature_subsample, _query_subsample_rows, _rng, inf_error)
+from .._engine.rounds import (BoostingResult, Rounds, feature_subsample, inf_error, progress,
+                              query_subsample_rows)
+from .._gbdt.boosting import BoostParams, binning_seed, evaluators
 from .binning import fit_bin_mapper
 from .grower import DeviceBinned, GPUTreeGrower
 from ._profile import stage
@@ -37,58 +38,39 @@ from .objectives import make_gpu_objective
 from .predict_binned import DeviceTree, add_tree_binned
 
 
-def boost(X, y, group_ptr, sample_weight=None, *, objective, objective_name, n_estimators,
-          max_bins, tree_params, subsample=1.0, colsample_bytree=1.0, eval_sets=(),
-          eval_at=(10,), gain="exp2", n_iter_no_change=None, seed=0, verbose=0,
-          feature_names=None, communicator=None, n_jobs=None,
-          device_index=0, reject_inf=False) -> BoostingResult:
+def boost(X, y, group_ptr, sample_weight, objective, params: BoostParams, eval_sets=(),
+          device_index=0) -> BoostingResult:
     """:func:`skltr._gbdt.boosting.boost` on GPU ``device_index`` (same parameters).
 
-    ``tree_params`` are those of ``TreeGrower`` (``min_samples_leaf_counts`` included);
-    ``hist_mode`` must be ``"quantised"`` or absent (the GPU always accumulates quantised
-    gradients: ``"float"`` raises NotImplementedError). ``X`` may be a
-    NumPy or CuPy array; ``communicator`` must be None (single GPU); ``n_jobs`` is the
-    bin mapper's host threads. ``reject_inf`` is checked by the binning kernels.
+    ``params.tree_params`` are those of ``TreeGrower`` (``min_samples_leaf_counts``
+    included); ``hist_mode`` must be ``"quantised"`` or absent (the GPU always accumulates
+    quantised gradients: ``"float"`` raises NotImplementedError). ``X`` may be a NumPy or
+    CuPy array; ``params.n_jobs`` is the bin mapper's host threads. ``reject_inf`` is checked
+    by the binning kernels.
     """
-    hist_mode = dict(tree_params).get("hist_mode")
+    hist_mode = params.tree_params.get("hist_mode")
     if hist_mode not in (None, "quantised"):
         raise NotImplementedError(
             f"hist_mode={hist_mode!r} is not implemented on the GPU: it always sums quantised "
             f"gradients; use hist_mode='quantised' with device='cuda', or device='cpu'.")
-    if communicator is not None:
-        raise NotImplementedError("distributed GPU training is not implemented; the GPU "
-                                  "path runs on one device.")
     with cupy.cuda.Device(int(device_index)):
-        return _boost(X, y, group_ptr, sample_weight, objective=objective,
-                      objective_name=objective_name, n_estimators=n_estimators,
-                      max_bins=max_bins, tree_params=tree_params, subsample=subsample,
-                      colsample_bytree=colsample_bytree, eval_sets=eval_sets,
-                      eval_at=eval_at, gain=gain, n_iter_no_change=n_iter_no_change,
-                      seed=seed, verbose=verbose, feature_names=feature_names,
-                      n_jobs=n_jobs, reject_inf=reject_inf)
+        return _boost(X, y, group_ptr, sample_weight, objective, params, eval_sets)
 
 
-def _fit_bin_mapper(X, max_bins, seed, n_jobs=None):
-    # the CPU loop's seed rule and threads (skltr._gbdt.boosting._fit_bin_mapper): same cuts
-    seed = int(_rng(seed, _STREAM_BINNING).integers(2**31 - 1))
-    return fit_bin_mapper(X, max_bins, seed, n_jobs)
-
-
-def _boost(X, y, group_ptr, sample_weight, *, objective, objective_name, n_estimators,
-           max_bins, tree_params, subsample, colsample_bytree, eval_sets, eval_at, gain,
-           n_iter_no_change, seed, verbose, feature_names, n_jobs, reject_inf):
-    params = dict(tree_params)
+def _boost(X, y, group_ptr, sample_weight, objective, p, eval_sets):
+    params = dict(p.tree_params)
     params.pop("hist_mode", None)
     params.pop("n_threads", None)
     y = cupy.asnumpy(y) if isinstance(y, cupy.ndarray) else np.asarray(y)
     n_samples, n_features = X.shape
     t0 = time.perf_counter()
     # the sample rows cross the bus, then X in chunks, in its own dtype
-    mapper = _fit_bin_mapper(X, max_bins, seed, n_jobs)
+    # the CPU loop's seed and threads: the same cuts
+    mapper = fit_bin_mapper(X, p.max_bins, binning_seed(p.seed), p.n_jobs)
     data = DeviceBinned.from_mapper(X, mapper)
     mapper.has_missing = data.has_missing
     binned_evals = [DeviceBinned.from_mapper(e.X, mapper) for e in eval_sets]
-    if reject_inf and (data.has_inf or any(b.has_inf for b in binned_evals)):
+    if p.reject_inf and (data.has_inf or any(b.has_inf for b in binned_evals)):
         raise inf_error()  # found by the binning kernels: no host pass over X
     evals = [(e, b.X_bytes) for e, b in zip(eval_sets, binned_evals)]
     cupy.cuda.get_current_stream().synchronize()
@@ -101,21 +83,15 @@ def _boost(X, y, group_ptr, sample_weight, *, objective, objective_name, n_estim
     grad = cupy.empty(n_samples, dtype=G_H_DTYPE)
     hess = cupy.empty(n_samples, dtype=G_H_DTYPE)
     eval_scores = [cupy.full(e.y.shape[0], init, dtype=cupy.float64) for e, _ in evals]
-    evaluators = [NDCGEvaluator(e.y, e.group_ptr, eval_at, gain=gain,
-                                sample_weight=e.sample_weight) for e, _ in evals]
-    rounds = range(n_estimators)
-    bar = None
-    if verbose > 0:
-        from tqdm.auto import tqdm  # noqa: PLC0415
-
-        rounds = bar = tqdm(rounds, desc="boosting (cuda)", leave=False)
-    log = _Rounds(n_features, [e.name for e, _ in evals], evaluators, n_iter_no_change, bar)
+    evals_ = evaluators(eval_sets, p)
+    rounds, bar = progress(range(p.n_estimators), p.verbose, "boosting (cuda)")
+    log = Rounds(n_features, [e.name for e in eval_sets], evals_, p.n_iter_no_change, bar)
     try:
         for it in rounds:
             with stage("gradients"):
                 gpu_objective.gradients(scores, grad, hess, it)
-            rows = _query_subsample_rows(group_ptr, subsample, seed, it)
-            features = _feature_subsample(n_features, colsample_bytree, seed, it)
+            rows = query_subsample_rows(group_ptr, p.subsample, p.seed, it)
+            features = feature_subsample(n_features, p.colsample_bytree, p.seed, it)
             tree = grower.grow(grad, hess, rows, features)
             dev_tree = None
             with stage("scores"):
@@ -129,7 +105,7 @@ def _boost(X, y, group_ptr, sample_weight, *, objective, objective_name, n_estim
                 continue
             dev_tree = dev_tree or DeviceTree(tree)
             values = []
-            for (_, Xb), ev, s in zip(evals, evaluators, eval_scores):
+            for (_, Xb), ev, s in zip(evals, evals_, eval_scores):
                 with stage("eval"):
                     add_tree_binned(Xb, dev_tree, s)
                 values.append(ev(s.get()))
@@ -140,5 +116,5 @@ def _boost(X, y, group_ptr, sample_weight, *, objective, objective_name, n_estim
             bar.close()
     cupy.cuda.get_current_stream().synchronize()
     boosting_s = time.perf_counter() - t0 - binning_s
-    return log.result(mapper, init, feature_names=feature_names, objective_name=objective_name,
+    return log.result(mapper, init, source=p.source, feature_names=p.feature_names,
                       timings={"binning_s": binning_s, "boosting_s": boosting_s})

@@ -6,6 +6,7 @@ dtype) and return the mean over queries, or the per-query values with
 see :mod:`skltr.metrics._ranking` for the tie and empty-query policies.
 """
 
+from ._evaluator import NDCGEvaluator
 from ._ranking import (
     average_precision_score,
     dcg_score,
@@ -17,6 +18,7 @@ from ._ranking import (
 )
 
 __all__ = [
+    "NDCGEvaluator",
     "average_precision_score",
     "dcg_score",
     "err_score",

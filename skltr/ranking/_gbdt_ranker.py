@@ -379,7 +379,8 @@ class GPUHistGBDTRanker(BaseRanker):
                 return False  # _fit raises the device error with its message
 
     def _fit(self, data, eval_set=None):
-        from .._gbdt.boosting import EvalData, boost, split_queries  # noqa: PLC0415
+        from .._engine.rounds import EvalData, split_queries  # noqa: PLC0415
+        from .._gbdt.boosting import BoostParams  # noqa: PLC0415
         from .._gbdt.objectives import make_objective  # noqa: PLC0415
         from .._numba_cache import announce_first_compile  # noqa: PLC0415
 
@@ -430,16 +431,23 @@ class GPUHistGBDTRanker(BaseRanker):
             "learning_rate": self.learning_rate, "hist_mode": self.hist_mode,
         }
         names = getattr(self, "feature_names_in_", None)
+        params = BoostParams(
+            objective_name=self.objective, n_estimators=self.n_estimators,
+            max_bins=self.max_bins, tree_params=tree_params, subsample=self.subsample,
+            colsample_bytree=self.colsample_bytree, eval_at=tuple(eval_at), gain=self.gain,
+            n_iter_no_change=self.n_iter_no_change if early else None, seed=seed,
+            verbose=self.verbose, feature_names=None if names is None else list(names),
+            n_jobs=self.n_jobs, reject_inf=not self._allow_inf and device.is_gpu)
         with numba_threads(self.n_jobs):
-            result = boost(
-                X, y, group_ptr, w, objective=objective, objective_name=self.objective,
-                n_estimators=self.n_estimators, max_bins=self.max_bins,
-                tree_params=tree_params, subsample=self.subsample,
-                colsample_bytree=self.colsample_bytree, eval_sets=evals, eval_at=eval_at,
-                gain=self.gain, n_iter_no_change=self.n_iter_no_change if early else None,
-                seed=seed, verbose=self.verbose,
-                feature_names=None if names is None else list(names), n_jobs=self.n_jobs,
-                device=device, reject_inf=not self._allow_inf and device.is_gpu)
+            if device.is_gpu:  # imports CuPy
+                from .._gpu.boosting import boost as boost_gpu  # noqa: PLC0415
+
+                result = boost_gpu(X, y, group_ptr, w, objective, params, evals,
+                                   device_index=device.index)
+            else:
+                from .._gbdt.boosting import boost  # noqa: PLC0415
+
+                result = boost(X, y, group_ptr, w, objective, params, evals)
         if not np.any(np.diff(result.ensemble.tree_ptr) > 1):
             warnings.warn(
                 "no tree found a split: every gradient was zero or no split met min_samples_leaf"

@@ -71,7 +71,7 @@ class BinMapper:
     Examples
     --------
     >>> import numpy as np
-    >>> from skltr._gbdt.binning import BinMapper
+    >>> from skltr._engine.binning import BinMapper
     >>> X = np.array([[0.0], [1.0], [1.0], [np.nan], [3.0]])
     >>> bm = BinMapper(max_bins=4).fit(X)
     >>> bm.cut_values

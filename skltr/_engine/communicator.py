@@ -21,7 +21,7 @@ class LocalCommunicator:
     Examples
     --------
     >>> import numpy as np
-    >>> from skltr._gbdt.communicator import LocalCommunicator
+    >>> from skltr._engine.communicator import LocalCommunicator
     >>> a = np.array([1.0, 2.0])
     >>> LocalCommunicator().allreduce_sum(a) is a
     True

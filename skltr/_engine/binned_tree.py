@@ -1,0 +1,139 @@
+"""Binned trees (``GrownTree``) and the ``TreeEnsemble`` builders of every binned learner.
+
+A learner on binned features (a GBDT tree grower, a RankBoost stump finder) describes its
+trees in bins: "bin <= b goes left", the missing bin going to the default side. This module
+turns them into one :class:`~skltr.trees.TreeEnsemble` with raw thresholds, the
+:class:`~skltr._engine.binning.BinMapper`'s cut values, so that scoring never needs the bins::
+
+    GrownTree(feature, bin_threshold, default_left, left, right, value)  (per tree, bins)
+        --to_node_arrays(mapper)-->  threshold = cut_values[cut_ptr[f] + b], flags (NaN
+                                     missing, default side)
+        --binned_trees_to_ensemble-->  TreeEnsemble(decision="<=", precision="float64")
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._cpu.predict_binned import add_tree_binned
+from .._dtypes import LEAF_VALUE_DTYPE, NODE_INDEX_DTYPE
+from ..trees._ensemble import NodeFlags, TreeEnsemble
+from ..utils._threads import numba_threads
+
+__all__ = ["GrownTree", "binned_trees_to_ensemble", "stump"]
+
+#: Threshold of a split "every non-missing value left, missing right": above every finite x.
+_ALL_FINITE_LEFT = float(np.finfo(np.float64).max)
+
+
+@dataclass
+class GrownTree:
+    """One grown tree: node arrays in TreeEnsemble order and the leaf of each training row.
+
+    Attributes
+    ----------
+    feature, bin_threshold, left, right : ndarray of int32, shape (n_nodes,)
+        ``-1`` on leaves; a row goes left when its bin ``<= bin_threshold``.
+    default_left : ndarray of bool
+        Where rows in the missing bin go.
+    value : ndarray of float64
+        Leaf values (learning rate applied); 0 on internal nodes.
+    gain : ndarray of float64
+        Split gains of internal nodes (0 on leaves), for feature importances.
+    count : ndarray of int64
+        Rows of each node.
+    hess_sum : ndarray of float64
+        Hessian sum of each node.
+    leaf_of_row : ndarray of int32, shape (n_rows,)
+        Leaf (node id) of each row grown on: of ``rows[i]`` when the grower had ``rows``, of
+        row ``i`` otherwise.
+    rows : ndarray of uint32 or None
+        The rows grown on (None: all rows).
+    missing_bin : int
+    """
+
+    feature: np.ndarray
+    bin_threshold: np.ndarray
+    default_left: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    value: np.ndarray
+    gain: np.ndarray
+    count: np.ndarray
+    hess_sum: np.ndarray
+    leaf_of_row: np.ndarray
+    rows: np.ndarray | None
+    missing_bin: int
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.feature.size)
+
+    @property
+    def n_leaves(self) -> int:
+        return int(np.count_nonzero(self.left < 0))
+
+    def add_to_training_scores(self, scores: np.ndarray) -> None:
+        """``scores[row] += value[leaf of row]`` for every row the tree was grown on."""
+        if self.rows is None:
+            scores += self.value[self.leaf_of_row]
+        else:
+            scores[self.rows] += self.value[self.leaf_of_row]
+
+    def add_to_scores(self, X_binned: np.ndarray, scores: np.ndarray, n_threads=None) -> None:
+        """``scores[i] += tree(X_binned[i])`` for every row of a binned matrix."""
+        with numba_threads(n_threads):
+            add_tree_binned(X_binned, self.feature, self.bin_threshold, self.default_left,
+                            self.left, self.right, self.value, self.missing_bin, scores)
+
+    def to_node_arrays(self, bin_mapper) -> dict:
+        """Node arrays of this tree for a ``TreeEnsemble(decision="<=", precision="float64")``.
+
+        ``threshold`` is the raw cut value of ``bin_threshold`` (the last non-missing bin, a
+        "missing versus the rest" split, becomes the largest double); ``flags`` mark NaN as
+        the missing type and carry the default direction.
+        """
+        internal = self.left >= 0
+        f = np.where(internal, self.feature, 0)
+        b = np.where(internal, self.bin_threshold, 0).astype(np.int64)
+        last = b >= bin_mapper.n_bins[f] - 1
+        idx = np.where(last, 0, bin_mapper.cut_ptr[f] + b)
+        cut = bin_mapper.cut_values[idx] if bin_mapper.cut_values.size else np.zeros(idx.size)
+        threshold = np.where(internal, np.where(last, _ALL_FINITE_LEFT, cut), 0.0)
+        flags = np.where(
+            internal,
+            (NodeFlags.MISSING_NAN << NodeFlags.MISSING_SHIFT)
+            | np.where(self.default_left, NodeFlags.DEFAULT_LEFT, 0),
+            0,
+        ).astype(np.uint8)
+        return {"feature": self.feature.copy(), "threshold": threshold.astype(np.float64),
+                "left": self.left.copy(), "right": self.right.copy(),
+                "value": self.value.copy(), "flags": flags}
+
+
+def binned_trees_to_ensemble(trees, bin_mapper, base_score=0.0, **kwargs):
+    """One ``TreeEnsemble(decision="<=", precision="float64")`` of grown trees, in order."""
+    parts = [t.to_node_arrays(bin_mapper) for t in trees]
+    tree_ptr = np.concatenate([[0], np.cumsum([p["feature"].size for p in parts])])
+    arrays = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    return TreeEnsemble(tree_ptr=tree_ptr, n_features=bin_mapper.cut_ptr.size - 1,
+                        base_score=np.array([base_score]), decision="<=",
+                        precision="float64", **arrays, **kwargs)
+
+
+def stump(feature, bin_threshold, default_left, left_value, right_value, missing_bin):
+    """A one-split ``GrownTree`` (a weak ranker "bin <= b"), leaf values given.
+
+    ``gain`` and ``count`` are left at zero: a stump learner records its own statistics.
+    """
+    i32 = NODE_INDEX_DTYPE
+    return GrownTree(
+        feature=np.array([feature, -1, -1], i32),
+        bin_threshold=np.array([bin_threshold, -1, -1], i32),
+        default_left=np.array([bool(default_left), False, False]),
+        left=np.array([1, -1, -1], i32), right=np.array([2, -1, -1], i32),
+        value=np.array([0.0, left_value, right_value], LEAF_VALUE_DTYPE),
+        gain=np.zeros(3), count=np.zeros(3, np.int64), hess_sum=np.zeros(3),
+        leaf_of_row=None, rows=None, missing_bin=int(missing_bin))

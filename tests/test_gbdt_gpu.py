@@ -972,3 +972,21 @@ def test_gpu_fit_with_query_and_feature_subsampling_is_deterministic(growth):
     a = GPUHistGBDTRanker(device="cuda", **p).fit(X, y, qid=qid).ensemble_
     b = GPUHistGBDTRanker(device="cuda", **p).fit(X, y, qid=qid).ensemble_
     assert a.equals(b)
+
+
+def test_every_objective_has_a_device_implementation():
+    from skltr._gbdt.objectives import OBJECTIVES, make_objective
+    from skltr._gpu.objectives import GPU_OBJECTIVES, make_gpu_objective
+
+    assert set(GPU_OBJECTIVES) == set(OBJECTIVES)
+    y = np.array([2.0, 0.0, 1.0, 1.0, 0.0])
+    gp = np.array([0, 3, 5])
+    for name in OBJECTIVES:
+        host = make_objective(name, random_state=0)
+        g_cpu, h_cpu = np.empty(5, np.float32), np.empty(5, np.float32)
+        host.gradients(np.zeros(5), y, gp, None, g_cpu, h_cpu, 0)
+        dev = make_gpu_objective(host, y, gp)
+        g, h = cupy.empty(5, cupy.float32), cupy.empty(5, cupy.float32)
+        dev.gradients(cupy.zeros(5), g, h, 0)
+        np.testing.assert_allclose(g.get(), g_cpu, rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(h.get(), h_cpu, rtol=1e-6, atol=1e-7)

@@ -17,7 +17,8 @@ from skltr._cpu.split import find_best_splits, find_best_splits_serial
 from skltr._engine.binning import BinMapper
 from skltr._engine.communicator import LocalCommunicator
 from skltr._engine.binned_tree import binned_trees_to_ensemble
-from skltr._gbdt.grower import (TreeGrower, HistogramPool,
+from skltr._engine.histogram import HistogramPool
+from skltr._gbdt.grower import (TreeGrower,
                                 quantisation_exponent)
 
 PARAMS = dict(reg_lambda=0.0, reg_alpha=0.0, min_child_weight=1e-3, min_samples_leaf=1,
@@ -380,12 +381,13 @@ def test_quantised_equals_float_and_is_thread_independent():
 
 def force_parallel_kernels(monkeypatch):
     """Send every node through the parallel kernels, with one feature per block."""
+    import skltr._engine.histogram as histogram_mod
     import skltr._gbdt.grower as grower_mod
 
     for name in ("HIST_PARALLEL_MIN_ROWS", "PARTITION_PARALLEL_MIN_ROWS",
                  "SPLIT_PARALLEL_MIN_ROWS"):
         monkeypatch.setattr(grower_mod, name, 0)
-    monkeypatch.setattr(grower_mod, "MIN_FEATURES_PER_BLOCK", 1)
+    monkeypatch.setattr(histogram_mod, "MIN_FEATURES_PER_BLOCK", 1)
 
 
 def vars_of(tree):
@@ -506,7 +508,7 @@ def test_parallel_paths_match_naive(monkeypatch, hist_mode):
 
 
 def test_histogram_tasks():
-    from skltr._gbdt.grower import histogram_tasks
+    from skltr._engine.histogram import histogram_tasks
 
     assert histogram_tasks(2, 136) == (1, 2)
     assert histogram_tasks(16, 136) == (2, 8)
@@ -544,9 +546,10 @@ def test_quantised_packing_bounds():
 
 def test_float_mode_is_thread_independent_with_feature_blocks(monkeypatch):
     """With one row chunk (threads <= blocks of features) float sums keep their order."""
+    import skltr._engine.histogram as histogram_mod
     import skltr._gbdt.grower as grower_mod
 
-    monkeypatch.setattr(grower_mod, "MIN_FEATURES_PER_BLOCK", 1)
+    monkeypatch.setattr(histogram_mod, "MIN_FEATURES_PER_BLOCK", 1)
     monkeypatch.setattr(grower_mod, "PARTITION_PARALLEL_MIN_ROWS", 1000)
     rng = np.random.default_rng(12)
     X, n_bins, _, _ = dyadic_problem(rng, 6000, 5, 15, nan_frac=0.05)
@@ -614,6 +617,7 @@ def test_quantise_gradients_gh64_kernel():
 @pytest.mark.parametrize("parallel", [False, True])
 def test_one_word_and_two_word_bins_grow_the_same_trees(monkeypatch, parallel):
     """Hessian counts: one-word bins (the default up to GH64_MAX_ROWS) == two-word bins."""
+    import skltr._engine.histogram as histogram_mod
     import skltr._gbdt.grower as grower_mod
 
     if parallel:

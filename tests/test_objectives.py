@@ -341,20 +341,42 @@ def test_defaults_and_repr():
     assert make_objective("regression").is_ranking is False
 
 
-@pytest.mark.parametrize("kwargs,match", [
-    (dict(name="ndcg"), "objective must be one of"),
-    (dict(name="lambdarank", gain="log"), "gain must be"),
-    (dict(name="lambdarank", truncation_level=0), "truncation_level"),
-    (dict(name="lambdarank", truncation_level=2.5), "truncation_level"),
-    (dict(name="lambdarank", sigmoid=0.0), "sigmoid"),
-    (dict(name="lambdarank", sigmoid=np.inf), "sigmoid"),
-    (dict(name="lambdarank", normalize="yes"), "normalize"),
-    (dict(name="rank_xendcg", gain="linear"), "only has the exponential gain"),
+@pytest.mark.parametrize("params,match", [
+    (dict(objective="ndcg"), "objective"),
+    (dict(gain="log"), "gain"),
+    (dict(lambdarank_truncation_level=0), "lambdarank_truncation_level"),
+    (dict(lambdarank_truncation_level=2.5), "lambdarank_truncation_level"),
+    (dict(objective="rank_xendcg", gain="linear"), "only has the gain"),
 ])
-def test_make_objective_errors(kwargs, match):
-    name = kwargs.pop("name")
+def test_objective_parameter_errors_come_from_the_estimator(params, match):
+    # One validation layer: the estimator checks the objective's parameters (its
+    # constraints, and the gains each registered objective accepts) before fitting.
+    from skltr import GPUHistGBDTRanker
+
+    X = np.random.default_rng(0).normal(size=(8, 2))
+    model = GPUHistGBDTRanker(n_estimators=2, **params)
     with pytest.raises(ValueError, match=match):
+        model.fit(X, [0, 1, 2, 0, 1, 0, 1, 1], qid=[0, 0, 0, 0, 1, 1, 1, 1])
+    assert not hasattr(model, "ensemble_")
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(name="lambdarank", sigmoid=0.0), dict(name="lambdarank", sigmoid=np.inf),
+    dict(name="rank_xendcg", gain="linear"), dict(name="lambdarank", truncation_level=0),
+])
+def test_make_objective_asserts_its_invariants(kwargs):
+    name = kwargs.pop("name")
+    with pytest.raises(AssertionError):
         make_objective(name, **kwargs)
+
+
+def test_objective_registry():
+    from skltr._gbdt.objectives import OBJECTIVES
+
+    assert sorted(OBJECTIVES) == ["lambdarank", "rank_pairwise", "rank_xendcg", "regression"]
+    for name, cls in OBJECTIVES.items():
+        assert cls.name == name and isinstance(make_objective(name), cls)
+    assert [n for n, c in OBJECTIVES.items() if c.graded] == ["lambdarank", "rank_xendcg"]
 
 
 @pytest.mark.parametrize("name,y,match", [

@@ -33,13 +33,13 @@ read-modify-write per (row, feature)::
 
 with ``|q_g| <= 2**31 / (n_rows + 1)`` and ``0 <= q_h <= 2**32 / (n_rows + 1)``, so that no
 sum carries between the fields (``skltr._gbdt.grower`` picks the scales). The kernels take
-the packed words as ``grad`` and ignore ``hess``. Measured (one thread, 494k rows x 68
-features, ns per update, same run): two words 2.67, one word 1.38.
+the packed words as ``grad`` and ignore ``hess``. The three layouts are named in
+``skltr._engine.histogram`` (``FLOAT``, ``TWO_WORD``, ``ONE_WORD``).
 
 Building is row-wise: a task walks the node's rows ``rows[start:end]`` (increasing row ids)
 and, for each row, the bytes of its features (``X_binned`` is C order, so they are one
 contiguous run). Threads split the work into ``n_row_chunks x n_feature_blocks`` tasks
-(``skltr._gbdt.grower.histogram_tasks`` picks them)::
+(``skltr._engine.histogram.histogram_tasks`` picks them)::
 
     X_binned rows of the node        feature block 0     feature block 1
                                      (features 0..67)    (features 68..135)
@@ -60,52 +60,8 @@ Gradients are read through ``rows`` as the rows are walked: row-wise building re
 gradient once per row, so LightGBM's "ordered gradients" gather (which pays off when every
 feature re-reads the node's gradients) would add a pass without saving one.
 
-Measurements (``/tmp`` micro-benchmarks and ``benchmarks/grow_cpu.py``; 2026-11-22, Intel
-Xeon 2.5 GHz, 2 vCPUs shared with three other engineers' jobs, load average 5-8, so wall
-times are inflated and parallel regions are slow; single-thread CPU times are the steadier
-figures). make_ranking 494k x 136, 255 bins, one thread, CPU ms per histogram:
-
-    ============================  ========  ========  ========  ========
-    node rows (of 494k)             all       1/2       1/8       1/64
-    ============================  ========  ========  ========  ========
-    row-wise (this module)          185        79        24       3.8
-    column-wise, 1 sub-histogram    214       127        40      19.9
-    column-wise, 4 interleaved      160       115        39      19.3
-    column-wise, ordered grads, 4   159       103        27      10.5
-    ============================  ========  ========  ========  ========
-
-Row-wise wins except at the root (a tie within the noise), by 3-5x on small nodes, whose
-scattered rows cost column-wise a cache line per (row, feature). Further measurements, one
-thread, ns per (row, feature) update (min of 5):
-
-    ====================================================  =======  =======  =======
-    variant                                                 root     1/8      1/64
-    ====================================================  =======  =======  =======
-    3 channels (g, h, count float64), 6144-byte features    2.26     2.81     3.54
-    same, features padded by 3 bins (HIST_PAD_BINS)          2.07     2.60     3.30
-    2 channels (g, h), 4096-byte features                    3.76     3.87     4.13
-    2 channels, padded (the quantised packed layout)         1.51     2.12     2.90
-    2 channels int64 + prefetch of the row 8 ahead           2.15     2.30     2.63
-      (same run without prefetch: 2.15 / 2.91 / 3.68)
-    ====================================================  =======  =======  =======
-
-Features 4096 bytes apart put the same bin of every feature in one L1 cache set (4 KiB
-period), which is why dropping the count first looked useless; padded, 16-byte records are
-~27% faster than 24-byte ones, which is what the quantised mode's packed hessian-and-count
-buys. Unsigned flat indices measured 0-10% faster than 2-D signed indexing (in the noise).
-
-Whole trees (494k x 136, 255 leaves, fixed random gradients, ms per tree, interleaved with
-LightGBM 4.7 ``Booster.update``; ``benchmarks/grow_cpu.py``, one thread, CPU time, median
-(min) of 6 trees, 2026-11-22; the machine loaded as above):
-
-    ===========  ==============  ================  ===============
-    max_bins     skltr float     skltr quantised   LightGBM
-    ===========  ==============  ================  ===============
-    255          506 (402)       375 (327)         376 (283)
-    255 (later)  397 (377)       332 (316)         431 (423)
-    ===========  ==============  ================  ===============
-
-The 63-bin and 2-thread figures are in ``benchmarks/grow_cpu.py``'s docstring.
+Why row-wise, why these record sizes and the padding: the measurements are in
+``docs/gbdt_internals.rst`` ("Histogram kernel measurements").
 """
 
 import numpy as np

@@ -282,7 +282,7 @@ def _pairwise_chunk(scores, y, group_ptr, weights, gain_exp2, truncation_level, 
 
 
 @njit(cache=True)
-def _discounts(n):
+def discounts(n):
     """``1 / log2(position + 2)`` for 0-based positions ``0..n-1`` (LightGBM's discount_)."""
     out = np.empty(n, dtype=np.float64)
     for i in range(n):
@@ -326,7 +326,7 @@ def lambdarank_gradients(scores, y, group_ptr, weights, gain_exp2, truncation_le
         Written in place. Queries with one document or with all labels equal get zeros.
     """
     max_cnt = _max_query_size(group_ptr)
-    discount = _discounts(max_cnt)
+    discount = discounts(max_cnt)
     bounds = _chunk_bounds(group_ptr)
     for c in prange(bounds.shape[0] - 1):
         # int64 index: the parfor's own index is unsigned, and the chunk function would

@@ -59,14 +59,16 @@ from .._cpu.histogram import build_histogram, build_histogram_serial, subtract_h
 from .._cpu.partition import partition_rows, partition_rows_serial
 from .._cpu.quantise import quantise_gradients, quantise_gradients_gh64
 from .._cpu.split import find_best_splits, find_best_splits_serial, leaf_value
-from .._dtypes import (G_H_DTYPE, HIST_DTYPE, LEAF_VALUE_DTYPE, NODE_INDEX_DTYPE,
-                       QUANTISED_G_H_DTYPE, QUANTISED_HIST_DTYPE, ROW_INDEX_DTYPE,
+from .._dtypes import (G_H_DTYPE, LEAF_VALUE_DTYPE, NODE_INDEX_DTYPE,
+                       QUANTISED_G_H_DTYPE, ROW_INDEX_DTYPE,
                        X_BINNED_DTYPE)
 from ..utils._threads import numba_threads
 from .._engine.binned_tree import GrownTree
 from .._engine.communicator import LocalCommunicator
+from .._engine.histogram import (FLOAT, HIST_PAD_BINS, ONE_WORD, TWO_WORD, HistogramPool,
+                                 histogram_tasks)
 
-__all__ = ["TreeGrower", "HistogramPool", "quantisation_exponent", "gh64_exponent"]
+__all__ = ["TreeGrower", "quantisation_exponent", "gh64_exponent"]
 
 # Below these node sizes a kernel runs on one thread: starting a parallel region costs ~10 us
 # on an idle machine but milliseconds on a busy one (OpenMP threads wait for a time slice),
@@ -84,25 +86,6 @@ SPLIT_PARALLEL_MIN_ROWS = 0
 #: so a row of average ``|g|`` gets about ``31 - log2(n_rows)`` bits (10 at this bound);
 #: larger trees use two-word bins.
 GH64_MAX_ROWS = 2**21
-#: Unused bins after each feature's histogram. With 256 bins of 24 bytes a feature spans
-#: 6144 bytes, so the same bin of every feature falls in 2 of the 64 L1 cache sets (4 KiB
-#: period); 3 more bins shift each feature by 72 bytes and spread them over all sets
-#: (measured 8% faster building on 494k x 136).
-HIST_PAD_BINS = 3
-#: Fewest features per histogram feature block (see ``histogram_tasks``).
-MIN_FEATURES_PER_BLOCK = 16
-
-
-def histogram_tasks(n_threads: int, n_features: int):
-    """``(n_row_chunks, n_feature_blocks)`` of a parallel histogram on ``n_threads``.
-
-    Feature blocks first: each thread owns the bins of some features for all the node's
-    rows, so no per-thread copy and no reduction are needed (and the float result does not
-    depend on the thread count); row chunks only when there are more threads than blocks of
-    ``MIN_FEATURES_PER_BLOCK`` features.
-    """
-    blocks = max(1, min(n_threads, n_features // MIN_FEATURES_PER_BLOCK))
-    return -(-n_threads // blocks), blocks
 
 
 def quantisation_exponent(max_abs: float, n_rows: int, total_bits: int = 62) -> int:
@@ -140,35 +123,6 @@ def gh64_exponent(total_abs: float, n_rows: int, bits: int) -> int:
     while bound * 2.0 ** (k + 1) <= room:
         k += 1
     return min(k, 1000)
-
-
-class HistogramPool:
-    """Reusable node histograms and per-thread scratch of one shape and dtype.
-
-    Allocating (and first touching) ~0.8 MB per node costs page faults every tree; a pool
-    kept by the boosting loop across rounds pays them once. Pass it as ``TreeGrower(...,
-    pool=pool)``; a grower makes its own when given none or one of another shape.
-
-    Size: every splittable leaf holds one histogram until it is split. Measured on 494k x 136,
-    255 leaves, 255 bins: 156 histograms, 126 MiB (float) or 84 MiB (quantised).
-    """
-
-    def __init__(self, n_features, n_bins_total, dtype, n_row_chunks, n_channels=3):
-        self.shape = (int(n_features), int(n_bins_total), int(n_channels))
-        self.dtype = np.dtype(dtype)
-        self._free = []
-        self.scratch = np.empty((max(n_row_chunks - 1, 1), int(np.prod(self.shape))),
-                                self.dtype)
-
-    def matches(self, shape, dtype, n_row_chunks):
-        return (self.shape == tuple(shape) and self.dtype == np.dtype(dtype)
-                and self.scratch.shape[0] >= n_row_chunks - 1)
-
-    def acquire(self) -> np.ndarray:
-        return self._free.pop() if self._free else np.empty(self.shape, self.dtype)
-
-    def release(self, hist: np.ndarray) -> None:
-        self._free.append(hist)
 
 
 class _Node:
@@ -334,7 +288,7 @@ class TreeGrower:
             self.scale_g_exp = self.scale_h_exp = 0
             return self.grad, self.hess, 1.0, 1.0
         sel = slice(None) if self.rows is None else self.rows
-        if self._channels == 1:
+        if self._layout is ONE_WORD:
             local = np.array([np.sum(np.abs(self.grad[sel]), dtype=np.float64),
                               np.sum(self.hess[sel], dtype=np.float64),
                               -np.min(self.hess[sel], initial=0.0)], dtype=np.float64)
@@ -379,19 +333,18 @@ class TreeGrower:
         local_rows = n if self.rows is None else self.rows.size
         n_rows = int(self.communicator.allreduce_sum(np.array([local_rows], np.int64))[0])
         if self.hist_mode == "float":
-            self._channels = 3
+            self._layout = FLOAT
         elif self.min_samples_leaf_counts == "hessian" and n_rows <= GH64_MAX_ROWS:
-            self._channels = 1
+            self._layout = ONE_WORD
         else:
-            self._channels = 2
+            self._layout = TWO_WORD
         g, h, self._inv_g, self._inv_h = self._prepare_gradients(n_rows)
-        hist_dtype = HIST_DTYPE if self.hist_mode == "float" else QUANTISED_HIST_DTYPE
-        n_channels = self._channels
-        shape = (n_features, self.missing_bin + 1 + HIST_PAD_BINS, n_channels)
+        hist_dtype = self._layout.dtype
+        shape = (n_features, self.missing_bin + 1 + HIST_PAD_BINS, self._layout.n_channels)
         self._tasks = histogram_tasks(self._n_threads, n_features)
         if self.pool is None or not self.pool.matches(shape, hist_dtype, self._tasks[0]):
             self.pool = HistogramPool(n_features, shape[1], hist_dtype,
-                                      self._tasks[0], n_channels)
+                                      self._tasks[0], self._layout.n_channels)
         if self.X_binned_T is None:
             self.X_binned_T = np.ascontiguousarray(X.T)
         self._g, self._h = g, h
@@ -402,7 +355,7 @@ class TreeGrower:
             self._buf = np.sort(self.rows)  # increasing rows: forward memory scans
             sums = np.array([g[self.rows].sum(dtype=hist_dtype),
                              h[self.rows].sum(dtype=hist_dtype)])
-        if self._channels == 1:  # one word: gradient sum above bit 32, hessian sum below
+        if self._layout is ONE_WORD:  # one word: gradient sum above bit 32, hessian sum below
             sums = np.array([sums[0] >> 32, sums[0] & 0xFFFFFFFF], dtype=np.int64)
         if self.count_shift:
             sums[1] -= np.int64(local_rows) << self.count_shift  # unpack: hessians only
@@ -468,7 +421,7 @@ class TreeGrower:
             n_left_local = partition_rows_serial(col, self._buf, node.start, node.end, b,
                                                  default_left, self.missing_bin, self._tmp)
         mid = node.start + n_left_local
-        if self._channels == 1:  # one-word bins hold no row counts: the partition's count
+        if self._layout is ONE_WORD:  # one-word bins hold no row counts: the partition's count
             cl = int(self.communicator.allreduce_sum(np.array([n_left_local], np.int64))[0])
         left = _Node(node.start, mid, gl, hl, cl, node.depth + 1)
         right = _Node(mid, node.end, node.sum_g - gl, node.sum_h - hl, node.count - cl,

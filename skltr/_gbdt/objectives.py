@@ -1,7 +1,7 @@
 """Objectives of the GBDT engine: parameters, label validation, dispatch to the kernels.
 
-``make_objective(name, ...)`` returns an :class:`Objective` with the two methods the boosting
-loop calls (``docs/gbdt_internals.rst``)::
+``make_objective(name, ...)`` returns an :class:`Objective` (the class registered under
+``name`` in ``OBJECTIVES``) with the two methods the boosting loop calls (``docs/gbdt_internals.rst``)::
 
     obj = make_objective("lambdarank", truncation_level=10)
     base = obj.init_score(y, group_ptr, sample_weight)       # validates y once; 0.0 here
@@ -32,25 +32,9 @@ each row by its own weight and XGBoost takes one weight per query (and rescales 
 to mean 1). All three agree when weights are constant within each query, up to XGBoost's
 global rescaling. ``"regression"`` weighs each row by its own weight.
 
-Measured speed (``benchmarks/objectives_cpu.py``, 2026-11-22, shared 2-core Xeon @ 2.5 GHz
-under a load average of ~10 from other jobs; 499,920 rows in 4,166 queries of 120 documents,
-labels 0-4, default parameters; skltr: median of 7 calls after compilation; LightGBM 4.7's
-objective: per-round time of ``lambdarank`` / ``rank_xendcg`` training minus that of
-``regression`` on the same rows, one feature, ``num_leaves=2``). CPU time of one thread,
-which the load distorts least:
-
-================  ==========  =================
-objective         skltr       LightGBM 4.7
-================  ==========  =================
-lambdarank        155 ms      279 ms
-rank_xendcg       15 ms       15 ms
-rank_pairwise     275 ms      --  (all 7,140 pairs of every query)
-regression        4 ms        --
-================  ==========  =================
-
-Wall time with 2 threads in the same run (contended, so only indicative): lambdarank 318 ms
-vs LightGBM's 491 ms. Queries are independent, so on an idle machine 2 threads take about
-half the single-thread time.
+``OBJECTIVES`` maps each name to its class (scikit-learn's ``_LOSSES`` pattern); the GPU
+kernels of each name are registered in ``skltr._gpu.objectives.GPU_OBJECTIVES``. Speed
+against LightGBM's objectives: ``benchmarks/objectives_cpu.py`` and ``docs/gbdt_internals.rst``.
 """
 
 from __future__ import annotations
@@ -179,6 +163,15 @@ class Objective:
     name = ""
     #: Ranking objectives need queries and start from a score of 0.
     is_ranking = True
+    #: Labels must be relevance grades 0, 1, 2, ... (gains are computed from them).
+    graded = False
+    #: The gains this objective can use.
+    gains = ("exp2", "linear")
+
+    @classmethod
+    def from_params(cls, *, gain, truncation_level, sigmoid, normalize, random_state):
+        """The objective from the estimator's (validated) parameters; unused ones ignored."""
+        return cls()
 
     def validate(self, y, group_ptr, sample_weight=None):
         """Check labels (and weights) for this objective; raise a ValueError naming the fix.
@@ -261,6 +254,12 @@ class LambdaRank(Objective):
     """
 
     name = "lambdarank"
+    graded = True
+
+    @classmethod
+    def from_params(cls, *, gain, truncation_level, sigmoid, normalize, random_state):
+        level = LIGHTGBM_TRUNCATION_LEVEL if truncation_level is None else truncation_level
+        return cls(gain, level, sigmoid, normalize)
 
     def __init__(self, gain, truncation_level, sigmoid, normalize):
         self.gain = gain
@@ -300,6 +299,10 @@ class RankPairwise(Objective):
 
     name = "rank_pairwise"
 
+    @classmethod
+    def from_params(cls, *, gain, truncation_level, sigmoid, normalize, random_state):
+        return cls(truncation_level, sigmoid, normalize)
+
     def __init__(self, truncation_level, sigmoid, normalize):
         self.truncation_level = truncation_level
         self.sigmoid = sigmoid
@@ -333,6 +336,12 @@ class RankXENDCG(Objective):
     """
 
     name = "rank_xendcg"
+    graded = True
+    gains = ("exp2",)
+
+    @classmethod
+    def from_params(cls, *, gain, truncation_level, sigmoid, normalize, random_state):
+        return cls(_seed_from(random_state))
 
     def __init__(self, seed):
         self.seed = seed
@@ -376,7 +385,8 @@ class Regression(Objective):
         _kernels.regression_gradients(scores, y, weights, grad, hess)
 
 
-OBJECTIVES = ("lambdarank", "rank_pairwise", "rank_xendcg", "regression")
+#: name -> objective class: the one list of the GBDT's objectives.
+OBJECTIVES = {cls.name: cls for cls in (LambdaRank, RankPairwise, RankXENDCG, Regression)}
 
 
 def _seed_from(random_state):
@@ -397,10 +407,12 @@ def make_objective(name, *, gain="exp2", truncation_level=None, sigmoid=1.0, nor
 
     Parameters
     ----------
-    name : {"lambdarank", "rank_pairwise", "rank_xendcg", "regression"}
+    name : str
+        A key of ``OBJECTIVES``: "lambdarank", "rank_pairwise", "rank_xendcg", "regression".
     gain : {"exp2", "linear"}, default="exp2"
         lambdarank's gain: ``2**label - 1`` (labels up to 1023) or ``label``.
-        ``"rank_xendcg"`` accepts only ``"exp2"``; the others ignore it.
+        ``"rank_xendcg"`` accepts only ``"exp2"`` (its class's ``gains``); the others ignore
+        it.
     truncation_level : int >= 1 or None, default=None
         lambdarank: pairs need a document in the top ``truncation_level`` positions and
         the ideal DCG is cut there; ``None`` is LightGBM's default, 30. rank_pairwise: the
@@ -430,33 +442,15 @@ def make_objective(name, *, gain="exp2", truncation_level=None, sigmoid=1.0, nor
     >>> bool(grad[0] < 0 < grad[1])  # the best document is pushed up, the worst down
     True
     """
-    if name not in OBJECTIVES:
-        raise ValueError(f"objective must be one of {', '.join(map(repr, OBJECTIVES))}; "
-                         f"got {name!r}.")
-    if gain not in ("exp2", "linear"):
-        raise ValueError(f"gain must be 'exp2' or 'linear'; got {gain!r}.")
-    if truncation_level is not None and (
-            isinstance(truncation_level, bool)
-            or not isinstance(truncation_level, numbers.Integral) or truncation_level < 1):
-        raise ValueError(f"truncation_level must be an int >= 1 or None; got "
-                         f"{truncation_level!r}.")
-    if (isinstance(sigmoid, bool) or not isinstance(sigmoid, numbers.Real)
-            or not np.isfinite(sigmoid) or sigmoid <= 0):
-        raise ValueError(f"sigmoid must be a finite number > 0; got {sigmoid!r}.")
-    if not isinstance(normalize, (bool, np.bool_)):
-        raise ValueError(f"normalize must be True or False; got {normalize!r}.")
-    sigmoid = float(sigmoid)
-    normalize = bool(normalize)
+    # The estimator validates its parameters (``_parameter_constraints``, and the gains an
+    # objective accepts); direct callers of this engine function get assertions.
+    cls = OBJECTIVES[name]
+    assert gain in cls.gains, (name, gain)
+    assert truncation_level is None or (isinstance(truncation_level, numbers.Integral)
+                                        and truncation_level >= 1), truncation_level
+    assert np.isfinite(sigmoid) and sigmoid > 0, sigmoid
     if truncation_level is not None:  # (any larger level means "all pairs" anyway)
         truncation_level = min(int(truncation_level), _ALL_PAIRS)
-    if name == "lambdarank":
-        level = LIGHTGBM_TRUNCATION_LEVEL if truncation_level is None else truncation_level
-        return LambdaRank(gain, level, sigmoid, normalize)
-    if name == "rank_pairwise":
-        return RankPairwise(truncation_level, sigmoid, normalize)
-    if name == "rank_xendcg":
-        if gain != "exp2":
-            raise ValueError("rank_xendcg only has the exponential gain 2**label; use "
-                             "gain='exp2' or objective='lambdarank' for gain='linear'.")
-        return RankXENDCG(_seed_from(random_state))
-    return Regression()
+    return cls.from_params(gain=gain, truncation_level=truncation_level,
+                           sigmoid=float(sigmoid), normalize=bool(normalize),
+                           random_state=random_state)

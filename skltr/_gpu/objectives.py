@@ -35,7 +35,7 @@ from __future__ import annotations
 import cupy
 import numpy as np
 
-from .._cpu.objectives import _discounts
+from .._cpu.objectives import discounts
 from . import _config
 from ._compile import blocks, module
 
@@ -283,27 +283,73 @@ def _module(global_scratch):
 _BYTES_PER_DOC = 44
 
 
-class GPUObjective:
+class _DeviceObjective:
     """Device gradients of one fit's training set: ``gradients(scores, grad, hess, it)``.
 
-    Built by :func:`make_gpu_objective`; holds the per-query constants (ideal DCG, mean
-    weight) and the small/large query lists, computed once.
+    Built by :func:`make_gpu_objective` from the host objective of the same name; a subclass
+    per kernel family holds its per-query constants, computed once.
     """
 
     def __init__(self, objective, y, group_ptr, sample_weight):
-        name = objective.name
-        self.name = name
+        self.name = objective.name
         y = np.ascontiguousarray(y, np.float64)
-        group_ptr = np.ascontiguousarray(group_ptr, np.int64)
         self.n = y.shape[0]
         self.y = cupy.asarray(y)
         self.w = None if sample_weight is None else cupy.asarray(
             np.ascontiguousarray(sample_weight, np.float64))
-        if name == "regression":
-            return
-        if name == "rank_xendcg":
-            self._init_xendcg(objective, group_ptr)
-            return
+
+    def gradients(self, scores, grad, hess, iteration=0):
+        """Fill float32 ``grad`` / ``hess`` (device) at float64 device ``scores``.
+
+        ``iteration`` (0-based round) only matters to ``rank_xendcg``'s random gammas.
+        """
+        raise NotImplementedError
+
+
+class _Regression(_DeviceObjective):
+    def gradients(self, scores, grad, hess, iteration=0):
+        t = _config.ELEMENTWISE_THREADS
+        _module(False).get_function("regression")(
+            (blocks(self.n, t),), (t,),
+            (scores, self.y, self.w if self.w is not None else self.y,
+             np.int32(self.w is not None), np.int64(self.n), grad, hess))
+
+
+class _XENDCG(_DeviceObjective):
+    def __init__(self, objective, y, group_ptr, sample_weight):
+        super().__init__(objective, y, group_ptr, sample_weight)
+        group_ptr = np.ascontiguousarray(group_ptr, np.int64)
+        self.seed = int(objective.seed)
+        self.n_queries = int(group_ptr.size - 1)
+        self.group_ptr = cupy.asarray(group_ptr)
+        # each query's mean row weight, summed in the CPU's order (query_stats; k = 0: no DCG)
+        self.qweight = cupy.empty(self.n_queries, cupy.float64)
+        unused = cupy.empty(self.n_queries, cupy.float64)
+        t = _config.ELEMENTWISE_THREADS
+        _module(False).get_function("query_stats")(
+            (blocks(self.n_queries, t),), (t,),
+            (self.y, self.w if self.w is not None else self.y, self.group_ptr,
+             np.int32(self.n_queries), np.int32(0), self.y, np.int32(self.w is not None),
+             unused, self.qweight))
+        self.scratch = cupy.empty((3, self.n), cupy.float64)
+
+    def gradients(self, scores, grad, hess, iteration=0):
+        t = _config.ELEMENTWISE_THREADS
+        _module(False).get_function("xendcg")(
+            (blocks(self.n_queries, t),), (t,),
+            (scores, self.y, self.group_ptr, np.int32(self.n_queries), self.qweight,
+             np.uint64(self.seed & 0xFFFFFFFFFFFFFFFF), np.uint64(int(iteration)),
+             self.scratch[0], self.scratch[1], self.scratch[2], grad, hess))
+
+
+class _PairGradients(_DeviceObjective):
+    """lambdarank and rank_pairwise: one kernel, pairs weighted by |delta NDCG| or 1."""
+
+    def __init__(self, objective, y, group_ptr, sample_weight):
+        super().__init__(objective, y, group_ptr, sample_weight)
+        name = objective.name
+        y = np.ascontiguousarray(y, np.float64)
+        group_ptr = np.ascontiguousarray(group_ptr, np.int64)
         self.ranknet = name == "rank_pairwise"
         self.sigmoid = float(objective.sigmoid)
         self.normalize = bool(objective.normalize)
@@ -320,7 +366,7 @@ class GPUObjective:
         n_queries = sizes.size
         self.group_ptr = cupy.asarray(group_ptr)
         max_cnt = int(sizes.max(initial=1))
-        self.discount = cupy.asarray(_discounts(max(max_cnt, 1)))
+        self.discount = cupy.asarray(discounts(max(max_cnt, 1)))
         qid = np.repeat(np.arange(n_queries, dtype=np.int64), sizes)
         self.qid = cupy.asarray(qid.astype(np.float64))
         self.rowf = cupy.arange(self.n, dtype=cupy.float64)
@@ -344,41 +390,7 @@ class GPUObjective:
         self.small_max = int(sizes[~big].max(initial=0))
         self.scratch = cupy.empty(6 * self.n, cupy.float64) if big.any() else None
 
-    def _init_xendcg(self, objective, group_ptr):
-        self.seed = int(objective.seed)
-        self.n_queries = int(group_ptr.size - 1)
-        self.group_ptr = cupy.asarray(group_ptr)
-        # each query's mean row weight, summed in the CPU's order (query_stats; k = 0: no DCG)
-        self.qweight = cupy.empty(self.n_queries, cupy.float64)
-        unused = cupy.empty(self.n_queries, cupy.float64)
-        t = _config.ELEMENTWISE_THREADS
-        _module(False).get_function("query_stats")(
-            (blocks(self.n_queries, t),), (t,),
-            (self.y, self.w if self.w is not None else self.y, self.group_ptr,
-             np.int32(self.n_queries), np.int32(0), self.y, np.int32(self.w is not None),
-             unused, self.qweight))
-        self.scratch = cupy.empty((3, self.n), cupy.float64)
-
     def gradients(self, scores, grad, hess, iteration=0):
-        """Fill float32 ``grad`` / ``hess`` (device) at float64 device ``scores``.
-
-        ``iteration`` (0-based round) only matters to ``rank_xendcg``'s random gammas.
-        """
-        if self.name == "rank_xendcg":
-            t = _config.ELEMENTWISE_THREADS
-            _module(False).get_function("xendcg")(
-                (blocks(self.n_queries, t),), (t,),
-                (scores, self.y, self.group_ptr, np.int32(self.n_queries), self.qweight,
-                 np.uint64(self.seed & 0xFFFFFFFFFFFFFFFF), np.uint64(int(iteration)),
-                 self.scratch[0], self.scratch[1], self.scratch[2], grad, hess))
-            return
-        if self.name == "regression":
-            t = _config.ELEMENTWISE_THREADS
-            _module(False).get_function("regression")(
-                (blocks(self.n, t),), (t,),
-                (scores, self.y, self.w if self.w is not None else self.y,
-                 np.int32(self.w is not None), np.int64(self.n), grad, hess))
-            return
         common = (self.inv_max_dcg if not self.ranknet else self.qweight, self.discount,
                   np.int32(self.truncation), np.float64(self.sigmoid),
                   np.int32(self.normalize), np.int32(self.ranknet), grad, hess)
@@ -400,8 +412,11 @@ class GPUObjective:
                  + (perm, self.scratch, np.int64(self.n)))
 
 
+#: objective name -> device implementation; the names of ``skltr._gbdt.objectives.OBJECTIVES``.
+GPU_OBJECTIVES = {"lambdarank": _PairGradients, "rank_pairwise": _PairGradients,
+                  "rank_xendcg": _XENDCG, "regression": _Regression}
+
+
 def make_gpu_objective(objective, y, group_ptr, sample_weight=None):
     """The device version of a host :class:`skltr._gbdt.objectives.Objective`."""
-    if objective.name not in ("lambdarank", "rank_pairwise", "rank_xendcg", "regression"):
-        raise ValueError(f"unknown objective {objective.name!r}")
-    return GPUObjective(objective, y, group_ptr, sample_weight)
+    return GPU_OBJECTIVES[objective.name](objective, y, group_ptr, sample_weight)

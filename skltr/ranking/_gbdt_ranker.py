@@ -17,6 +17,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._device import resolve_device
+from .._gbdt.objectives import OBJECTIVES
 from ..utils._model_io import (ModelFileError, load_document, model_file_errors,
                                 read_document, save_document)
 from ..utils._qid import group_by_qid
@@ -26,9 +27,6 @@ from ._base import BaseRanker, first_cutoff
 
 __all__ = ["GPUHistGBDTRanker"]
 
-_OBJECTIVES = ("lambdarank", "rank_pairwise", "rank_xendcg", "regression")
-#: Objectives whose gains need relevance grades 0, 1, 2, ... (2**label - 1 or label).
-_GRADED_OBJECTIVES = ("lambdarank", "rank_xendcg")
 #: "auto" early stopping turns on above this many training rows (scikit-learn's
 #: HistGradientBoosting uses the same threshold).
 _AUTO_EARLY_STOPPING_ROWS = 10_000
@@ -259,7 +257,7 @@ class GPUHistGBDTRanker(BaseRanker):
     """
 
     _parameter_constraints = {
-        "objective": [StrOptions(set(_OBJECTIVES))],
+        "objective": [StrOptions(set(OBJECTIVES))],
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "max_leaves": [Interval(Integral, 2, None, closed="left"), None],
@@ -384,12 +382,16 @@ class GPUHistGBDTRanker(BaseRanker):
         from .._gbdt.objectives import make_objective  # noqa: PLC0415
         from .._numba_cache import announce_first_compile  # noqa: PLC0415
 
+        if self.gain not in OBJECTIVES[self.objective].gains:
+            raise ValueError(f"objective={self.objective!r} only has the gain(s) "
+                             f"{OBJECTIVES[self.objective].gains}; got gain={self.gain!r}. Use "
+                             f"gain='exp2', or objective='lambdarank' for gain='linear'.")
         announce_first_compile()
         device = resolve_device(self.device)
         if device.is_gpu:
             _check_gpu_support(self)
         eval_at = self._eval_at_list()
-        if self.objective in _GRADED_OBJECTIVES:
+        if OBJECTIVES[self.objective].graded:
             # The shared label check with the graded-relevance rules, on the caller's row
             # order so that its message names the caller's row.
             y_caller = np.empty_like(data.y)
@@ -506,7 +508,7 @@ class GPUHistGBDTRanker(BaseRanker):
                 if getattr(X_e, "format", None) == "csc":  # grouped by rows below
                     X_e = X_e.tocsr()
                 y_e = check_ranking_y(y_e, X_e.shape[0],
-                                      integer_labels=self.objective in _GRADED_OBJECTIVES)
+                                      integer_labels=OBJECTIVES[self.objective].graded)
                 groups = group_by_qid(qid_e, X_e.shape[0])
             except (ValueError, TypeError) as exc:
                 raise type(exc)(f"eval_set[{i}]: {exc}") from exc

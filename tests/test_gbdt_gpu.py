@@ -37,6 +37,7 @@ from skltr._gpu.histogram import (build_histograms, features_per_block,  # noqa:
 from skltr._gpu.objectives import make_gpu_objective  # noqa: E402
 from skltr._gpu.partition import partition_level  # noqa: E402
 from skltr._gpu.split import find_best_splits  # noqa: E402
+from skltr._records import split_constants, split_work  # noqa: E402
 from skltr.datasets import make_ranking  # noqa: E402
 from skltr.metrics import ndcg_score  # noqa: E402
 from skltr.model_selection import train_test_split_by_query  # noqa: E402
@@ -298,13 +299,11 @@ def test_split_matches_cpu_kernel(p, max_bins, counts):
         sum_h = int(qh[rows].sum()) - (len(rows) << K)
         hp = np.zeros((F, max_bins + 1 + 3, 2), np.int64)
         hp[:, :max_bins + 1] = h
-        work = (np.empty(F), np.empty(F, np.int32), np.empty(F, bool),
-                np.empty(F, np.int64), np.empty(F, np.int64), np.empty(F, np.int64))
+        c = _constants(max_bins, K, inv_g, inv_h, p["reg_lambda"], p["reg_alpha"],
+                       p["min_child_weight"], p["min_samples_leaf"], p["min_split_gain"],
+                       counts == "hessian")
         r = find_best_splits_serial(hp, n_bins, mask, np.int64(sum_g), np.int64(sum_h),
-                                    len(rows), max_bins, inv_g, inv_h, p["reg_lambda"],
-                                    p["reg_alpha"], p["min_child_weight"],
-                                    p["min_samples_leaf"], p["min_split_gain"], K,
-                                    counts == "hessian", *work)
+                                    len(rows), c, split_work(F, np.int64))
         expect.append(None if r[0] < 0 else
                       (int(r[0]), float(r[1]), int(r[2]), bool(r[3]), int(r[4]), int(r[5]),
                        int(r[6])))
@@ -312,12 +311,16 @@ def test_split_matches_cpu_kernel(p, max_bins, counts):
     hist_dev = cupy.asarray(np.stack(hists))
     got = find_best_splits(hist_dev, [0, 1, 2, 3], [e[1] for e in expect],
                            [e[2] for e in expect], [e[3] for e in expect],
-                           cupy.asarray(n_bins), cupy.asarray(mask.astype(np.uint8)),
-                           max_bins, K, inv_g, inv_h, p["reg_lambda"], p["reg_alpha"],
-                           p["min_child_weight"], p["min_samples_leaf"], p["min_split_gain"],
-                           counts == "hessian")
+                           cupy.asarray(n_bins), cupy.asarray(mask.astype(np.uint8)), c)
     assert got == [e[0] for e in expect]
     assert any(g is not None for g in got) or p["min_samples_leaf"] >= 400
+
+
+def _constants(mb, K, inv_g, inv_h, lam, alpha, mcw, msl, msg, hessian_counts):
+    return split_constants(missing_bin=mb, inv_scale_g=inv_g, inv_scale_h=inv_h,
+                           reg_lambda=lam, reg_alpha=alpha, min_child_weight=mcw,
+                           min_samples_leaf=msl, min_split_gain=msg, count_shift=K,
+                           hessian_counts=hessian_counts)
 
 
 def _cpu_split(h, n_bins, mask, sum_g, sum_h, n, mb, inv_g, inv_h, K, min_samples_leaf,
@@ -325,11 +328,9 @@ def _cpu_split(h, n_bins, mask, sum_g, sum_h, n, mb, inv_g, inv_h, K, min_sample
     F = h.shape[0]
     hp = np.zeros((F, h.shape[1] + 3, 2), np.int64)
     hp[:, :h.shape[1]] = h
-    work = (np.empty(F), np.empty(F, np.int32), np.empty(F, bool), np.empty(F, np.int64),
-            np.empty(F, np.int64), np.empty(F, np.int64))
-    r = find_best_splits_serial(hp, n_bins, mask, np.int64(sum_g), np.int64(sum_h), n, mb,
-                                inv_g, inv_h, 0.0, 0.0, 1e-3, min_samples_leaf, 0.0, K,
-                                hessian_counts, *work)
+    c = _constants(mb, K, inv_g, inv_h, 0.0, 0.0, 1e-3, min_samples_leaf, 0.0, hessian_counts)
+    r = find_best_splits_serial(hp, n_bins, mask, np.int64(sum_g), np.int64(sum_h), n, c,
+                                split_work(F, np.int64))
     return None if r[0] < 0 else (int(r[0]), float(r[1]), int(r[2]), bool(r[3]), int(r[4]),
                                   int(r[5]), int(r[6]))
 
@@ -362,8 +363,9 @@ def test_split_threshold_moves_over_empty_bins(with_missing):
     for counts in (False, True):
         ref = _cpu_split(h, n_bins, mask, sum_g, sum_h, n, mb, inv_g, inv_h, K, 1, counts)
         got = find_best_splits(cupy.asarray(h[None]), [0], [sum_g], [sum_h], [n],
-                               cupy.asarray(n_bins), cupy.ones(2, cupy.uint8), mb, K, inv_g,
-                               inv_h, 0.0, 0.0, 1e-3, 1, 0.0, counts)[0]
+                               cupy.asarray(n_bins), cupy.ones(2, cupy.uint8),
+                               _constants(mb, K, inv_g, inv_h, 0.0, 0.0, 1e-3, 1, 0.0,
+                                          counts))[0]
         assert ref[0] == 0 and ref[2] == 5, ref
         assert got == ref
 
@@ -385,8 +387,9 @@ def test_split_hessian_counts_bind_as_on_the_cpu():
         refs[counts] = _cpu_split(h, n_bins, np.ones(1, bool), sum_g, sum_h, n, mb, inv_g,
                                   inv_h, K, 10, counts)
         got = find_best_splits(cupy.asarray(h[None]), [0], [sum_g], [sum_h], [n],
-                               cupy.asarray(n_bins), cupy.ones(1, cupy.uint8), mb, K, inv_g,
-                               inv_h, 0.0, 0.0, 1e-3, 10, 0.0, counts)[0]
+                               cupy.asarray(n_bins), cupy.ones(1, cupy.uint8),
+                               _constants(mb, K, inv_g, inv_h, 0.0, 0.0, 1e-3, 10, 0.0,
+                                          counts))[0]
         assert got == refs[counts]
     assert refs[False][2] == 0 and refs[True][2] == 1, refs
 
@@ -405,8 +408,8 @@ def test_split_ties_pick_lowest_feature_then_bin():
     sum_g = int(qg.astype(np.int64).sum())
     sum_h = int(qh.sum()) - (n << K)
     got = find_best_splits(cupy.asarray(h[None]), [0], [sum_g], [sum_h], [n],
-                           cupy.asarray(n_bins), cupy.ones(F, cupy.uint8), mb, K, inv_g,
-                           inv_h, 0.0, 0.0, 1e-3, 1, 0.0)[0]
+                           cupy.asarray(n_bins), cupy.ones(F, cupy.uint8),
+                           _constants(mb, K, inv_g, inv_h, 0.0, 0.0, 1e-3, 1, 0.0, False))[0]
     assert got[0] == 0 and got[2] == 1
 
 
@@ -990,3 +993,30 @@ def test_every_objective_has_a_device_implementation():
         dev.gradients(cupy.zeros(5), g, h, 0)
         np.testing.assert_allclose(g.get(), g_cpu, rtol=1e-6, atol=1e-7)
         np.testing.assert_allclose(h.get(), h_cpu, rtol=1e-6, atol=1e-7)
+
+
+def test_cuda_leaf_objective_is_the_cpu_formula():
+    # one formula, two devices: the split kernel's CUDA leaf_objective against the numba one
+    # on edge cases (alpha around |G|, H + lambda at and below 0) and random values
+    from skltr._cpu.split import leaf_objective
+    from skltr._gpu import split as gsplit
+    from skltr._gpu._compile import module
+
+    rng = np.random.default_rng(0)
+    G = np.r_[[0.0, 1.0, -1.0, 0.5, -0.5, 2.0, 3.0], rng.normal(0, 10, 500)]
+    H = np.r_[[1.0, 0.0, -1.0, 1e-300, 2.0, 0.5, -0.5], rng.uniform(-1, 50, 500)]
+    lam = np.r_[[0.0, 0.0, 1.0, 0.0, 0.5, 1.0, 0.5], rng.uniform(0, 2, 500)]
+    alpha = np.r_[[0.0, 1.0, 1.0, 0.5, 0.5, 0.0, 3.0], rng.uniform(0, 3, 500)]
+    src = gsplit._SOURCE + r"""
+extern "C" __global__ void eval_leaf_objective(const double* G, const double* H,
+        const double* lam, const double* alpha, double* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = leaf_objective(G[i], H[i], lam[i], alpha[i]);
+}
+"""
+    out = cupy.empty(G.size)
+    module(src).get_function("eval_leaf_objective")(
+        (4,), (256,), tuple(cupy.asarray(a) for a in (G, H, lam, alpha)) + (out,
+                                                                            np.int32(G.size)))
+    want = np.array([leaf_objective(*v) for v in zip(G, H, lam, alpha)])
+    np.testing.assert_array_equal(out.get(), want)

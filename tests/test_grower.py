@@ -14,6 +14,7 @@ from naive_gbdt import (naive_best_split, naive_grow, naive_histogram, naive_lea
 from skltr._cpu.histogram import build_histogram, build_histogram_serial, subtract_histograms
 from skltr._cpu.partition import partition_rows, partition_rows_serial
 from skltr._cpu.split import find_best_splits, find_best_splits_serial
+from skltr._records import split_constants, split_work
 from skltr._engine.binning import BinMapper
 from skltr._engine.communicator import LocalCommunicator
 from skltr._engine.binned_tree import binned_trees_to_ensemble
@@ -42,13 +43,15 @@ def kernel_split(hist, n_bins, mask, rows, grad, hess, missing_bin, p, serial=Fa
     G = float(np.sum(grad[rows], dtype=np.float64))
     H = float(np.sum(hess[rows], dtype=np.float64))
     F = hist.shape[0]
-    work = (np.empty(F), np.empty(F, np.int32), np.empty(F, bool), np.empty(F), np.empty(F),
-            np.empty(F, np.int64))
     fn = find_best_splits_serial if serial else find_best_splits
-    f, gain, b, dl, gl, hl, cl = fn(
-        hist, n_bins, mask, G, H, len(rows), missing_bin, 1.0, 1.0, p["reg_lambda"],
-        p["reg_alpha"], p["min_child_weight"], p["min_samples_leaf"], p["min_split_gain"],
-        0, p.get("min_samples_leaf_counts", "rows") == "hessian", *work)
+    c = split_constants(missing_bin=missing_bin, inv_scale_g=1.0, inv_scale_h=1.0,
+                        reg_lambda=p["reg_lambda"], reg_alpha=p["reg_alpha"],
+                        min_child_weight=p["min_child_weight"],
+                        min_samples_leaf=p["min_samples_leaf"],
+                        min_split_gain=p["min_split_gain"], count_shift=0,
+                        hessian_counts=p.get("min_samples_leaf_counts", "rows") == "hessian")
+    f, gain, b, dl, gl, hl, cl = fn(hist, n_bins, mask, G, H, len(rows), c,
+                                    split_work(F, np.float64))
     return None if f < 0 else (gain, f, b, dl)
 
 
@@ -99,14 +102,17 @@ def test_packed_quantised_histogram_and_split(tasks):
     np.testing.assert_array_equal(out[:, :, 1] >> K, ref[:, :, 2])
     # the split kernel decodes it to the float split of the same data
     F = 5
-    work = (np.empty(F), np.empty(F, np.int32), np.empty(F, bool), np.empty(F, np.int64),
-            np.empty(F, np.int64), np.empty(F, np.int64))
+    work = split_work(F, np.int64)
     for p in (PARAMS, dict(PARAMS, min_samples_leaf=300, reg_lambda=1.0, reg_alpha=0.5)):
+        c = split_constants(missing_bin=6, inv_scale_g=1 / 8, inv_scale_h=1 / 8,
+                            reg_lambda=p["reg_lambda"], reg_alpha=p["reg_alpha"],
+                            min_child_weight=p["min_child_weight"],
+                            min_samples_leaf=p["min_samples_leaf"],
+                            min_split_gain=p["min_split_gain"], count_shift=K,
+                            hessian_counts=False)
         got = find_best_splits(out, n_bins, np.ones(F, bool), np.int64(qg[rows].sum()),
-                               np.int64((hess[rows] * 8).astype(np.int64).sum()), 2000, 6,
-                               1 / 8, 1 / 8, p["reg_lambda"], p["reg_alpha"],
-                               p["min_child_weight"], p["min_samples_leaf"],
-                               p["min_split_gain"], K, False, *work)
+                               np.int64((hess[rows] * 8).astype(np.int64).sum()), 2000, c,
+                               work)
         want = naive_best_split(X, grad, hess, rows, n_bins, 6, [True] * F, p)
         assert (got[1], got[0], got[2], got[3]) == want
 

@@ -49,15 +49,21 @@ from numba import njit, prange
 
 
 @njit(cache=True, inline="always")
-def leaf_objective(G, H, reg_lambda, reg_alpha):
-    """``T(G)**2 / (H + lambda)``; 0 where the denominator is not positive."""
+def soft_threshold(G, reg_alpha):
+    """L1 soft-thresholding ``T(G) = sign(G) * max(|G| - alpha, 0)`` (``G`` at alpha 0)."""
     if reg_alpha > 0.0:
         if G > reg_alpha:
-            G = G - reg_alpha
-        elif G < -reg_alpha:
-            G = G + reg_alpha
-        else:
-            G = 0.0
+            return G - reg_alpha
+        if G < -reg_alpha:
+            return G + reg_alpha
+        return 0.0
+    return G
+
+
+@njit(cache=True, inline="always")
+def leaf_objective(G, H, reg_lambda, reg_alpha):
+    """``T(G)**2 / (H + lambda)``; 0 where the denominator is not positive."""
+    G = soft_threshold(G, reg_alpha)
     d = H + reg_lambda
     if d <= 0.0:
         return 0.0
@@ -66,18 +72,28 @@ def leaf_objective(G, H, reg_lambda, reg_alpha):
 
 @njit(cache=True)
 def leaf_value(G, H, reg_lambda, reg_alpha, learning_rate):
-    """Newton step ``-T(G) / (H + lambda) * learning_rate``; 0 where ``H + lambda <= 0``."""
-    if reg_alpha > 0.0:
-        if G > reg_alpha:
-            G = G - reg_alpha
-        elif G < -reg_alpha:
-            G = G + reg_alpha
-        else:
-            G = 0.0
+    """Newton step ``-T(G) / (H + lambda) * learning_rate``; 0 where ``H + lambda <= 0``.
+
+    The one definition of a leaf's value: the CPU grower calls it per leaf, the GPU grower
+    through :func:`leaf_values` (the CUDA split kernel's ``leaf_objective`` is pinned to
+    :func:`leaf_objective` by ``tests/test_gbdt_gpu.py``).
+    """
+    G = soft_threshold(G, reg_alpha)
     d = H + reg_lambda
     if d <= 0.0:
         return 0.0
     return -G / d * learning_rate
+
+
+@njit(cache=True)
+def leaf_values(sum_g, hess_sum, is_leaf, inv_scale_g, reg_lambda, reg_alpha, learning_rate):
+    """:func:`leaf_value` of every leaf (``sum_g`` in histogram units); 0 elsewhere."""
+    out = np.zeros(sum_g.shape[0], dtype=np.float64)
+    for i in range(sum_g.shape[0]):
+        if is_leaf[i]:
+            out[i] = leaf_value(sum_g[i] * inv_scale_g, hess_sum[i], reg_lambda, reg_alpha,
+                                learning_rate)
+    return out
 
 
 @njit(cache=True, inline="always")
@@ -138,10 +154,13 @@ def _bin_count(hb, cb, inv_scale_h, count_factor):
 # whose body is a single call compiles several times faster than one with the scan inlined
 # (see docs/devguide.rst, numba); its own helpers stay inlined, so the scan's code is as before.
 @njit(cache=True)
-def _scan_feature(hist, f, nb, use, sum_g, sum_h, count, missing_bin, inv_scale_g, inv_scale_h,
-                  reg_lambda, reg_alpha, min_child_weight, min_n, min_split_gain, parent,
-                  count_shift, count_factor):
-    # Best candidate of feature f: (gain, bin or -1, default_left, left_g, left_h, left_count)
+def _scan_feature(hist, f, nb, use, sum_g, sum_h, count, c, min_n, parent, count_factor):
+    # Best candidate of feature f: (gain, bin or -1, default_left, left_g, left_h, left_count);
+    # c: SplitConstants
+    missing_bin, count_shift = c.missing_bin, c.count_shift
+    inv_scale_g, inv_scale_h = c.inv_scale_g, c.inv_scale_h
+    reg_lambda, reg_alpha = c.reg_lambda, c.reg_alpha
+    min_child_weight, min_split_gain = c.min_child_weight, c.min_split_gain
     best = min_split_gain  # a candidate must beat it strictly
     best_b = -1
     best_left = False
@@ -238,27 +257,23 @@ def _scan_feature(hist, f, nb, use, sum_g, sum_h, count, missing_bin, inv_scale_
 
 
 @njit(cache=True, inline="always")
-def _node_constants(sum_g, sum_h, count, inv_scale_g, inv_scale_h, reg_lambda, reg_alpha,
-                    min_samples_leaf, hessian_counts):
+def _node_constants(sum_g, sum_h, count, c):
     # What every feature's scan of one node shares: the minimum child size, the parent's
     # objective, and LightGBM's count estimate (rows per unit of hessian; 0: exact counts).
-    H = sum_h * inv_scale_h
-    parent = leaf_objective(sum_g * inv_scale_g, H, reg_lambda, reg_alpha)
-    count_factor = count / H if hessian_counts and H > 0.0 else 0.0
-    return max(min_samples_leaf, 1), parent, count_factor
+    H = sum_h * c.inv_scale_h
+    parent = leaf_objective(sum_g * c.inv_scale_g, H, c.reg_lambda, c.reg_alpha)
+    count_factor = count / H if c.hessian_counts and H > 0.0 else 0.0
+    return max(c.min_samples_leaf, 1), parent, count_factor
 
 
 @njit(parallel=True, cache=True)
-def find_best_splits(hist, n_bins, feature_mask, sum_g, sum_h, count, missing_bin,
-                     inv_scale_g, inv_scale_h, reg_lambda, reg_alpha, min_child_weight,
-                     min_samples_leaf, min_split_gain, count_shift, hessian_counts, f_gain, f_bin,
-                     f_left, f_gl, f_hl, f_cl):
+def find_best_splits(hist, n_bins, feature_mask, sum_g, sum_h, count, c, work):
     """Best split of every feature of one node (parallel over features), then of the node.
 
     Parameters
     ----------
-    hist : ndarray of float64 or int64, shape (n_features, n_bins_total, 3 or 2)
-        The node's histogram (``skltr._cpu.histogram``).
+    hist : ndarray of float64 or int64, shape (n_features, n_bins_total, n_channels)
+        The node's histogram in one of the layouts of ``skltr._engine.histogram``.
     n_bins : ndarray of int32, shape (n_features,)
         Non-missing bins of each feature.
     feature_mask : ndarray of bool, shape (n_features,)
@@ -266,64 +281,47 @@ def find_best_splits(hist, n_bins, feature_mask, sum_g, sum_h, count, missing_bi
     sum_g, sum_h : scalar of hist's dtype
         The node's sums (histogram units).
     count : int
-    missing_bin : int
-    inv_scale_g, inv_scale_h : float
-        Histogram units -> gradient units (1.0 in float mode).
-    reg_lambda, reg_alpha, min_child_weight, min_split_gain : float
-    min_samples_leaf : int
-    count_shift : int
-        0: ``hist`` has 3 channels (g, h, count); K > 0: 2 channels, the second holding
-        ``count << K | hess`` (quantised mode).
-    hessian_counts : bool
-        Check ``min_samples_leaf`` on LightGBM's hessian-estimated counts instead of rows.
-    f_gain, f_bin, f_left, f_gl, f_hl, f_cl : ndarray, shape (n_features,)
-        Work arrays (float64, int32, bool, hist dtype, hist dtype, int64): each feature's best.
+    c : skltr._records.SplitConstants
+    work : skltr._records.SplitWork
+        Each feature's best candidate (overwritten).
 
     Returns
     -------
-    best_feature : int
-        -1 when no candidate qualifies; then the other outputs are meaningless.
-    gain : float
-    bin_threshold : int
-    default_left : bool
-    left_g, left_h : hist's dtype
-        Left child's sums (histogram units).
-    left_count : int
+    tuple
+        The fields of :class:`skltr._records.SplitInfo`; ``feature`` is -1 when no
+        candidate qualifies (the other fields are then meaningless).
     """
     n_features = hist.shape[0]
-    min_n, parent, count_factor = _node_constants(
-        sum_g, sum_h, count, inv_scale_g, inv_scale_h, reg_lambda, reg_alpha,
-        min_samples_leaf, hessian_counts)
+    min_n, parent, count_factor = _node_constants(sum_g, sum_h, count, c)
+    # the arrays unpacked before the parfor: written through the record's attributes inside
+    # a prange, numba 0.68 stored some of them wrongly (wrong default_left / garbage)
+    f_gain, f_bin, f_left, f_gl, f_hl, f_cl = work
     for p in prange(n_features):
         f = np.int64(p)  # prange's index is unsigned in the parfor: one signature, not two
         (f_gain[f], f_bin[f], f_left[f], f_gl[f], f_hl[f], f_cl[f]) = _scan_feature(
-            hist, f, n_bins[f], feature_mask[f], sum_g, sum_h, count, missing_bin,
-            inv_scale_g, inv_scale_h, reg_lambda, reg_alpha, min_child_weight, min_n,
-            min_split_gain, parent, count_shift, count_factor)
-    return _pick_best(f_gain, f_bin, f_left, f_gl, f_hl, f_cl, sum_g, sum_h)
+            hist, f, n_bins[f], feature_mask[f], sum_g, sum_h, count, c, min_n, parent,
+            count_factor)
+    return _pick_best(work, sum_g, sum_h)
 
 
 @njit(cache=True)
-def find_best_splits_serial(hist, n_bins, feature_mask, sum_g, sum_h, count, missing_bin,
-                            inv_scale_g, inv_scale_h, reg_lambda, reg_alpha, min_child_weight,
-                            min_samples_leaf, min_split_gain, count_shift, hessian_counts,
-                            f_gain, f_bin, f_left, f_gl, f_hl, f_cl):
+def find_best_splits_serial(hist, n_bins, feature_mask, sum_g, sum_h, count, c, work):
     """One thread: :func:`find_best_splits` for small nodes (same arguments)."""
     n_features = hist.shape[0]
-    min_n, parent, count_factor = _node_constants(
-        sum_g, sum_h, count, inv_scale_g, inv_scale_h, reg_lambda, reg_alpha,
-        min_samples_leaf, hessian_counts)
+    min_n, parent, count_factor = _node_constants(sum_g, sum_h, count, c)
+    f_gain, f_bin, f_left, f_gl, f_hl, f_cl = work
     for f in range(n_features):
         (f_gain[f], f_bin[f], f_left[f], f_gl[f], f_hl[f], f_cl[f]) = _scan_feature(
-            hist, f, n_bins[f], feature_mask[f], sum_g, sum_h, count, missing_bin,
-            inv_scale_g, inv_scale_h, reg_lambda, reg_alpha, min_child_weight, min_n,
-            min_split_gain, parent, count_shift, count_factor)
-    return _pick_best(f_gain, f_bin, f_left, f_gl, f_hl, f_cl, sum_g, sum_h)
+            hist, f, n_bins[f], feature_mask[f], sum_g, sum_h, count, c, min_n, parent,
+            count_factor)
+    return _pick_best(work, sum_g, sum_h)
 
 
 @njit(cache=True)
-def _pick_best(f_gain, f_bin, f_left, f_gl, f_hl, f_cl, sum_g, sum_h):
+def _pick_best(work, sum_g, sum_h):
     # lowest feature among equal gains: strictly greater replaces
+    f_gain, f_bin, f_left, f_gl, f_hl, f_cl = (work.gain, work.bin, work.left, work.left_g,
+                                               work.left_h, work.left_count)
     n_features = f_gain.size
     bf = -1
     bg = -np.inf

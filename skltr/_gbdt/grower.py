@@ -64,11 +64,12 @@ from .._dtypes import (G_H_DTYPE, LEAF_VALUE_DTYPE, NODE_INDEX_DTYPE,
                        X_BINNED_DTYPE)
 from ..utils._threads import numba_threads
 from .._engine.binned_tree import GrownTree
+from .._records import SplitInfo, split_constants, split_work
 from .._engine.communicator import LocalCommunicator
 from .._engine.histogram import (FLOAT, HIST_PAD_BINS, ONE_WORD, TWO_WORD, HistogramPool,
                                  histogram_tasks)
 
-__all__ = ["TreeGrower", "quantisation_exponent", "gh64_exponent"]
+__all__ = ["TreeGrower", "can_split", "quantisation_exponent", "gh64_exponent"]
 
 # Below these node sizes a kernel runs on one thread: starting a parallel region costs ~10 us
 # on an idle machine but milliseconds on a busy one (OpenMP threads wait for a time slice),
@@ -125,6 +126,16 @@ def gh64_exponent(total_abs: float, n_rows: int, bits: int) -> int:
     return min(k, 1000)
 
 
+def can_split(node, n_leaves, max_leaves, max_depth, min_samples_leaf) -> bool:
+    """Whether ``node`` may be split once the tree has ``n_leaves`` leaves (both growers).
+
+    A node needs room for another leaf, depth below ``max_depth`` and rows for two children
+    of ``min_samples_leaf`` rows.
+    """
+    return (n_leaves < max_leaves and (max_depth is None or node.depth < max_depth)
+            and node.count >= 2 * min_samples_leaf)
+
+
 class _Node:
     __slots__ = ("start", "end", "sum_g", "sum_h", "count", "depth", "hist", "split")
 
@@ -132,7 +143,7 @@ class _Node:
         self.start, self.end = start, end
         self.sum_g, self.sum_h, self.count, self.depth = sum_g, sum_h, count, depth
         self.hist = None
-        self.split = None  # (gain, feature, bin, default_left, left_g, left_h, left_count)
+        self.split = None  # SplitInfo
 
 
 class TreeGrower:
@@ -361,9 +372,13 @@ class TreeGrower:
             sums[1] -= np.int64(local_rows) << self.count_shift  # unpack: hessians only
         self._tmp = np.empty_like(self._buf)
         sums = self.communicator.allreduce_sum(sums)
-        self._work = (np.empty(n_features, np.float64), np.empty(n_features, np.int32),
-                      np.empty(n_features, np.bool_), np.empty(n_features, hist_dtype),
-                      np.empty(n_features, hist_dtype), np.empty(n_features, np.int64))
+        self._work = split_work(n_features, hist_dtype)
+        self._split_constants = split_constants(
+            missing_bin=self.missing_bin, inv_scale_g=self._inv_g, inv_scale_h=self._inv_h,
+            reg_lambda=self.reg_lambda, reg_alpha=self.reg_alpha,
+            min_child_weight=self.min_child_weight, min_samples_leaf=self.min_samples_leaf,
+            min_split_gain=self.min_split_gain, count_shift=self.count_shift,
+            hessian_counts=self.min_samples_leaf_counts == "hessian")
         root = _Node(0, local_rows, sums[0], sums[1], n_rows, 0)
         self.nodes = [root]
         self._children = [None]
@@ -382,9 +397,7 @@ class TreeGrower:
         return self._finish()
 
     def _can_split(self, node, n_leaves):
-        return (n_leaves < self.max_leaves
-                and (self.max_depth is None or node.depth < self.max_depth)
-                and node.count >= 2 * self.min_samples_leaf)
+        return can_split(node, n_leaves, self.max_leaves, self.max_depth, self.min_samples_leaf)
 
     def _build(self, node, use_rows=True):
         if self._n_threads > 1 and node.end - node.start >= HIST_PARALLEL_MIN_ROWS:
@@ -398,12 +411,9 @@ class TreeGrower:
     def _find_split(self, node):
         parallel = self._n_threads > 1 and node.count >= SPLIT_PARALLEL_MIN_ROWS
         kernel = find_best_splits if parallel else find_best_splits_serial
-        res = kernel(node.hist, self.n_bins, self.feature_mask, node.sum_g, node.sum_h,
-                     node.count, self.missing_bin, self._inv_g, self._inv_h, self.reg_lambda,
-                     self.reg_alpha, self.min_child_weight, self.min_samples_leaf,
-                     self.min_split_gain, self.count_shift,
-                     self.min_samples_leaf_counts == "hessian", *self._work)
-        node.split = res if res[0] >= 0 else None
+        res = SplitInfo(*kernel(node.hist, self.n_bins, self.feature_mask, node.sum_g,
+                                node.sum_h, node.count, self._split_constants, self._work))
+        node.split = res if res.feature >= 0 else None
         if node.split is None:
             self.pool.release(node.hist)
             node.hist = None
@@ -411,7 +421,7 @@ class TreeGrower:
     def _split(self, node_id, n_leaves_after):
         """Partition a node, create its two children, give them histograms and splits."""
         node = self.nodes[node_id]
-        feature, _, b, default_left, gl, hl, cl = node.split
+        feature, _, b, default_left, gl, hl, cl = node.split  # a SplitInfo
         col = self.X_binned_T[feature]
         if self._n_threads > 1 and node.end - node.start >= PARTITION_PARALLEL_MIN_ROWS:
             n_left_local = partition_rows(col, self._buf, node.start, node.end, b,
@@ -453,7 +463,7 @@ class TreeGrower:
     def _grow_leafwise(self):
         heap = []
         if self.nodes[0].split is not None:
-            heap.append((-self.nodes[0].split[1], 0))
+            heap.append((-self.nodes[0].split.gain, 0))
         n_leaves = 1
         while heap and n_leaves < self.max_leaves:
             _, node_id = heapq.heappop(heap)
@@ -461,14 +471,14 @@ class TreeGrower:
             for child_id in self._split(node_id, n_leaves):
                 child = self.nodes[child_id]
                 if child.split is not None:
-                    heapq.heappush(heap, (-child.split[1], child_id))
+                    heapq.heappush(heap, (-child.split.gain, child_id))
 
     def _grow_depthwise(self):
         level = [0]
         n_leaves = 1
         while level and n_leaves < self.max_leaves:
             ready = sorted((i for i in level if self.nodes[i].split is not None),
-                           key=lambda i: (-self.nodes[i].split[1], i))
+                           key=lambda i: (-self.nodes[i].split.gain, i))
             nxt = []
             for node_id in ready:
                 if n_leaves >= self.max_leaves:
@@ -494,8 +504,9 @@ class TreeGrower:
             hess_sum[i] = float(node.sum_h) * self._inv_h
             kids = self._children[i]
             if kids is not None:
-                f_, g_, b_, d_ = node.split[:4]
-                gain[i], feature[i], bin_threshold[i], default_left[i] = g_, f_, b_, d_
+                sp = node.split
+                gain[i], feature[i] = sp.gain, sp.feature
+                bin_threshold[i], default_left[i] = sp.bin, sp.default_left
                 left[i], right[i] = kids
             else:
                 value[i] = leaf_value(float(node.sum_g) * self._inv_g, hess_sum[i],

@@ -28,7 +28,8 @@ import cupy
 import numpy as np
 
 from .._dtypes import LEAF_VALUE_DTYPE, NODE_INDEX_DTYPE
-from .._gbdt.grower import GrownTree, quantisation_exponent
+from .._engine.binned_tree import GrownTree
+from .._gbdt.grower import can_split, quantisation_exponent
 from . import _config
 from ._compile import blocks, module
 from ._profile import stage
@@ -37,6 +38,8 @@ from .histogram import (build_histograms, features_per_block, row_chunk_tasks,
                         subtract_histograms)
 from .partition import partition_level
 from .predict_binned import add_leaf_values
+from .._cpu.split import leaf_values
+from .._records import split_constants
 from .split import find_best_splits
 
 __all__ = ["DeviceBinned", "GPUTreeGrower"]
@@ -138,7 +141,7 @@ class _Node:
     def __init__(self, start, end, sum_g, sum_h, count, depth):
         self.start, self.end = start, end
         self.sum_g, self.sum_h, self.count, self.depth = sum_g, sum_h, count, depth
-        self.split = None  # (feature, gain, bin, default_left, G_L, H_L, n_L), CPU's order
+        self.split = None  # SplitInfo
         self.slot = -1     # histogram slot in the current level's array
 
 
@@ -197,9 +200,7 @@ class GPUTreeGrower:
 
     # ------------------------------------------------------------------ helpers
     def _can_split(self, node, n_leaves):
-        return (n_leaves < self.max_leaves
-                and (self.max_depth is None or node.depth < self.max_depth)
-                and node.count >= 2 * self.min_samples_leaf)
+        return can_split(node, n_leaves, self.max_leaves, self.max_depth, self.min_samples_leaf)
 
     def _quantise(self, grad, hess, rows_dev, n_rows):
         """Device quantisation of the used rows; returns root sums ``(G, H)``, hist units.
@@ -251,12 +252,15 @@ class GPUTreeGrower:
             node.split = None if r is None else r
 
     def _find_splits_launch(self, hist, nodes):
-        return find_best_splits(
-            hist, [n.slot for n in nodes], [n.sum_g for n in nodes],
-            [n.sum_h for n in nodes], [n.count for n in nodes], self.data.n_bins,
-            self._mask, self.data.missing_bin, self.count_shift, self._inv_g, self._inv_h,
-            self.reg_lambda, self.reg_alpha, self.min_child_weight, self.min_samples_leaf,
-            self.min_split_gain, self.min_samples_leaf_counts == "hessian")
+        c = split_constants(
+            missing_bin=self.data.missing_bin, inv_scale_g=self._inv_g, inv_scale_h=self._inv_h,
+            reg_lambda=self.reg_lambda, reg_alpha=self.reg_alpha,
+            min_child_weight=self.min_child_weight, min_samples_leaf=self.min_samples_leaf,
+            min_split_gain=self.min_split_gain, count_shift=self.count_shift,
+            hessian_counts=self.min_samples_leaf_counts == "hessian")
+        return find_best_splits(hist, [n.slot for n in nodes], [n.sum_g for n in nodes],
+                                [n.sum_h for n in nodes], [n.count for n in nodes],
+                                self.data.n_bins, self._mask, c)
 
     # ------------------------------------------------------------------ growing
     def grow(self, grad, hess, rows=None, feature_mask=None, leaf_of_row=False):
@@ -374,7 +378,7 @@ class GPUTreeGrower:
         hists = {0: hist} if hist is not None else {}
         heap = []
         if self.nodes[0].split is not None:
-            heapq.heappush(heap, (-self.nodes[0].split[1], 0))
+            heapq.heappush(heap, (-self.nodes[0].split.gain, 0))
         n_leaves = 1
         while heap and n_leaves < self.max_leaves:
             _, node_id = heapq.heappop(heap)
@@ -383,14 +387,14 @@ class GPUTreeGrower:
             for child_id in self._children[node_id]:
                 if self.nodes[child_id].split is not None:
                     hists[child_id] = child_hist
-                    heapq.heappush(heap, (-self.nodes[child_id].split[1], child_id))
+                    heapq.heappush(heap, (-self.nodes[child_id].split.gain, child_id))
 
     def _grow_depthwise(self, hist):
         level = [0]
         n_leaves = 1
         while level and n_leaves < self.max_leaves:
             ready = sorted((i for i in level if self.nodes[i].split is not None),
-                           key=lambda i: (-self.nodes[i].split[1], i))
+                           key=lambda i: (-self.nodes[i].split.gain, i))
             ready = ready[:self.max_leaves - n_leaves]
             if not ready:
                 break
@@ -413,19 +417,14 @@ class GPUTreeGrower:
         right = np.full(n_nodes, -1, NODE_INDEX_DTYPE)
         gain = np.zeros(n_nodes, np.float64)
         if split:
-            rec = [(nodes[i].split[0], nodes[i].split[2], nodes[i].split[3]) for i in split]
+            rec = [(nodes[i].split.feature, nodes[i].split.bin, nodes[i].split.default_left)
+                   for i in split]
             feature[split], bin_threshold[split], default_left[split] = np.array(rec).T
-            gain[split] = [nodes[i].split[1] for i in split]
+            gain[split] = [nodes[i].split.gain for i in split]
             left[split], right[split] = np.array([self._children[i] for i in split]).T
-        # leaf values: skltr._cpu.split.leaf_value, vectorised (same operations, same order)
-        G = sum_g * self._inv_g
-        if self.reg_alpha > 0.0:
-            a = self.reg_alpha
-            G = np.where(G > a, G - a, np.where(G < -a, G + a, 0.0))
-        d = hess_sum + self.reg_lambda
-        with np.errstate(divide="ignore", invalid="ignore"):
-            value = np.where(d <= 0.0, 0.0, -G / d * self.learning_rate)
-        value = np.where(left < 0, value, 0.0).astype(LEAF_VALUE_DTYPE)
+        # the CPU grower's leaf_value, leaf by leaf (same operations, same order)
+        value = leaf_values(sum_g, hess_sum, left < 0, self._inv_g, self.reg_lambda,
+                            self.reg_alpha, self.learning_rate).astype(LEAF_VALUE_DTYPE)
         self._value_dev = cupy.asarray(value)
         leaf = None
         if want_leaf_of_row:

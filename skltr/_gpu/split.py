@@ -32,6 +32,7 @@ from __future__ import annotations
 import cupy
 import numpy as np
 
+from .._records import SplitInfo
 from . import _config
 from ._compile import module
 
@@ -240,36 +241,27 @@ def _kernel():
     return module(_SOURCE).get_function("find_best_splits")
 
 
-def find_best_splits(hist, node_slots, node_g, node_h, node_n, n_bins, feature_mask,
-                     missing_bin, count_shift, inv_g, inv_h, reg_lambda, reg_alpha,
-                     min_child_weight, min_samples_leaf, min_split_gain,
-                     hessian_counts=False):
+def find_best_splits(hist, node_slots, node_g, node_h, node_n, n_bins, feature_mask, c):
     """Best split of each listed node (one launch); returns host records.
 
     Parameters
     ----------
     hist : cupy.ndarray of int64, shape (n_slots, n_features, n_bins_total, 2)
-        Quantised histograms (:mod:`skltr._gpu.histogram`).
+        Quantised histograms (:mod:`skltr._gpu.histogram`, layout ``TWO_WORD``).
     node_slots : sequence of int
         Histogram slot of each node to evaluate.
     node_g, node_h, node_n : sequence of int
         The nodes' gradient sum, hessian sum (histogram units, hessian unpacked) and rows.
     n_bins : cupy.ndarray of int32, shape (n_features,)
     feature_mask : cupy.ndarray of uint8, shape (n_features,)
-    missing_bin, count_shift : int
-    inv_g, inv_h : float
-        Histogram units -> gradient units.
-    reg_lambda, reg_alpha, min_child_weight, min_split_gain : float
-    min_samples_leaf : int
-    hessian_counts : bool
-        Check ``min_samples_leaf`` on LightGBM's hessian-estimated counts instead of rows
-        (``skltr._cpu.split.find_best_splits``'s argument of that name).
+    c : skltr._records.SplitConstants
+        As for ``skltr._cpu.split.find_best_splits``.
 
     Returns
     -------
-    list of tuple or None
-        Per node ``(feature, gain, bin, default_left, G_L, H_L, n_L)`` as the CPU's
-        ``find_best_splits`` returns them, or None where no candidate qualifies.
+    list of SplitInfo or None
+        Per node the same record as the CPU's ``find_best_splits``, or None where no
+        candidate qualifies.
     """
     m = len(node_slots)
     if m == 0:
@@ -279,11 +271,11 @@ def find_best_splits(hist, node_slots, node_g, node_h, node_n, n_bins, feature_m
     _kernel()((m,), (_config.SPLIT_THREADS,),
               (hist, cupy.asarray(np.array([node_slots, node_g, node_h, node_n],
                                            np.int64).T.copy()), n_bins, feature_mask,
-               np.int32(n_features), np.int32(n_bins_total), np.int32(missing_bin),
-               np.int32(count_shift), np.float64(inv_g), np.float64(inv_h),
-               np.float64(reg_lambda), np.float64(reg_alpha), np.float64(min_child_weight),
-               np.int64(max(int(min_samples_leaf), 1)), np.float64(min_split_gain),
-               np.int32(bool(hessian_counts)), out))
+               np.int32(n_features), np.int32(n_bins_total), np.int32(c.missing_bin),
+               np.int32(c.count_shift), np.float64(c.inv_scale_g), np.float64(c.inv_scale_h),
+               np.float64(c.reg_lambda), np.float64(c.reg_alpha),
+               np.float64(c.min_child_weight), np.int64(max(c.min_samples_leaf, 1)),
+               np.float64(c.min_split_gain), np.int32(c.hessian_counts), out))
     rec = out.get()
     gains = rec[:, 1].copy().view(np.float64)
     res = []
@@ -292,6 +284,6 @@ def find_best_splits(hist, node_slots, node_g, node_h, node_n, n_bins, feature_m
         if f < 0:
             res.append(None)
         else:
-            res.append((f, float(gains[k]), int(rec[k, 2]), bool(rec[k, 3]), int(rec[k, 4]),
-                        int(rec[k, 5]), int(rec[k, 6])))
+            res.append(SplitInfo(f, float(gains[k]), int(rec[k, 2]), bool(rec[k, 3]),
+                                 int(rec[k, 4]), int(rec[k, 5]), int(rec[k, 6])))
     return res

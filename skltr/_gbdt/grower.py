@@ -218,59 +218,41 @@ class TreeGrower:
                  reg_lambda=0.0, reg_alpha=0.0,
                  min_split_gain=0.0, learning_rate=0.1, hist_mode="float", communicator=None,
                  n_threads=None, pool=None, X_binned_T=None):
-        if not (isinstance(X_binned, np.ndarray) and X_binned.dtype == X_BINNED_DTYPE
-                and X_binned.ndim == 2 and X_binned.flags.c_contiguous):
-            raise ValueError("X_binned must be a C-contiguous 2-D uint8 array "
-                             "(BinMapper.transform output).")
+        # The estimator validated every hyper-parameter (``_parameter_constraints``) and the
+        # boosting loop built these arrays: what follows asserts invariants only.
+        assert (isinstance(X_binned, np.ndarray) and X_binned.dtype == X_BINNED_DTYPE
+                and X_binned.ndim == 2 and X_binned.flags.c_contiguous), \
+            "X_binned must be a C-contiguous 2-D uint8 array (BinMapper.transform output)"
         n, n_features = X_binned.shape
         self.X_binned = X_binned
-        if X_binned_T is not None and not (
-                isinstance(X_binned_T, np.ndarray) and X_binned_T.dtype == X_BINNED_DTYPE
-                and X_binned_T.shape == (n_features, n) and X_binned_T.flags.c_contiguous):
-            raise ValueError("X_binned_T must be np.ascontiguousarray(X_binned.T).")
+        assert X_binned_T is None or (
+            isinstance(X_binned_T, np.ndarray) and X_binned_T.dtype == X_BINNED_DTYPE
+            and X_binned_T.shape == (n_features, n) and X_binned_T.flags.c_contiguous), \
+            "X_binned_T must be np.ascontiguousarray(X_binned.T)"
         self.X_binned_T = X_binned_T
         self.grad = np.ascontiguousarray(grad, dtype=G_H_DTYPE)
         self.hess = np.ascontiguousarray(hess, dtype=G_H_DTYPE)
-        if self.grad.shape != (n,) or self.hess.shape != (n,):
-            raise ValueError(f"grad and hess must have shape ({n},) like X_binned's rows; got "
-                             f"{self.grad.shape} and {self.hess.shape}.")
+        assert self.grad.shape == (n,) and self.hess.shape == (n,)
         self.n_bins = np.ascontiguousarray(n_bins, dtype=np.int32)
         self.has_missing = np.ascontiguousarray(has_missing, dtype=bool)
-        if self.n_bins.shape != (n_features,) or self.has_missing.shape != (n_features,):
-            raise ValueError(f"n_bins and has_missing need one entry per feature "
-                             f"({n_features}).")
+        assert self.n_bins.shape == (n_features,) and self.has_missing.shape == (n_features,)
         self.missing_bin = int(missing_bin)
-        if not 1 <= self.missing_bin <= 255 or np.any(self.n_bins > self.missing_bin) or \
-                np.any(self.n_bins < 1):
-            raise ValueError("missing_bin must be in [1, 255] and n_bins in [1, missing_bin].")
+        assert 1 <= self.missing_bin <= 255 and not np.any(self.n_bins > self.missing_bin) \
+            and not np.any(self.n_bins < 1)
         if rows is not None:
             rows = np.asarray(rows)
-            if rows.ndim != 1 or (rows.size and (rows.min() < 0 or rows.max() >= n)):
-                raise ValueError(f"rows must be a 1-D array of row indices in [0, {n}).")
+            assert rows.ndim == 1 and not (rows.size and (rows.min() < 0 or rows.max() >= n))
             rows = rows.astype(ROW_INDEX_DTYPE)
         self.rows = rows
         if feature_mask is None:
             feature_mask = np.ones(n_features, dtype=bool)
         self.feature_mask = np.ascontiguousarray(feature_mask, dtype=bool)
-        if self.feature_mask.shape != (n_features,):
-            raise ValueError(f"feature_mask must have {n_features} entries.")
-        if growth not in ("leafwise", "depthwise"):
-            raise ValueError(f"growth must be 'leafwise' or 'depthwise'; got {growth!r}.")
-        if hist_mode not in ("float", "quantised"):
-            raise ValueError(f"hist_mode must be 'float' or 'quantised'; got {hist_mode!r}.")
-        if int(max_leaves) < 2:
-            raise ValueError(f"max_leaves must be >= 2; got {max_leaves}.")
-        if max_depth is not None and int(max_depth) < 1:
-            raise ValueError(f"max_depth must be >= 1 or None; got {max_depth}.")
-        if min_samples_leaf_counts not in ("rows", "hessian"):
-            raise ValueError(f"min_samples_leaf_counts must be 'rows' or 'hessian'; got "
-                             f"{min_samples_leaf_counts!r}.")
-        if int(min_samples_leaf) < 1:
-            raise ValueError(f"min_samples_leaf must be >= 1; got {min_samples_leaf}.")
-        for name, v in (("min_child_weight", min_child_weight), ("reg_lambda", reg_lambda),
-                        ("reg_alpha", reg_alpha), ("min_split_gain", min_split_gain)):
-            if not v >= 0:
-                raise ValueError(f"{name} must be >= 0; got {v}.")
+        assert self.feature_mask.shape == (n_features,)
+        assert growth in ("leafwise", "depthwise") and hist_mode in ("float", "quantised")
+        assert min_samples_leaf_counts in ("rows", "hessian")
+        assert int(max_leaves) >= 2 and (max_depth is None or int(max_depth) >= 1)
+        assert int(min_samples_leaf) >= 1
+        assert min(min_child_weight, reg_lambda, reg_alpha, min_split_gain) >= 0
         self.max_leaves = int(max_leaves)
         self.max_depth = None if max_depth is None else int(max_depth)
         self.growth = growth

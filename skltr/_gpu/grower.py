@@ -168,18 +168,10 @@ class GPUTreeGrower:
                  min_child_weight=1e-3, min_samples_leaf=20, min_samples_leaf_counts="rows",
                  reg_lambda=0.0, reg_alpha=0.0, min_split_gain=0.0, learning_rate=0.1,
                  hist_mode="quantised"):
-        if growth not in ("depthwise", "leafwise"):
-            raise ValueError(f"growth must be 'leafwise' or 'depthwise'; got {growth!r}.")
-        if hist_mode != "quantised":
-            raise ValueError(f"the GPU grower accumulates quantised gradients only; got "
-                             f"hist_mode={hist_mode!r}.")
-        if min_samples_leaf_counts not in ("rows", "hessian"):
-            raise ValueError(f"min_samples_leaf_counts must be 'rows' or 'hessian'; got "
-                             f"{min_samples_leaf_counts!r}.")
-        if int(max_leaves) < 2:
-            raise ValueError(f"max_leaves must be >= 2; got {max_leaves}.")
-        if max_depth is not None and int(max_depth) < 1:
-            raise ValueError(f"max_depth must be >= 1 or None; got {max_depth}.")
+        # validated by the estimator (and hist_mode by the GPU loop): invariants only
+        assert growth in ("depthwise", "leafwise") and hist_mode == "quantised"
+        assert min_samples_leaf_counts in ("rows", "hessian")
+        assert int(max_leaves) >= 2 and (max_depth is None or int(max_depth) >= 1)
         self.data = data
         self.growth = growth
         self.max_leaves = int(max_leaves)

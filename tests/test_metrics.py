@@ -398,7 +398,8 @@ def test_input_errors(func):
     with pytest.raises(ValueError, match="y_true must be numeric"):
         func(["a", "b"], [0.1, 0.2])
     for bad_k in (0, -2, 1.5, True, "3"):
-        with pytest.raises(ValueError, match="k must be a positive int"):
+        with pytest.raises(ValueError, match=r"'k' parameter .* must be an int in the range|"
+                                             r"k must be a positive int"):
             func([1, 0], [0.1, 0.2], k=bad_k)
     with pytest.raises(ValueError, match="qid contains NaN"):
         func([1, 0], [0.1, 0.2], qid=[1.0, np.nan])
@@ -406,28 +407,28 @@ def test_input_errors(func):
         func([1, 0], [0.1, 0.2], sample_weight=[1.0])
     with pytest.raises(ValueError, match="negative weight -1.0 at row 0"):
         func([1, 0], [0.1, 0.2], sample_weight=[-1.0, 1.0])
-    with pytest.raises(ValueError, match="single_document must be one of"):
+    with pytest.raises(ValueError, match="'single_document' parameter .* must be a str among"):
         func([1, 0], [0.1, 0.2], single_document="drop")
-    with pytest.raises(ValueError, match="ties must be one of"):
+    with pytest.raises(ValueError, match="'ties' parameter .* must be a str among"):
         func([1, 0], [0.1, 0.2], ties="random")
-    with pytest.raises(ValueError, match="zero_relevance must be one of"):
+    with pytest.raises(ValueError, match="'zero_relevance' parameter .* must be a str among"):
         func([1, 0], [0.1, 0.2], zero_relevance="nan")
 
 
 def test_option_errors():
-    with pytest.raises(ValueError, match="gain must be one of 'exp2', 'linear'"):
+    with pytest.raises(ValueError, match=r"'gain' parameter of ndcg_score must be a str among"):
         ndcg_score([1, 0], [0.1, 0.2], gain="exp")
-    with pytest.raises(ValueError, match="ties must be one of 'average', 'stable'"):
+    with pytest.raises(ValueError, match=r"'ties' parameter of ndcg_score .*'average'"):
         ndcg_score([1, 0], [0.1, 0.2], ties="pessimistic")
-    with pytest.raises(ValueError, match="ties must be one of 'pessimistic'"):
+    with pytest.raises(ValueError, match=r"'ties' parameter of mrr_score .*'pessimistic'"):
         mrr_score([1, 0], [0.1, 0.2], ties="average")
-    with pytest.raises(ValueError, match="zero_relevance must be one of 'zero', 'skip'"):
+    with pytest.raises(ValueError, match=r"'zero_relevance' parameter of dcg_score .*'skip'"):
         dcg_score([1, 0], [0.1, 0.2], zero_relevance="one")
-    with pytest.raises(ValueError, match="relevance_threshold must be a finite number > 0"):
+    with pytest.raises(ValueError, match=r"'relevance_threshold' parameter .* range \(0.0, inf\)"):
         average_precision_score([1, 0], [0.1, 0.2], relevance_threshold=0)
     with pytest.raises(ValueError, match=r"max_grade=2.0 is below the label 3.0 .* row 1"):
         err_score([1, 3], [0.1, 0.2], max_grade=2)
-    with pytest.raises(ValueError, match="max_grade must be a finite number"):
+    with pytest.raises(ValueError, match=r"'max_grade' parameter of err_score must be a float"):
         err_score([1, 3], [0.1, 0.2], max_grade=np.inf)
 
 

@@ -31,11 +31,12 @@ mean is NaN and an ``UndefinedMetricWarning`` is emitted.
 
 from __future__ import annotations
 
-import numbers
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.exceptions import UndefinedMetricWarning
+from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
 from .._dtypes import Y_DTYPE
 from ..utils import group_by_qid
@@ -66,32 +67,28 @@ _K_NONE = np.iinfo(np.int64).max  # "no cutoff": min(k, n_docs) is then n_docs
 # --------------------------------------------------------------------------------------------
 
 
-def _check_option(value, name, allowed):
-    if not isinstance(value, str) or value not in allowed:
-        options = ", ".join(repr(a) for a in allowed)
-        raise ValueError(f"{name} must be one of {options}; got {value!r}.")
-    return value
+def _params(ties, zero_relevance, **extra):
+    """The ``validate_params`` constraints of a metric with these tie and zero policies."""
+    return {"y_true": ["array-like"], "y_score": ["array-like"], "qid": ["array-like", None],
+            "k": [Interval(Integral, 1, None, closed="left"), None],
+            "sample_weight": ["array-like", None], "return_per_query": ["boolean"],
+            "ties": [StrOptions(set(ties))], "zero_relevance": [StrOptions(set(zero_relevance))],
+            "single_document": [StrOptions({"include", "skip"})], **extra}
 
 
-def _check_k(k):
+_GAIN = [StrOptions({"exp2", "linear"})]
+_THRESHOLD = [Interval(Real, 0, None, closed="neither")]
+
+
+def _k_value(k):
+    """``k`` for the kernels (None: no cut-off). scikit-learn's ``Interval(Integral)`` lets
+    ``True`` through; a bool is refused here."""
     if k is None:
         return _K_NONE
-    if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral) or k < 1:
-        raise ValueError(
-            f"k must be a positive int (the number of top-ranked documents) or None for all "
-            f"documents; got {k!r}."
-        )
+    if isinstance(k, (bool, np.bool_)):
+        raise ValueError(f"k must be a positive int (the number of top-ranked documents) or "
+                         f"None for all documents; got {k!r}.")
     return int(k)
-
-
-def _check_real(value, name, *, positive=False):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be a real number; got {value!r}.")
-    value = float(value)
-    if not np.isfinite(value) or (positive and value <= 0):
-        what = "a finite number > 0" if positive else "a finite number"
-        raise ValueError(f"{name} must be {what}; got {value!r}.")
-    return value
 
 
 def _as_1d_float(y, name):
@@ -333,6 +330,8 @@ def _fill_doc(func):
 # --------------------------------------------------------------------------------------------
 
 
+@validate_params(_params(("average", "stable"), ("one", "zero", "skip"), gain=_GAIN),
+                 prefer_skip_nested_validation=True)
 @_fill_doc
 def ndcg_score(
     y_true,
@@ -395,11 +394,7 @@ def ndcg_score(
     >>> round(ndcg_score(y_true, y_score, qid=qid, k=1), 4)
     1.0
     """
-    _check_option(gain, "gain", ("exp2", "linear"))
-    _check_option(ties, "ties", ("average", "stable"))
-    _check_option(zero_relevance, "zero_relevance", ("one", "zero", "skip"))
-    _check_option(single_document, "single_document", ("include", "skip"))
-    k = _check_k(k)
+    k = _k_value(k)
     grouped = _Grouped(y_true, y_score, qid, sample_weight)
     gains = _gains(grouped, gain)
     if gain == "exp2":
@@ -411,6 +406,8 @@ def ndcg_score(
     return _finish(per_query, grouped, return_per_query, "ndcg_score")
 
 
+@validate_params(_params(("average", "stable"), ("zero", "skip"), gain=_GAIN),
+                 prefer_skip_nested_validation=True)
 @_fill_doc
 def dcg_score(
     y_true,
@@ -467,11 +464,7 @@ def dcg_score(
     >>> round(dcg_score(y_true, y_score, qid=qid, gain="linear"), 4)
     2.5
     """
-    _check_option(gain, "gain", ("exp2", "linear"))
-    _check_option(ties, "ties", ("average", "stable"))
-    _check_option(zero_relevance, "zero_relevance", ("zero", "skip"))
-    _check_option(single_document, "single_document", ("include", "skip"))
-    k = _check_k(k)
+    k = _k_value(k)
     grouped = _Grouped(y_true, y_score, qid, sample_weight)
     gains = _gains(grouped, gain)
     if gain == "exp2":
@@ -483,6 +476,8 @@ def dcg_score(
     return _finish(per_query, grouped, return_per_query, "dcg_score")
 
 
+@validate_params(_params(("pessimistic", "optimistic", "stable"), ("one", "zero", "skip"),
+                         relevance_threshold=_THRESHOLD), prefer_skip_nested_validation=True)
 @_fill_doc
 def average_precision_score(
     y_true,
@@ -539,11 +534,8 @@ def average_precision_score(
     >>> round(average_precision_score(y_true, y_score, qid=qid, ties="optimistic"), 4)
     0.9167
     """
-    _check_option(ties, "ties", ("pessimistic", "optimistic", "stable"))
-    _check_option(zero_relevance, "zero_relevance", ("one", "zero", "skip"))
-    _check_option(single_document, "single_document", ("include", "skip"))
-    k = _check_k(k)
-    threshold = _check_real(relevance_threshold, "relevance_threshold", positive=True)
+    k = _k_value(k)
+    threshold = float(relevance_threshold)
     grouped = _Grouped(y_true, y_score, qid, sample_weight)
     per_query = _run(
         _kernels.AVERAGE_PRECISION, grouped, k=k, ties=ties, threshold=threshold,
@@ -556,6 +548,8 @@ def average_precision_score(
 map_score = average_precision_score
 
 
+@validate_params(_params(("pessimistic", "optimistic", "stable"), ("one", "zero", "skip"),
+                         relevance_threshold=_THRESHOLD), prefer_skip_nested_validation=True)
 @_fill_doc
 def mrr_score(
     y_true,
@@ -605,11 +599,8 @@ def mrr_score(
     >>> round(mrr_score(y_true, y_score, qid=qid, k=2), 4)
     0.0
     """
-    _check_option(ties, "ties", ("pessimistic", "optimistic", "stable"))
-    _check_option(zero_relevance, "zero_relevance", ("one", "zero", "skip"))
-    _check_option(single_document, "single_document", ("include", "skip"))
-    k = _check_k(k)
-    threshold = _check_real(relevance_threshold, "relevance_threshold", positive=True)
+    k = _k_value(k)
+    threshold = float(relevance_threshold)
     grouped = _Grouped(y_true, y_score, qid, sample_weight)
     per_query = _run(
         _kernels.RECIPROCAL_RANK, grouped, k=k, ties=ties, threshold=threshold,
@@ -618,6 +609,9 @@ def mrr_score(
     return _finish(per_query, grouped, return_per_query, "mrr_score")
 
 
+@validate_params(_params(("pessimistic", "optimistic", "stable"), ("one", "zero", "skip"),
+                         max_grade=[Interval(Real, None, None, closed="neither"), None]),
+                 prefer_skip_nested_validation=True)
 @_fill_doc
 def err_score(
     y_true,
@@ -676,12 +670,9 @@ def err_score(
     >>> round(err_score(y_true, y_score, max_grade=4), 4)
     0.0898
     """
-    _check_option(ties, "ties", ("pessimistic", "optimistic", "stable"))
-    _check_option(zero_relevance, "zero_relevance", ("one", "zero", "skip"))
-    _check_option(single_document, "single_document", ("include", "skip"))
-    k = _check_k(k)
+    k = _k_value(k)
     if max_grade is not None:
-        max_grade = _check_real(max_grade, "max_grade")
+        max_grade = float(max_grade)
     grouped = _Grouped(y_true, y_score, qid, sample_weight)
     labels = grouped.y_true
     top = float(labels.max())
@@ -702,6 +693,8 @@ def err_score(
     return _finish(per_query, grouped, return_per_query, "err_score")
 
 
+@validate_params(_params(("average", "stable"), ("zero", "skip"),
+                         relevance_threshold=_THRESHOLD), prefer_skip_nested_validation=True)
 @_fill_doc
 def precision_at_k(
     y_true,
@@ -751,11 +744,8 @@ def precision_at_k(
     >>> precision_at_k([1, 0, 0], [0.5, 0.5, 0.1], k=1)  # tie: expected 1/2 relevant
     0.5
     """
-    _check_option(ties, "ties", ("average", "stable"))
-    _check_option(zero_relevance, "zero_relevance", ("zero", "skip"))
-    _check_option(single_document, "single_document", ("include", "skip"))
-    k = _check_k(k)
-    threshold = _check_real(relevance_threshold, "relevance_threshold", positive=True)
+    k = _k_value(k)
+    threshold = float(relevance_threshold)
     grouped = _Grouped(y_true, y_score, qid, sample_weight)
     per_query = _run(
         _kernels.PRECISION, grouped, k=k, ties=ties, threshold=threshold,

@@ -129,7 +129,7 @@ def main():
          lambda: gb.fit_bin_mapper(X_dev, bins, seed, threads))
     step("device: whole fit_bin_mapper (host X: what a fit does)",
          lambda: gb.fit_bin_mapper(X, bins, seed, threads))
-    del X_dev, srt_dev
+    X_dev = srt_dev = None  # free the device copies before the fits below
     binned = step("device: DeviceBinned.from_mapper(host X)",
                   lambda: DeviceBinned.from_mapper(X, mapper))
     obj = make_objective("lambdarank", truncation_level=30)

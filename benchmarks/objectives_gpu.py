@@ -1,7 +1,8 @@
 """Gradient computation on the GPU: every ranking objective, GPU kernel vs skltr's CPU kernel.
 
 Same data for both: ``--rows`` rows in queries of ``--docs`` documents (labels 0-4 uniform,
-scores N(0, 1)). GPU: median wall time of ``the device objective's gradients`` (synchronised, after a
+scores N(0, 1)). GPU: median wall time of the device objective's ``gradients`` (synchronised,
+after a
 warm-up call that compiles the kernels); CPU: median wall time of the host
 ``Objective.gradients`` on all the machine's cores (numba, after compilation). One row per
 objective, the CPU kernel as the peer. The gradients of both are compared (max relative

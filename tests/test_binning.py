@@ -257,7 +257,6 @@ def test_sparse_input_bins_as_its_dense_form(subsample, dtype, max_bins):
 @settings(max_examples=40)
 @given(data=st.data())
 def test_random_sparse_matrices_bin_as_their_dense_form(data):
-    import scipy.sparse as sp
 
     n = data.draw(st.integers(1, 30))
     n_features = data.draw(st.integers(1, 4))

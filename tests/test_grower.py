@@ -622,7 +622,6 @@ def test_quantise_gradients_gh64_kernel():
 @pytest.mark.parametrize("parallel", [False, True])
 def test_one_word_and_two_word_bins_grow_the_same_trees(monkeypatch, parallel):
     """Hessian counts: one-word bins (the default up to GH64_MAX_ROWS) == two-word bins."""
-    import skltr._engine.histogram as histogram_mod
     import skltr._gbdt.grower as grower_mod
 
     if parallel:

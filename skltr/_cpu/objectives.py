@@ -164,10 +164,10 @@ def _pair_lambdas(ps, py, pg, pe, discount, inv_max_dcg, n_high, sigmoid, norm_b
     ``exp(sigmoid * (s - s_max))``, so that the pair probability
     ``p = 1 / (1 + exp(sigmoid * (s_high - s_low)))`` is ``e_low / (e_high + e_low)`` without
     an ``exp`` per pair (``exact=False``; with ``exact=True``, for queries whose scores span
-    so far that the exponentials could underflow, one ``exp`` per pair). LambdaRank (``ranknet=False``) weighs a pair by its |delta NDCG|
-    (LightGBM's formula); RankNet (``ranknet=True``) by 1, with XGBoost's hessian
-    ``2 * max(p (1 - p), 1e-16)``. Returns LightGBM's ``sum_lambdas``: the sum of
-    ``2 * |lambda|`` over the pairs.
+    so far that the exponentials could underflow, one ``exp`` per pair). LambdaRank
+    (``ranknet=False``) weighs a pair by its |delta NDCG| (LightGBM's formula); RankNet
+    (``ranknet=True``) by 1, with XGBoost's hessian ``2 * max(p (1 - p), 1e-16)``. Returns
+    LightGBM's ``sum_lambdas``: the sum of ``2 * |lambda|`` over the pairs.
     """
     cnt = ps.shape[0]
     sum_lambdas = 0.0

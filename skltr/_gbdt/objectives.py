@@ -1,7 +1,8 @@
 """Objectives of the GBDT engine: parameters, label validation, dispatch to the kernels.
 
 ``make_objective(name, ...)`` returns an :class:`Objective` (the class registered under
-``name`` in ``OBJECTIVES``) with the two methods the boosting loop calls (``docs/gbdt_internals.rst``)::
+``name`` in ``OBJECTIVES``) with the two methods the boosting loop calls
+(``docs/gbdt_internals.rst``)::
 
     obj = make_objective("lambdarank", truncation_level=10)
     base = obj.init_score(y, group_ptr, sample_weight)       # validates y once; 0.0 here
@@ -396,7 +397,7 @@ def _seed_from(random_state):
         # LightGBM keeps the low 32 bits (an unsigned int state): so do we, which also
         # keeps any Python int inside the kernels' int64
         return int(random_state) % 2**32
-    from sklearn.utils import check_random_state
+    from sklearn.utils import check_random_state  # noqa: PLC0415 - only for non-int seeds
 
     return int(check_random_state(random_state).randint(0, np.iinfo(np.int32).max))
 

@@ -37,7 +37,10 @@ from __future__ import annotations
 import cupy
 import numpy as np
 
+from .._cpu.binning import take_rows
+from .._engine.binning import BinMapper
 from ..trees._sparse_input import as_csr, check_sparse, densify_rows, is_sparse
+from ..utils._threads import numba_threads
 from . import _config
 from ._compile import blocks, module
 
@@ -387,9 +390,6 @@ def sorted_sample_columns(X, rows=None, n_threads=None):
             X = as_csr(X if rows is None else X[np.ascontiguousarray(rows, dtype=np.int64)])
             X, rows = densify_rows(X, 0, X.shape[0]), None
         if rows is not None:
-            from .._cpu.binning import take_rows
-            from ..utils._threads import numba_threads
-
             sample = np.empty((len(rows), X.shape[1]), dtype=X.dtype)
             with numba_threads(n_threads):
                 take_rows(X, np.ascontiguousarray(rows, dtype=np.int64), sample)
@@ -463,8 +463,6 @@ def fit_bin_mapper(X, max_bins, random_state, n_threads=None):
     X : ndarray or cupy.ndarray, shape (n_samples, n_features)
         A host array has its sample rows gathered on the host; a CuPy array on the device.
     """
-    from .._engine.binning import BinMapper
-
     mapper = BinMapper(max_bins=max_bins, random_state=random_state, n_threads=n_threads)
     mapper._check_max_bins()
     X = _float_device(X) if isinstance(X, cupy.ndarray) else _float_host(X)

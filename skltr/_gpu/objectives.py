@@ -70,13 +70,17 @@ extern "C" __global__ void pair_gradients(
     const int cnt = (int)(hi - lo);
     __shared__ double red[33];
     if (cnt <= 1) {
-        for (int i = threadIdx.x; i < cnt; i += blockDim.x) { grad[lo + i] = 0.f; hess[lo + i] = 0.f; }
+        for (int i = threadIdx.x; i < cnt; i += blockDim.x) {
+            grad[lo + i] = 0.f; hess[lo + i] = 0.f;
+        }
         return;
     }
     int differ = 0;
     for (int i = threadIdx.x; i < cnt; i += blockDim.x) differ |= key_row[lo + i] != key_row[lo];
     if (!__syncthreads_or(differ)) {
-        for (int i = threadIdx.x; i < cnt; i += blockDim.x) { grad[lo + i] = 0.f; hess[lo + i] = 0.f; }
+        for (int i = threadIdx.x; i < cnt; i += blockDim.x) {
+            grad[lo + i] = 0.f; hess[lo + i] = 0.f;
+        }
         return;
     }
     double *ps, *pg, *pe, *plam, *phes; int* prow;

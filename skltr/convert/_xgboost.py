@@ -757,7 +757,8 @@ def _training_categories(cats, n_features):
                 entry = {"type": "str", "values": items} if items else None
         except (AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:
             raise ValueError(f"model.cats entry {f} cannot be read ({exc}); the file is "
-                             f"corrupt or written by an XGBoost this skltr does not know.") from None
+                             f"corrupt or written by an XGBoost this skltr does not know."
+                             ) from None
         if entry is not None and not entry["values"]:
             entry = None
         out.append(entry)

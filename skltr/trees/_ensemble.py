@@ -100,8 +100,9 @@ class TreeEnsemble:
     ----------
     tree_ptr : ndarray of int64, shape (n_trees + 1,)
         Node range of each tree.
-    feature, threshold, left, right, value, flags, cat_offset, cat_nwords : ndarray, shape (n_nodes,)
-        Per-node arrays, see the module docstring. ``left``/``right`` are local to the tree.
+    feature, threshold, left, right, value, flags, cat_offset, cat_nwords : ndarray
+        Per-node arrays of shape (n_nodes,), see the module docstring. ``left``/``right``
+        are local to the tree.
     n_features : int
         Number of input columns the ensemble reads.
     cat_bitsets : ndarray of uint32

@@ -31,8 +31,8 @@ it is.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
+from ..utils._sparse import as_csr, check_sparse, is_sparse
 from ._input import cast_input_values
 
 __all__ = ["CHUNK_BYTES", "is_sparse", "check_sparse", "as_csr", "chunk_rows",
@@ -41,48 +41,6 @@ __all__ = ["CHUNK_BYTES", "is_sparse", "check_sparse", "as_csr", "chunk_rows",
 #: Bytes of one densified block of rows (counted in float64, the kernels' dtype): small
 #: enough to stay out of the way of memory, large enough to keep every thread busy.
 CHUNK_BYTES = 8 << 20
-
-_FORMATS = ("csr", "csc")
-
-
-def is_sparse(X) -> bool:
-    """True for any scipy.sparse matrix or array."""
-    return sp.issparse(X)
-
-
-def check_sparse(X, *, name="X"):
-    """Refuse what the sparse paths cannot read exactly; return ``X`` unchanged.
-
-    CSR or CSC only, 2-D, numeric, without duplicate entries.
-    """
-    fmt = X.format
-    if fmt not in _FORMATS:
-        raise TypeError(
-            f"{name} is a scipy.sparse {fmt.upper()} matrix; only CSR and CSC are accepted. "
-            f"Convert it with {name}.tocsr() (a {fmt.upper()} matrix may hold duplicate "
-            f"entries, which tocsr() adds up: check that this is what you mean)."
-        )
-    if X.ndim != 2:
-        raise ValueError(f"{name} must be 2-D (n_samples, n_features); got shape {X.shape}.")
-    if X.dtype.kind not in "biuf":
-        raise ValueError(f"{name} must be numeric; got dtype {X.dtype}.")
-    if not X.has_canonical_format:  # unsorted indices or duplicates: look for duplicates
-        canon = X.copy()
-        canon.sum_duplicates()
-        if canon.nnz != X.nnz:
-            raise ValueError(
-                f"{name} ({fmt.upper()}) has {X.nnz - canon.nnz} duplicate entries (the same "
-                f"row and column stored twice). scipy adds duplicates up, XGBoost and LightGBM "
-                f"keep one of them: combine them yourself first, e.g. with "
-                f"{name}.sum_duplicates()."
-            )
-    return X
-
-
-def as_csr(X):
-    """``X`` as a CSR matrix: itself when it is CSR, else one conversion (no dense copy)."""
-    return X if X.format == "csr" else X.tocsr()
-
 
 def chunk_rows(n_features: int, chunk_bytes: int | None = None) -> int:
     """Rows per densified block: about ``chunk_bytes`` of float64, at least one row."""

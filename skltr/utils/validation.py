@@ -46,7 +46,7 @@ def check_ranking_X(estimator, X, *, reset: bool, allow_nan: bool = True,
     if sparse and not accept_sparse:
         raise TypeError(_SPARSE_MSG.format(name=type(estimator).__name__))
     if sparse:
-        from ..trees._sparse_input import check_sparse  # noqa: PLC0415
+        from ._sparse import check_sparse  # noqa: PLC0415
 
         check_sparse(X)
     if _is_cupy(X):
@@ -84,7 +84,8 @@ def check_ranking_y(y, n_samples: int, *, integer_labels: bool = False) -> np.nd
         try:
             y_arr = y_arr.astype(Y_DTYPE)
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"y must be numeric relevance labels; got dtype {y_arr.dtype}.") from exc
+            raise ValueError(f"y must be numeric relevance labels; got dtype {y_arr.dtype}."
+                             ) from exc
     y_arr = y_arr.astype(Y_DTYPE, copy=False)
     bad = ~np.isfinite(y_arr)
     if bad.any():

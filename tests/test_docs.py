@@ -1,0 +1,16 @@
+"""The developer guide's examples run as written (the ranker walk-throughs, on the shared
+engine layer included): a change of the engine API that breaks them fails here."""
+
+import doctest
+from pathlib import Path
+
+import pytest
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+@pytest.mark.parametrize("page", ["devguide.rst"])
+def test_doc_page_examples(page):
+    result = doctest.testfile(str(DOCS / page), module_relative=False,
+                              optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0, result

@@ -38,11 +38,15 @@ ELEMENTWISE_THREADS = 256
 #: ~1 ms/MB, and a large staging buffer bought no speed (the copies are bound by the host).
 BIN_CHUNK_ROWS = 65536
 
+#: Blocks of the gradient-statistics reduction before quantisation (4 per SM of the H100's
+#: 132; the maxima it finds do not depend on it).
+STATS_BLOCKS = 4 * 132
+
 #: Threads of a per-query lambda block.
 QUERY_THREADS = 128
-#: Largest query computed from shared memory (60 bytes a document: 1024 -> 60 KiB, opted in
-#: above the 48 KiB default); longer queries take the global-memory variant, ordered by a
-#: global segmented sort.
+#: Largest query computed from shared memory (44 bytes a document, ``_BYTES_PER_DOC`` of
+#: ``skltr._gpu.objectives``: 1024 -> 44 KiB, within the 48 KiB default); longer queries take
+#: the global-memory variant, ordered by a global segmented sort.
 QUERY_SHARED_MAX_DOCS = 1024
 
 

@@ -202,7 +202,7 @@ class GPUTreeGrower:
         use_rows = rows_dev is not None
         rows = rows_dev if use_rows else self._dummy_rows
         t = _config.ELEMENTWISE_THREADS
-        grid = min(blocks(n_rows, t), 4 * 132)
+        grid = min(blocks(n_rows, t), _config.STATS_BLOCKS)
         mod = _quantise_module()
         stats = cupy.zeros(3, cupy.uint32)
         mod.get_function("gradient_stats")(

@@ -16,7 +16,8 @@ def _gbdt_ranker(device="cpu"):
 
     if device == "cpu":
         return GPUHistGBDTRanker(device=device, random_state=0)
-    # The GPU grows depth-wise only (see docs/gbdt_gpu.rst); "auto" may resolve to a GPU.
+    # Depth-wise is the GPU's fast growth policy (leaf-wise runs one split at a time there:
+    # docs/gbdt_gpu.rst); "auto" may resolve to a GPU.
     return GPUHistGBDTRanker(device=device, growth="depthwise", max_depth=6, max_leaves=None,
                              random_state=0)
 

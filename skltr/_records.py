@@ -11,7 +11,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["SplitConstants", "SplitInfo", "SplitWork", "split_constants", "split_work"]
+__all__ = ["SplitConstants", "SplitInfo", "SplitWork", "split_constants", "split_work",
+           "NodeArrays", "Routing", "QSTables", "node_arrays", "routing", "qs_tables"]
 
 
 class SplitConstants(NamedTuple):
@@ -75,3 +76,93 @@ class SplitInfo(NamedTuple):
     left_g: object
     left_h: object
     left_count: int
+
+
+# -- scoring ---------------------------------------------------------------------------------
+
+
+class NodeArrays(NamedTuple):
+    """A ``TreeEnsemble``'s node arrays as the scoring kernels read them."""
+
+    tree_ptr: np.ndarray
+    feature: np.ndarray
+    threshold: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    value: np.ndarray
+    flags: np.ndarray
+    cat_offset: np.ndarray
+    cat_nwords: np.ndarray
+    cat_bitsets: np.ndarray
+    tree_output: np.ndarray
+    tree_weight: np.ndarray
+    base_score: np.ndarray
+
+
+class Routing(NamedTuple):
+    """How a value is compared and summed: the source library's rules (``TreeEnsemble``).
+
+    ``strict``: ``x < threshold`` goes left (else ``<=``); ``f32_inputs``: inputs are rounded
+    to float32 first; ``missing_value`` with ``has_sentinel``: a value standing for missing;
+    ``sum_f32``: float32 accumulators (XGBoost); ``average``: trees averaged per output.
+    """
+
+    strict: bool
+    f32_inputs: bool
+    missing_value: float
+    has_sentinel: bool
+    sum_f32: bool
+    average: bool
+
+
+class QSTables(NamedTuple):
+    """The QuickScorer kernel's tables (fields of ``skltr.trees._quickscorer_layout``'s
+    ``QuickScorerLayout``; ``tree_block`` an int)."""
+
+    block_tree_ptr: np.ndarray
+    block_list_ptr: np.ndarray
+    block_cat_ptr: np.ndarray
+    block_all_qs: np.ndarray
+    list_feature: np.ndarray
+    list_mode: np.ndarray
+    list_node_ptr: np.ndarray
+    list_dr_ptr: np.ndarray
+    node_thr: np.ndarray
+    node_tree: np.ndarray
+    node_mask: np.ndarray
+    dr_tree: np.ndarray
+    dr_mask: np.ndarray
+    cat_node: np.ndarray
+    cat_tree: np.ndarray
+    cat_mask: np.ndarray
+    tree_is_qs: np.ndarray
+    leaf_ptr: np.ndarray
+    leaf_scaled: np.ndarray
+    leaf_scaled32: np.ndarray
+    tree_block: int
+
+
+def qs_tables(layout) -> QSTables:
+    """The :class:`QSTables` of a ``QuickScorerLayout`` (no copies)."""
+    return QSTables(*(int(layout.tree_block) if name == "tree_block" else getattr(layout, name)
+                      for name in QSTables._fields))
+
+
+def node_arrays(ensemble) -> NodeArrays:
+    """The :class:`NodeArrays` of a ``TreeEnsemble`` (no copies)."""
+    e = ensemble
+    return NodeArrays(e.tree_ptr, e.feature, e.threshold, e.left, e.right, e.value, e.flags,
+                      e.cat_offset, e.cat_nwords, e.cat_bitsets, e.tree_output, e.tree_weight,
+                      e.base_score)
+
+
+def routing(ensemble) -> Routing:
+    """The :class:`Routing` of a ``TreeEnsemble`` (scalars of fixed types)."""
+    has_sentinel = not np.isnan(ensemble.missing_value)
+    f32_inputs = ensemble.precision == "float32"
+    missing = ensemble.missing_value if has_sentinel else 0.0
+    if f32_inputs:  # inputs are rounded before the sentinel test: round the sentinel too
+        missing = float(np.float32(missing))
+    return Routing(bool(ensemble.decision == "<"), bool(f32_inputs), float(missing),
+                   bool(has_sentinel), bool(ensemble.sum_dtype == "float32"),
+                   bool(ensemble.average_output))

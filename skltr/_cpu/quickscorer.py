@@ -38,17 +38,17 @@ _MISSING_ZERO = 1
 
 
 @njit(cache=True, error_model="numpy")
-def _score_chunk(
-        c, counts, X, chunk_docs,
-        block_tree_ptr, block_list_ptr, block_cat_ptr, block_all_qs, list_feature, list_mode,
-        list_node_ptr, list_dr_ptr, node_thr, node_tree, node_mask, dr_tree, dr_mask, cat_node,
-        cat_tree, cat_mask, tree_is_qs, leaf_ptr, leaf_scaled, leaf_scaled32, tree_block,
-        tree_ptr, feature, threshold, left, right, value, flags, cat_offset, cat_nwords,
-        cat_bitsets, tree_output, tree_weight, base_score,
-        strict, f32_inputs, sum_f32, missing_value, has_sentinel, average, out):
+def _score_chunk(c, counts, X, chunk_docs, qs, ens, route, out):
     """Score chunk ``c`` (documents ``c * chunk_docs`` onwards) of
     :func:`predict_raw_quickscorer` into ``out``; same arguments, plus ``counts`` (trees per
     output)."""
+    # the records unpacked once: the loops below read plain arrays and scalars
+    (block_tree_ptr, block_list_ptr, block_cat_ptr, block_all_qs, list_feature, list_mode,
+     list_node_ptr, list_dr_ptr, node_thr, node_tree, node_mask, dr_tree, dr_mask, cat_node,
+     cat_tree, cat_mask, tree_is_qs, leaf_ptr, leaf_scaled, leaf_scaled32, tree_block) = qs
+    tree_ptr, feature, value = ens.tree_ptr, ens.feature, ens.value
+    tree_output, tree_weight, base_score = ens.tree_output, ens.tree_weight, ens.base_score
+    strict, f32_inputs, missing_value, has_sentinel, sum_f32, average = route
     n_samples = X.shape[0]
     n_outputs = out.shape[1]
     n_blocks = block_tree_ptr.shape[0] - 1
@@ -127,9 +127,7 @@ def _score_chunk(
                 node = cat_node[ci]
                 f = feature[node]
                 for d in range(nd):
-                    if not go_left(X[c0 + g0 + d, f], node, threshold, flags, cat_offset,
-                                   cat_nwords, cat_bitsets, strict, f32_inputs,
-                                   missing_value, has_sentinel):
+                    if not go_left(X[c0 + g0 + d, f], node, ens, route):
                         bv[cat_tree[ci], d] &= cat_mask[ci]
             if block_all_qs[b] and n_outputs == 1:
                 # Fast path: every tree tabled, one output; all lanes at once (padding
@@ -161,10 +159,7 @@ def _score_chunk(
                         else:
                             acc64[dd, k] += leaf_scaled[j]
                         continue
-                    leaf_val = value[leaf_index(X, c0 + dd, tree_ptr[gt], feature,
-                                                threshold, left, right, flags, cat_offset,
-                                                cat_nwords, cat_bitsets, strict, f32_inputs,
-                                                missing_value, has_sentinel)]
+                    leaf_val = value[leaf_index(X, c0 + dd, tree_ptr[gt], ens, route)]
                     if sum_f32:
                         acc32[dd, k] = acc32[dd, k] + np.float32(
                             np.float32(leaf_val) * np.float32(tree_weight[gt]))
@@ -185,32 +180,18 @@ def _score_chunk(
 
 
 @njit(parallel=True, cache=True)
-def predict_raw_quickscorer(
-        X, chunk_docs,
-        # layout
-        block_tree_ptr, block_list_ptr, block_cat_ptr, block_all_qs, list_feature, list_mode,
-        list_node_ptr, list_dr_ptr, node_thr, node_tree, node_mask, dr_tree, dr_mask, cat_node,
-        cat_tree, cat_mask, tree_is_qs, leaf_ptr, leaf_scaled, leaf_scaled32, tree_block,
-        # ensemble (fallback traversal, outputs)
-        tree_ptr, feature, threshold, left, right, value, flags, cat_offset, cat_nwords,
-        cat_bitsets, tree_output, tree_weight, base_score,
-        strict, f32_inputs, sum_f32, missing_value, has_sentinel, average, out):
+def predict_raw_quickscorer(X, chunk_docs, qs, ens, route, out):
     """Fill ``out`` (n_samples, n_outputs) float64 with raw scores; see the module docstring.
 
-    ``chunk_docs`` (documents per thread chunk) must be a positive multiple of ``LANES``.
+    ``qs``: the ``QSTables`` of the layout; ``ens``: ``NodeArrays`` (fallback traversal,
+    outputs); ``route``: ``Routing`` (``skltr._records``). ``chunk_docs`` (documents per
+    thread chunk) must be a positive multiple of ``LANES``.
     """
     n_samples = X.shape[0]
-    counts = tree_counts(tree_output, out.shape[1])
+    counts = tree_counts(ens.tree_output, out.shape[1])
     n_chunks = (n_samples + chunk_docs - 1) // chunk_docs
     # The parfor's body is one call: a parfor compiles several times faster with a small
     # body, and the index is cast so that the chunk function compiles once (int64), not
     # again for the parfor's unsigned index.
     for c in prange(n_chunks):
-        _score_chunk(
-            np.int64(c), counts, X, chunk_docs,
-            block_tree_ptr, block_list_ptr, block_cat_ptr, block_all_qs, list_feature, list_mode,
-            list_node_ptr, list_dr_ptr, node_thr, node_tree, node_mask, dr_tree, dr_mask,
-            cat_node, cat_tree, cat_mask, tree_is_qs, leaf_ptr, leaf_scaled, leaf_scaled32,
-            tree_block, tree_ptr, feature, threshold, left, right, value, flags, cat_offset,
-            cat_nwords, cat_bitsets, tree_output, tree_weight, base_score,
-            strict, f32_inputs, sum_f32, missing_value, has_sentinel, average, out)
+        _score_chunk(np.int64(c), counts, X, chunk_docs, qs, ens, route, out)

@@ -21,12 +21,13 @@ ZERO_THRESHOLD = 1.0000000180025095e-35
 
 
 @njit(inline="always", cache=True)
-def go_left(x, node, threshold, flags, cat_offset, cat_nwords, cat_bitsets, strict,
-            f32_inputs, missing_value, has_sentinel):
-    """Whether value ``x`` goes to the left child of ``node``."""
-    if f32_inputs:
+def go_left(x, node, ens, route):
+    """Whether value ``x`` goes to the left child of ``node`` (``NodeArrays``, ``Routing``)."""
+    threshold, flags = ens.threshold, ens.flags
+    cat_offset, cat_nwords, cat_bitsets = ens.cat_offset, ens.cat_nwords, ens.cat_bitsets
+    if route.f32_inputs:
         x = np.float64(np.float32(x))
-    if has_sentinel and x == missing_value:
+    if route.has_sentinel and x == route.missing_value:
         x = np.nan
     fl = flags[node]
     default_left = (fl & _DEFAULT_LEFT) != 0
@@ -54,19 +55,18 @@ def go_left(x, node, threshold, flags, cat_offset, cat_nwords, cat_bitsets, stri
             return default_left
     if missing_type == _MISSING_ZERO and abs(x) <= ZERO_THRESHOLD:
         return default_left
-    if strict:
+    if route.strict:
         return x < threshold[node]
     return x <= threshold[node]
 
 
 @njit(inline="always", cache=True)
-def leaf_index(X, row, start, feature, threshold, left, right, flags, cat_offset, cat_nwords,
-               cat_bitsets, strict, f32_inputs, missing_value, has_sentinel):
+def leaf_index(X, row, start, ens, route):
     """Global index of the leaf that row ``row`` of ``X`` reaches in the tree at ``start``."""
+    feature, left, right = ens.feature, ens.left, ens.right
     node = start
     while left[node] >= 0:
-        if go_left(X[row, feature[node]], node, threshold, flags, cat_offset, cat_nwords,
-                   cat_bitsets, strict, f32_inputs, missing_value, has_sentinel):
+        if go_left(X[row, feature[node]], node, ens, route):
             node = start + left[node]
         else:
             node = start + right[node]
@@ -87,15 +87,16 @@ def tree_counts(tree_output, n_outputs):
 
 
 @njit(parallel=True, cache=True)
-def predict_raw_traversal(X, tree_ptr, feature, threshold, left, right, value, flags,
-                          cat_offset, cat_nwords, cat_bitsets, tree_output, tree_weight,
-                          base_score, strict, f32_inputs, sum_f32, missing_value, has_sentinel,
-                          average, out):
+def predict_raw_traversal(X, ens, route, out):
     """Fill ``out`` (n_samples, n_outputs) float64 with raw scores, trees summed in order.
 
-    ``sum_f32`` reproduces float32 accumulators (XGBoost): every partial sum is rounded to
-    float32 and the result is exactly representable in float32.
+    ``ens``: ``NodeArrays``; ``route``: ``Routing`` (``sum_f32`` reproduces float32
+    accumulators (XGBoost): every partial sum is rounded to float32 and the result is exactly
+    representable in float32).
     """
+    tree_ptr, value, tree_output = ens.tree_ptr, ens.value, ens.tree_output
+    tree_weight, base_score = ens.tree_weight, ens.base_score
+    sum_f32, average = route.sum_f32, route.average
     n_samples = X.shape[0]
     n_outputs = out.shape[1]
     n_trees = tree_ptr.shape[0] - 1
@@ -113,9 +114,7 @@ def predict_raw_traversal(X, tree_ptr, feature, threshold, left, right, value, f
                 acc64[k] = start_val
                 acc32[k] = np.float32(start_val)
             for t in range(n_trees):
-                leaf = leaf_index(X, row, tree_ptr[t], feature, threshold, left, right, flags,
-                                  cat_offset, cat_nwords, cat_bitsets, strict, f32_inputs,
-                                  missing_value, has_sentinel)
+                leaf = leaf_index(X, row, tree_ptr[t], ens, route)
                 k = tree_output[t]
                 if sum_f32:
                     acc32[k] = acc32[k] + np.float32(
@@ -136,15 +135,12 @@ def predict_raw_traversal(X, tree_ptr, feature, threshold, left, right, value, f
 
 
 @njit(parallel=True, cache=True)
-def apply_leaf_traversal(X, tree_ptr, feature, threshold, left, right, flags, cat_offset,
-                         cat_nwords, cat_bitsets, strict, f32_inputs, missing_value,
-                         has_sentinel, out):
+def apply_leaf_traversal(X, ens, route, out):
     """Fill ``out`` (n_samples, n_trees) int32 with the local leaf index reached per tree."""
+    tree_ptr = ens.tree_ptr
     n_samples = X.shape[0]
     n_trees = tree_ptr.shape[0] - 1
     for row in prange(n_samples):
         for t in range(n_trees):
-            leaf = leaf_index(X, row, tree_ptr[t], feature, threshold, left, right, flags,
-                              cat_offset, cat_nwords, cat_bitsets, strict, f32_inputs,
-                              missing_value, has_sentinel)
+            leaf = leaf_index(X, row, tree_ptr[t], ens, route)
             out[row, t] = leaf - tree_ptr[t]

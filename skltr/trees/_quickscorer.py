@@ -7,9 +7,10 @@ import numpy as np
 
 from .._cpu._simd import LANES
 from .._cpu.quickscorer import predict_raw_quickscorer
+from .._records import node_arrays, qs_tables, routing
 from ..utils._threads import numba_threads
 from ._sparse_input import is_sparse, map_row_chunks
-from ._traversal import _as_kernel_input, _routing_args
+from ._traversal import _as_kernel_input
 
 #: Documents per thread chunk (rounded up to a multiple of the kernel's LANES). A chunk's
 #: groups of LANES documents reuse each block of tables while it is in L2; larger chunks
@@ -37,21 +38,11 @@ def predict_raw(ensemble, layout, X, *, n_jobs=None, doc_block=DEFAULT_DOC_BLOCK
         return map_row_chunks(ensemble, X, lambda rows: predict_raw(
             ensemble, layout, rows, n_jobs=n_jobs, doc_block=doc_block))
     X = _as_kernel_input(ensemble, X)
-    strict, f32_inputs, missing_value, has_sentinel = _routing_args(ensemble)
-    e, L = ensemble, layout
+    e = ensemble
     out = np.empty((X.shape[0], e.n_outputs), dtype=np.float64)
     with numba_threads(n_jobs):
         chunk = _chunk_docs(X.shape[0], doc_block, numba.get_num_threads())
-        predict_raw_quickscorer(
-            X, chunk,
-            L.block_tree_ptr, L.block_list_ptr, L.block_cat_ptr, L.block_all_qs, L.list_feature,
-            L.list_mode, L.list_node_ptr, L.list_dr_ptr, L.node_thr, L.node_tree, L.node_mask,
-            L.dr_tree, L.dr_mask, L.cat_node, L.cat_tree, L.cat_mask, L.tree_is_qs, L.leaf_ptr,
-            L.leaf_scaled, L.leaf_scaled32, L.tree_block,
-            e.tree_ptr, e.feature, e.threshold, e.left, e.right, e.value, e.flags, e.cat_offset,
-            e.cat_nwords, e.cat_bitsets, e.tree_output, e.tree_weight, e.base_score,
-            strict, f32_inputs, e.sum_dtype == "float32", missing_value, has_sentinel,
-            e.average_output, out)
+        predict_raw_quickscorer(X, chunk, qs_tables(layout), node_arrays(e), routing(e), out)
     if e.sum_dtype == "float32":
         out = out.astype(np.float32)
     return out[:, 0] if e.n_outputs == 1 else out

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._cpu.traversal import apply_leaf_traversal, predict_raw_traversal
+from .._records import node_arrays, routing
 from ..utils._threads import numba_threads
 from ._input import model_input
 from ._sparse_input import is_sparse, map_row_chunks
@@ -17,15 +18,6 @@ from ._sparse_input import is_sparse, map_row_chunks
 
 def _as_kernel_input(ensemble, X) -> np.ndarray:
     return model_input(ensemble, X)
-
-
-def _routing_args(ensemble):
-    has_sentinel = not np.isnan(ensemble.missing_value)
-    f32_inputs = ensemble.precision == "float32"
-    missing = ensemble.missing_value if has_sentinel else 0.0
-    if f32_inputs:  # inputs are rounded before the sentinel test: round the sentinel too
-        missing = float(np.float32(missing))
-    return ensemble.decision == "<", f32_inputs, missing, has_sentinel
 
 
 def predict_raw(ensemble, X, *, n_jobs=None) -> np.ndarray:
@@ -36,15 +28,10 @@ def predict_raw(ensemble, X, *, n_jobs=None) -> np.ndarray:
         return map_row_chunks(ensemble, X, lambda rows: predict_raw(ensemble, rows,
                                                                     n_jobs=n_jobs))
     X = _as_kernel_input(ensemble, X)
-    strict, f32_inputs, missing_value, has_sentinel = _routing_args(ensemble)
     out = np.empty((X.shape[0], ensemble.n_outputs), dtype=np.float64)
     e = ensemble
     with numba_threads(n_jobs):
-        predict_raw_traversal(X, e.tree_ptr, e.feature, e.threshold, e.left, e.right, e.value,
-                              e.flags, e.cat_offset, e.cat_nwords, e.cat_bitsets, e.tree_output,
-                              e.tree_weight, e.base_score, strict, f32_inputs,
-                              e.sum_dtype == "float32", missing_value, has_sentinel,
-                              e.average_output, out)
+        predict_raw_traversal(X, node_arrays(e), routing(e), out)
     if e.sum_dtype == "float32":
         out = out.astype(np.float32)
     return out[:, 0] if e.n_outputs == 1 else out
@@ -56,11 +43,7 @@ def apply(ensemble, X, *, n_jobs=None) -> np.ndarray:
     if is_sparse(X):
         return map_row_chunks(ensemble, X, lambda rows: apply(ensemble, rows, n_jobs=n_jobs))
     X = _as_kernel_input(ensemble, X)
-    strict, f32_inputs, missing_value, has_sentinel = _routing_args(ensemble)
     out = np.empty((X.shape[0], ensemble.n_trees), dtype=np.int32)
-    e = ensemble
     with numba_threads(n_jobs):
-        apply_leaf_traversal(X, e.tree_ptr, e.feature, e.threshold, e.left, e.right, e.flags,
-                             e.cat_offset, e.cat_nwords, e.cat_bitsets, strict, f32_inputs,
-                             missing_value, has_sentinel, out)
+        apply_leaf_traversal(X, node_arrays(ensemble), routing(ensemble), out)
     return out

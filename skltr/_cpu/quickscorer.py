@@ -46,8 +46,8 @@ def _score_chunk(c, counts, X, chunk_docs, qs, ens, route, out):
     (block_tree_ptr, block_list_ptr, block_cat_ptr, block_all_qs, list_feature, list_mode,
      list_node_ptr, list_dr_ptr, node_thr, node_tree, node_mask, dr_tree, dr_mask, cat_node,
      cat_tree, cat_mask, tree_is_qs, leaf_ptr, leaf_scaled, leaf_scaled32, tree_block) = qs
-    tree_ptr, feature, value = ens.tree_ptr, ens.feature, ens.value
-    tree_output, tree_weight, base_score = ens.tree_output, ens.tree_weight, ens.base_score
+    (tree_ptr, feature, threshold, left, right, value, flags, cat_offset, cat_nwords,
+     cat_bitsets, tree_output, tree_weight, base_score) = ens
     strict, f32_inputs, missing_value, has_sentinel, sum_f32, average = route
     n_samples = X.shape[0]
     n_outputs = out.shape[1]
@@ -127,7 +127,9 @@ def _score_chunk(c, counts, X, chunk_docs, qs, ens, route, out):
                 node = cat_node[ci]
                 f = feature[node]
                 for d in range(nd):
-                    if not go_left(X[c0 + g0 + d, f], node, ens, route):
+                    if not go_left(X[c0 + g0 + d, f], node, threshold, flags, cat_offset,
+                                   cat_nwords, cat_bitsets, strict, f32_inputs,
+                                   missing_value, has_sentinel):
                         bv[cat_tree[ci], d] &= cat_mask[ci]
             if block_all_qs[b] and n_outputs == 1:
                 # Fast path: every tree tabled, one output; all lanes at once (padding
@@ -159,7 +161,10 @@ def _score_chunk(c, counts, X, chunk_docs, qs, ens, route, out):
                         else:
                             acc64[dd, k] += leaf_scaled[j]
                         continue
-                    leaf_val = value[leaf_index(X, c0 + dd, tree_ptr[gt], ens, route)]
+                    leaf_val = value[leaf_index(X, c0 + dd, tree_ptr[gt], feature,
+                                                threshold, left, right, flags, cat_offset,
+                                                cat_nwords, cat_bitsets, strict, f32_inputs,
+                                                missing_value, has_sentinel)]
                     if sum_f32:
                         acc32[dd, k] = acc32[dd, k] + np.float32(
                             np.float32(leaf_val) * np.float32(tree_weight[gt]))

@@ -31,7 +31,9 @@ def predict_raw(ensemble, X, *, n_jobs=None) -> np.ndarray:
     out = np.empty((X.shape[0], ensemble.n_outputs), dtype=np.float64)
     e = ensemble
     with numba_threads(n_jobs):
-        predict_raw_traversal(X, node_arrays(e), routing(e), out)
+        r = routing(e)
+        predict_raw_traversal(X, *node_arrays(e), r.strict, r.f32_inputs, r.sum_f32,
+                              r.missing_value, r.has_sentinel, r.average, out)
     if e.sum_dtype == "float32":
         out = out.astype(np.float32)
     return out[:, 0] if e.n_outputs == 1 else out
@@ -45,5 +47,8 @@ def apply(ensemble, X, *, n_jobs=None) -> np.ndarray:
     X = _as_kernel_input(ensemble, X)
     out = np.empty((X.shape[0], ensemble.n_trees), dtype=np.int32)
     with numba_threads(n_jobs):
-        apply_leaf_traversal(X, node_arrays(ensemble), routing(ensemble), out)
+        e, r = node_arrays(ensemble), routing(ensemble)
+        apply_leaf_traversal(X, e.tree_ptr, e.feature, e.threshold, e.left, e.right, e.flags,
+                             e.cat_offset, e.cat_nwords, e.cat_bitsets, r.strict, r.f32_inputs,
+                             r.missing_value, r.has_sentinel, out)
     return out

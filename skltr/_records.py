@@ -1,8 +1,10 @@
 """Named records that cross from the engines to the kernels, on both devices.
 
-numba kernels take these NamedTuples as arguments (fields are read by name, types fixed by
-the constructors below); the CUDA wrappers unpack the same fields into launch arguments.
-Model: scikit-learn's ``SplitInfo`` and ``Splitter`` (``ensemble/_hist_gradient_boosting``).
+numba kernels take these NamedTuples as arguments (types fixed by the constructors below)
+and unpack them once, outside their hot loops (``docs/devguide.rst``, numba: arrays taken
+out of a record inside a loop cost reference counting); the CUDA wrappers unpack the same
+fields into launch arguments. Model: scikit-learn's ``SplitInfo`` and ``Splitter``
+(``ensemble/_hist_gradient_boosting``).
 """
 
 from __future__ import annotations
@@ -82,7 +84,8 @@ class SplitInfo(NamedTuple):
 
 
 class NodeArrays(NamedTuple):
-    """A ``TreeEnsemble``'s node arrays as the scoring kernels read them."""
+    """A ``TreeEnsemble``'s node arrays as the scoring kernels read them (QuickScorer takes
+    the record; the traversal kernels its fields, in this order)."""
 
     tree_ptr: np.ndarray
     feature: np.ndarray

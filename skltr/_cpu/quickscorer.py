@@ -29,12 +29,13 @@ import numpy as np
 from numba import njit, prange
 from numba.cpython.unsafe.numbers import trailing_zeros
 
+from .._dtypes import NodeFlags
 from ._simd import LANES, add_exit_leaves, and_if_ge, and_if_gt
 from .traversal import ZERO_THRESHOLD, go_left, leaf_index, tree_counts
 
 _ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
-_MISSING_NONE = 0
-_MISSING_ZERO = 1
+_MISSING_NONE = NodeFlags.MISSING_NONE
+_MISSING_ZERO = NodeFlags.MISSING_ZERO
 
 
 @njit(cache=True, error_model="numpy")

@@ -8,14 +8,17 @@ defined in exactly one place.
 import numpy as np
 from numba import njit, prange
 
-# Mirrors skltr.trees._ensemble.NodeFlags (numba freezes globals; these never change).
-_CATEGORICAL = 1
-_DEFAULT_LEFT = 2
-_CAT_SET_RIGHT = 16
-_CAT_INVALID_DEFAULT = 32
-_CAT_TRUNC_FIRST = 64
-_MISSING_NONE = 0
-_MISSING_ZERO = 1
+from .._dtypes import NodeFlags
+
+# NodeFlags' bits as module constants (numba freezes global ints at compile time).
+_CATEGORICAL = NodeFlags.CATEGORICAL
+_DEFAULT_LEFT = NodeFlags.DEFAULT_LEFT
+_CAT_SET_RIGHT = NodeFlags.CAT_SET_RIGHT
+_CAT_INVALID_DEFAULT = NodeFlags.CAT_INVALID_DEFAULT
+_CAT_TRUNC_FIRST = NodeFlags.CAT_TRUNC_FIRST
+_MISSING_NONE = NodeFlags.MISSING_NONE
+_MISSING_ZERO = NodeFlags.MISSING_ZERO
+_MISSING_SHIFT = NodeFlags.MISSING_SHIFT
 # LightGBM's kZeroThreshold is the float literal 1e-35f, i.e. float32(1e-35) as a double.
 ZERO_THRESHOLD = 1.0000000180025095e-35
 
@@ -46,7 +49,7 @@ def go_left(x, node, threshold, flags, cat_offset, cat_nwords, cat_bitsets, stri
         if fl & _CAT_SET_RIGHT:
             return not in_set
         return in_set
-    missing_type = (fl >> 2) & 3
+    missing_type = (fl >> _MISSING_SHIFT) & 3
     if np.isnan(x):
         if missing_type == _MISSING_NONE:
             x = 0.0

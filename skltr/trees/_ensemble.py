@@ -44,31 +44,12 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
-from .._dtypes import BITSET_DTYPE, LEAF_VALUE_DTYPE, NODE_INDEX_DTYPE
+from .._dtypes import BITSET_DTYPE, LEAF_VALUE_DTYPE, NODE_INDEX_DTYPE, NodeFlags
 from ._input import FRAME_RULES, INPUT_RULES
 from ..utils._model_io import (load_document, make_document, model_file_errors,
                                read_document, save_document)
 
 __all__ = ["TreeEnsemble", "NodeFlags", "OUTPUT_TRANSFORMS"]
-
-
-class NodeFlags:
-    """Bits of ``TreeEnsemble.flags`` (uint8 per node). Bits 0-3 equal LightGBM's decision_type."""
-
-    CATEGORICAL = 1 << 0
-    DEFAULT_LEFT = 1 << 1
-    MISSING_SHIFT = 2  # bits 2-3: missing type
-    MISSING_MASK = 3 << 2
-    MISSING_NONE = 0
-    MISSING_ZERO = 1
-    MISSING_NAN = 2
-    CAT_SET_RIGHT = 1 << 4
-    CAT_INVALID_DEFAULT = 1 << 5
-    CAT_TRUNC_FIRST = 1 << 6
-
-    @staticmethod
-    def missing_type(flags):
-        return (np.asarray(flags) & NodeFlags.MISSING_MASK) >> NodeFlags.MISSING_SHIFT
 
 
 #: Output transforms a TreeEnsemble may name; the exact formulas live in ``_transforms.py``.

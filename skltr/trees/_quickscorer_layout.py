@@ -22,9 +22,8 @@ Layout, per block of trees (blockwise QS keeps a block's tables in cache) and pe
   :mod:`skltr.trees._ensemble`), and a range of node entries (``node_thr``, ``node_tree``,
   ``node_mask``) in ascending threshold order. Nodes sharing a (feature, threshold) pair are
   adjacent. Comparing each node's threshold is cheaper than comparing each *distinct*
-  threshold once and then looping over its nodes: on 1,000 trees x 64 leaves the grouped
-  scan measured 150-190 us/doc against 54 us/doc for this flat one (one thread, 2026-11-22),
-  because the extra indirection costs more than a predictable compare.
+  threshold once and then looping over its nodes (the extra indirection costs more than a
+  predictable compare; measured in ``docs/scoring_internals.rst``).
 * ``dr_*``: per list, the masks to apply when the value takes the node's default direction
   and that direction is right (NaN, or a zero for missing type ZERO).
 * ``cat_*``: categorical nodes, evaluated one by one with the shared routing function.
@@ -32,98 +31,10 @@ Layout, per block of trees (blockwise QS keeps a block's tables in cache) and pe
 * ``leaf_scaled`` / ``leaf_scaled32``: leaf values already multiplied by the tree weight the
   way each sum does it, so the kernel's gather is one load and one add per tree.
 
-Scalar QuickScorer kernel, one document at a time (2026-11-22, 2-core EPYC, 2 threads,
-machine shared so every figure is from one interleaved run; XGBoost rank:ndcg 1000 trees
-depth 6 and LightGBM lambdarank 1000 trees x 64 leaves, 20,000 docs x 136 features, medians
-in us/doc):
+Why these choices (vectorised lanes, block and chunk sizes, unsigned indices, float32
+thresholds, the fallback for trees of more than 64 leaves): ``docs/scoring_internals.rst``,
+with the measurements that decided them.
 
-===================================================  =====  =====
-variant                                               XGB    LGB
-===================================================  =====  =====
-before (int32/int64 indices, float64 thr, tb=512)    34.7   50.6
-+ unsigned indices (numba skips wraparound), tb=512  17.7   24.1
-+ same, tree_block=1000                               16.5   21.9
-+ compare in float32 (XGBoost), tree_block=1000       15.8   22.0
-library's own predict, same run                       14.5   73.5
-===================================================  =====  =====
-
-(The other user's load roughly doubled every figure of that run; unloaded, XGBoost measured
-7.2 us/doc, before 18.2, and the pre-scaled-leaf gather alone 18.2 -> 15.4.) Steps in order:
-pre-scaled leaves with a fast gather for all-tabled single-output blocks -17%; float32
-thresholds ~3%; uint16 tree index -20% and uint64
-node / leaf pointers a further -30% (numba adds a negative-index fix-up to every signed index);
-doc_block 8/16/32 equal, 64 worse. Tried and dropped: a per-block routing-ready copy of the
-features (``xs[feature, doc]``, +30% slower, not understood), the per-list scan in an inlined
-helper (+35%), document-major loop order (doc, list) (+4%), masks computed from a packed
-(tree, lo, width) word instead of loaded (no gain).
-
-Vectorised QuickScorer (vQS, Lucchese et al. 2016; the kernel in :mod:`skltr._cpu.quickscorer`:
-``LANES`` = 16 documents per node update, bitvectors ``bv[tree, lane]``). Measured 2026-11-22
-on the 2-core Intel Xeon @2.5GHz (AVX-512, 2 MB L2 per core) while three other engineers'
-jobs kept the load average at 5-8, so wall times are 3-10x the unloaded ones and only ratios
-within one run mean anything. Each run calls its variants in turn (7-11 repeats, medians;
-exactness against the library's own predict asserted first) on the models of
-``benchmarks/predict_cpu.py`` (1,000 trees; rows from its data generator), tables unchanged.
-Runs: A = 2 threads, 5,000 docs, wall time; B = 1 thread, 3,000 docs, wall time; C = 1 thread,
-3,000 docs, process CPU time (takes out the other jobs' scheduling); D = 2 threads, 3,000
-docs, wall time, at a quieter moment (14:17 UTC). us/doc:
-
-=============================================================  ===  =====  =====
-variant                                                        run   XGB    LGB
-=============================================================  ===  =====  =====
-scalar QS (the previous kernel, doc_block 16)                   A   152.3  107.0
-vQS D=8 (explicit vectors), chunk 64                            A    51.6   46.5
-vQS D=16, chunk 64                                              A    47.7   37.4
-vQS D=32, chunk 64                                              A    50.7
-library's own predict                                           A   146.8  379.8
-vQS D=16, chunk 256                                             B    53.8   43.3
-library's own predict, one thread                               B   217.4  617.1
-vQS D=16 written as a plain per-lane numba loop                 C    81.7   93.3
-vQS D=16 with the intrinsics of :mod:`skltr._cpu._simd`         C     9.8    9.6
-vQS D=16 (this kernel), chunk 256                               D    13.4   16.9
-traversal backend (scalar walk)                                 D   164.6  175.1
-library's own predict                                           D    43.0  177.6
-=============================================================  ===  =====  =====
-
-So vQS D=16 is 2.9x (LightGBM) and 3.2x (XGBoost) faster than the scalar kernel, and
-0.10x / 0.32x the libraries' own predict with two threads in runs A and D (0.07x / 0.25x with
-one thread, run B). Notes:
-
-* numba runs LLVM without its SLP vectoriser and fully unrolls a constant 16-trip lane loop
-  before the loop vectoriser sees it, so the same algorithm written as a per-lane loop stays
-  scalar (``cmov`` + ``and`` per lane in ``inspect_asm``) and is ~9x slower than the explicit
-  vector IR of :mod:`skltr._cpu._simd` (one ``vcmppd`` / ``vcmpps`` to a k-mask and masked
-  ``vpandq`` per 8 lanes; ``vplzcntq`` for the exit leaves). Holding the lane values in a
-  tuple removed the reloads but did not vectorise either.
-* D=16 beat D=8 (the per-node scalar work -- threshold load, break test, tree index -- is
-  shared by more lanes) and D=32 gave nothing more: a group scans up to its largest value,
-  so wider groups scan more of each list (measured on these models: 36% of the entries per
-  document for scalar QS, 53% per group for D=8, 58% for D=16, 62% for D=32), and the
-  bitvector stores (one per 8 lanes) become the bound.
-* tree_block 256 / 512 / 1024 / 2048 and thread chunks of 64 or 256 documents were within
-  the noise of this machine for 1,000 trees (one thread, CPU time: 16.2 / 16.4 / 17.7 us
-  LightGBM and 13.4 / 15.5 / 16.1 XGBoost for tb 1024 / 512 / 256); the defaults stay
-  tree_block=1024 and a 256-document chunk, which reads a block's tables from L3 once per 16
-  groups when they do not fit L2 (5,000 trees). tree_block 128 / 256 were clearly slower
-  (run C again: XGB 17.4 / 14.0, LGB 18.2 / 14.1 against 11.4 / 10.5 for 1024): the
-  per-list set-up (gathering and routing 16 values) is paid once per list and block.
-  On 5,000 trees (the 1,000-tree models repeated 5x, one thread, CPU time) chunks of
-  64 / 256 / 1,024 documents gave XGB 43.3 / 40.5 / 39.9 and LGB 57.6 / 53.0 / 55.3 us/doc.
-* Trees with more than 64 leaves (not tabled; traversed per document inside the kernel).
-  LightGBM regression model, num_leaves=255 (every tree has 255 leaves), 100 trees, trained
-  on 10,000 rows x 136 features of the benchmark's generator (a 500-tree / 40,000-row
-  lambdarank model did not finish training on the loaded machine in time), 3,000 docs,
-  wall, medians of 7, 2026-11-22: QuickScorer backend (all trees fall back) 25.6 us/doc,
-  traversal backend 24.0, LightGBM's own predict 15.2 with 2 threads; 13.1 / 13.7 / 9.1 with
-  one thread. The fallback costs nothing measurable over plain traversal, and
-  ``backend="auto"`` already picks traversal for such models. Multi-word bitvectors were
-  not implemented: at 255 leaves a tree needs 4 words x 16 lanes (512 bytes) of state and
-  about 4x the node entries per tree, so a 1024-tree block's state (512 KB) alone would
-  crowd out the tables from L2 -- a smaller block or a top-64-leaf subtree + traversal
-  split would be the next thing to measure. Both backends lose to LightGBM here (about
-  1.5x); the per-document walk is the place to work on for such models.
-* Exit leaves with the hardware gather (``llvm.masked.gather`` -> ``vgatherqpd``) instead of
-  16 scalar loads: slower (run C: XGB 9.7 vs 7.9, LGB 10.3 vs 9.5 us/doc); dropped.
 """
 
 from __future__ import annotations
@@ -302,7 +213,7 @@ def build_quickscorer_layout(ens, *, tree_block: int = 512) -> QuickScorerLayout
     else:
         node_thr = thr.astype(np.float64)
     # Unsigned indices: numba then skips its negative-index wraparound in the hot loop (measured
-    # 1.9x on the scan; see the module docstring).
+    # 1.9x on the scan: docs/scoring_internals.rst).
     tree_dtype = np.uint16 if tree_block <= np.iinfo(np.uint16).max else np.uint32
     block_all_qs = np.array([bool(tree_is_qs[block_tree_ptr[i]:block_tree_ptr[i + 1]].all())
                              for i in range(n_blocks)], dtype=bool)

@@ -173,3 +173,26 @@ def test_meta_estimator_fits_rankers_with_qid_and_matches_them():
         search.fit(X, y, qid=qid)
     scores = search.cv_results_["mean_test_score"]
     assert scores[0] == scores[1]  # both backends give identical predictions
+
+
+def test_backend_registry_scores_like_the_ensemble():
+    # every registered CPU backend, through the one dispatch, equals TreeEnsemble.predict_raw
+    from skltr import GPUHistGBDTRanker, QuickScorerPredictor
+    from skltr.datasets import make_ranking
+    from skltr.trees._backends import BACKENDS, choose_backend, get_backend
+
+    X, y, qid = make_ranking(n_queries=30, docs_per_query=15, n_features=6, n_informative=3,
+                             random_state=3)
+    ens = GPUHistGBDTRanker(n_estimators=5, max_leaves=8, random_state=0).fit(
+        X, y, qid=qid).to_tree_ensemble()
+    ref = ens.predict_raw(X)
+    for name, backend in BACKENDS.items():
+        if backend.device != "cpu":
+            continue
+        layout = backend.layout(ens)
+        np.testing.assert_array_equal(backend.predict_raw(ens, layout, X, 1), ref)
+        assert (backend.table_bytes(layout) > 0) == (backend.build_layout is not None)
+        assert QuickScorerPredictor.from_model(ens, backend=name).backend_ == name
+    assert get_backend("auto", ens).name == choose_backend(ens) == "quickscorer"
+    assert set(QuickScorerPredictor._parameter_constraints["backend"][0].options) == \
+        {"auto", *BACKENDS}

@@ -18,6 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._device import resolve_device
 from .._gbdt.objectives import OBJECTIVES
+from ..trees._backends import get_backend
 from ..utils._model_io import (ModelFileError, load_document, model_file_errors,
                                 read_document, save_document)
 from ..utils._qid import group_by_qid
@@ -522,18 +523,10 @@ class GPUHistGBDTRanker(BaseRanker):
         cache = self._layout_cache
         ensemble = self.ensemble_
         if cache.key is not ensemble:
-            from ..trees._quickscorer_layout import build_quickscorer_layout  # noqa: PLC0415
-            from ._quickscorer_predictor import choose_backend  # noqa: PLC0415
-
-            backend = choose_backend(ensemble)
-            cache.layout = (build_quickscorer_layout(ensemble)
-                            if backend == "quickscorer" else None)
+            backend = get_backend("auto", ensemble)
+            cache.layout = backend.layout(ensemble)
             cache.backend, cache.key = backend, ensemble
-        if cache.backend == "quickscorer":
-            from ..trees._quickscorer import predict_raw  # noqa: PLC0415
-
-            return predict_raw(ensemble, cache.layout, X, n_jobs=self.n_jobs)
-        return ensemble.predict_raw(X, n_jobs=self.n_jobs)
+        return cache.backend.predict_raw(ensemble, cache.layout, X, self.n_jobs)
 
     def to_tree_ensemble(self):
         """The fitted model as a :class:`~skltr.trees.TreeEnsemble` (shared, not a copy)."""

@@ -18,6 +18,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .._device import resolve_device
+from ..trees._backends import BACKENDS, choose_backend, get_backend  # noqa: F401 - re-export
 from ..utils._model_io import VersionedPickleMixin
 from ..utils._qid import group_by_qid
 from ..trees._input import frame_input, is_dataframe
@@ -25,17 +26,7 @@ from ..utils.validation import check_ranking_X
 
 __all__ = ["QuickScorerPredictor"]
 
-_BACKENDS = ("auto", "quickscorer", "traversal")
-
-
-def choose_backend(ensemble) -> str:
-    """The backend ``backend="auto"`` picks: QuickScorer unless most trees are too large for
-    64-bit leaf vectors (they would fall back to traversal one by one) or are stumps."""
-    leaves = ensemble.n_leaves()
-    if leaves.size == 0:
-        return "traversal"
-    tabled = np.mean(leaves <= 64)
-    return "quickscorer" if tabled >= 0.5 and np.mean(leaves) > 2 else "traversal"
+_BACKENDS = ("auto", *BACKENDS)
 
 
 def _fit_source(model, X, y, qid, fit_params):
@@ -160,7 +151,6 @@ class QuickScorerPredictor(VersionedPickleMixin, MetaEstimatorMixin, BaseEstimat
 
     def _compile(self, source):
         from ..convert import to_tree_ensemble  # noqa: PLC0415
-        from ..trees._quickscorer_layout import build_quickscorer_layout  # noqa: PLC0415
         from .._numba_cache import announce_first_compile  # noqa: PLC0415
 
         announce_first_compile()
@@ -172,15 +162,14 @@ class QuickScorerPredictor(VersionedPickleMixin, MetaEstimatorMixin, BaseEstimat
         if isinstance(self.n_jobs, int) and self.n_jobs == 0:
             raise ValueError("n_jobs must be a non-zero integer or None; got 0.")
         ensemble = to_tree_ensemble(source)
-        backend = choose_backend(ensemble) if self.backend == "auto" else self.backend
-        layout = build_quickscorer_layout(ensemble, tree_block=self.tree_block) if (
-            backend == "quickscorer") else None
+        backend = get_backend(self.backend, ensemble)
+        layout = backend.layout(ensemble, tree_block=self.tree_block)
         # Assign fitted state only once everything above has succeeded.
         self.ensemble_ = ensemble
         self.source_model_ = None if _is_ensemble(source) else source
-        self.backend_ = backend
+        self.backend_ = backend.name
         self.layout_ = layout
-        self.layout_nbytes_ = 0 if layout is None else layout.nbytes
+        self.layout_nbytes_ = backend.table_bytes(layout)
         self.n_features_in_ = ensemble.n_features
         names = getattr(source, "feature_names_in_", None)
         if names is not None:
@@ -220,11 +209,7 @@ class QuickScorerPredictor(VersionedPickleMixin, MetaEstimatorMixin, BaseEstimat
         block of rows at a time, never densified whole.
         """
         X = self._validated(X)
-        if self.backend_ == "quickscorer":
-            from ..trees._quickscorer import predict_raw  # noqa: PLC0415
-
-            return predict_raw(self.ensemble_, self.layout_, X, n_jobs=self.n_jobs)
-        return self.ensemble_.predict_raw(X, n_jobs=self.n_jobs)
+        return BACKENDS[self.backend_].predict_raw(self.ensemble_, self.layout_, X, self.n_jobs)
 
     def _transformed(self, X):
         from ..trees._transforms import apply_transform  # noqa: PLC0415

@@ -1,0 +1,87 @@
+"""Scoring backends: the one table of how a ``TreeEnsemble`` is laid out and scored.
+
+Every estimator that scores an ensemble (``QuickScorerPredictor``, the rankers' ``predict``)
+goes through :func:`get_backend`; adding a backend (GPU-QuickScorer, Tahoe-style traversal on
+the GPU) is one entry in :data:`BACKENDS`. A backend names its device, builds its tables once
+per ensemble (or has none) and scores raw margins equal, bit for bit, to
+``TreeEnsemble.predict_raw``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+__all__ = ["Backend", "BACKENDS", "choose_backend", "get_backend"]
+
+
+@dataclass(frozen=True)
+class Backend:
+    """One scoring backend.
+
+    Attributes
+    ----------
+    name : str
+    device : {"cpu", "cuda"}
+    build_layout : callable or None
+        ``build_layout(ensemble, **options)`` -> the backend's tables, built once; None when
+        the backend scores the ensemble's own arrays.
+    predict_raw : callable
+        ``predict_raw(ensemble, layout, X, n_jobs)`` -> raw scores, as
+        ``TreeEnsemble.predict_raw``.
+    """
+
+    name: str
+    device: str
+    build_layout: Callable | None
+    predict_raw: Callable
+
+    def layout(self, ensemble, **options):
+        """The backend's tables for ``ensemble`` (None without tables)."""
+        return None if self.build_layout is None else self.build_layout(ensemble, **options)
+
+    @staticmethod
+    def table_bytes(layout) -> int:
+        """Bytes of the tables (0 without tables)."""
+        return 0 if layout is None else int(layout.nbytes)
+
+
+def _quickscorer_layout(ensemble, tree_block=None):
+    from ._quickscorer_layout import build_quickscorer_layout  # noqa: PLC0415 - numba on use
+
+    return (build_quickscorer_layout(ensemble) if tree_block is None
+            else build_quickscorer_layout(ensemble, tree_block=tree_block))
+
+
+def _quickscorer_predict(ensemble, layout, X, n_jobs):
+    from ._quickscorer import predict_raw  # noqa: PLC0415 - numba on use
+
+    return predict_raw(ensemble, layout, X, n_jobs=n_jobs)
+
+
+def _traversal_predict(ensemble, layout, X, n_jobs):
+    return ensemble.predict_raw(X, n_jobs=n_jobs)
+
+
+#: name -> Backend. ``"auto"`` is not a backend: :func:`choose_backend` resolves it.
+BACKENDS = {
+    "quickscorer": Backend("quickscorer", "cpu", _quickscorer_layout, _quickscorer_predict),
+    "traversal": Backend("traversal", "cpu", None, _traversal_predict),
+}
+
+
+def choose_backend(ensemble) -> str:
+    """The backend ``backend="auto"`` picks: QuickScorer unless most trees are too large for
+    64-bit leaf vectors (they would fall back to traversal one by one) or are stumps."""
+    leaves = ensemble.n_leaves()
+    if leaves.size == 0:
+        return "traversal"
+    tabled = np.mean(leaves <= 64)
+    return "quickscorer" if tabled >= 0.5 and np.mean(leaves) > 2 else "traversal"
+
+
+def get_backend(name, ensemble) -> Backend:
+    """The :class:`Backend` called ``name`` (``"auto"``: :func:`choose_backend`)."""
+    return BACKENDS[choose_backend(ensemble) if name == "auto" else name]

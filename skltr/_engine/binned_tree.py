@@ -123,10 +123,12 @@ def binned_trees_to_ensemble(trees, bin_mapper, base_score=0.0, **kwargs):
                         precision="float64", **arrays, **kwargs)
 
 
-def stump(feature, bin_threshold, default_left, left_value, right_value, missing_bin):
+def stump(feature, bin_threshold, default_left, left_value, right_value, missing_bin,
+          gain=0.0):
     """A one-split ``GrownTree`` (a weak ranker "bin <= b"), leaf values given.
 
-    ``gain`` and ``count`` are left at zero: a stump learner records its own statistics.
+    ``gain`` is the split's importance (what ``feature_importances_`` sums); ``count`` is
+    left at zero.
     """
     i32 = NODE_INDEX_DTYPE
     return GrownTree(
@@ -135,5 +137,6 @@ def stump(feature, bin_threshold, default_left, left_value, right_value, missing
         default_left=np.array([bool(default_left), False, False]),
         left=np.array([1, -1, -1], i32), right=np.array([2, -1, -1], i32),
         value=np.array([0.0, left_value, right_value], LEAF_VALUE_DTYPE),
-        gain=np.zeros(3), count=np.zeros(3, np.int64), hess_sum=np.zeros(3),
+        gain=np.array([float(gain), 0.0, 0.0]), count=np.zeros(3, np.int64),
+        hess_sum=np.zeros(3),
         leaf_of_row=None, rows=None, missing_bin=int(missing_bin))

@@ -18,7 +18,7 @@ import numpy as np
 
 from .binned_tree import binned_trees_to_ensemble
 
-__all__ = ["EvalData", "BoostingResult", "Rounds", "rng", "split_queries",
+__all__ = ["EvalData", "BoostingResult", "Rounds", "rng", "split_queries", "sub_group_ptr",
            "query_subsample_rows", "feature_subsample", "progress", "inf_error",
            "STREAM_VALIDATION", "STREAM_SUBSAMPLE", "STREAM_COLSAMPLE", "STREAM_BINNING"]
 
@@ -83,6 +83,16 @@ def split_queries(group_ptr, fraction, seed):
     held_out[rng(seed, STREAM_VALIDATION).permutation(n_queries)[:n_val]] = True
     val_rows = np.repeat(held_out, np.diff(group_ptr))
     return ~val_rows, val_rows
+
+
+def sub_group_ptr(group_ptr, row_mask):
+    """group_ptr of the queries whose rows ``row_mask`` keeps (whole queries)."""
+    sizes = np.add.reduceat(row_mask.astype(np.int64), group_ptr[:-1]) if (
+        group_ptr.size > 1) else np.zeros(0, dtype=np.int64)
+    sizes = sizes[sizes > 0]
+    ptr = np.zeros(sizes.size + 1, dtype=np.int64)
+    np.cumsum(sizes, out=ptr[1:])
+    return ptr
 
 
 def query_subsample_rows(group_ptr, fraction, seed, round_):

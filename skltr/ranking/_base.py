@@ -18,6 +18,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils._model_io import VersionedPickleMixin
+from ..utils._qid import group_by_qid
 from ..utils.validation import check_ranking_X, check_ranking_y
 
 _ROUTING_HINT = (
@@ -173,3 +174,43 @@ class RankerMixin:
 
 class BaseRanker(VersionedPickleMixin, RankerMixin, BaseEstimator):
     """Base class of skltr rankers: the mixins in the right order, ready to subclass."""
+
+    def _check_eval_set(self, eval_set, *, integer_labels=False):
+        """Validate ``eval_set``; return ``(X, y, group_ptr, None)`` per set, rows grouped."""
+        if eval_set is None:
+            return []
+        if not isinstance(eval_set, (list, tuple)) or (
+                len(eval_set) == 3 and not isinstance(eval_set[0], (list, tuple))):
+            raise ValueError(
+                "eval_set must be a list of (X, y, qid) tuples, e.g. eval_set=[(X_val, y_val, "
+                "qid_val)]; got " + _describe(eval_set) + ".")
+        out = []
+        for i, item in enumerate(eval_set):
+            if not isinstance(item, (list, tuple)) or len(item) != 3:
+                n = len(item) if isinstance(item, (list, tuple)) else None
+                raise ValueError(
+                    f"eval_set[{i}] must be an (X, y, qid) tuple"
+                    + (f"; got {n} items" if n is not None else f"; got {_describe(item)}")
+                    + ". Rankers need the query id of every evaluation row.")
+            X_e, y_e, qid_e = item
+            if qid_e is None:
+                raise ValueError(f"eval_set[{i}] has qid=None; pass the query id of every "
+                                 f"row: eval_set=[(X_val, y_val, qid_val)].")
+            try:
+                X_e = check_ranking_X(self, X_e, reset=False, allow_nan=self._allow_nan,
+                                      allow_inf=self._allow_inf, accept_sparse=True)
+                if getattr(X_e, "format", None) == "csc":  # grouped by rows below
+                    X_e = X_e.tocsr()
+                y_e = check_ranking_y(y_e, X_e.shape[0],
+                                      integer_labels=integer_labels)
+                groups = group_by_qid(qid_e, X_e.shape[0])
+            except (ValueError, TypeError) as exc:
+                raise type(exc)(f"eval_set[{i}]: {exc}") from exc
+            if not groups.is_sorted:
+                X_e, y_e = X_e[groups.order], y_e[groups.order]
+            out.append((X_e, y_e, groups.group_ptr, None))
+        return out
+
+
+def _describe(obj) -> str:
+    return f"{type(obj).__name__}" + (f" of length {len(obj)}" if hasattr(obj, "__len__") else "")

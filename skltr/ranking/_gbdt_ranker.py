@@ -21,9 +21,8 @@ from .._gbdt.objectives import OBJECTIVES
 from ..trees._backends import get_backend
 from ..utils._model_io import (ModelFileError, load_document, model_file_errors,
                                 read_document, save_document)
-from ..utils._qid import group_by_qid
 from ..utils._threads import numba_threads
-from ..utils.validation import check_ranking_X, check_ranking_y
+from ..utils.validation import check_ranking_y
 from ._base import BaseRanker, first_cutoff
 
 __all__ = ["GPUHistGBDTRanker"]
@@ -378,7 +377,7 @@ class GPUHistGBDTRanker(BaseRanker):
                 return False  # _fit raises the device error with its message
 
     def _fit(self, data, eval_set=None):
-        from .._engine.rounds import EvalData, split_queries  # noqa: PLC0415
+        from .._engine.rounds import EvalData, split_queries, sub_group_ptr  # noqa: PLC0415
         from .._gbdt.boosting import BoostParams  # noqa: PLC0415
         from .._gbdt.objectives import make_objective  # noqa: PLC0415
         from .._numba_cache import announce_first_compile  # noqa: PLC0415
@@ -399,7 +398,8 @@ class GPUHistGBDTRanker(BaseRanker):
             y_caller[data.groups.order] = data.y
             check_ranking_y(y_caller, y_caller.shape[0], integer_labels=True)
         evals = [EvalData(f"valid_{i}", *parts)
-                 for i, parts in enumerate(self._check_eval_set(eval_set))]
+                 for i, parts in enumerate(self._check_eval_set(
+                     eval_set, integer_labels=OBJECTIVES[self.objective].graded))]
         n_queries = data.groups.n_queries
         early = self.early_stopping
         if early == "auto":
@@ -416,10 +416,10 @@ class GPUHistGBDTRanker(BaseRanker):
             train, val = split_queries(group_ptr, self.validation_fraction, seed)
             if self.early_stopping == "auto":
                 _warn_auto_holdout(self, data.X.shape[0], n_queries, group_ptr, val)
-            evals = [EvalData("validation", X[val], y[val], _sub_ptr(group_ptr, val),
+            evals = [EvalData("validation", X[val], y[val], sub_group_ptr(group_ptr, val),
                               None if w is None else w[val])]
             X, y, w, group_ptr = X[train], y[train], None if w is None else w[train], \
-                _sub_ptr(group_ptr, train)
+                sub_group_ptr(group_ptr, train)
 
         objective = make_objective(**self._objective_params(seed))
         tree_params = {
@@ -481,42 +481,6 @@ class GPUHistGBDTRanker(BaseRanker):
         return {"name": self.objective, "gain": self.gain,
                 "truncation_level": self.lambdarank_truncation_level,
                 "random_state": seed}
-
-    def _check_eval_set(self, eval_set):
-        """Validate ``eval_set``; return ``(X, y, group_ptr, None)`` per set, rows grouped."""
-        if eval_set is None:
-            return []
-        if not isinstance(eval_set, (list, tuple)) or (
-                len(eval_set) == 3 and not isinstance(eval_set[0], (list, tuple))):
-            raise ValueError(
-                "eval_set must be a list of (X, y, qid) tuples, e.g. eval_set=[(X_val, y_val, "
-                "qid_val)]; got " + _describe(eval_set) + ".")
-        out = []
-        for i, item in enumerate(eval_set):
-            if not isinstance(item, (list, tuple)) or len(item) != 3:
-                n = len(item) if isinstance(item, (list, tuple)) else None
-                raise ValueError(
-                    f"eval_set[{i}] must be an (X, y, qid) tuple"
-                    + (f"; got {n} items" if n is not None else f"; got {_describe(item)}")
-                    + ". Rankers need the query id of every evaluation row.")
-            X_e, y_e, qid_e = item
-            if qid_e is None:
-                raise ValueError(f"eval_set[{i}] has qid=None; pass the query id of every "
-                                 f"row: eval_set=[(X_val, y_val, qid_val)].")
-            try:
-                X_e = check_ranking_X(self, X_e, reset=False, allow_nan=self._allow_nan,
-                                      allow_inf=self._allow_inf, accept_sparse=True)
-                if getattr(X_e, "format", None) == "csc":  # grouped by rows below
-                    X_e = X_e.tocsr()
-                y_e = check_ranking_y(y_e, X_e.shape[0],
-                                      integer_labels=OBJECTIVES[self.objective].graded)
-                groups = group_by_qid(qid_e, X_e.shape[0])
-            except (ValueError, TypeError) as exc:
-                raise type(exc)(f"eval_set[{i}]: {exc}") from exc
-            if not groups.is_sorted:
-                X_e, y_e = X_e[groups.order], y_e[groups.order]
-            out.append((X_e, y_e, groups.group_ptr, None))
-        return out
 
     # ------------------------------------------------------------------ prediction
     def _predict(self, X):
@@ -693,20 +657,6 @@ def _ranker_from_params(cls, params, path):
     except ValueError as exc:
         raise ModelFileError(path, f"invalid stored hyper-parameter: {exc}") from exc
     return ranker
-
-
-def _sub_ptr(group_ptr, row_mask):
-    """group_ptr of the queries whose rows ``row_mask`` keeps (whole queries)."""
-    sizes = np.add.reduceat(row_mask.astype(np.int64), group_ptr[:-1]) if (
-        group_ptr.size > 1) else np.zeros(0, dtype=np.int64)
-    sizes = sizes[sizes > 0]
-    ptr = np.zeros(sizes.size + 1, dtype=np.int64)
-    np.cumsum(sizes, out=ptr[1:])
-    return ptr
-
-
-def _describe(obj) -> str:
-    return f"{type(obj).__name__}" + (f" of length {len(obj)}" if hasattr(obj, "__len__") else "")
 
 
 def _jsonable(params: dict) -> dict:

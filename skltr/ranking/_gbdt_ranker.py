@@ -7,23 +7,18 @@ stages beneath it are described in ``docs/gbdt_internals.rst``.
 
 from __future__ import annotations
 
-import os
 import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
 from .._device import resolve_device
 from .._gbdt.objectives import OBJECTIVES
-from ..trees._backends import get_backend
-from ..utils._model_io import (ModelFileError, load_document, model_file_errors,
-                                read_document, save_document)
 from ..utils._threads import numba_threads
 from ..utils.validation import check_ranking_y
-from ._base import BaseRanker, first_cutoff
+from ._ensemble_ranker import EnsembleRanker
 
 __all__ = ["GPUHistGBDTRanker"]
 
@@ -31,31 +26,9 @@ __all__ = ["GPUHistGBDTRanker"]
 #: HistGradientBoosting uses the same threshold).
 _AUTO_EARLY_STOPPING_ROWS = 10_000
 _NO_LIMIT = int(np.iinfo(np.int32).max)
-_DOC_KIND = "TreeEnsemble"  # the model file is a TreeEnsemble document plus an "estimator" entry
 
 
-class _LayoutCache:
-    """Holder of the QuickScorer tables, built on the first ``predict`` and never pickled.
-
-    The estimator keeps one holder from ``fit`` on, so filling it does not change the
-    estimator's ``__dict__`` during ``predict`` (scikit-learn checks that it does not).
-    """
-
-    __slots__ = ("key", "backend", "layout")
-
-    def __init__(self):
-        self.key = self.backend = self.layout = None
-
-    def __eq__(self, other):  # every cache is as good as any other: compare models, not caches
-        return isinstance(other, _LayoutCache)
-
-    __hash__ = None
-
-    def __reduce__(self):
-        return (_LayoutCache, ())  # pickled empty: the tables are rebuilt lazily
-
-
-class GPUHistGBDTRanker(BaseRanker):
+class GPUHistGBDTRanker(EnsembleRanker):
     """Gradient-boosted decision trees on binned features, trained for ranking (LambdaMART).
 
     Each round computes per-document gradients of a ranking objective over the queries, grows
@@ -457,172 +430,12 @@ class GPUHistGBDTRanker(BaseRanker):
                 " / min_child_weight / min_split_gain (e.g. all labels of every query are "
                 "equal, or every query has a single document); the model scores every row "
                 "the same.", UserWarning, stacklevel=3)
-        self.ensemble_ = result.ensemble
-        self.n_estimators_ = result.ensemble.n_trees
-        self.n_iter_ = result.n_rounds_run
-        self.best_iteration_ = result.best_iteration
-        self.evals_result_ = result.evals_result
-        self._split_gain = result.split_gain
-        self._split_count = result.split_count
-        self.device_ = str(device)
-        self.timings_ = result.timings
-        self._layout_cache = _LayoutCache()
-        return self
-
-    def _eval_at_list(self) -> list[int]:
-        ks = self.eval_at if isinstance(self.eval_at, (list, tuple)) else [self.eval_at]
-        if not ks or any(isinstance(k, bool) or not isinstance(k, Integral) or k < 1
-                         for k in ks):
-            raise ValueError(f"eval_at must be a positive int or a non-empty list of positive "
-                             f"ints (NDCG cut-offs); got {self.eval_at!r}.")
-        return [int(k) for k in ks]
+        return self._set_fitted(result, device)
 
     def _objective_params(self, seed) -> dict:
         return {"name": self.objective, "gain": self.gain,
                 "truncation_level": self.lambdarank_truncation_level,
                 "random_state": seed}
-
-    # ------------------------------------------------------------------ prediction
-    def _predict(self, X):
-        cache = self._layout_cache
-        ensemble = self.ensemble_
-        if cache.key is not ensemble:
-            backend = get_backend("auto", ensemble)
-            cache.layout = backend.layout(ensemble)
-            cache.backend, cache.key = backend, ensemble
-        return cache.backend.predict_raw(ensemble, cache.layout, X, self.n_jobs)
-
-    def to_tree_ensemble(self):
-        """The fitted model as a :class:`~skltr.trees.TreeEnsemble` (shared, not a copy)."""
-        check_is_fitted(self, "ensemble_")
-        return self.ensemble_
-
-    # ------------------------------------------------------------------ importances
-    @property
-    def feature_importances_(self) -> np.ndarray:
-        """Total split gain per feature over the kept trees, normalised to sum to 1."""
-        return self.feature_importance("gain", normalize=True)
-
-    def feature_importance(self, importance_type="gain", *, normalize=False) -> np.ndarray:
-        """Per-feature importance over the kept trees.
-
-        Parameters
-        ----------
-        importance_type : {"gain", "split"}, default="gain"
-            ``"gain"``: total loss reduction of the feature's splits; ``"split"``: how many
-            times the feature is split on (LightGBM's ``feature_importance`` types).
-        normalize : bool, default=False
-            Divide by the total (all zeros when no tree splits).
-
-        Returns
-        -------
-        ndarray of shape (``n_features_in_``,)
-        """
-        check_is_fitted(self, "ensemble_")
-        if importance_type == "gain":
-            values = np.asarray(self._split_gain, dtype=np.float64)
-        elif importance_type == "split":
-            values = np.asarray(self._split_count, dtype=np.int64)
-        else:
-            raise ValueError(f"importance_type must be 'gain' or 'split'; got "
-                             f"{importance_type!r}.")
-        if not normalize:
-            return values.copy()
-        total = values.sum()
-        return values / total if total > 0 else np.zeros(values.shape, dtype=np.float64)
-
-    # ------------------------------------------------------------------ persistence
-    def save_model(self, path) -> None:
-        """Save the fitted model as a versioned JSON document.
-
-        The file is a :class:`~skltr.trees.TreeEnsemble` document (so ``skltr predict``,
-        :meth:`skltr.QuickScorerPredictor.from_file` and :func:`skltr.convert.load_model`
-        read it) whose ``meta.estimator`` entry holds this estimator's parameters and fitted
-        attributes; :meth:`load_model` restores the estimator. No pickle is involved.
-        """
-        check_is_fitted(self, "ensemble_")
-        doc = self.ensemble_.to_document()
-        doc["meta"]["estimator"] = {
-            "class": type(self).__name__,
-            "params": _jsonable(self.get_params()),
-            "fitted": {
-                "n_features_in_": int(self.n_features_in_),
-                "feature_names_in_": (None if not hasattr(self, "feature_names_in_")
-                                      else [str(n) for n in self.feature_names_in_]),
-                "n_iter_": int(self.n_iter_),
-                "best_iteration_": self.best_iteration_,
-                "evals_result_": self.evals_result_,
-                "device_": self.device_,
-                "split_gain": [float(v) for v in self._split_gain],
-                "split_count": [int(v) for v in self._split_count],
-            },
-        }
-        save_document(doc, path)
-
-    @classmethod
-    def load_model(cls, path) -> "GPUHistGBDTRanker":
-        """Load a ranker written by :meth:`save_model`.
-
-        The stored hyper-parameters are checked as ``fit`` checks them
-        (``_parameter_constraints``). A parameter the file lacks (written by an older skltr)
-        takes its current default; a parameter this skltr does not know (a newer skltr, or an
-        edited file) is an error rather than silently dropped, since refitting the loaded
-        estimator would then train another model.
-
-        Raises
-        ------
-        ModelFileError
-            A ``ValueError`` naming the file and the reason: not a skltr model, truncated or
-            corrupt, a plain TreeEnsemble without estimator state (wrap those with
-            :meth:`skltr.QuickScorerPredictor.from_file`), an invalid or unknown stored
-            hyper-parameter, or fitted state that does not match the trees.
-        """
-        from ..trees import TreeEnsemble  # noqa: PLC0415
-
-        path = os.fspath(path)
-        with model_file_errors(path):
-            doc = load_document(path)
-            meta, _ = read_document(doc, expected_kind=_DOC_KIND)
-            state = meta.get("estimator")
-            if not isinstance(state, dict) or state.get("class") != cls.__name__:
-                raise ModelFileError(
-                    path, f"it holds a tree ensemble but no {cls.__name__} state (it was not "
-                          f"written by {cls.__name__}.save_model); score it with "
-                          f"skltr.QuickScorerPredictor.from_file(path)")
-            ranker = _ranker_from_params(cls, state.get("params"), path)
-            fitted = state["fitted"]
-            ensemble = TreeEnsemble.from_document(doc)
-            n_features = int(fitted["n_features_in_"])
-            split_gain = np.asarray(fitted["split_gain"], dtype=np.float64)
-            split_count = np.asarray(fitted["split_count"], dtype=np.int64)
-            names = fitted.get("feature_names_in_")
-            sizes = {"the trees' n_features": ensemble.n_features,
-                     "split_gain": split_gain.shape, "split_count": split_count.shape,
-                     "feature_names_in_": None if names is None else len(names)}
-            if (ensemble.n_features != n_features
-                    or split_gain.shape != (n_features,) or split_count.shape != (n_features,)
-                    or (names is not None and len(names) != n_features)):
-                raise ModelFileError(
-                    path, f"its fitted state does not match: n_features_in_={n_features} "
-                          f"but {sizes}; the file is corrupt or was edited")
-            ranker.ensemble_ = ensemble
-            ranker.n_features_in_ = n_features
-            if names is not None:
-                ranker.feature_names_in_ = np.asarray(names, dtype=object)
-            ranker.n_estimators_ = ensemble.n_trees
-            ranker.n_iter_ = int(fitted["n_iter_"])
-            ranker.best_iteration_ = fitted["best_iteration_"]
-            ranker.evals_result_ = fitted["evals_result_"]
-            ranker.device_ = fitted["device_"]
-            ranker.timings_ = {}
-            ranker._split_gain = split_gain
-            ranker._split_count = split_count
-            ranker._layout_cache = _LayoutCache()
-        return ranker
-
-    def _score_cutoff(self):
-        return first_cutoff(self.eval_at)
-
 
 def _warn_auto_holdout(est, n_rows, n_queries, group_ptr, val_mask):
     """Say that ``early_stopping="auto"`` held queries out of training, and how to avoid it."""
@@ -635,42 +448,6 @@ def _warn_auto_holdout(est, n_rows, n_queries, group_ptr, val_mask):
         f"cost test NDCG. Pass early_stopping=False (the default) to train on every query, or "
         f"eval_set=[(X_val, y_val, qid_val)] to monitor a validation set of your own.",
         UserWarning, stacklevel=5)  # the caller of GPUHistGBDTRanker.fit
-
-
-def _ranker_from_params(cls, params, path):
-    """An unfitted ``cls`` from the hyper-parameters stored in model file ``path``, checked."""
-    if not isinstance(params, dict):
-        raise ModelFileError(path, f"its estimator state has no 'params' object (got "
-                                   f"{type(params).__name__}); the file is corrupt")
-    known = cls().get_params()
-    unknown = sorted(set(params) - set(known))
-    if unknown:
-        raise ModelFileError(
-            path, f"it stores hyper-parameter(s) {unknown} that {cls.__name__} of this skltr "
-                  f"does not have (a newer skltr wrote it, or it was edited); load it with the "
-                  f"skltr that wrote it, or score its trees with "
-                  f"skltr.QuickScorerPredictor.from_file(path)")
-    ranker = cls(**params)
-    try:
-        ranker._validate_params()
-        ranker._eval_at_list()
-    except ValueError as exc:
-        raise ModelFileError(path, f"invalid stored hyper-parameter: {exc}") from exc
-    return ranker
-
-
-def _jsonable(params: dict) -> dict:
-    """Estimator parameters as JSON values (a RandomState instance is not reproducible)."""
-    out = {}
-    for key, value in params.items():
-        if isinstance(value, np.random.RandomState):
-            value = None
-        elif isinstance(value, np.generic):
-            value = value.item()
-        elif isinstance(value, tuple):
-            value = list(value)
-        out[key] = value
-    return out
 
 
 def _to_host(a):

@@ -13,6 +13,7 @@ from ._version import __version__
 _LAZY = {
     "GPUHistGBDTRanker": "skltr.ranking._gbdt_ranker",
     "QuickScorerPredictor": "skltr.ranking._quickscorer_predictor",
+    "RankBoostRanker": "skltr.ranking._rankboost_ranker",
     "TreeEnsemble": "skltr.trees",
 }
 

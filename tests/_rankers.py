@@ -12,6 +12,7 @@ from sklearn.base import BaseEstimator
 
 from skltr.ranking._base import BaseRanker
 from skltr.ranking._gbdt_ranker import GPUHistGBDTRanker
+from skltr.ranking._rankboost_ranker import RankBoostRanker
 
 
 class LinearTestRanker(BaseRanker):
@@ -48,3 +49,9 @@ class SingleQueryGBDTRanker(GPUHistGBDTRanker):
 
 
 assert issubclass(LinearTestRanker, BaseEstimator)
+
+
+class SingleQueryRankBoostRanker(RankBoostRanker):
+    """RankBoostRanker reading a missing qid as one query (for parametrize_with_checks)."""
+
+    _missing_qid = "single_query"

@@ -22,7 +22,14 @@ def _gbdt_ranker(device="cpu"):
                              random_state=0)
 
 
+def _rankboost_ranker(device="cpu"):
+    from ._rankboost_ranker import RankBoostRanker  # noqa: PLC0415
+
+    return RankBoostRanker(device=device, random_state=0)
+
+
 RANKERS["GPUHistGBDTRanker"] = _gbdt_ranker
+RANKERS["RankBoostRanker"] = _rankboost_ranker
 
 
 def __getattr__(name):
@@ -30,6 +37,10 @@ def __getattr__(name):
         from ._gbdt_ranker import GPUHistGBDTRanker  # noqa: PLC0415
 
         return GPUHistGBDTRanker
+    if name == "RankBoostRanker":
+        from ._rankboost_ranker import RankBoostRanker  # noqa: PLC0415
+
+        return RankBoostRanker
     raise AttributeError(f"module 'skltr.ranking' has no attribute {name!r}")
 
 

@@ -85,6 +85,13 @@ def initial_log_weights(y, group_ptr, sample_weight, pair_weighting):
     return np.where(has, log_c, -np.inf)
 
 
+def _lap(stages, name, t):
+    """Add the time since ``t`` to ``stages[name]``; return now."""
+    now = time.perf_counter()
+    stages[name] += now - t
+    return now
+
+
 def _label_order(y, group_ptr):
     """Each query's rows sorted by label (stable), as one array of row indices."""
     qid = np.repeat(np.arange(group_ptr.size - 1), np.diff(group_ptr))
@@ -129,6 +136,7 @@ def boost(X, y, group_ptr, sample_weight, params: RankBoostParams, eval_sets=())
                                                    np.diff(e.group_ptr)),
                                 eval_at=p.eval_at, sample_weight=e.sample_weight)
                   for e, _ in evals]
+    stages = dict.fromkeys(("potentials_s", "histogram_s", "best_stump_s", "update_s"), 0.0)
     rounds, bar = progress(range(p.n_estimators), p.verbose, "rankboost")
     log = Rounds(n_features, [e.name for e, _ in evals], evaluators, p.n_iter_no_change, bar)
     try:
@@ -136,19 +144,24 @@ def boost(X, y, group_ptr, sample_weight, params: RankBoostParams, eval_sets=())
             tasks = histogram_tasks(numba.get_num_threads(), n_features)
             scratch = np.empty((max(tasks[0] - 1, 1), hist.size), WEIGHT.dtype)
             for it in rounds:
+                t = time.perf_counter()
                 pair_log_sums(H, y, order, group_ptr, log_a, log_b, log_pairs)
                 terms = log_c + log_pairs
                 finite = terms[np.isfinite(terms)]
                 log_z = (np.logaddexp.reduce(finite) if finite.size else 0.0)
                 potentials(H, log_a, log_b, row_log_c, log_z, pi)
+                t = _lap(stages, "potentials_s", t)
                 build_histogram(Xb, pi, pi, rows, 0, n, False, hist, scratch, *tasks)
+                t = _lap(stages, "histogram_s", t)
                 f, b, q_def, r = best_stump(hist, mapper.n_bins, all_features,
                                             mapper.missing_bin, f_abs, f_r, f_b, f_q)
+                t = _lap(stages, "best_stump_s", t)
                 r = float(np.clip(r, -R_MAX, R_MAX))
                 alpha = 0.5 * np.log((1.0 + r) / (1.0 - r))
                 tree = stump(max(f, 0), max(b, 0), not q_def, 0.0, alpha,
                              mapper.missing_bin, gain=abs(alpha))
                 tree.add_to_scores(Xb, H)
+                _lap(stages, "update_s", t)
                 log.add_tree(tree)
                 if evals:
                     values = []
@@ -166,6 +179,6 @@ def boost(X, y, group_ptr, sample_weight, params: RankBoostParams, eval_sets=())
     return log.result(mapper, 0.0, source={"library": "skltr", "estimator": "RankBoostRanker",
                                            "pair_weighting": p.pair_weighting},
                       feature_names=p.feature_names,
-                      timings={"binning_s": binning_s, "boosting_s": boosting_s})
+                      timings={"binning_s": binning_s, "boosting_s": boosting_s, **stages})
 
 

@@ -151,14 +151,13 @@ def run_predict(args) -> None:
 
 
 def run_train(args) -> dict:
-    """Train a GPUHistGBDTRanker on a LETOR file; save it; return (and print) NDCG@10.
+    """Train a ranker (``--ranker``) on a LETOR file; save it; return (and print) NDCG@10.
 
     The files are read as CSR (absent entries 0.0; the model equals the dense fit's), the
     test file with the indexing the training file was read with, which the model records
     (``source["file_zero_based"]``) so that ``skltr predict`` reads files the same way.
     """
     from .metrics import ndcg_score  # noqa: PLC0415
-    from .ranking._gbdt_ranker import GPUHistGBDTRanker  # noqa: PLC0415
 
     zero_based = _ZERO_BASED[args.zero_based]
     why = f"--zero-based {args.zero_based}"
@@ -169,15 +168,27 @@ def run_train(args) -> dict:
         test = _read_letor(args.test, zero_based=used, n_features=X.shape[1],
                            why="as the training file was read",
                            model_words="the training file's ")[:3]
-    ranker = GPUHistGBDTRanker(
-        objective=args.objective, n_estimators=args.n_estimators,
-        learning_rate=args.learning_rate, max_leaves=args.max_leaves,
-        max_depth=args.max_depth, min_samples_leaf=args.min_samples_leaf,
-        reg_lambda=args.reg_lambda, max_bins=args.max_bins, subsample=args.subsample,
-        colsample_bytree=args.colsample_bytree,
-        early_stopping={"auto": "auto", "on": True, "off": False}[args.early_stopping],
-        device=args.device, n_jobs=args.n_jobs, random_state=args.seed,
-        verbose=0 if args.quiet or not sys.stderr.isatty() else 1)
+    verbose = 0 if args.quiet or not sys.stderr.isatty() else 1
+    if args.ranker == "rankboost":
+        from .ranking._rankboost_ranker import RankBoostRanker  # noqa: PLC0415
+
+        if args.early_stopping == "auto":
+            raise ValueError("--early-stopping auto is for --ranker gbdt; use on or off")
+        ranker = RankBoostRanker(
+            n_estimators=args.n_estimators, n_thresholds=args.max_bins,
+            pair_weighting=args.pair_weighting, early_stopping=args.early_stopping == "on",
+            device=args.device, n_jobs=args.n_jobs, random_state=args.seed, verbose=verbose)
+    else:
+        from .ranking._gbdt_ranker import GPUHistGBDTRanker  # noqa: PLC0415
+
+        ranker = GPUHistGBDTRanker(
+            objective=args.objective, n_estimators=args.n_estimators,
+            learning_rate=args.learning_rate, max_leaves=args.max_leaves,
+            max_depth=args.max_depth, min_samples_leaf=args.min_samples_leaf,
+            reg_lambda=args.reg_lambda, max_bins=args.max_bins, subsample=args.subsample,
+            colsample_bytree=args.colsample_bytree,
+            early_stopping={"auto": "auto", "on": True, "off": False}[args.early_stopping],
+            device=args.device, n_jobs=args.n_jobs, random_state=args.seed, verbose=verbose)
     t = time.perf_counter()
     ranker.fit(X, y, qid=qid)
     fit_s = time.perf_counter() - t
@@ -187,7 +198,8 @@ def run_train(args) -> dict:
     if test is not None:
         result["test"] = ndcg_score(test[1], ranker.predict(test[0]), qid=test[2], k=10)
     print(f"{args.data}: {X.shape[0]} rows x {X.shape[1]} features, "
-          f"{len(np.unique(qid))} queries; {ranker.n_estimators_} trees in {fit_s:.2f} s "
+          f"{len(np.unique(qid))} queries; {ranker.n_estimators_} "
+          f"{'stumps' if args.ranker == 'rankboost' else 'trees'} in {fit_s:.2f} s "
           f"-> {args.output}")
     for name, value in result.items():
         print(f"NDCG@10 {name}: {value:.4f}")
@@ -270,7 +282,8 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument("--device", default="cpu", help=_DEVICE_HELP)
     predict.set_defaults(func=run_predict)
 
-    train = _sub(sub, "train", "train a GPUHistGBDTRanker on a LETOR/SVMlight file")
+    train = _sub(sub, "train", "train a ranker (GPUHistGBDTRanker or RankBoostRanker) on a "
+                               "LETOR/SVMlight file")
     train.add_argument("data", help="training file (qid: tokens, or a query file)")
     train.add_argument("-o", "--output", required=True, help="output JSON model path")
     train.add_argument("--test", default=None, help="test file: its NDCG@10 is printed")
@@ -282,6 +295,11 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--query-file", default=None,
                        help="group sizes, one per line, when DATA has no qid: tokens "
                             "(unset: DATA.query when it exists)")
+    train.add_argument("--ranker", default="gbdt", choices=["gbdt", "rankboost"],
+                       help="GPUHistGBDTRanker (gbdt) or RankBoostRanker (rankboost; uses "
+                            "--n-estimators, --max-bins as its thresholds, --pair-weighting)")
+    train.add_argument("--pair-weighting", default="query", choices=["query", "pair"],
+                       help="rankboost: equal weight per query, or per crucial pair")
     train.add_argument("--objective", default="lambdarank",
                        choices=["lambdarank", "rank_pairwise", "rank_xendcg", "regression"],
                        help="training objective")

@@ -81,6 +81,33 @@ def test_train_command(tmp_path, capsys):
     np.testing.assert_allclose(np.loadtxt(tmp_path / "s.txt"), ranker.predict(X[qid >= 30]))
 
 
+def test_train_rankboost(tmp_path, capsys):
+    import numpy as np
+
+    from skltr import RankBoostRanker
+    from skltr.datasets import dump_letor, make_ranking
+
+    X, y, qid = make_ranking(n_queries=40, docs_per_query=12, n_features=5, n_informative=3,
+                             random_state=1, dtype=np.float64)
+    train = tmp_path / "train.letor"
+    dump_letor(train, X, y, qid)
+    model = tmp_path / "rb.json"
+    assert main(["train", str(train), "-o", str(model), "--ranker", "rankboost",
+                 "--n-estimators", "12", "--max-bins", "16", "--pair-weighting", "pair",
+                 "--quiet"]) == 0
+    assert "12 stumps" in capsys.readouterr().out
+    ranker = RankBoostRanker.load_model(model)
+    assert (ranker.n_estimators_, ranker.n_thresholds, ranker.pair_weighting) == (12, 16, "pair")
+    direct = RankBoostRanker(n_estimators=12, n_thresholds=16, pair_weighting="pair",
+                             random_state=0).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(ranker.predict(X), direct.predict(X))
+    assert main(["predict", str(model), str(train), "-o", str(tmp_path / "s.txt")]) == 0
+    np.testing.assert_allclose(np.loadtxt(tmp_path / "s.txt"), ranker.predict(X))
+    assert main(["train", str(train), "-o", str(model), "--ranker", "rankboost",
+                 "--early-stopping", "auto"]) == 2
+    assert "--early-stopping auto is for --ranker gbdt" in capsys.readouterr().err
+
+
 # ----------------------------------------------------------------- files read as the library
 def _run_cli(*args):
     """``python -m skltr ARGS`` in a subprocess that imports this checkout's skltr."""

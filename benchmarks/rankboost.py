@@ -38,7 +38,8 @@ def main():
     from skltr.datasets import make_ranking
 
     t = time.perf_counter()
-    X, y, qid = make_ranking(n_queries=-(-args.rows // args.docs_per_query),
+    # make_ranking's query sizes vary around docs_per_query: draw 10% more, keep --rows
+    X, y, qid = make_ranking(n_queries=-(-args.rows * 11 // (10 * args.docs_per_query)),
                              docs_per_query=args.docs_per_query, n_features=args.features,
                              random_state=0)
     X, y, qid = X[:args.rows].astype(np.float32), y[:args.rows], qid[:args.rows]

@@ -67,7 +67,7 @@ class RankBoostRanker(EnsembleRanker):
     evals_result_ : dict
         ``{eval set name: {"ndcg@k": [one value per round]}}``.
     best_iteration_ : int or None
-    feature_importances_ : ndarray of shape (n_features_in_,)
+    feature_importances_ : ndarray of shape (``n_features_in_``,)
         Sum of ``|alpha|`` per feature over the kept stumps, normalised.
 
     Examples

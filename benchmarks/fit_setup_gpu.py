@@ -53,7 +53,7 @@ def main():
     import cupy
 
     from skltr._engine.binning import BinMapper
-    from skltr._gbdt.boosting import binning_seed
+    from skltr._engine.rounds import binning_seed
     from skltr._gbdt.objectives import make_objective
     from skltr._gpu import _config
     from skltr._gpu import binning as gb

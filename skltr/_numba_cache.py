@@ -109,7 +109,7 @@ def _has_cached_kernels(root: str) -> bool:
 
 def announce_first_compile() -> None:
     """Say once, on stderr, that kernels are being compiled when this skltr / numba has no
-    cached kernels yet (a first run spends about 25 s of a 2-core machine compiling them:
+    cached kernels yet (a first run spends about 30 s of a 2-core machine compiling them:
     ``benchmarks/cold_start.py``); quiet afterwards, and with ``SKLTR_QUIET=1``."""
     global _ANNOUNCED
     if _ANNOUNCED or os.environ.get("SKLTR_QUIET"):
@@ -119,7 +119,7 @@ def announce_first_compile() -> None:
     if _has_cached_kernels(root):
         return
     print(f"skltr: compiling numba kernels, once for this skltr and numba version (about "
-          f"25 s on 2 cores); later runs load them from {root}", file=sys.stderr, flush=True)
+          f"30 s on 2 cores); later runs load them from {root}", file=sys.stderr, flush=True)
 
 
 def install() -> None:

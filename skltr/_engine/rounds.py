@@ -16,9 +16,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..metrics import NDCGEvaluator
 from .binned_tree import binned_trees_to_ensemble
 
-__all__ = ["EvalData", "BoostingResult", "Rounds", "rng", "split_queries", "sub_group_ptr",
+__all__ = ["EvalData", "BoostingResult", "Rounds", "rng", "binning_seed", "evaluators",
+           "split_queries", "sub_group_ptr",
            "query_subsample_rows", "feature_subsample", "progress", "inf_error",
            "STREAM_VALIDATION", "STREAM_SUBSAMPLE", "STREAM_COLSAMPLE", "STREAM_BINNING"]
 
@@ -70,6 +72,19 @@ def inf_error() -> ValueError:
 def rng(seed, stream, round_=0):
     """The generator of one (seed, stream, round): independent of threads and earlier draws."""
     return np.random.default_rng([int(seed), int(stream), int(round_)])
+
+
+def binning_seed(seed) -> int:
+    """The BinMapper's seed of a fit (the same on every device and loop: the same cuts)."""
+    return int(rng(seed, STREAM_BINNING).integers(2**31 - 1))
+
+
+def evaluators(eval_sets, eval_at, gain="exp2"):
+    """One :class:`~skltr.metrics.NDCGEvaluator` per eval set (rows grouped by query)."""
+    return [NDCGEvaluator(e.y, qid=np.repeat(np.arange(e.group_ptr.size - 1),
+                                             np.diff(e.group_ptr)),
+                          eval_at=eval_at, gain=gain, sample_weight=e.sample_weight)
+            for e in eval_sets]
 
 
 def split_queries(group_ptr, fraction, seed):

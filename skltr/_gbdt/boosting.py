@@ -30,12 +30,11 @@ import numpy as np
 from .._dtypes import G_H_DTYPE, Y_DTYPE
 from .._engine.binning import BinMapper
 from .._engine.communicator import LocalCommunicator
-from .._engine.rounds import (STREAM_BINNING, BoostingResult, Rounds, feature_subsample,
-                              inf_error, progress, query_subsample_rows, rng)
-from ..metrics import NDCGEvaluator
+from .._engine.rounds import (BoostingResult, Rounds, binning_seed, evaluators,
+                              feature_subsample, inf_error, progress, query_subsample_rows)
 from .grower import TreeGrower
 
-__all__ = ["BoostParams", "boost", "binning_seed", "evaluators"]
+__all__ = ["BoostParams", "boost"]
 
 
 @dataclass(frozen=True)
@@ -96,19 +95,6 @@ class BoostParams:
         """The fitted ensemble's provenance record."""
         return {"library": "skltr", "estimator": "GPUHistGBDTRanker",
                 "objective": self.objective_name}
-
-
-def binning_seed(seed) -> int:
-    """The BinMapper's seed of a fit (the same on both devices: the same cuts)."""
-    return int(rng(seed, STREAM_BINNING).integers(2**31 - 1))
-
-
-def evaluators(eval_sets, params):
-    """One :class:`~skltr.metrics.NDCGEvaluator` per eval set (rows grouped by query)."""
-    return [NDCGEvaluator(e.y, qid=np.repeat(np.arange(e.group_ptr.size - 1),
-                                             np.diff(e.group_ptr)),
-                          eval_at=params.eval_at, gain=params.gain,
-                          sample_weight=e.sample_weight) for e in eval_sets]
 
 
 class _Grower:
@@ -175,7 +161,7 @@ def boost(X, y, group_ptr, sample_weight, objective, params: BoostParams, eval_s
     grad = np.empty(n_samples, dtype=G_H_DTYPE)
     hess = np.empty(n_samples, dtype=G_H_DTYPE)
     eval_scores = [np.full(e.y.shape[0], init, dtype=Y_DTYPE) for e, _ in evals]
-    evals_ = evaluators(eval_sets, p)
+    evals_ = evaluators(eval_sets, p.eval_at, p.gain)
 
     grow = _Grower(X_binned, mapper, p.tree_params, communicator, n_jobs)
     rounds, bar = progress(range(p.n_estimators), p.verbose, "boosting")

@@ -28,9 +28,9 @@ import cupy
 import numpy as np
 
 from .._dtypes import G_H_DTYPE
-from .._engine.rounds import (BoostingResult, Rounds, feature_subsample, inf_error, progress,
-                              query_subsample_rows)
-from .._gbdt.boosting import BoostParams, binning_seed, evaluators
+from .._engine.rounds import (BoostingResult, Rounds, binning_seed, evaluators,
+                              feature_subsample, inf_error, progress, query_subsample_rows)
+from .._gbdt.boosting import BoostParams
 from .binning import fit_bin_mapper
 from .grower import DeviceBinned, GPUTreeGrower
 from ._profile import stage
@@ -83,7 +83,7 @@ def _boost(X, y, group_ptr, sample_weight, objective, p, eval_sets):
     grad = cupy.empty(n_samples, dtype=G_H_DTYPE)
     hess = cupy.empty(n_samples, dtype=G_H_DTYPE)
     eval_scores = [cupy.full(e.y.shape[0], init, dtype=cupy.float64) for e, _ in evals]
-    evals_ = evaluators(eval_sets, p)
+    evals_ = evaluators(eval_sets, p.eval_at, p.gain)
     rounds, bar = progress(range(p.n_estimators), p.verbose, "boosting (cuda)")
     log = Rounds(n_features, [e.name for e in eval_sets], evals_, p.n_iter_no_change, bar)
     try:

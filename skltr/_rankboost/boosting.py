@@ -33,8 +33,7 @@ from .._cpu.rankboost import best_stump, pair_log_sums, potentials
 from .._engine.binned_tree import stump
 from .._engine.binning import BinMapper
 from .._engine.histogram import HIST_PAD_BINS, WEIGHT, histogram_tasks
-from .._engine.rounds import STREAM_BINNING, Rounds, progress, rng
-from ..metrics import NDCGEvaluator
+from .._engine.rounds import Rounds, binning_seed, evaluators, progress
 from ..utils._threads import numba_threads
 
 __all__ = ["RankBoostParams", "boost", "initial_log_weights", "R_MAX"]
@@ -106,8 +105,7 @@ def boost(X, y, group_ptr, sample_weight, params: RankBoostParams, eval_sets=())
     """
     p = params
     t0 = time.perf_counter()
-    mapper = BinMapper(max_bins=p.n_thresholds,
-                       random_state=int(rng(p.seed, STREAM_BINNING).integers(2**31 - 1)),
+    mapper = BinMapper(max_bins=p.n_thresholds, random_state=binning_seed(p.seed),
                        n_threads=p.n_jobs)
     Xb = mapper.fit_transform(X)
     evals = [(e, mapper.transform(e.X)) for e in eval_sets]
@@ -132,13 +130,10 @@ def boost(X, y, group_ptr, sample_weight, params: RankBoostParams, eval_sets=())
     f_abs, f_r = np.empty(n_features), np.empty(n_features)
     f_b, f_q = np.empty(n_features, np.int64), np.empty(n_features, np.int64)
     eval_scores = [np.zeros(e.y.shape[0]) for e, _ in evals]
-    evaluators = [NDCGEvaluator(e.y, qid=np.repeat(np.arange(e.group_ptr.size - 1),
-                                                   np.diff(e.group_ptr)),
-                                eval_at=p.eval_at, sample_weight=e.sample_weight)
-                  for e, _ in evals]
+    evals_ = evaluators(eval_sets, p.eval_at)
     stages = dict.fromkeys(("potentials_s", "histogram_s", "best_stump_s", "update_s"), 0.0)
     rounds, bar = progress(range(p.n_estimators), p.verbose, "rankboost")
-    log = Rounds(n_features, [e.name for e, _ in evals], evaluators, p.n_iter_no_change, bar)
+    log = Rounds(n_features, [e.name for e, _ in evals], evals_, p.n_iter_no_change, bar)
     try:
         with numba_threads(p.n_jobs):
             tasks = histogram_tasks(numba.get_num_threads(), n_features)
@@ -165,7 +160,7 @@ def boost(X, y, group_ptr, sample_weight, params: RankBoostParams, eval_sets=())
                 log.add_tree(tree)
                 if evals:
                     values = []
-                    for (_, Xe), ev, s in zip(evals, evaluators, eval_scores):
+                    for (_, Xe), ev, s in zip(evals, evals_, eval_scores):
                         tree.add_to_scores(Xe, s)
                         values.append(ev(s))
                     if log.record(it, values):

@@ -18,7 +18,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .._device import resolve_device
-from ..trees._backends import BACKENDS, choose_backend, get_backend  # noqa: F401 - re-export
+from ..trees._backends import BACKENDS, get_backend
 from ..utils._model_io import VersionedPickleMixin
 from ..utils._qid import group_by_qid
 from ..trees._input import frame_input, is_dataframe
@@ -69,9 +69,10 @@ class QuickScorerPredictor(VersionedPickleMixin, MetaEstimatorMixin, BaseEstimat
         Only the CPU backends exist so far; a CUDA device raises NotImplementedError.
     backend : {"auto", "quickscorer", "traversal"}, default="auto"
         ``"quickscorer"`` (trees with more than 64 leaves are traversed one by one inside the
-        same kernel), ``"traversal"`` (node-by-node walk), or ``"auto"`` (see
-        :func:`choose_backend`). The QuickScorer method is reported to be patented in some
-        jurisdictions; ``"traversal"`` avoids it.
+        same kernel), ``"traversal"`` (node-by-node walk), or ``"auto"`` (QuickScorer unless
+        most trees have more than 64 leaves or are stumps: ``choose_backend`` in
+        ``skltr/trees/_backends.py``). The QuickScorer method is reported to be patented in
+        some jurisdictions; ``"traversal"`` avoids it.
     n_jobs : int, optional
         Threads (None: all of numba's threads).
     tree_block : int, default=1024

@@ -31,7 +31,7 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .._dtypes import NodeFlags
 from ._simd import LANES, add_exit_leaves, and_if_ge, and_if_gt
-from .traversal import ZERO_THRESHOLD, go_left, leaf_index, tree_counts
+from .traversal import ZERO_THRESHOLD, finish_output, go_left, leaf_index, tree_counts
 
 _ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
 _MISSING_NONE = NodeFlags.MISSING_NONE
@@ -174,15 +174,7 @@ def _score_chunk(c, counts, X, chunk_docs, qs, ens, route, out):
     for d in range(cn):
         for k in range(n_outputs):
             total = np.float64(acc32[d, k]) if sum_f32 else acc64[d, k]
-            if average:
-                if counts[k] > 0:
-                    total = total / counts[k]
-                if sum_f32:
-                    total = np.float64(np.float32(np.float32(total)
-                                                  + np.float32(base_score[k])))
-                else:
-                    total = total + base_score[k]
-            out[c0 + d, k] = total
+            out[c0 + d, k] = finish_output(total, counts[k], base_score[k], sum_f32, average)
 
 
 @njit(parallel=True, cache=True)

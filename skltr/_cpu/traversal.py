@@ -76,6 +76,20 @@ def leaf_index(X, row, start, feature, threshold, left, right, flags, cat_offset
     return node
 
 
+@njit(inline="always", cache=True)
+def finish_output(total, count, base, sum_f32, average):
+    """One output's raw score from its sum of tree values. Averaged outputs: divided by
+    their ``count`` trees, then the base score added (in float32 when ``sum_f32``); other
+    sums started from the base score and are returned as they are."""
+    if average:
+        if count > 0:
+            total = total / count
+        if sum_f32:
+            return np.float64(np.float32(np.float32(total) + np.float32(base)))
+        return total + base
+    return total
+
+
 @njit(cache=True)
 def tree_counts(tree_output, n_outputs):
     """Trees per output (float64), for averaged outputs.
@@ -131,15 +145,7 @@ def predict_raw_traversal(X, tree_ptr, feature, threshold, left, right, value, f
                     acc64[k] += value[leaf] * tree_weight[t]
             for k in range(n_outputs):
                 total = np.float64(acc32[k]) if sum_f32 else acc64[k]
-                if average:
-                    if counts[k] > 0:
-                        total = total / counts[k]
-                    if sum_f32:
-                        total = np.float64(np.float32(np.float32(total)
-                                                      + np.float32(base_score[k])))
-                    else:
-                        total = total + base_score[k]
-                out[row, k] = total
+                out[row, k] = finish_output(total, counts[k], base_score[k], sum_f32, average)
 
 
 @njit(parallel=True, cache=True)

@@ -350,7 +350,7 @@ class GPUHistGBDTRanker(EnsembleRanker):
                 return False  # _fit raises the device error with its message
 
     def _fit(self, data, eval_set=None):
-        from .._engine.rounds import EvalData, split_queries, sub_group_ptr  # noqa: PLC0415
+        from .._engine.rounds import EvalData  # noqa: PLC0415
         from .._gbdt.boosting import BoostParams  # noqa: PLC0415
         from .._gbdt.objectives import make_objective  # noqa: PLC0415
         from .._numba_cache import announce_first_compile  # noqa: PLC0415
@@ -381,18 +381,9 @@ class GPUHistGBDTRanker(EnsembleRanker):
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         X, y, w, group_ptr = data.X, data.y, data.sample_weight, data.group_ptr
         if early and not evals:
-            if n_queries < 2:
-                raise ValueError(
-                    f"early_stopping=True without an eval_set holds out validation_fraction "
-                    f"of the queries, but the training data has {n_queries} query; pass "
-                    f"eval_set=[(X_val, y_val, qid_val)] or set early_stopping=False.")
-            train, val = split_queries(group_ptr, self.validation_fraction, seed)
+            (X, y, w, group_ptr), evals, val = self._hold_out(X, y, w, group_ptr, seed)
             if self.early_stopping == "auto":
-                _warn_auto_holdout(self, data.X.shape[0], n_queries, group_ptr, val)
-            evals = [EvalData("validation", X[val], y[val], sub_group_ptr(group_ptr, val),
-                              None if w is None else w[val])]
-            X, y, w, group_ptr = X[train], y[train], None if w is None else w[train], \
-                sub_group_ptr(group_ptr, train)
+                _warn_auto_holdout(self, data.X.shape[0], n_queries, data.group_ptr, val)
 
         objective = make_objective(**self._objective_params(seed))
         tree_params = {

@@ -138,7 +138,7 @@ class RankBoostRanker(EnsembleRanker):
         return super().fit(X, y, qid=qid, sample_weight=sample_weight, eval_set=eval_set)
 
     def _fit(self, data, eval_set=None):
-        from .._engine.rounds import EvalData, split_queries, sub_group_ptr  # noqa: PLC0415
+        from .._engine.rounds import EvalData  # noqa: PLC0415
         from .._numba_cache import announce_first_compile  # noqa: PLC0415
         from .._rankboost.boosting import RankBoostParams, boost  # noqa: PLC0415
 
@@ -153,18 +153,8 @@ class RankBoostRanker(EnsembleRanker):
                  for i, parts in enumerate(self._check_eval_set(eval_set))]
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         X, y, w, group_ptr = data.X, data.y, data.sample_weight, data.group_ptr
-        n_queries = data.groups.n_queries
         if self.early_stopping and not evals:
-            if n_queries < 2:
-                raise ValueError(
-                    f"early_stopping=True without an eval_set holds out validation_fraction "
-                    f"of the queries, but the training data has {n_queries} query; pass "
-                    f"eval_set=[(X_val, y_val, qid_val)] or set early_stopping=False.")
-            train, val = split_queries(group_ptr, self.validation_fraction, seed)
-            evals = [EvalData("validation", X[val], y[val], sub_group_ptr(group_ptr, val),
-                              None if w is None else w[val])]
-            X, y, w, group_ptr = (X[train], y[train], None if w is None else w[train],
-                                  sub_group_ptr(group_ptr, train))
+            (X, y, w, group_ptr), evals, _ = self._hold_out(X, y, w, group_ptr, seed)
         names = getattr(self, "feature_names_in_", None)
         params = RankBoostParams(
             n_estimators=self.n_estimators, n_thresholds=self.n_thresholds,

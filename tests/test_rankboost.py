@@ -6,7 +6,7 @@ import pytest
 
 import naive_rankboost as naive
 from skltr._cpu.histogram import build_histogram_serial
-from skltr._cpu.rankboost import best_stump, pair_log_sums, potentials
+from skltr._cpu.rankboost import PI_SHIFT, best_stump, pair_log_sums, potentials
 from skltr._engine.binning import BinMapper
 from skltr._engine.histogram import HIST_PAD_BINS
 from skltr._rankboost.boosting import (RankBoostParams, _label_order, boost,
@@ -34,9 +34,9 @@ def kernel_pi(H, y, group_ptr, log_c):
     pair_log_sums(H, y, _label_order(y, group_ptr), group_ptr, log_a, log_b, log_p)
     terms = log_c + log_p
     log_z = np.logaddexp.reduce(terms[np.isfinite(terms)])
-    pi = np.empty(n)
+    pi = np.empty(n, np.int64)
     potentials(H, log_a, log_b, np.repeat(log_c, np.diff(group_ptr)), log_z, pi)
-    return pi
+    return pi  # fixed point: pi(d) * 2**PI_SHIFT, rounded
 
 
 @pytest.mark.parametrize("weighting", ["query", "pair"])
@@ -50,29 +50,34 @@ def test_potentials_equal_the_pairwise_sums(weighting, weighted):
     H = rng.normal(0, 3, len(y))  # a spread of scores, as after some rounds
     D = D1 * np.exp([H[a] - H[b] for a, b, _ in pairs])
     D /= D.sum()
-    np.testing.assert_allclose(kernel_pi(H, y, gp, log_c), naive.potentials(len(y), pairs, D),
-                               rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(kernel_pi(H, y, gp, log_c) / 2.0**PI_SHIFT,
+                               naive.potentials(len(y), pairs, D), rtol=1e-12, atol=1e-15)
 
 
 def test_potentials_stay_finite_for_huge_score_spreads():
     X, y, gp = problem(2)
     log_c = initial_log_weights(y, gp, None, "query")
     H = np.random.default_rng(3).normal(0, 2000, len(y))  # exp(H) overflows float64
-    pi = kernel_pi(H, y, gp, log_c)
-    assert np.isfinite(pi).all() and abs(pi.sum()) < 1e-9 and np.abs(pi).max() <= 1 + 1e-12
+    q = kernel_pi(H, y, gp, log_c)
+    pi = q / 2.0**PI_SHIFT
+    assert abs(pi.sum()) < 1e-9 and np.abs(pi).max() <= 1 + 1e-12
+    assert np.abs(q).sum() < 2**62  # the fixed-point sums cannot overflow
 
 
 def test_best_stump_is_the_largest_r():
     X, y, gp = problem(4)
     bm = BinMapper(max_bins=7, random_state=0).fit(X)
     Xb = bm.transform(X)
-    pi = kernel_pi(np.random.default_rng(5).normal(size=len(y)), y, gp,
-                   initial_log_weights(y, gp, None, "query"))
+    qpi = kernel_pi(np.random.default_rng(5).normal(size=len(y)), y, gp,
+                    initial_log_weights(y, gp, None, "query"))
+    pi = qpi / 2.0**PI_SHIFT
     F = X.shape[1]
-    hist = np.zeros((F, bm.missing_bin + 1 + HIST_PAD_BINS, 1))
-    build_histogram_serial(Xb, pi, pi, np.empty(0, np.uint32), 0, len(y), False, hist)
-    f, b, q, r = best_stump(hist, bm.n_bins, np.ones(F, bool), bm.missing_bin, np.empty(F),
-                            np.empty(F), np.empty(F, np.int64), np.empty(F, np.int64))
+    hist = np.zeros((F, bm.missing_bin + 1 + HIST_PAD_BINS, 1), np.int64)
+    build_histogram_serial(Xb, qpi, qpi, np.empty(0, np.uint32), 0, len(y), False, hist)
+    i64 = np.int64
+    f, b, q, r = best_stump(hist, bm.n_bins, np.ones(F, bool), bm.missing_bin,
+                            np.empty(F, i64), np.empty(F, i64), np.empty(F, i64),
+                            np.empty(F, i64))
     nf, nb, nq, nr = naive.best_stump(Xb, pi, bm.n_bins, bm.missing_bin)
     assert abs(abs(r) - abs(nr)) < 1e-12
     assert (f, b) == (nf, nb) or abs(naive.stump_r(Xb, pi, f, b, q, bm.missing_bin) - r) < 1e-12
@@ -190,3 +195,12 @@ def test_quality_letor_small(letor_dir):
     Xt, yt, qt = load_letor(letor_dir / "test.letor", n_features=X.shape[1])
     r = RankBoostRanker(n_estimators=300, random_state=0).fit(X, y, qid=qid)
     assert ndcg_score(yt, r.predict(Xt), qid=qt, k=10) >= 0.768
+
+
+def test_fit_does_not_depend_on_the_thread_count():
+    # fixed-point histograms: row chunks on more threads than feature blocks sum exactly
+    X, y, qid = make_ranking(n_queries=60, docs_per_query=20, n_features=3, n_informative=2,
+                             random_state=4)
+    models = [RankBoostRanker(n_estimators=30, n_jobs=j, random_state=0).fit(
+        X, y, qid=qid).to_tree_ensemble() for j in (1, 2)]
+    assert models[0].equals(models[1])

@@ -18,10 +18,20 @@ The weak ranker is ``h(d) = [x_f(d) > theta]`` on binned features (``bin > b``),
 values taking ``q_def`` (0 or 1). Its ``r = sum_d h(d) pi(d)`` for every ``(f, b)`` is a
 suffix sum of the histogram of ``pi`` over bins (the integral histogram); ``q_def`` adds the
 missing bin's sum when that gives the larger ``|r|``.
+
+The potentials are summed in fixed point: ``round(pi * 2**PI_SHIFT)`` as int64. Since
+``sum |pi| <= 2`` (every pair's weight is counted twice and the weights sum to 1), no sum can
+overflow, and integer sums are exact in any order: the histogram, hence the chosen stump,
+does not depend on the number of threads (nor, later, on the device's atomics), and ``|r|``
+ties are exact.
 """
 
 import numpy as np
 from numba import njit, prange
+
+#: Fixed-point scale of the potentials (2**-60 ~ 8.7e-19 absolute): sum |q| <= 2**61 + n / 2.
+PI_SHIFT = 60
+_PI_SCALE = 2.0 ** PI_SHIFT
 
 
 @njit(cache=True, inline="always")
@@ -87,18 +97,21 @@ def pair_log_sums(H, y, order, group_ptr, log_a, log_b, log_pairs):
 
 @njit(parallel=True, cache=True)
 def potentials(H, log_a, log_b, row_log_c, log_z, pi):
-    """``pi(d) = exp(log c - log Z - H + log A) - exp(log c - log Z + H + log B)``."""
+    """``pi(d) = exp(log c - log Z - H + log A) - exp(log c - log Z + H + log B)``, in fixed
+    point: ``pi`` (int64) receives ``round(pi(d) * 2**PI_SHIFT)``."""
     for i in prange(H.shape[0]):
         base = row_log_c[i] - log_z
-        pi[i] = np.exp(base - H[i] + log_a[i]) - np.exp(base + H[i] + log_b[i])
+        v = np.exp(base - H[i] + log_a[i]) - np.exp(base + H[i] + log_b[i])
+        pi[i] = np.int64(np.rint(v * _PI_SCALE))
 
 
 @njit(cache=True)
 def _feature_best(hist, f, nb, missing_bin):
     # best (|r|, r, b, q_def) of feature f; r of "bin > b", plus the missing bin if q_def
-    miss = hist[f, missing_bin, 0]
-    best_abs, best_r, best_b, best_q = -1.0, 0.0, -1, 0
-    right = 0.0
+    # fixed-point sums (int64): every comparison is exact
+    miss = np.int64(hist[f, missing_bin, 0])
+    best_abs, best_r, best_b, best_q = np.int64(-1), np.int64(0), -1, 0
+    right = np.int64(0)
     for b in range(nb - 1, -1, -1):  # r(b) = sum of the bins above b
         r0 = right
         r1 = right + miss
@@ -109,7 +122,7 @@ def _feature_best(hist, f, nb, missing_bin):
         # ties: the lower bin wins (scanning downwards, >= replaces)
         if abs(r) >= best_abs:
             best_abs, best_r, best_b, best_q = abs(r), r, b, q
-        right += hist[f, b, 0]
+        right += np.int64(hist[f, b, 0])
     return best_abs, best_r, best_b, best_q
 
 
@@ -117,9 +130,10 @@ def _feature_best(hist, f, nb, missing_bin):
 def best_stump(hist, n_bins, feature_mask, missing_bin, f_abs, f_r, f_b, f_q):
     """The ``(feature, bin, q_def, r)`` of largest ``|r|`` over every feature's thresholds.
 
-    ``hist[f, b, 0]``: sum of ``pi`` over the rows in bin ``b`` of feature ``f`` (WEIGHT
-    layout of ``skltr._engine.histogram``); ``f_*``: per-feature work arrays. Ties: lowest
-    feature, then lowest bin, then ``q_def = 0``. ``feature`` is -1 when no feature may split.
+    ``hist[f, b, 0]``: fixed-point sum of ``pi`` over the rows in bin ``b`` of feature ``f``
+    (WEIGHT layout of ``skltr._engine.histogram``); ``f_*``: per-feature work arrays (int64
+    ``f_abs``, ``f_r``, ``f_b``, ``f_q``). Ties: lowest feature, then lowest bin, then
+    ``q_def = 0``. ``feature`` is -1 when no feature may split; ``r`` is returned as a float.
     """
     n_features = hist.shape[0]
     for p in prange(n_features):
@@ -127,11 +141,11 @@ def best_stump(hist, n_bins, feature_mask, missing_bin, f_abs, f_r, f_b, f_q):
         if feature_mask[f] and n_bins[f] >= 1:
             f_abs[f], f_r[f], f_b[f], f_q[f] = _feature_best(hist, f, n_bins[f], missing_bin)
         else:
-            f_abs[f], f_r[f], f_b[f], f_q[f] = -1.0, 0.0, -1, 0
-    bf, ba = -1, -1.0
+            f_abs[f], f_r[f], f_b[f], f_q[f] = -1, 0, -1, 0
+    bf, ba = -1, np.int64(-1)
     for f in range(n_features):
         if f_b[f] >= 0 and f_abs[f] > ba:
             bf, ba = f, f_abs[f]
     if bf < 0:
         return -1, -1, 0, 0.0
-    return bf, f_b[bf], f_q[bf], f_r[bf]
+    return bf, f_b[bf], f_q[bf], f_r[bf] / _PI_SCALE

@@ -6,14 +6,15 @@ feature. What the words hold is the *layout*, named once here and read by the CP
 (``skltr._cpu.histogram``, ``skltr._cpu.split``) and the GPU's (``skltr._gpu.histogram``)::
 
     FLOAT     float64 x 3   (sum_grad, sum_hess, count)
-    WEIGHT    float64 x 1   (sum_weight)
+    WEIGHT    int64 x 1     (sum of fixed-point weights)
     TWO_WORD  int64 x 2     (sum q_g, sum (1 << K) + q_h)   count = w >> K, hess = w & (2**K-1)
     ONE_WORD  int64 x 1     (sum q_g * 2**32 + q_h)         g = w >> 32,   h = w & (2**32 - 1)
 
 The quantised layouts sum integers (exact in any order, on any number of threads, GPUs or
 workers); their scales come from the learner (``skltr._gbdt.grower``). A learner with one
-weight per row (RankBoost's potentials) uses ``WEIGHT``: one float64 word a bin, the
-weights passed as the kernels' ``grad``.
+weight per row (RankBoost's potentials) uses ``WEIGHT``: one int64 word a bin, the
+weights in fixed point passed as the kernels' ``grad`` (exact sums, as the quantised
+layouts).
 Measurements behind the layouts: ``docs/gbdt_internals.rst``.
 """
 
@@ -44,8 +45,8 @@ class HistogramLayout(NamedTuple):
 FLOAT = HistogramLayout("float", ("grad", "hess", "count"), HIST_DTYPE)
 TWO_WORD = HistogramLayout("two_word", ("grad", "count_hess"), QUANTISED_HIST_DTYPE)
 ONE_WORD = HistogramLayout("one_word", ("grad_hess",), QUANTISED_HIST_DTYPE)
-#: One float64 weight per row (RankBoost's potentials), passed as the kernels' ``grad``.
-WEIGHT = HistogramLayout("weight", ("weight",), HIST_DTYPE)
+#: One fixed-point (int64) weight per row (RankBoost's potentials), passed as ``grad``.
+WEIGHT = HistogramLayout("weight", ("weight",), QUANTISED_HIST_DTYPE)
 
 #: Unused bins after each feature's histogram. With 256 bins of 24 bytes a feature spans
 #: 6144 bytes, so the same bin of every feature falls in 2 of the 64 L1 cache sets (4 KiB

@@ -7,7 +7,7 @@ weak learner of Wang et al.'s CUDA RankBoost)::
     X (grouped by query)  --BinMapper(max_bins=n_thresholds)-->  X_binned (once)
     each query's rows sorted by label (once); D_1: uniform over a query's crucial pairs
     round t:  pi(d)   from per-query sums of exp(+-H) by label     (skltr._cpu.rankboost)
-              hist[f, bin] = sum of pi over the rows in the bin     (WEIGHT histogram)
+              hist[f, bin] = sum of pi over the rows in the bin     (WEIGHT, fixed point)
               r(f, b, q_def) by suffix sums; the largest |r| wins  (best_stump)
               alpha = 0.5 ln((1 + r) / (1 - r));  H += alpha * h   (a stump, bins -> raw)
               Rounds.record: NDCG@k of the eval sets, early stopping
@@ -122,12 +122,12 @@ def boost(X, y, group_ptr, sample_weight, params: RankBoostParams, eval_sets=())
     H = np.zeros(n)
     log_a, log_b = np.empty(n), np.empty(n)
     log_pairs = np.empty(group_ptr.size - 1)
-    pi = np.empty(n)
+    pi = np.empty(n, dtype=np.int64)  # fixed point (skltr._cpu.rankboost.PI_SHIFT)
     hist = np.zeros((n_features, mapper.missing_bin + 1 + HIST_PAD_BINS, WEIGHT.n_channels),
                     WEIGHT.dtype)
     rows = np.empty(0, dtype=np.uint32)  # unused: every row
     all_features = np.ones(n_features, dtype=np.bool_)
-    f_abs, f_r = np.empty(n_features), np.empty(n_features)
+    f_abs, f_r = np.empty(n_features, np.int64), np.empty(n_features, np.int64)
     f_b, f_q = np.empty(n_features, np.int64), np.empty(n_features, np.int64)
     eval_scores = [np.zeros(e.y.shape[0]) for e, _ in evals]
     evals_ = evaluators(eval_sets, p.eval_at)

@@ -13,6 +13,10 @@ weak learner of Wang et al.'s CUDA RankBoost)::
               Rounds.record: NDCG@k of the eval sets, early stopping
     Rounds.result: the stumps -> one TreeEnsemble
 
+One loop for both devices: the round's four stages are methods of a kernels object,
+:class:`CPURoundKernels` (numba) or :class:`skltr._gpu.rankboost.GPURoundKernels` (CUDA, the
+same stumps from the same potentials), which also times them (``timings_``).
+
 Pair weights are never materialised: ``D_t(a, b)`` is proportional to ``D_1(a, b) exp(H(a) -
 H(b))``, so a round costs O(n) besides the histogram. ``pair_weighting="query"`` gives every
 query the same total initial weight (times its mean row weight), ``"pair"`` every crucial pair
@@ -21,6 +25,7 @@ the same weight (so large queries weigh more).
 
 from __future__ import annotations
 
+import contextlib
 import time
 import warnings
 from dataclasses import dataclass
@@ -36,7 +41,7 @@ from .._engine.histogram import HIST_PAD_BINS, WEIGHT, histogram_tasks
 from .._engine.rounds import Rounds, binning_seed, evaluators, progress
 from ..utils._threads import numba_threads
 
-__all__ = ["RankBoostParams", "boost", "initial_log_weights", "R_MAX"]
+__all__ = ["CPURoundKernels", "RankBoostParams", "boost", "initial_log_weights", "R_MAX"]
 
 #: Largest |r| used for alpha: a stump that orders every remaining pair (|r| = 1) would get
 #: an infinite weight; capped, alpha is at most 0.5 ln((2 - 1e-10) / 1e-10) = 11.9.
@@ -84,96 +89,159 @@ def initial_log_weights(y, group_ptr, sample_weight, pair_weighting):
     return np.where(has, log_c, -np.inf)
 
 
-def _lap(stages, name, t):
-    """Add the time since ``t`` to ``stages[name]``; return now."""
-    now = time.perf_counter()
-    stages[name] += now - t
-    return now
-
-
 def _label_order(y, group_ptr):
     """Each query's rows sorted by label (stable), as one array of row indices."""
     qid = np.repeat(np.arange(group_ptr.size - 1), np.diff(group_ptr))
     return np.lexsort((y, qid)).astype(np.int64)
 
 
-def boost(X, y, group_ptr, sample_weight, params: RankBoostParams, eval_sets=()):
-    """Run the RankBoost rounds on the CPU; see the module docstring.
+class _HostClock:
+    """Seconds per stage from the host clock (the CPU kernels return when done)."""
+
+    def __init__(self):
+        self.seconds = {}
+
+    @contextlib.contextmanager
+    def stage(self, name):
+        t = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - t
+
+
+class CPURoundKernels:
+    """The round kernels of :func:`boost` on the CPU (numba); the GPU's
+    (:class:`skltr._gpu.rankboost.GPURoundKernels`) have the same methods.
+
+    Made from ``X``, the eval sets' ``X`` and the :class:`RankBoostParams` (bins them with
+    ``mapper``); :meth:`start` takes the fixed per-query arrays; then each round
+    :meth:`potentials`, :meth:`histogram`, :meth:`best_stump`, :meth:`add_stump` (and
+    :meth:`eval_scores`), each under ``with self.stage(name)``.
+    """
+
+    def __init__(self, X, eval_Xs, params):
+        self.mapper = BinMapper(max_bins=params.n_thresholds,
+                                random_state=binning_seed(params.seed), n_threads=params.n_jobs)
+        self.Xb = self.mapper.fit_transform(X)
+        self.evals = [self.mapper.transform(Xe) for Xe in eval_Xs]
+        self._clock = _HostClock()
+        self.stage = self._clock.stage
+
+    def start(self, y, group_ptr, log_c, order):
+        """Fixed arrays: labels, query bounds, ``log c_q``, rows in label order per query."""
+        n, n_features = self.Xb.shape
+        self.y, self.group_ptr, self.log_c, self.order = y, group_ptr, log_c, order
+        self.row_log_c = np.repeat(log_c, np.diff(group_ptr))
+        self.H = np.zeros(n)
+        self.log_a, self.log_b = np.empty(n), np.empty(n)
+        self.log_pairs = np.empty(group_ptr.size - 1)
+        self.pi = np.empty(n, dtype=np.int64)  # fixed point (skltr._cpu.rankboost.PI_SHIFT)
+        self.hist = np.zeros((n_features, self.mapper.missing_bin + 1 + HIST_PAD_BINS,
+                              WEIGHT.n_channels), WEIGHT.dtype)
+        self.all_features = np.ones(n_features, dtype=np.bool_)
+        self.f_work = [np.empty(n_features, np.int64) for _ in range(4)]  # |r|, r, bin, q_def
+        self.tasks = histogram_tasks(numba.get_num_threads(), n_features)
+        self.scratch = np.empty((max(self.tasks[0] - 1, 1), self.hist.size), WEIGHT.dtype)
+        self.eval_scores_ = [np.zeros(Xe.shape[0]) for Xe in self.evals]
+
+    def potentials(self):
+        """``pi`` (fixed point) from the current scores ``H``."""
+        pair_log_sums(self.H, self.y, self.order, self.group_ptr, self.log_a, self.log_b,
+                      self.log_pairs)
+        terms = self.log_c + self.log_pairs
+        finite = terms[np.isfinite(terms)]
+        log_z = np.logaddexp.reduce(finite) if finite.size else 0.0
+        potentials(self.H, self.log_a, self.log_b, self.row_log_c, log_z, self.pi)
+
+    def histogram(self):
+        """``hist[f, b]``: the fixed-point sum of ``pi`` over the rows in bin ``b``."""
+        n = self.Xb.shape[0]
+        build_histogram(self.Xb, self.pi, self.pi, np.empty(0, np.uint32), 0, n, False,
+                        self.hist, self.scratch, *self.tasks)
+
+    def best_stump(self):
+        """``(feature, bin, q_def, r)`` of largest ``|r|`` (``feature`` -1: none)."""
+        return best_stump(self.hist, self.mapper.n_bins, self.all_features,
+                          self.mapper.missing_bin, *self.f_work)
+
+    def _add(self, Xb, scores, f, b, q_def, alpha):
+        col = Xb[:, f]
+        h = np.where(col == self.mapper.missing_bin, bool(q_def), col > b)
+        scores += np.where(h, alpha, 0.0)  # "+ 0.0" where h = 0, as the GPU
+
+    def add_stump(self, f, b, q_def, alpha):
+        """Training scores ``H += alpha * h``."""
+        self._add(self.Xb, self.H, f, b, q_def, alpha)
+
+    def eval_scores(self, f, b, q_def, alpha):
+        """Add the stump to every eval set's scores; returns them."""
+        for Xe, s in zip(self.evals, self.eval_scores_):
+            self._add(Xe, s, f, b, q_def, alpha)
+        return self.eval_scores_
+
+    def stage_seconds(self):
+        """Seconds per stage, summed over the rounds."""
+        return dict(self._clock.seconds)
+
+
+#: The stages of a round, in the order they run (``timings_`` keys).
+STAGES = ("potentials_s", "histogram_s", "best_stump_s", "update_s")
+
+
+def boost(X, y, group_ptr, sample_weight, params: RankBoostParams, eval_sets=(),
+          kernels=CPURoundKernels):
+    """Run the RankBoost rounds; see the module docstring.
 
     ``X`` (float64 / float32, or CSR / CSC), ``y`` and ``sample_weight`` are grouped by query
-    (``group_ptr``). Returns a :class:`~skltr._engine.rounds.BoostingResult`.
+    (``group_ptr``). ``kernels``: the class of the device's round kernels
+    (:class:`CPURoundKernels`, or :class:`skltr._gpu.rankboost.GPURoundKernels` under the
+    GPU's device context). Returns a :class:`~skltr._engine.rounds.BoostingResult`.
     """
     p = params
     t0 = time.perf_counter()
-    mapper = BinMapper(max_bins=p.n_thresholds, random_state=binning_seed(p.seed),
-                       n_threads=p.n_jobs)
-    Xb = mapper.fit_transform(X)
-    evals = [(e, mapper.transform(e.X)) for e in eval_sets]
+    with numba_threads(p.n_jobs):
+        k = kernels(X, [e.X for e in eval_sets], p)
+    mapper = k.mapper
     binning_s = time.perf_counter() - t0
-    n, n_features = Xb.shape
+    n_features = X.shape[1]
     y = np.ascontiguousarray(y, dtype=np.float64)
     log_c = initial_log_weights(y, group_ptr, sample_weight, p.pair_weighting)
     if not np.isfinite(log_c).any():
         warnings.warn("no query has two documents of different labels (no crucial pair): "
                       "RankBoost has nothing to learn and scores every row the same.",
                       UserWarning, stacklevel=4)
-    row_log_c = np.repeat(log_c, np.diff(group_ptr))
-    order = _label_order(y, group_ptr)
-    H = np.zeros(n)
-    log_a, log_b = np.empty(n), np.empty(n)
-    log_pairs = np.empty(group_ptr.size - 1)
-    pi = np.empty(n, dtype=np.int64)  # fixed point (skltr._cpu.rankboost.PI_SHIFT)
-    hist = np.zeros((n_features, mapper.missing_bin + 1 + HIST_PAD_BINS, WEIGHT.n_channels),
-                    WEIGHT.dtype)
-    rows = np.empty(0, dtype=np.uint32)  # unused: every row
-    all_features = np.ones(n_features, dtype=np.bool_)
-    f_abs, f_r = np.empty(n_features, np.int64), np.empty(n_features, np.int64)
-    f_b, f_q = np.empty(n_features, np.int64), np.empty(n_features, np.int64)
-    eval_scores = [np.zeros(e.y.shape[0]) for e, _ in evals]
     evals_ = evaluators(eval_sets, p.eval_at)
-    stages = dict.fromkeys(("potentials_s", "histogram_s", "best_stump_s", "update_s"), 0.0)
     rounds, bar = progress(range(p.n_estimators), p.verbose, "rankboost")
-    log = Rounds(n_features, [e.name for e, _ in evals], evals_, p.n_iter_no_change, bar)
+    log = Rounds(n_features, [e.name for e in eval_sets], evals_, p.n_iter_no_change, bar)
     try:
         with numba_threads(p.n_jobs):
-            tasks = histogram_tasks(numba.get_num_threads(), n_features)
-            scratch = np.empty((max(tasks[0] - 1, 1), hist.size), WEIGHT.dtype)
+            k.start(y, group_ptr, log_c, _label_order(y, group_ptr))
             for it in rounds:
-                t = time.perf_counter()
-                pair_log_sums(H, y, order, group_ptr, log_a, log_b, log_pairs)
-                terms = log_c + log_pairs
-                finite = terms[np.isfinite(terms)]
-                log_z = (np.logaddexp.reduce(finite) if finite.size else 0.0)
-                potentials(H, log_a, log_b, row_log_c, log_z, pi)
-                t = _lap(stages, "potentials_s", t)
-                build_histogram(Xb, pi, pi, rows, 0, n, False, hist, scratch, *tasks)
-                t = _lap(stages, "histogram_s", t)
-                f, b, q_def, r = best_stump(hist, mapper.n_bins, all_features,
-                                            mapper.missing_bin, f_abs, f_r, f_b, f_q)
-                t = _lap(stages, "best_stump_s", t)
+                with k.stage("potentials_s"):
+                    k.potentials()
+                with k.stage("histogram_s"):
+                    k.histogram()
+                with k.stage("best_stump_s"):
+                    f, b, q_def, r = k.best_stump()
                 r = float(np.clip(r, -R_MAX, R_MAX))
                 alpha = 0.5 * np.log((1.0 + r) / (1.0 - r))
-                tree = stump(max(f, 0), max(b, 0), not q_def, 0.0, alpha,
-                             mapper.missing_bin, gain=abs(alpha))
-                tree.add_to_scores(Xb, H)
-                _lap(stages, "update_s", t)
-                log.add_tree(tree)
-                if evals:
-                    values = []
-                    for (_, Xe), ev, s in zip(evals, evals_, eval_scores):
-                        tree.add_to_scores(Xe, s)
-                        values.append(ev(s))
-                    if log.record(it, values):
-                        break
+                f, b = max(f, 0), max(b, 0)  # no feature: r = 0, a stump of weight 0
+                with k.stage("update_s"):
+                    k.add_stump(f, b, q_def, alpha)
+                log.add_tree(stump(f, b, not q_def, 0.0, alpha, mapper.missing_bin,
+                                   gain=abs(alpha)))
+                if eval_sets and log.record(it, [ev(s) for ev, s in zip(
+                        evals_, k.eval_scores(f, b, q_def, alpha))]):
+                    break
                 if abs(r) == 0.0:  # no stump orders any remaining pair better than chance
                     break
     finally:
         if bar is not None:
             bar.close()
     boosting_s = time.perf_counter() - t0 - binning_s
+    stages = dict.fromkeys(STAGES, 0.0) | k.stage_seconds()
     return log.result(mapper, 0.0, source={"library": "skltr", "estimator": "RankBoostRanker",
                                            "pair_weighting": p.pair_weighting},
                       feature_names=p.feature_names,
                       timings={"binning_s": binning_s, "boosting_s": boosting_s, **stages})
-
-

@@ -75,7 +75,7 @@ def test_histogram_equals_the_cpu_exactly(monkeypatch, n_features, n_thresholds)
     gp = np.r_[0:n:50, n]
     monkeypatch.setattr(gpu_rb, "HIST_ROWS_PER_BLOCK", 128)  # many blocks per feature group
     k, _ = _kernels(X, y, gp, n_thresholds=n_thresholds)
-    Xb = k.data.X_bytes.get()[:, :n_features]
+    Xb = np.ascontiguousarray(k.data.X_bytes.get()[:, :n_features])
     # large potentials of both signs (sum |q| <= 2**61): the 32-bit low words carry often
     qpi = rng.integers(-2**61 // n, 2**61 // n, n, dtype=np.int64)
     qpi[::7] = 0
@@ -115,7 +115,7 @@ def test_best_stump_equals_the_cpu_with_ties():
 
 def _same_stumps(a, b, rtol=1e-9):
     assert a.n_trees == b.n_trees
-    for name in ("tree_ptr", "feature", "threshold", "default_left", "left", "right"):
+    for name in ("tree_ptr", "feature", "threshold", "flags", "left", "right"):
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
     np.testing.assert_allclose(a.value, b.value, rtol=rtol, atol=0)
 

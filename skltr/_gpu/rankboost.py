@@ -134,10 +134,11 @@ extern "C" __global__ void build_histogram(const u32* __restrict__ X, int words_
                                            i64 n, int n_features, int n_bins_total,
                                            int rows_per_block, const i64* __restrict__ pi,
                                            i64* hist) {
-    // block (row chunk x, feature group y); shared: [FPB][n_bins_total] x (lo, hi + carries)
+    // block (row chunk x, feature group y); shared: the low words of the FPB x n_bins_total
+    // cells, then their high words (+ carries): neighbouring bins in neighbouring banks
     extern __shared__ u32 sh[];
-    const int n_sh = FPB * n_bins_total * 2;
-    for (int k = threadIdx.x; k < n_sh; k += blockDim.x) sh[k] = 0;
+    const int n_cells = FPB * n_bins_total;
+    for (int k = threadIdx.x; k < 2 * n_cells; k += blockDim.x) sh[k] = 0;
     __syncthreads();
     const i64 start = (i64)blockIdx.x * rows_per_block;
     const i64 end = min(start + rows_per_block, n);
@@ -152,9 +153,9 @@ extern "C" __global__ void build_histogram(const u32* __restrict__ X, int words_
             const u32 word = xr[w];
             #pragma unroll
             for (int b = 0; b < 4; ++b) {
-                u32* cell = &sh[((w * 4 + b) * n_bins_total + ((word >> (8 * b)) & 255u)) * 2];
-                const u32 old = atomicAdd(cell, lo);
-                atomicAdd(cell + 1, hi + (u32)(old + lo < old));
+                const int cell = (w * 4 + b) * n_bins_total + ((word >> (8 * b)) & 255u);
+                const u32 old = atomicAdd(sh + cell, lo);
+                atomicAdd(sh + n_cells + cell, hi + (u32)(old + lo < old));
             }
         }
     }
@@ -162,7 +163,7 @@ extern "C" __global__ void build_histogram(const u32* __restrict__ X, int words_
     const int f0 = blockIdx.y * FPB;
     const int n_f = min(FPB, n_features - f0);     // pad features are not written back
     for (int k = threadIdx.x; k < n_f * n_bins_total; k += blockDim.x) {
-        const i64 v = (i64)(int)sh[2 * k + 1] * 4294967296LL + (i64)sh[2 * k];
+        const i64 v = (i64)(int)sh[n_cells + k] * 4294967296LL + (i64)sh[k];
         if (v != 0) atomicAdd((u64*)(hist + (i64)f0 * n_bins_total + k), (u64)v);
     }
 }
@@ -261,6 +262,8 @@ HIST_THREADS = 256
 #: Shared memory of one histogram block: 8 bytes a bin, so 24 features of 256 bins in 48 KiB
 #: (no opt-in needed; four blocks fit one Hopper SM).
 HIST_SHARED_BYTES = 48 * 1024
+#: Most features of one histogram block (bounds the per-row loop when bins are few).
+HIST_MAX_FEATURES_PER_BLOCK = 32
 #: Rows of one histogram block: fewer global atomics the larger; small enough for some
 #: thousand blocks at the paper's 173k rows.
 HIST_ROWS_PER_BLOCK = 8192
@@ -275,7 +278,7 @@ def _module(fpb):
 
 def features_per_block(n_bins_total: int, n_features: int) -> int:
     """Features of one histogram block (a multiple of 4: one 32-bit word of packed bins)."""
-    fit = HIST_SHARED_BYTES // (8 * int(n_bins_total))
+    fit = min(HIST_SHARED_BYTES // (8 * int(n_bins_total)), HIST_MAX_FEATURES_PER_BLOCK)
     return max(4, min(fit, -(-int(n_features) // 4) * 4) // 4 * 4)
 
 
@@ -344,7 +347,10 @@ class GPURoundKernels:
             return
         smem = self.fpb * d.n_bins_total * 8
         grid = (blocks(d.n_samples, HIST_ROWS_PER_BLOCK), -(-d.n_features // self.fpb))
-        self._kernel("build_histogram")(
+        kern = self._kernel("build_histogram")
+        if smem > 48 * 1024:  # above the default: opt in (Hopper allows up to 227 KiB)
+            kern.max_dynamic_shared_size_bytes = smem
+        kern(
             grid, (HIST_THREADS,),
             (d.X_words, np.int32(d.X_words.shape[1]), np.int64(d.n_samples),
              np.int32(d.n_features), np.int32(d.n_bins_total), np.int32(HIST_ROWS_PER_BLOCK),

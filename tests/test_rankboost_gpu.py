@@ -55,6 +55,7 @@ def test_potentials_equal_the_cpu_and_the_pairwise_sums(spread, weighting):
     k.H = cupy.asarray(H)
     k.potentials()
     gpu = k.pi.get()
+    assert int(k.total.get()[0]) == int(gpu.sum()) % 2**64  # exact, for the skipped bins
     cpu = kernel_pi(H, y, gp, log_c)
     np.testing.assert_allclose(gpu / SCALE, cpu / SCALE, rtol=1e-13, atol=1e-17)
     if spread < 10:  # the pairs' own sums (their exp overflows at the large spread)
@@ -71,18 +72,24 @@ def test_histogram_equals_the_cpu_exactly(monkeypatch, n_features, n_thresholds)
     n = 3000
     X = rng.normal(size=(n, n_features))
     X[rng.random(X.shape) < 0.1] = np.nan
+    X[rng.random(n) < 0.6, 0] = 0.0  # a heavy value: its bin is the one skipped
+    X[:, -1] = 1.0 if n_features < 10 else np.nan  # one bin only / missing only
     y = rng.integers(0, 3, n).astype(float)
     gp = np.r_[0:n:50, n]
     monkeypatch.setattr(gpu_rb, "HIST_ROWS_PER_BLOCK", 128)  # many blocks per feature group
     k, _ = _kernels(X, y, gp, n_thresholds=n_thresholds)
-    Xb = np.ascontiguousarray(k.data.X_bytes.get()[:, :n_features])
+    Xb = np.ascontiguousarray(k.XT.get().T).view(np.uint8)[:, :n_features]
+    Xb = np.ascontiguousarray(Xb)
+    cpu_counts = _cpu_hist(Xb, np.ones(n, np.int64), k.missing_bin)[:, :k.n_bins_total, 0]
+    np.testing.assert_array_equal(k.skip_bin.get(), cpu_counts.argmax(axis=1))
     # large potentials of both signs (sum |q| <= 2**61): the 32-bit low words carry often
     qpi = rng.integers(-2**61 // n, 2**61 // n, n, dtype=np.int64)
     qpi[::7] = 0
     k.pi = cupy.asarray(qpi)
+    k.total[...] = int(qpi.sum()) % 2**64  # what potentials() leaves there
     k.histogram()
-    cpu = _cpu_hist(Xb, qpi, k.data.missing_bin)
-    np.testing.assert_array_equal(k.hist.get(), cpu[:, :k.data.n_bins_total, 0])
+    cpu = _cpu_hist(Xb, qpi, k.missing_bin)
+    np.testing.assert_array_equal(k.hist.get(), cpu[:, :k.n_bins_total, 0])
 
 
 def test_best_stump_equals_the_cpu_with_ties():
@@ -97,8 +104,8 @@ def test_best_stump_equals_the_cpu_with_ties():
     hist[:, :nbt, 0] *= 2**55
     X = np.zeros((4, n_features))
     k, _ = _kernels(X, np.arange(4.0), np.array([0, 4]), n_thresholds=missing_bin)
-    k.data.n_bins = cupy.asarray(n_bins)
-    k.data.missing_bin, k.data.n_bins_total = missing_bin, nbt
+    k.n_bins = cupy.asarray(n_bins)
+    k.missing_bin, k.n_bins_total = missing_bin, nbt
     for trial in range(20):
         h = hist.copy()
         if trial:

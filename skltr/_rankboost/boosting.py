@@ -65,12 +65,14 @@ class RankBoostParams:
 
 def crucial_pairs(y, group_ptr):
     """Crucial pairs per query: ``(n**2 - sum of n_label**2) / 2`` (pairs of unequal label)."""
-    out = np.zeros(group_ptr.size - 1, dtype=np.float64)
-    for q in range(out.size):
-        _, counts = np.unique(y[group_ptr[q]:group_ptr[q + 1]], return_counts=True)
-        n = counts.sum()
-        out[q] = (n * n - np.sum(counts * counts)) / 2.0
-    return out
+    sizes = np.diff(group_ptr)
+    qid = np.repeat(np.arange(sizes.size), sizes)
+    ys = np.asarray(y)[_label_order(y, group_ptr)]  # runs of one label within each query
+    new_run = np.r_[True, (ys[1:] != ys[:-1]) | (qid[1:] != qid[:-1])] if ys.size else []
+    run_size = np.diff(np.r_[np.flatnonzero(new_run), ys.size])
+    same = np.bincount(qid[new_run], weights=run_size.astype(np.float64) ** 2,
+                       minlength=sizes.size)  # sum of n_label**2: exact below 2**53
+    return (sizes.astype(np.float64) ** 2 - same) / 2.0
 
 
 def initial_log_weights(y, group_ptr, sample_weight, pair_weighting):

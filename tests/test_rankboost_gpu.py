@@ -142,7 +142,8 @@ def test_fit_chooses_the_naive_stumps_on_the_gpu(weighting):
     _same_stumps(ens, boost(X, y, gp, None, params).ensemble)
 
 
-@pytest.mark.parametrize("case", ["nan", "pair-weighted", "eval-early-stop", "float32"])
+@pytest.mark.parametrize("case", ["nan", "pair-weighted", "eval-early-stop", "float32",
+                                  "csr"])
 def test_cpu_and_gpu_fits_give_the_same_stumps(case):
     X, y, qid = make_ranking(n_queries=120, docs_per_query=25, n_features=30,
                              random_state=7)
@@ -156,6 +157,11 @@ def test_cpu_and_gpu_fits_give_the_same_stumps(case):
     if case == "float32":
         X = X.astype(np.float32)
         kw["n_thresholds"] = 32
+    if case == "csr":
+        import scipy.sparse as sp
+
+        X[X < 0.5] = 0.0
+        X = sp.csr_matrix(X)
     fit_kw = {"qid": qid, "sample_weight": w}
     if case == "eval-early-stop":
         kw.update(early_stopping=True, n_iter_no_change=5)

@@ -9,12 +9,14 @@ to :meth:`EnsembleRanker._set_fitted`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from numbers import Integral
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from .._device import Device, resolve_device
 from ..trees._backends import get_backend
 from ..utils._model_io import (ModelFileError, load_document, model_file_errors,
                                 read_document, save_document)
@@ -35,7 +37,7 @@ class _LayoutCache:
     __slots__ = ("key", "backend", "layout")
 
     def __init__(self):
-        self.key = self.backend = self.layout = None
+        self.key = self.backend = self.layout = None  # key: (ensemble, device)
 
     def __eq__(self, other):  # every cache is as good as any other: compare models, not caches
         return isinstance(other, _LayoutCache)
@@ -44,6 +46,35 @@ class _LayoutCache:
 
     def __reduce__(self):
         return (_LayoutCache, ())  # pickled empty: the tables are rebuilt lazily
+
+
+def load_gpu_backends():
+    """Import the GPU scoring backends, which register themselves in
+    ``skltr.trees._backends.BACKENDS`` (imports CuPy)."""
+    from .._gpu import traversal  # noqa: F401, PLC0415
+
+
+def _scoring_device(fitted_on):
+    """Where a model fitted on ``fitted_on`` scores: on that GPU when CuPy and the GPU are
+    here (the scores are the CPU's, bit for bit), else on the CPU (e.g. a model fitted on a
+    GPU machine and loaded on a laptop)."""
+    if not str(fitted_on).startswith("cuda"):
+        return Device("cpu", 0)
+    try:
+        device = resolve_device(str(fitted_on))
+        load_gpu_backends()
+        return device
+    except (ImportError, RuntimeError, ValueError):
+        return Device("cpu", 0)
+
+
+def _on(device):
+    """The CuPy device context of a GPU ``device``; nothing for the CPU."""
+    if not device.is_gpu:
+        return contextlib.nullcontext()
+    import cupy  # noqa: PLC0415
+
+    return cupy.cuda.Device(device.index)
 
 
 class EnsembleRanker(BaseRanker):
@@ -100,11 +131,14 @@ class EnsembleRanker(BaseRanker):
     def _predict(self, X):
         cache = self._layout_cache
         ensemble = self.ensemble_
-        if cache.key is not ensemble:
-            backend = get_backend("auto", ensemble)
-            cache.layout = backend.layout(ensemble)
-            cache.backend, cache.key = backend, ensemble
-        return cache.backend.predict_raw(ensemble, cache.layout, X, self.n_jobs)
+        device = _scoring_device(getattr(self, "device_", "cpu"))
+        if cache.key is None or cache.key[0] is not ensemble or cache.key[1] != device:
+            with _on(device):
+                backend = get_backend("auto", ensemble, device.kind)
+                cache.layout = backend.layout(ensemble)
+            cache.backend, cache.key = backend, (ensemble, device)
+        with _on(device):
+            return cache.backend.predict_raw(ensemble, cache.layout, X, self.n_jobs)
 
     def to_tree_ensemble(self):
         """The fitted model as a :class:`~skltr.trees.TreeEnsemble` (shared, not a copy)."""

@@ -17,9 +17,10 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from .._device import resolve_device
+from .._device import Device, resolve_device
 from ..trees._backends import BACKENDS, get_backend
 from ..utils._model_io import VersionedPickleMixin
+from ._ensemble_ranker import _on, load_gpu_backends
 from ..utils._qid import group_by_qid
 from ..trees._input import frame_input, is_dataframe
 from ..utils.validation import check_ranking_X
@@ -66,13 +67,19 @@ class QuickScorerPredictor(VersionedPickleMixin, MetaEstimatorMixin, BaseEstimat
         fitted (as a clone) by :meth:`fit`. Use :meth:`from_model` or :meth:`from_file` for a
         model that is already fitted.
     device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"
-        Only the CPU backends exist so far; a CUDA device raises NotImplementedError.
+        Where the model is scored. On a GPU the tables live in GPU memory; NumPy, pandas and
+        scipy input is sent there (after the source library's input rules, on the host) and
+        the scores come back as NumPy; a CuPy array is read where it is and the scores stay
+        on the GPU (CuPy). The scores are the CPU backends', bit for bit.
     backend : {"auto", "quickscorer", "traversal"}, default="auto"
         ``"quickscorer"`` (trees with more than 64 leaves are traversed one by one inside the
-        same kernel), ``"traversal"`` (node-by-node walk), or ``"auto"`` (QuickScorer unless
-        most trees have more than 64 leaves or are stumps: ``choose_backend`` in
-        ``skltr/trees/_backends.py``). The QuickScorer method is reported to be patented in
-        some jurisdictions; ``"traversal"`` avoids it.
+        same kernel), ``"traversal"`` (node-by-node walk), or ``"auto"`` (on the CPU
+        QuickScorer unless most trees have more than 64 leaves or are stumps:
+        ``choose_backend`` in ``skltr/trees/_backends.py``; on a GPU the traversal backend,
+        whose placement of rows and nodes in memory is measured per batch size:
+        ``placements_``). The QuickScorer method is reported to be patented in some
+        jurisdictions; ``"traversal"`` avoids it. GPU-QuickScorer is not built yet:
+        ``backend="quickscorer"`` with a GPU raises NotImplementedError.
     n_jobs : int, optional
         Threads (None: all of numba's threads).
     tree_block : int, default=1024
@@ -84,7 +91,11 @@ class QuickScorerPredictor(VersionedPickleMixin, MetaEstimatorMixin, BaseEstimat
     source_model_ : estimator or None
         The fitted source model (None when loaded from a file).
     backend_ : str
-        The backend in use.
+        The backend in use (``"quickscorer"``, ``"traversal"``, ``"gpu_traversal"``).
+    placements_ : dict
+        GPU traversal only: ``{batch size class: placement}`` chosen so far by measurement
+        (size class ``ceil(log2(rows))``; placements ``"direct"``, ``"shared_data"``,
+        ``"shared_forest"``, see ``skltr/_gpu/traversal.py``).
     layout_nbytes_ : int
         Size of the backend's tables in bytes (0 for traversal).
     n_features_in_ : int
@@ -157,18 +168,19 @@ class QuickScorerPredictor(VersionedPickleMixin, MetaEstimatorMixin, BaseEstimat
         announce_first_compile()
         device = resolve_device(self.device)
         if device.is_gpu:
-            raise NotImplementedError(
-                "QuickScorerPredictor has CPU backends only so far; use device='cpu'."
-            )
+            load_gpu_backends()
         if isinstance(self.n_jobs, int) and self.n_jobs == 0:
             raise ValueError("n_jobs must be a non-zero integer or None; got 0.")
         ensemble = to_tree_ensemble(source)
-        backend = get_backend(self.backend, ensemble)
-        layout = backend.layout(ensemble, tree_block=self.tree_block)
+        backend = get_backend(self.backend, ensemble, device.kind)
+        with _on(device):
+            layout = (backend.layout(ensemble) if device.is_gpu
+                      else backend.layout(ensemble, tree_block=self.tree_block))
         # Assign fitted state only once everything above has succeeded.
         self.ensemble_ = ensemble
         self.source_model_ = None if _is_ensemble(source) else source
         self.backend_ = backend.name
+        self.device_ = device  # a Device
         self.layout_ = layout
         self.layout_nbytes_ = backend.table_bytes(layout)
         self.n_features_in_ = ensemble.n_features
@@ -186,6 +198,14 @@ class QuickScorerPredictor(VersionedPickleMixin, MetaEstimatorMixin, BaseEstimat
     # ------------------------------------------------------------------ prediction
     def _validated(self, X):
         check_is_fitted(self, "ensemble_")
+        if _is_cupy(X):
+            if not self._device().is_gpu:  # a CPU backend: read it on the host
+                X = X.get()
+            elif X.ndim != 2 or X.shape[1] != self.n_features_in_:
+                raise ValueError(f"X has shape {X.shape}, but the model expects 2-D input "
+                                 f"with {self.n_features_in_} features.")
+            else:
+                return X
         if is_dataframe(X):
             return self._validated_frame(X)
         # Keep X's own dtype: the ensemble's input_rule decides how each dtype is read. CSR
@@ -210,33 +230,49 @@ class QuickScorerPredictor(VersionedPickleMixin, MetaEstimatorMixin, BaseEstimat
         block of rows at a time, never densified whole.
         """
         X = self._validated(X)
-        return BACKENDS[self.backend_].predict_raw(self.ensemble_, self.layout_, X, self.n_jobs)
+        with _on(self._device()):
+            return BACKENDS[self.backend_].predict_raw(self.ensemble_, self.layout_, X,
+                                                       self.n_jobs)
+
+    def _device(self):
+        return getattr(self, "device_", None) or Device("cpu", 0)
+
+    @property
+    def placements_(self):
+        check_is_fitted(self, "ensemble_")
+        return dict(getattr(self.layout_, "choices", {}))
 
     def _transformed(self, X):
         from ..trees._transforms import apply_transform  # noqa: PLC0415
 
         raw = self.predict_raw(X)  # checks fitted state first
+        if _is_cupy(raw):  # the transforms are the host's exact ones; the result goes back
+            return _like(raw, apply_transform(self.ensemble_, raw.get()))
         return apply_transform(self.ensemble_, raw)
 
     def predict(self, X):
-        """What the source model's ``predict`` returns: scores, values, or class labels."""
+        """What the source model's ``predict`` returns: scores, values, or class labels
+        (a CuPy array for CuPy input on a GPU)."""
         rule = getattr(getattr(self, "ensemble_", None), "source", {}).get("predict")
         if rule in ("raw>=0", "argmax_raw"):  # labels from the margins (GradientBoosting)
             raw = self.predict_raw(X)
-            index = (raw >= 0).astype(np.intp) if rule == "raw>=0" else np.argmax(raw, axis=1)
-            return self.classes_[index] if hasattr(self, "classes_") else index.astype(
-                raw.dtype)
+            host = raw.get() if _is_cupy(raw) else raw
+            index = (host >= 0).astype(np.intp) if rule == "raw>=0" else np.argmax(host, axis=1)
+            return _like(raw, self.classes_[index] if hasattr(self, "classes_")
+                         else index.astype(host.dtype))
         out = self._transformed(X)
+        host = out.get() if _is_cupy(out) else out
         if hasattr(self, "classes_"):
-            return self.classes_[np.argmax(_two_columns(out), axis=1)]
+            return _like(out, self.classes_[np.argmax(_two_columns(host), axis=1)])
         if self.ensemble_.source.get("predict") == "argmax":
-            return np.argmax(out, axis=1).astype(out.dtype)
+            return _like(out, np.argmax(host, axis=1).astype(host.dtype))
         return out
 
     @available_if(lambda self: hasattr(self, "classes_"))
     def predict_proba(self, X):
         """Class probabilities (classifiers only), as the source's ``predict_proba``."""
-        return _two_columns(self._transformed(X))
+        out = self._transformed(X)
+        return _like(out, _two_columns(out.get() if _is_cupy(out) else out))
 
     @available_if(_source_has("decision_function"))
     def decision_function(self, X):
@@ -247,6 +283,20 @@ class QuickScorerPredictor(VersionedPickleMixin, MetaEstimatorMixin, BaseEstimat
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
         return tags
+
+
+def _is_cupy(a) -> bool:
+    return hasattr(a, "__cuda_array_interface__") and hasattr(a, "get")
+
+
+def _like(ref, host):
+    """``host`` (NumPy) on the device of ``ref``: a CuPy array when ``ref`` is one (numeric
+    results only; class labels of object dtype stay NumPy)."""
+    if _is_cupy(ref) and np.asarray(host).dtype.kind in "biuf":
+        import cupy  # noqa: PLC0415
+
+        return cupy.asarray(host)
+    return host
 
 
 def _is_ensemble(obj) -> bool:

@@ -1,10 +1,13 @@
 """Scoring backends: the one table of how a ``TreeEnsemble`` is laid out and scored.
 
 Every estimator that scores an ensemble (``QuickScorerPredictor``, the rankers' ``predict``)
-goes through :func:`get_backend`; adding a backend (GPU-QuickScorer, Tahoe-style traversal on
-the GPU) is one entry in :data:`BACKENDS`. A backend names its device, builds its tables once
-per ensemble (or has none) and scores raw margins equal, bit for bit, to
-``TreeEnsemble.predict_raw``.
+goes through :func:`get_backend`; adding a backend is one entry in :data:`BACKENDS`. A backend
+names its device, builds its tables once per ensemble (or has none) and scores raw margins
+equal, bit for bit, to ``TreeEnsemble.predict_raw``.
+
+The GPU backends live in ``skltr._gpu`` (a layer above this one, which imports CuPy) and
+:func:`register` themselves when imported; the front-ends import them when a GPU device is
+asked for (``skltr.ranking._ensemble_ranker.load_gpu_backends``).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["Backend", "BACKENDS", "choose_backend", "get_backend"]
+__all__ = ["Backend", "BACKENDS", "choose_backend", "get_backend", "register"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,16 @@ BACKENDS = {
 }
 
 
+#: The backend each ``backend=`` name means on a GPU.
+GPU_NAMES = {"auto": "gpu_traversal", "traversal": "gpu_traversal",
+             "quickscorer": "gpu_quickscorer"}
+
+
+def register(backend: Backend) -> None:
+    """Add ``backend`` to :data:`BACKENDS` (the GPU backends call it on import)."""
+    BACKENDS[backend.name] = backend
+
+
 def choose_backend(ensemble) -> str:
     """The backend ``backend="auto"`` picks: QuickScorer unless most trees are too large for
     64-bit leaf vectors (they would fall back to traversal one by one) or are stumps."""
@@ -82,6 +95,14 @@ def choose_backend(ensemble) -> str:
     return "quickscorer" if tabled >= 0.5 and np.mean(leaves) > 2 else "traversal"
 
 
-def get_backend(name, ensemble) -> Backend:
-    """The :class:`Backend` called ``name`` (``"auto"``: :func:`choose_backend`)."""
+def get_backend(name, ensemble, device="cpu") -> Backend:
+    """The :class:`Backend` called ``name`` on ``device`` (``"cpu"`` or ``"cuda"``;
+    ``"auto"``: :func:`choose_backend` on the CPU, GPU traversal on a GPU)."""
+    if device == "cuda":
+        key = GPU_NAMES[name]
+        if key not in BACKENDS:
+            raise NotImplementedError(
+                f"backend={name!r} has no GPU implementation yet; use backend='traversal' "
+                f"(or 'auto') on the GPU, or device='cpu'.")
+        return BACKENDS[key]
     return BACKENDS[choose_backend(ensemble) if name == "auto" else name]

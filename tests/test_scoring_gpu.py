@@ -1,0 +1,147 @@
+"""GPU scoring (``skltr._gpu.traversal``): every placement against the CPU's
+``TreeEnsemble.predict_raw``, bit for bit, on adversarial ensembles and inputs
+(tests/strategies_trees.py) and on converted models read from the inputs users pass.
+
+Skipped without CuPy and a CUDA GPU (the ``gpu`` marker).
+"""
+
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+from strategies_trees import ensemble_and_inputs
+
+cupy = pytest.importorskip("cupy")
+
+pytestmark = pytest.mark.gpu
+
+from skltr import GPUHistGBDTRanker, QuickScorerPredictor, RankBoostRanker  # noqa: E402
+from skltr._gpu import traversal as gt  # noqa: E402
+from skltr.datasets import make_ranking  # noqa: E402
+
+
+def _placements(ens, X):
+    """Raw scores of every eligible placement (forced), as predict_raw returns them."""
+    layout = gt.build_forest_layout(ens)
+    Xd = gt.device_input(ens, X)
+    out = {}
+    for p in layout.eligible(Xd):
+        raw = cupy.empty((Xd.shape[0], ens.n_outputs), cupy.float64)
+        layout.run(p, Xd, raw)
+        raw = raw.astype(cupy.float32) if ens.sum_dtype == "float32" else raw
+        out[p] = (raw[:, 0] if ens.n_outputs == 1 else raw).get()
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(ensemble_and_inputs())
+def test_every_placement_equals_the_cpu_on_adversarial_ensembles(case):
+    ens, X = case
+    ref = ens.predict_raw(X)
+    for placement, got in _placements(ens, X).items():
+        assert got.dtype == ref.dtype
+        np.testing.assert_array_equal(got, ref, err_msg=placement)
+
+
+def test_shared_forest_chunks_and_many_rows(monkeypatch):
+    # small shared budget: many chunks; rows over several blocks, a partial last block
+    X, y, qid = make_ranking(n_queries=120, docs_per_query=30, n_features=20, random_state=1)
+    X[::17, 3] = np.nan
+    ens = GPUHistGBDTRanker(n_estimators=40, max_leaves=31, random_state=0).fit(
+        X, y, qid=qid).to_tree_ensemble()
+    monkeypatch.setattr(gt, "SHARED_BYTES", 4096)
+    got = _placements(ens, X[:3001])
+    assert set(got) == {"direct", "shared_data", "shared_forest"}
+    for placement, raw in got.items():
+        np.testing.assert_array_equal(raw, ens.predict_raw(X[:3001]), err_msg=placement)
+
+
+def _sklearn_models():
+    from sklearn.ensemble import (GradientBoostingClassifier, HistGradientBoostingClassifier,
+                                  HistGradientBoostingRegressor, RandomForestRegressor)
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 7))
+    X[:, 6] = rng.integers(0, 9, 600)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    y = X[:, 0] + np.nan_to_num(X[:, 6]) + rng.normal(size=600)
+    yc = (y > np.nanmedian(y)).astype(int) + (y > 2)
+    Xf = np.nan_to_num(X)
+    return X, [
+        (HistGradientBoostingRegressor(max_iter=20, categorical_features=[6],
+                                       random_state=0).fit(X, y), X),
+        (HistGradientBoostingClassifier(max_iter=10, random_state=0).fit(X, yc), X),
+        (RandomForestRegressor(n_estimators=15, max_depth=6, random_state=0).fit(Xf, y), Xf),
+        (GradientBoostingClassifier(n_estimators=10, random_state=0).fit(Xf, yc), Xf),
+    ]
+
+
+@pytest.mark.parametrize("kind", ["float64", "float32", "int64", "cupy", "csr", "frame"])
+def test_converted_models_score_as_their_library(kind):
+    import scipy.sparse as sp
+
+    _, models = _sklearn_models()
+    for model, X in models:
+        cpu = QuickScorerPredictor.from_model(model)
+        gpu = QuickScorerPredictor.from_model(model, device="cuda")
+        assert gpu.backend_ == "gpu_traversal"
+        Xk = {"float64": X, "float32": X.astype(np.float32), "int64": np.nan_to_num(X).astype(
+            np.int64), "cupy": X, "csr": sp.csr_matrix(np.nan_to_num(X)), "frame": X}[kind]
+        if kind == "frame":
+            import pandas as pd
+
+            Xk = pd.DataFrame(X)
+        args = cupy.asarray(Xk) if kind == "cupy" else Xk
+        for method in ("predict_raw", "predict"):
+            want = getattr(cpu, method)(Xk)
+            got = getattr(gpu, method)(args)
+            if kind == "cupy" and want.dtype.kind in "biuf":
+                assert isinstance(got, cupy.ndarray)
+                got = got.get()
+            np.testing.assert_array_equal(np.asarray(got), want, err_msg=f"{model} {method}")
+        if hasattr(model, "predict_proba") and kind != "cupy":
+            np.testing.assert_array_equal(gpu.predict_proba(Xk), model.predict_proba(Xk))
+
+
+def test_library_models_xgboost_and_lightgbm():
+    xgb = pytest.importorskip("xgboost")
+    lgb = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(2000, 12)).astype(np.float32)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    y = np.nan_to_num(X[:, 0]) * 2 + np.nan_to_num(X[:, 1]) + rng.normal(size=2000)
+    models = [xgb.XGBRegressor(n_estimators=60, max_depth=6).fit(X, y),
+              lgb.LGBMRegressor(n_estimators=60, num_leaves=63, verbose=-1).fit(X, y)]
+    for m in models:
+        gpu = QuickScorerPredictor.from_model(m, device="cuda")
+        np.testing.assert_array_equal(gpu.predict(X), m.predict(X))
+        np.testing.assert_array_equal(gpu.predict(cupy.asarray(X)).get(), m.predict(X))
+
+
+def test_rankers_fitted_on_the_gpu_score_there():
+    X, y, qid = make_ranking(n_queries=60, docs_per_query=20, n_features=10, random_state=4)
+    for est in (GPUHistGBDTRanker(n_estimators=10, device="cuda", random_state=0),
+                RankBoostRanker(n_estimators=20, device="cuda", random_state=0)):
+        est.fit(X, y, qid=qid)
+        got = est.predict(X)
+        assert est._layout_cache.backend.name == "gpu_traversal"
+        np.testing.assert_array_equal(got, est.to_tree_ensemble().predict_raw(X))
+        back = pickle.loads(pickle.dumps(est))
+        np.testing.assert_array_equal(back.predict(X), got)
+
+
+def test_placements_are_measured_and_the_predictor_pickles():
+    X, y, qid = make_ranking(n_queries=50, docs_per_query=20, n_features=8, random_state=5)
+    ens = GPUHistGBDTRanker(n_estimators=10, random_state=0).fit(X, y, qid=qid)
+    qs = QuickScorerPredictor.from_model(ens, device="cuda")
+    qs.predict(X)
+    assert qs.placements_ == {10: qs.placements_[10]}
+    assert qs.placements_[10] in gt.PLACEMENTS
+    back = pickle.loads(pickle.dumps(qs))
+    np.testing.assert_array_equal(back.predict(X), qs.predict(X))
+    with pytest.raises(NotImplementedError, match="no GPU implementation"):
+        QuickScorerPredictor.from_model(ens, device="cuda", backend="quickscorer")
+    with pytest.raises(ValueError, match="features"):
+        qs.predict(cupy.zeros((3, 2)))

@@ -56,6 +56,25 @@ _NODE_BYTES = 16
 _SOURCE = r"""
 struct Node { double v; int feature; int meta; };
 
+// CuPy compiles with -ftz=true (it cannot be turned off): float32 arithmetic and conversions
+// would flush subnormals to zero, which the CPU does not. So float32 values are held in
+// doubles and rounded here, exactly as IEEE float32 round-to-nearest-even:
+__device__ __forceinline__ double widen(double x) { return x; }
+__device__ __forceinline__ double widen(float x) {     // float -> double, subnormals kept
+    const u32 u = __float_as_uint(x);
+    if ((u & 0x7f800000u) == 0u) {
+        const double v = (double)(u & 0x007fffffu) * __longlong_as_double(0x36a0000000000000LL);
+        return (u >> 31) ? -v : v;
+    }
+    return (double)x;
+}
+__device__ __forceinline__ double f32_round(double x) {  // double -> nearest float32
+    if (fabs(x) < __longlong_as_double(0x3810000000000000LL))    // below 2**-126: subnormal
+        return rint(x * __longlong_as_double(0x4940000000000000LL))   // x * 2**149
+               * __longlong_as_double(0x36a0000000000000LL);          // * 2**-149
+    return (double)(float)x;                   // normal (or inf / NaN): no flush involved
+}
+
 #define F_CAT 1
 #define F_DEFAULT_LEFT 2
 #define F_SET_RIGHT 16
@@ -66,7 +85,9 @@ struct Node { double v; int feature; int meta; };
 __device__ __forceinline__ bool go_left(double x, const Node& nd, i64 g, const int* cat_off,
                                         const int* cat_nw, const u32* bits, double missing) {
     // skltr._cpu.traversal.go_left; g: the node's index in the layout (categorical sets)
-    if (F32_INPUTS) x = (double)(float)x;
+    // float32 routing, or the model's input rule reads every value as a float32 (a float64
+    // CuPy array is rounded here); a no-op for float32 input
+    if (F32_INPUTS || INPUT_F32) x = f32_round(x);
     if (HAS_SENTINEL && x == missing) x = __longlong_as_double(0x7ff8000000000000LL);
     const int fl = nd.meta & 255;
     const bool default_left = (fl & F_DEFAULT_LEFT) != 0;
@@ -100,36 +121,49 @@ __device__ __forceinline__ double walk(const Node* nd, i64 g0, const T* x, int s
     while (true) {
         const Node n = nd[i];
         if (n.feature < 0) return n.v;
-        const double xv = (double)x[(i64)n.feature * step];
+        const double xv = widen(x[(i64)n.feature * step]);
         i += go_left(xv, n, g0 + i, cat_off, cat_nw, bits, missing) ? 1 : (n.meta >> 8);
     }
 }
 
-struct Acc {
-    double a64[NOUT];
-    float a32[NOUT];
-};
+// Per-row sums: float64, or float32 sums held in doubles (a float32 sum computed in double
+// then rounded once is the float32 sum: double rounding is exact for + at these widths).
+struct Acc { double a[NOUT]; };
 
 __device__ __forceinline__ void acc_init(Acc& a, const double* base) {
     for (int k = 0; k < NOUT; ++k) {
         const double s = AVERAGE ? 0.0 : base[k];
-        a.a64[k] = s; a.a32[k] = (float)s;
+        a.a[k] = SUM_F32 ? f32_round(s) : s;
     }
 }
 __device__ __forceinline__ void acc_add(Acc& a, int k, double c) {
-    if (SUM_F32) a.a32[k] = a.a32[k] + (float)c; else a.a64[k] += c;
+    // c: the leaf's contribution, already a float32 value when SUM_F32
+    a.a[k] = SUM_F32 ? f32_round(a.a[k] + c) : a.a[k] + c;
 }
 __device__ __forceinline__ void acc_store(const Acc& a, const double* base,
                                           const double* counts, double* out) {
     // skltr._cpu.traversal.finish_output
     for (int k = 0; k < NOUT; ++k) {
-        double total = SUM_F32 ? (double)a.a32[k] : a.a64[k];
+        double total = a.a[k];
         if (AVERAGE) {
             if (counts[k] > 0.0) total = total / counts[k];
-            total = SUM_F32 ? (double)((float)total + (float)base[k]) : total + base[k];
+            total = SUM_F32 ? f32_round(f32_round(total) + f32_round(base[k]))
+                            : total + base[k];
         }
         out[k] = total;
     }
+}
+
+extern "C" __global__ void to_float32(const double* in, u32* out, i64 n) {
+    // float32 bits of doubles that hold float32 values (the -ftz cast would flush subnormals)
+    const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const double x = in[i];
+    if (fabs(x) < __longlong_as_double(0x3810000000000000LL))
+        out[i] = (u32)(fabs(x) * __longlong_as_double(0x4940000000000000LL))
+                 | (signbit(x) ? 0x80000000u : 0u);
+    else
+        out[i] = __float_as_uint((float)x);
 }
 
 #define ARGS const XT* __restrict__ X, i64 n, int n_cols, const Node* __restrict__ nodes, \
@@ -206,8 +240,10 @@ extern "C" __global__ void shared_forest(ARGS, const int* __restrict__ chunk_tre
 
 
 @cupy.memoize(for_each_device=True)
-def _module(strict, f32_inputs, has_sentinel, sum_f32, average, n_outputs, x_dtype):
-    defines = {"STRICT": strict, "F32_INPUTS": f32_inputs, "HAS_SENTINEL": has_sentinel,
+def _module(strict, f32_inputs, input_f32, has_sentinel, sum_f32, average, n_outputs,
+            x_dtype):
+    defines = {"STRICT": strict, "F32_INPUTS": f32_inputs, "INPUT_F32": input_f32,
+               "HAS_SENTINEL": has_sentinel,
                "SUM_F32": sum_f32, "AVERAGE": average, "NOUT": n_outputs}
     xt = "typedef float XT;\n" if x_dtype == "float32" else "typedef double XT;\n"
     return module(xt + _SOURCE, defines)
@@ -257,6 +293,7 @@ class ForestLayout:
         r = routing(e)
         self.routing = r
         self.n_outputs = int(e.n_outputs)
+        self.input_rule = e.input_rule
         self.n_features = int(e.n_features)
         tree_ptr = np.asarray(e.tree_ptr, np.int64)
         perm = _preorder(tree_ptr, np.asarray(e.left, np.int64), np.asarray(e.right, np.int64))
@@ -312,8 +349,9 @@ class ForestLayout:
     # ------------------------------------------------------------------ kernels
     def _kernel(self, name, x_dtype):
         r = self.routing
-        mod = _module(int(r.strict), int(r.f32_inputs), int(r.has_sentinel), int(r.sum_f32),
-                      int(r.average), self.n_outputs, x_dtype)
+        mod = _module(int(r.strict), int(r.f32_inputs), int(self.input_rule == "float32"),
+                      int(r.has_sentinel), int(r.sum_f32), int(r.average), self.n_outputs,
+                      x_dtype)
         return mod.get_function(name)
 
     def eligible(self, X):
@@ -347,6 +385,16 @@ class ForestLayout:
         if smem > 48 * 1024:
             kern.max_dynamic_shared_size_bytes = smem
         kern((blocks(n, threads),), (threads,), args, shared_mem=smem)
+
+    def to_float32(self, out):
+        """``out`` (float64 holding float32 values) as float32 on the device, subnormals
+        kept."""
+        bits = cupy.empty(out.shape, cupy.uint32)
+        n, t = out.size, THREADS
+        if n:
+            self._kernel("to_float32", "float64")((blocks(n, t),), (t,),
+                                                  (out, bits, np.int64(n)))
+        return bits.view(cupy.float32)
 
     def placement(self, X, out):
         """The placement for a batch like ``X``: measured on the first batch of its size class
@@ -403,10 +451,12 @@ def device_input(ensemble, X):
             raise ValueError(f"X must be 2-D (n_samples, n_features); got shape {X.shape}.")
         if X.dtype.kind not in "biuf":
             raise ValueError(f"X must be numeric; got dtype {X.dtype}.")
-        if rule == "float32" or (rule == "float32_unless_float" and X.dtype.kind != "f"):
-            X = X.astype(cupy.float32, copy=False)
+        # A float64 array under the float32 rule stays float64: the kernels round each value
+        # (a device cast would flush float32 subnormals); integers are never subnormal.
+        if X.dtype.kind in "biu" and rule != "float64":
+            X = X.astype(cupy.float32)
         elif rule == "float64" or X.dtype not in (cupy.float32, cupy.float64):
-            X = X.astype(cupy.float64, copy=False)
+            X = X.astype(cupy.float64)
         return cupy.ascontiguousarray(X)
     from ..trees._input import model_input  # noqa: PLC0415
 
@@ -433,9 +483,9 @@ def predict_raw(ensemble, layout, X, n_jobs=None):
     out = cupy.empty((Xd.shape[0], ensemble.n_outputs), cupy.float64)
     layout.run(layout.placement(Xd, out), Xd, out)
     if ensemble.sum_dtype == "float32":
-        out = out.astype(cupy.float32)
+        out = layout.to_float32(out) if on_device else out.get().astype(np.float32)
     out = out[:, 0] if ensemble.n_outputs == 1 else out
-    return out if on_device else out.get()
+    return out if on_device or not isinstance(out, cupy.ndarray) else out.get()
 
 
 register(Backend("gpu_traversal", "cuda", build_forest_layout, predict_raw))

@@ -146,8 +146,7 @@ def main():
             want = booster_n.inplace_predict(Xd)
             # XGBoost's GPU predictor sums in its own order; skltr reproduces its CPU
             # predictor, bit for bit (checked on 100k rows), and the GPU one to rounding
-            rel = cupy.abs(got - want) / cupy.maximum(cupy.abs(want), 1e-30)
-            rec["max_rel_diff_vs_xgboost_gpu"] = float(rel.max())
+            rec["max_abs_diff_vs_xgboost_gpu"] = float(cupy.abs(got - want).max())
             cpu_booster = model.copy()
             cpu_booster.set_param({"device": "cpu"})
             sub = Xte[:100_000]

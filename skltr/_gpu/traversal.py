@@ -46,8 +46,6 @@ __all__ = ["ForestLayout", "PLACEMENTS", "build_forest_layout", "predict_raw"]
 
 #: The placements, in the order the autotune tries them.
 PLACEMENTS = ("direct", "shared_data", "shared_forest")
-#: Trees each thread walks at once (independent load chains; see ``walk_trees``).
-ILP = 4
 #: Threads of a traversal block.
 THREADS = 256
 #: Shared memory a placement may use (Hopper: up to 227 KiB per block with opt-in; a third of
@@ -168,48 +166,6 @@ extern "C" __global__ void to_float32(const double* in, u32* out, i64 n) {
         out[i] = __float_as_uint((float)x);
 }
 
-// ILP trees walked at once by each thread: independent chains of dependent loads (node ->
-// feature value -> next node) hide each other's latency; contributions are still added in
-// tree order.
-template <typename T>
-__device__ __forceinline__ void walk_trees(Acc& a, int t0, int t1, const Node* nb, i64 shift,
-                                           const i64* tree_start, const int* tree_out,
-                                           const T* x, int step, const int* cat_off,
-                                           const int* cat_nw, const u32* bits, double missing) {
-    // trees t0 .. t1 - 1; tree t's root is nb + (tree_start[t] - shift)
-    int t = t0;
-    for (; t + ILP <= t1; t += ILP) {
-        const Node* r[ILP];
-        i64 g[ILP];
-        int idx[ILP];
-        #pragma unroll
-        for (int k = 0; k < ILP; ++k) {
-            g[k] = tree_start[t + k]; r[k] = nb + (g[k] - shift); idx[k] = 0;
-        }
-        while (true) {
-            bool any = false;
-            #pragma unroll
-            for (int k = 0; k < ILP; ++k) {
-                const Node n = r[k][idx[k]];
-                if (n.feature >= 0) {
-                    any = true;
-                    idx[k] += go_left(widen(x[(i64)n.feature * step]), n, g[k] + idx[k],
-                                      cat_off, cat_nw, bits, missing) ? 1 : (n.meta >> 8);
-                }
-            }
-            if (!any) break;
-        }
-        #pragma unroll
-        for (int k = 0; k < ILP; ++k)
-            acc_add(a, NOUT == 1 ? 0 : tree_out[t + k], r[k][idx[k]].v);
-    }
-    for (; t < t1; ++t) {
-        const i64 s = tree_start[t];
-        acc_add(a, NOUT == 1 ? 0 : tree_out[t],
-                walk(nb + (s - shift), s, x, step, cat_off, cat_nw, bits, missing));
-    }
-}
-
 #define ARGS const XT* __restrict__ X, i64 n, int n_cols, const Node* __restrict__ nodes, \
     const i64* __restrict__ tree_start, const int* __restrict__ tree_out, int n_trees, \
     const int* __restrict__ cat_off, const int* __restrict__ cat_nw, \
@@ -221,8 +177,11 @@ extern "C" __global__ void direct(ARGS) {
     if (row >= n) return;
     const XT* x = X + row * n_cols;
     Acc a; acc_init(a, base);
-    walk_trees(a, 0, n_trees, nodes, 0, tree_start, tree_out, x, 1, cat_off, cat_nw, bits,
-               missing);
+    for (int t = 0; t < n_trees; ++t) {
+        const i64 s = tree_start[t];
+        acc_add(a, NOUT == 1 ? 0 : tree_out[t],
+                walk(nodes + s, s, x, 1, cat_off, cat_nw, bits, missing));
+    }
     acc_store(a, base, counts, out + row * NOUT);
 }
 
@@ -240,8 +199,11 @@ extern "C" __global__ void shared_data(ARGS) {
     if ((int)threadIdx.x >= rows) return;
     const XT* x = sx + threadIdx.x;
     Acc a; acc_init(a, base);
-    walk_trees(a, 0, n_trees, nodes, 0, tree_start, tree_out, x, (int)blockDim.x, cat_off,
-               cat_nw, bits, missing);
+    for (int t = 0; t < n_trees; ++t) {
+        const i64 s = tree_start[t];
+        acc_add(a, NOUT == 1 ? 0 : tree_out[t],
+                walk(nodes + s, s, x, (int)blockDim.x, cat_off, cat_nw, bits, missing));
+    }
     acc_store(a, base, counts, out + (r0 + threadIdx.x) * NOUT);
 }
 
@@ -264,9 +226,13 @@ extern "C" __global__ void shared_forest(ARGS, const int* __restrict__ chunk_tre
         int4* dst = (int4*)sn;
         for (int k = threadIdx.x; k < m; k += blockDim.x) dst[k] = src[k];
         __syncthreads();
-        if (live)
-            walk_trees(a, t0, t1, sn, g0, tree_start, tree_out, x, 1, cat_off, cat_nw, bits,
-                       missing);
+        if (live) {
+            for (int t = t0; t < t1; ++t) {
+                const i64 s = tree_start[t];
+                acc_add(a, NOUT == 1 ? 0 : tree_out[t],
+                        walk(sn + (s - g0), s, x, 1, cat_off, cat_nw, bits, missing));
+            }
+        }
     }
     if (live) acc_store(a, base, counts, out + row * NOUT);
 }
@@ -275,8 +241,8 @@ extern "C" __global__ void shared_forest(ARGS, const int* __restrict__ chunk_tre
 
 @cupy.memoize(for_each_device=True)
 def _module(strict, f32_inputs, input_f32, has_sentinel, sum_f32, average, n_outputs,
-            x_dtype, ilp):
-    defines = {"ILP": ilp, "STRICT": strict, "F32_INPUTS": f32_inputs, "INPUT_F32": input_f32,
+            x_dtype):
+    defines = {"STRICT": strict, "F32_INPUTS": f32_inputs, "INPUT_F32": input_f32,
                "HAS_SENTINEL": has_sentinel,
                "SUM_F32": sum_f32, "AVERAGE": average, "NOUT": n_outputs}
     xt = "typedef float XT;\n" if x_dtype == "float32" else "typedef double XT;\n"
@@ -385,7 +351,7 @@ class ForestLayout:
         r = self.routing
         mod = _module(int(r.strict), int(r.f32_inputs), int(self.input_rule == "float32"),
                       int(r.has_sentinel), int(r.sum_f32), int(r.average), self.n_outputs,
-                      x_dtype, ILP)
+                      x_dtype)
         return mod.get_function(name)
 
     def eligible(self, X):

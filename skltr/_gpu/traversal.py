@@ -39,6 +39,7 @@ import cupy
 import numpy as np
 from numba import njit
 
+from .._dtypes import NodeFlags
 from ..trees._backends import Backend, register
 from ._compile import blocks, module
 
@@ -46,11 +47,15 @@ __all__ = ["ForestLayout", "PLACEMENTS", "build_forest_layout", "predict_raw"]
 
 #: The placements, in the order the autotune tries them.
 PLACEMENTS = ("direct", "shared_data", "shared_forest")
-#: Threads of a traversal block.
+#: Threads of a traversal block (shared_forest: SHARED_FOREST_THREADS; shared_data: as many
+#: rows as SHARED_BYTES holds, at most this).
 THREADS = 256
-#: Shared memory a placement may use (Hopper: up to 227 KiB per block with opt-in; a third of
-#: it leaves room for two blocks per SM).
-SHARED_BYTES = 72 * 1024
+#: Threads of a shared-forest block: 128 measured best with 48 KiB (45.6 ms vs 96.5 ms with
+#: 256 at 1M rows x 1,000 depth-6 trees, H100: more blocks share an SM's staged trees).
+SHARED_FOREST_THREADS = 128
+#: Shared memory a placement may use. 48 KiB measured as fast as 72 and 110 KiB for shared
+#: data (47 ms) and fastest for the shared forest (benchmarks/results/predict_gpu-h100-*).
+SHARED_BYTES = 48 * 1024
 _NODE_BYTES = 16
 
 _SOURCE = r"""
@@ -87,11 +92,11 @@ __device__ __forceinline__ bool go_left(double x, const Node& nd, i64 g, const i
     // skltr._cpu.traversal.go_left; g: the node's index in the layout (categorical sets)
     // float32 routing, or the model's input rule reads every value as a float32 (a float64
     // CuPy array is rounded here); a no-op for float32 input
-    if (F32_INPUTS || INPUT_F32) x = f32_round(x);
+    if ((F32_INPUTS || INPUT_F32) && sizeof(XT) == 8) x = f32_round(x);
     if (HAS_SENTINEL && x == missing) x = __longlong_as_double(0x7ff8000000000000LL);
     const int fl = nd.meta & 255;
     const bool default_left = (fl & F_DEFAULT_LEFT) != 0;
-    if (fl & F_CAT) {
+    if (HAS_CAT && (fl & F_CAT)) {
         if (isnan(x)) return default_left;
         const bool invalid = (fl & F_TRUNC_FIRST) ? trunc(x) < 0.0 : x < 0.0;
         bool in_set = false;
@@ -106,9 +111,10 @@ __device__ __forceinline__ bool go_left(double x, const Node& nd, i64 g, const i
     }
     const int missing_type = (fl >> 2) & 3;
     if (isnan(x)) {
-        if (missing_type == 0) x = 0.0; else return default_left;
+        if (HAS_MISSING_NONE && missing_type == 0) x = 0.0; else return default_left;
     }
-    if (missing_type == 1 && fabs(x) <= ZERO_THRESHOLD) return default_left;
+    if (HAS_MISSING_ZERO && missing_type == 1 && fabs(x) <= ZERO_THRESHOLD)
+        return default_left;
     return STRICT ? x < nd.v : x <= nd.v;
 }
 
@@ -241,9 +247,11 @@ extern "C" __global__ void shared_forest(ARGS, const int* __restrict__ chunk_tre
 
 @cupy.memoize(for_each_device=True)
 def _module(strict, f32_inputs, input_f32, has_sentinel, sum_f32, average, n_outputs,
-            x_dtype):
+            x_dtype, node_kinds):
+    has_cat, has_missing_none, has_missing_zero = node_kinds
     defines = {"STRICT": strict, "F32_INPUTS": f32_inputs, "INPUT_F32": input_f32,
-               "HAS_SENTINEL": has_sentinel,
+               "HAS_SENTINEL": has_sentinel, "HAS_CAT": has_cat,
+               "HAS_MISSING_NONE": has_missing_none, "HAS_MISSING_ZERO": has_missing_zero,
                "SUM_F32": sum_f32, "AVERAGE": average, "NOUT": n_outputs}
     xt = "typedef float XT;\n" if x_dtype == "float32" else "typedef double XT;\n"
     return module(xt + _SOURCE, defines)
@@ -317,7 +325,15 @@ class ForestLayout:
         offset = np.where(leaf, 0, right_new - np.arange(n_nodes))
         if offset.max(initial=0) >= 2**23:
             raise ValueError("a tree has more than 2**23 nodes: too large for the GPU layout.")
-        meta = (np.asarray(e.flags, np.int64)[perm] | (offset << 8)).astype(np.int32)
+        flags = np.asarray(e.flags, np.int64)[perm]
+        meta = (flags | (offset << 8)).astype(np.int32)
+        # the routing branches this forest needs: the others are compiled out
+        split = ~leaf
+        cat = split & ((flags & NodeFlags.CATEGORICAL) != 0)
+        kind = NodeFlags.missing_type(flags)
+        self.node_kinds = (int(cat.any()),
+                           int((split & ~cat & (kind == NodeFlags.MISSING_NONE)).any()),
+                           int((split & ~cat & (kind == NodeFlags.MISSING_ZERO)).any()))
         rec = np.empty(max(n_nodes, 1), dtype=[("v", "<f8"), ("feature", "<i4"),
                                                ("meta", "<i4")])
         rec["v"][:n_nodes], rec["feature"][:n_nodes], rec["meta"][:n_nodes] = v, feature, meta
@@ -351,7 +367,7 @@ class ForestLayout:
         r = self.routing
         mod = _module(int(r.strict), int(r.f32_inputs), int(self.input_rule == "float32"),
                       int(r.has_sentinel), int(r.sum_f32), int(r.average), self.n_outputs,
-                      x_dtype)
+                      x_dtype, self.node_kinds)
         return mod.get_function(name)
 
     def eligible(self, X):
@@ -379,6 +395,7 @@ class ForestLayout:
             threads = max(32, min(THREADS, SHARED_BYTES // max(per_row, 1) // 32 * 32))
             smem = per_row * threads
         elif placement == "shared_forest":
+            threads = SHARED_FOREST_THREADS
             chunk_tree, max_bytes = self.chunks
             args = args + (chunk_tree, np.int32(chunk_tree.size - 1))
             smem = max_bytes

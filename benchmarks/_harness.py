@@ -96,6 +96,31 @@ def time_median(fn, *, repeat: int = 5, warmup: int = 1, sync=None) -> float:
     return statistics.median(times)
 
 
+def gpu_time(fn, repeat: int = 7) -> float:
+    """Median GPU seconds of ``fn`` (CUDA events around each call), after one warm-up call."""
+    import cupy
+
+    fn()
+    times = []
+    for _ in range(repeat):
+        start, end = cupy.cuda.Event(), cupy.cuda.Event()
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(cupy.cuda.get_elapsed_time(start, end) / 1e3)
+    return float(statistics.median(times))
+
+
+def gpu_copy_bandwidth(nbytes: int = 1 << 30) -> float:
+    """The GPU's device-to-device copy rate in GB/s: (bytes read + bytes written) a second."""
+    import cupy
+
+    a = cupy.ones(nbytes, cupy.uint8)
+    b = cupy.empty_like(a)
+    return 2 * nbytes / gpu_time(lambda: b.__setitem__(Ellipsis, a), repeat=10) / 1e9
+
+
 def _rss_bytes() -> int:
     with open("/proc/self/statm", encoding="utf-8") as fh:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")

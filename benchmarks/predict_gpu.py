@@ -19,23 +19,7 @@ import time
 
 import numpy as np
 
-from _harness import row, write_result
-
-
-def gpu_time(fn, repeat=7):
-    """Median GPU time of ``fn`` (CUDA events), after one warm-up call."""
-    import cupy
-
-    fn()
-    times = []
-    for _ in range(repeat):
-        start, end = cupy.cuda.Event(), cupy.cuda.Event()
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(cupy.cuda.get_elapsed_time(start, end) / 1e3)
-    return float(np.median(times))
+from _harness import gpu_copy_bandwidth, gpu_time, row, write_result
 
 
 def wall_time(fn, repeat=200):
@@ -51,15 +35,6 @@ def wall_time(fn, repeat=200):
         cupy.cuda.Device().synchronize()
         times.append(time.perf_counter() - t)
     return float(np.median(times))
-
-
-def copy_bandwidth(nbytes=1 << 30):
-    import cupy
-
-    a = cupy.ones(nbytes, cupy.uint8)
-    b = cupy.empty_like(a)
-    t = gpu_time(lambda: b.__setitem__(Ellipsis, a), repeat=5)
-    return 2 * nbytes / t / 1e9
 
 
 def mean_leaf_depth(ens, X):
@@ -104,7 +79,7 @@ def main():
     Xte = X[args.train_rows:args.train_rows + args.rows]
     Xd = cupy.asarray(Xte)
     X100 = cupy.asarray(Xte[:100])
-    copy_gbs = copy_bandwidth()
+    copy_gbs = gpu_copy_bandwidth()
     print(f"{Xte.shape[0]} x 136 float32 rows; copy bandwidth {copy_gbs:.0f} GB/s")
 
     t = time.perf_counter()

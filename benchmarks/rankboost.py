@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from _harness import row, write_result
+from _harness import gpu_copy_bandwidth, row, write_result
 
 
 def main():
@@ -70,7 +70,7 @@ def main():
           + f"; histogram reads {hist_gbs:.2f} GB/s of binned values")
     gpu = {}
     if args.device != "cpu":
-        copy_gbs = copy_bandwidth()
+        copy_gbs = gpu_copy_bandwidth()
         gpu = {"copy_gb_per_s": copy_gbs, "histogram_fraction_of_copy": hist_gbs / copy_gbs}
         print(f"device copy bandwidth {copy_gbs:.0f} GB/s (bytes read + written): the "
               f"histogram stage reads binned values at {hist_gbs / copy_gbs:.1%} of it")
@@ -89,23 +89,6 @@ def main():
                          "binning_s": tm["binning_s"], "per_round_s": per_round,
                          "stages_per_round_s": stages, "histogram_gb_per_s": hist_gbs, **gpu},
                  out_dir=args.out)
-
-
-def copy_bandwidth(nbytes=1 << 30, repeat=10):
-    """The GPU's device-to-device copy rate: (bytes read + bytes written) a second, median."""
-    import cupy
-
-    a = cupy.ones(nbytes, cupy.uint8)
-    b = cupy.empty_like(a)
-    times = []
-    for _ in range(repeat + 1):
-        start, end = cupy.cuda.Event(), cupy.cuda.Event()
-        start.record()
-        b[...] = a
-        end.record()
-        end.synchronize()
-        times.append(cupy.cuda.get_elapsed_time(start, end) / 1e3)
-    return 2 * nbytes / float(np.median(times[1:])) / 1e9
 
 
 if __name__ == "__main__":

@@ -18,6 +18,29 @@ typedef unsigned char u8;
 """
 
 
+#: float32 exactly under CuPy's ``-ftz=true`` (which cannot be turned off: float32 arithmetic,
+#: compares and conversions would flush subnormals to zero, which the CPU does not). float32
+#: values are held in doubles: ``widen`` (float -> double, a subnormal rebuilt from its
+#: bits) and ``f32_round`` (double -> nearest float32, ties to even, subnormals included).
+EXACT_FLOAT32 = r"""
+__device__ __forceinline__ double widen(double x) { return x; }
+__device__ __forceinline__ double widen(float x) {
+    const u32 u = __float_as_uint(x);
+    if ((u & 0x7f800000u) == 0u) {                       // zero or subnormal
+        const double v = (double)(u & 0x007fffffu) * __longlong_as_double(0x36a0000000000000LL);
+        return (u >> 31) ? -v : v;                       // mantissa * 2**-149
+    }
+    return (double)x;
+}
+__device__ __forceinline__ double f32_round(double x) {
+    if (fabs(x) < __longlong_as_double(0x3810000000000000LL))    // below 2**-126: subnormal
+        return rint(x * __longlong_as_double(0x4940000000000000LL))   // x * 2**149
+               * __longlong_as_double(0x36a0000000000000LL);          // * 2**-149
+    return (double)(float)x;                   // normal (or inf / NaN): no flush involved
+}
+"""
+
+
 def module(source: str, defines: dict | None = None) -> cupy.RawModule:
     """A ``RawModule`` of ``source`` with ``#define``s prepended (compiled lazily by CuPy)."""
     head = "".join(f"#define {k} {int(v)}\n" for k, v in (defines or {}).items())

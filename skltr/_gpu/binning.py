@@ -42,21 +42,11 @@ from .._engine.binning import BinMapper
 from ..trees._sparse_input import as_csr, check_sparse, densify_rows, is_sparse
 from ..utils._threads import numba_threads
 from . import _config
-from ._compile import blocks, module
+from ._compile import EXACT_FLOAT32, blocks, module
 
 _SOURCE = r"""
-// float -> double, exactly. CuPy compiles every kernel with -ftz=true (it cannot be turned
-// off), which makes cvt.f64.f32 and float compares flush subnormal floats to zero; the CPU
-// widens them exactly, so a subnormal is rebuilt from its bits (mantissa * 2**-149).
-__device__ __forceinline__ double widen(double x) { return x; }
-__device__ __forceinline__ double widen(float x) {
-    const u32 u = __float_as_uint(x);
-    if ((u & 0x7f800000u) == 0u) {                       // zero or subnormal
-        const double v = (double)(u & 0x007fffffu) * __longlong_as_double(0x36a0000000000000LL);
-        return (u >> 31) ? -v : v;
-    }
-    return (double)x;
-}
+// float -> double exactly (widen: skltr._gpu._compile.EXACT_FLOAT32, prepended): the CPU
+// widens subnormal floats exactly, CuPy's -ftz=true would flush them.
 
 // ---- bin codes --------------------------------------------------------------------------
 #define MAP_TO_BINS(NAME, T)                                                                  \
@@ -276,7 +266,7 @@ _KEY_DTYPE = {np.dtype(np.float32): np.uint32, np.dtype(np.float64): np.uint64}
 
 @cupy.memoize(for_each_device=True)
 def _module():
-    return module(_SOURCE)
+    return module(EXACT_FLOAT32 + _SOURCE)
 
 
 def _kernel(name, dtype):

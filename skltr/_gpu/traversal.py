@@ -41,7 +41,7 @@ from numba import njit
 
 from .._dtypes import NodeFlags
 from ..trees._backends import Backend, register
-from ._compile import blocks, module
+from ._compile import EXACT_FLOAT32, blocks, module
 
 __all__ = ["ForestLayout", "PLACEMENTS", "build_forest_layout", "predict_raw"]
 
@@ -61,24 +61,8 @@ _NODE_BYTES = 16
 _SOURCE = r"""
 struct Node { double v; int feature; int meta; };
 
-// CuPy compiles with -ftz=true (it cannot be turned off): float32 arithmetic and conversions
-// would flush subnormals to zero, which the CPU does not. So float32 values are held in
-// doubles and rounded here, exactly as IEEE float32 round-to-nearest-even:
-__device__ __forceinline__ double widen(double x) { return x; }
-__device__ __forceinline__ double widen(float x) {     // float -> double, subnormals kept
-    const u32 u = __float_as_uint(x);
-    if ((u & 0x7f800000u) == 0u) {
-        const double v = (double)(u & 0x007fffffu) * __longlong_as_double(0x36a0000000000000LL);
-        return (u >> 31) ? -v : v;
-    }
-    return (double)x;
-}
-__device__ __forceinline__ double f32_round(double x) {  // double -> nearest float32
-    if (fabs(x) < __longlong_as_double(0x3810000000000000LL))    // below 2**-126: subnormal
-        return rint(x * __longlong_as_double(0x4940000000000000LL))   // x * 2**149
-               * __longlong_as_double(0x36a0000000000000LL);          // * 2**-149
-    return (double)(float)x;                   // normal (or inf / NaN): no flush involved
-}
+// float32 values are held in doubles (widen, f32_round: skltr._gpu._compile.EXACT_FLOAT32,
+// prepended), so that CuPy's -ftz=true cannot flush a subnormal the CPU keeps.
 
 #define F_CAT 1
 #define F_DEFAULT_LEFT 2
@@ -254,7 +238,7 @@ def _module(strict, f32_inputs, input_f32, has_sentinel, sum_f32, average, n_out
                "HAS_MISSING_NONE": has_missing_none, "HAS_MISSING_ZERO": has_missing_zero,
                "SUM_F32": sum_f32, "AVERAGE": average, "NOUT": n_outputs}
     xt = "typedef float XT;\n" if x_dtype == "float32" else "typedef double XT;\n"
-    return module(xt + _SOURCE, defines)
+    return module(xt + EXACT_FLOAT32 + _SOURCE, defines)
 
 
 @njit(cache=True)

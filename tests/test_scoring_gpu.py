@@ -53,7 +53,7 @@ def test_shared_forest_chunks_and_many_rows(monkeypatch):
         X, y, qid=qid).to_tree_ensemble()
     monkeypatch.setattr(gt, "SHARED_BYTES", 6000)  # 20 float64 features x 32 rows fit
     got = _placements(ens, X[:3001])
-    assert set(got) == {"direct", "shared_data", "shared_forest"}
+    assert set(got) == set(gt.PLACEMENTS)
     for placement, raw in got.items():
         np.testing.assert_array_equal(raw, ens.predict_raw(X[:3001]), err_msg=placement)
 

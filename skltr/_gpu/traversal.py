@@ -25,7 +25,9 @@ eligible ones on the first batch of each size class and keeps the winner (``choi
     the scattered feature reads of a traversal hit shared memory;
 ``shared_forest``
     the forest staged through shared memory a chunk of whole trees at a time, every thread of
-    the block walking its row through the chunk (trees that do not fit make it ineligible).
+    the block walking its row through the chunk (trees that do not fit make it ineligible);
+``shared_both``
+    both: the block's rows and, in turn, each chunk of trees in shared memory.
 
 The routing rules and output precision are compile-time constants of the module (one
 compilation per rule set, cached by CuPy).
@@ -46,13 +48,18 @@ from ._compile import EXACT_FLOAT32, blocks, module
 __all__ = ["ForestLayout", "PLACEMENTS", "build_forest_layout", "predict_raw"]
 
 #: The placements, in the order the autotune tries them.
-PLACEMENTS = ("direct", "shared_data", "shared_forest")
+PLACEMENTS = ("direct", "shared_data", "shared_forest", "shared_both")
 #: Threads of a traversal block (shared_forest: SHARED_FOREST_THREADS; shared_data: as many
 #: rows as SHARED_BYTES holds, at most this).
 THREADS = 256
 #: Threads of a shared-forest block: 128 measured best with 48 KiB (45.6 ms vs 96.5 ms with
 #: 256 at 1M rows x 1,000 depth-6 trees, H100: more blocks share an SM's staged trees).
 SHARED_FOREST_THREADS = 128
+#: Rows (threads) of a shared-both block: its rows and one forest chunk share the block's
+#: shared memory, at most MAX_SHARED_BYTES.
+SHARED_BOTH_THREADS = 128
+#: Most dynamic shared memory of one block on Hopper (227 KiB).
+MAX_SHARED_BYTES = 227 * 1024
 #: Shared memory a placement may use. 48 KiB measured as fast as 72 and 110 KiB for shared
 #: data (47 ms) and fastest for the shared forest (benchmarks/results/predict_gpu-h100-*).
 SHARED_BYTES = 48 * 1024
@@ -226,6 +233,43 @@ extern "C" __global__ void shared_forest(ARGS, const int* __restrict__ chunk_tre
     }
     if (live) acc_store(a, base, counts, out + row * NOUT);
 }
+
+extern "C" __global__ void shared_both(ARGS, const int* __restrict__ chunk_tree,
+                                       int n_chunks) {
+    // shared_data's rows and shared_forest's chunks together: every read of a walk is a
+    // shared-memory read. Shared: the rows feature-major, then one chunk of trees.
+    extern __shared__ __align__(16) unsigned char smem[];
+    const int R = blockDim.x;
+    XT* sx = (XT*)smem;
+    Node* sn = (Node*)(smem + (((i64)n_cols * R * sizeof(XT) + 15) & ~(i64)15));
+    const i64 r0 = (i64)blockIdx.x * R;
+    const int rows = (int)min((i64)R, n - r0);
+    for (int k = threadIdx.x; k < rows * n_cols; k += R) {
+        const int r = k / n_cols, f = k - r * n_cols;
+        sx[f * R + r] = X[(r0 + r) * n_cols + f];
+    }
+    const bool live = (int)threadIdx.x < rows;
+    const XT* x = sx + threadIdx.x;
+    Acc a; acc_init(a, base);
+    for (int c = 0; c < n_chunks; ++c) {
+        const int t0 = chunk_tree[c], t1 = chunk_tree[c + 1];
+        const i64 g0 = tree_start[t0];
+        const int m = (int)(tree_start[t1] - g0);
+        __syncthreads();                   // rows stored; the previous chunk is done with
+        const int4* src = (const int4*)(nodes + g0);
+        int4* dst = (int4*)sn;
+        for (int k = threadIdx.x; k < m; k += R) dst[k] = src[k];
+        __syncthreads();
+        if (live) {
+            for (int t = t0; t < t1; ++t) {
+                const i64 s = tree_start[t];
+                acc_add(a, NOUT == 1 ? 0 : tree_out[t],
+                        walk(sn + (s - g0), s, x, R, cat_off, cat_nw, bits, missing));
+            }
+        }
+    }
+    if (live) acc_store(a, base, counts, out + (r0 + threadIdx.x) * NOUT);
+}
 """
 
 
@@ -361,7 +405,13 @@ class ForestLayout:
             out.append("shared_data")
         if self.chunks is not None:
             out.append("shared_forest")
+            if self._both_bytes(X) <= MAX_SHARED_BYTES:
+                out.append("shared_both")
         return out
+
+    def _both_bytes(self, X):
+        rows = -(-X.shape[1] * SHARED_BOTH_THREADS * X.dtype.itemsize // 16) * 16
+        return rows + self.chunks[1]
 
     def run(self, placement, X, out):
         """Score ``X`` (CuPy, float32 / float64, C order) into ``out`` (n, n_outputs) float64."""
@@ -383,6 +433,11 @@ class ForestLayout:
             chunk_tree, max_bytes = self.chunks
             args = args + (chunk_tree, np.int32(chunk_tree.size - 1))
             smem = max_bytes
+        elif placement == "shared_both":
+            threads = SHARED_BOTH_THREADS
+            chunk_tree, _ = self.chunks
+            args = args + (chunk_tree, np.int32(chunk_tree.size - 1))
+            smem = self._both_bytes(X)
         if smem > 48 * 1024:
             kern.max_dynamic_shared_size_bytes = smem
         kern((blocks(n, threads),), (threads,), args, shared_mem=smem)

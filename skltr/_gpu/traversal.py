@@ -9,7 +9,11 @@ offset, in 16-byte records::
            int feature;   // -1 at a leaf
            int meta; }    // bits 0-7: NodeFlags; bits 8-31: offset of the right child
 
-Categorical sets stay in side arrays indexed by the node's new position. Routing is
+Categorical sets stay in side arrays indexed by the node's new position. Forests routed and
+summed in float32 without categorical splits (XGBoost's) take an 8-byte record instead: the
+threshold as an order-preserving integer key of its float32 bits, and feature, default
+direction, missing type and right-child offset packed in one word, so that a node costs half
+the cache traffic and routing is integer compares (``_compact_nodes``). Routing is
 ``skltr._cpu.traversal.go_left`` line for line, and each row sums its trees' contributions
 in tree order, in float64 or float32 as the CPU kernel does, then finishes the output as
 ``finish_output`` does: the raw scores equal ``TreeEnsemble.predict_raw`` bit for bit.
@@ -63,10 +67,13 @@ MAX_SHARED_BYTES = 227 * 1024
 #: Shared memory a placement may use. 48 KiB measured as fast as 72 and 110 KiB for shared
 #: data (47 ms) and fastest for the shared forest (benchmarks/results/predict_gpu-h100-*).
 SHARED_BYTES = 48 * 1024
-_NODE_BYTES = 16
 
 _SOURCE = r"""
+#if COMPACT
+struct Node { u32 key; u32 packed; };      // see ForestLayout: the 8-byte float32 layout
+#else
 struct Node { double v; int feature; int meta; };
+#endif
 
 // float32 values are held in doubles (widen, f32_round: skltr._gpu._compile.EXACT_FLOAT32,
 // prepended), so that CuPy's -ftz=true cannot flush a subnormal the CPU keeps.
@@ -78,6 +85,7 @@ struct Node { double v; int feature; int meta; };
 #define F_TRUNC_FIRST 64
 #define ZERO_THRESHOLD 1.0000000180025095e-35
 
+#if !COMPACT
 __device__ __forceinline__ bool go_left(double x, const Node& nd, i64 g, const int* cat_off,
                                         const int* cat_nw, const u32* bits, double missing) {
     // skltr._cpu.traversal.go_left; g: the node's index in the layout (categorical sets)
@@ -122,6 +130,54 @@ __device__ __forceinline__ double walk(const Node* nd, i64 g0, const T* x, int s
         i += go_left(xv, n, g0 + i, cat_off, cat_nw, bits, missing) ? 1 : (n.meta >> 8);
     }
 }
+
+#else
+// The 8-byte layout: float32 routing by integer compares of order-preserving keys of the
+// float32 bits (no float compare: -ftz cannot flush anything), as go_left on float32 values.
+#define ZERO_BITS 0x0554ad2eu   // bits of float32(1e-35), LightGBM's kZeroThreshold
+__device__ __forceinline__ u32 x_bits(float v) { return __float_as_uint(v); }
+__device__ __forceinline__ u32 x_bits(double v) {      // bits of the nearest float32
+    const double r = f32_round(v);
+    if (fabs(r) < __longlong_as_double(0x3810000000000000LL))
+        return (u32)(fabs(r) * __longlong_as_double(0x4940000000000000LL))
+               | (signbit(r) ? 0x80000000u : 0u);
+    return __float_as_uint((float)r);
+}
+
+template <typename T>
+__device__ __forceinline__ double walk(const Node* nd, i64 g0, const T* x, int step,
+                                       const int* cat_off, const int* cat_nw, const u32* bits,
+                                       double missing) {
+    // packed: bits 0-15 feature (0xffff: leaf, key = its contribution's float32 bits),
+    // bit 16 default left, bits 17-18 missing type, bits 19-31 offset of the right child
+    int i = 0;
+    while (true) {
+        const Node n = nd[i];
+        const u32 f = n.packed & 0xffffu;
+        if (f == 0xffffu) return widen(__uint_as_float(n.key));
+        u32 b = x_bits(x[(i64)f * step]);
+        if (b == 0x80000000u) b = 0u;                      // -0.0 compares as 0.0
+        const int step_right = (int)(n.packed >> 19);
+        const int to_default = ((n.packed >> 16) & 1u) ? 1 : step_right;
+        const u32 mtype = (n.packed >> 17) & 3u;
+        bool nan = (b & 0x7fffffffu) > 0x7f800000u;
+        if (HAS_SENTINEL) {
+            u32 mb = x_bits(missing);
+            if (mb == 0x80000000u) mb = 0u;
+            nan = nan || b == mb;
+        }
+        if (nan) {
+            if (HAS_MISSING_NONE && mtype == 0u) b = 0u;
+            else { i += to_default; continue; }
+        }
+        if (HAS_MISSING_ZERO && mtype == 1u && (b & 0x7fffffffu) <= ZERO_BITS) {
+            i += to_default; continue;
+        }
+        const u32 k = (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+        i += (STRICT ? k < n.key : k <= n.key) ? 1 : step_right;
+    }
+}
+#endif
 
 // Per-row sums: float64, or float32 sums held in doubles (a float32 sum computed in double
 // then rounded once is the float32 sum: double rounding is exact for + at these widths).
@@ -219,9 +275,10 @@ extern "C" __global__ void shared_forest(ARGS, const int* __restrict__ chunk_tre
         const i64 g0 = tree_start[t0];
         const int m = (int)(tree_start[t1] - g0);
         __syncthreads();                   // the previous chunk is done with
-        const int4* src = (const int4*)(nodes + g0);
-        int4* dst = (int4*)sn;
-        for (int k = threadIdx.x; k < m; k += blockDim.x) dst[k] = src[k];
+        const i64* src = (const i64*)(nodes + g0);   // 8-byte words: both node sizes
+        i64* dst = (i64*)sn;
+        const int words = m * (int)(sizeof(Node) / 8);
+        for (int k = threadIdx.x; k < words; k += blockDim.x) dst[k] = src[k];
         __syncthreads();
         if (live) {
             for (int t = t0; t < t1; ++t) {
@@ -256,9 +313,10 @@ extern "C" __global__ void shared_both(ARGS, const int* __restrict__ chunk_tree,
         const i64 g0 = tree_start[t0];
         const int m = (int)(tree_start[t1] - g0);
         __syncthreads();                   // rows stored; the previous chunk is done with
-        const int4* src = (const int4*)(nodes + g0);
-        int4* dst = (int4*)sn;
-        for (int k = threadIdx.x; k < m; k += R) dst[k] = src[k];
+        const i64* src = (const i64*)(nodes + g0);
+        i64* dst = (i64*)sn;
+        const int words = m * (int)(sizeof(Node) / 8);
+        for (int k = threadIdx.x; k < words; k += R) dst[k] = src[k];
         __syncthreads();
         if (live) {
             for (int t = t0; t < t1; ++t) {
@@ -275,9 +333,9 @@ extern "C" __global__ void shared_both(ARGS, const int* __restrict__ chunk_tree,
 
 @cupy.memoize(for_each_device=True)
 def _module(strict, f32_inputs, input_f32, has_sentinel, sum_f32, average, n_outputs,
-            x_dtype, node_kinds):
+            x_dtype, node_kinds, compact):
     has_cat, has_missing_none, has_missing_zero = node_kinds
-    defines = {"STRICT": strict, "F32_INPUTS": f32_inputs, "INPUT_F32": input_f32,
+    defines = {"COMPACT": compact, "STRICT": strict, "F32_INPUTS": f32_inputs, "INPUT_F32": input_f32,
                "HAS_SENTINEL": has_sentinel, "HAS_CAT": has_cat,
                "HAS_MISSING_NONE": has_missing_none, "HAS_MISSING_ZERO": has_missing_zero,
                "SUM_F32": sum_f32, "AVERAGE": average, "NOUT": n_outputs}
@@ -362,9 +420,15 @@ class ForestLayout:
         self.node_kinds = (int(cat.any()),
                            int((split & ~cat & (kind == NodeFlags.MISSING_NONE)).any()),
                            int((split & ~cat & (kind == NodeFlags.MISSING_ZERO)).any()))
-        rec = np.empty(max(n_nodes, 1), dtype=[("v", "<f8"), ("feature", "<i4"),
-                                               ("meta", "<i4")])
-        rec["v"][:n_nodes], rec["feature"][:n_nodes], rec["meta"][:n_nodes] = v, feature, meta
+        self.compact = _compact_ok(e, r, v, leaf, feature, offset, self.node_kinds)
+        if self.compact:  # float32 keys and values, packed feature / flags / offset
+            rec = _compact_nodes(v, leaf, feature, flags, offset)
+        else:
+            rec = np.empty(max(n_nodes, 1), dtype=[("v", "<f8"), ("feature", "<i4"),
+                                                   ("meta", "<i4")])
+            rec["v"][:n_nodes], rec["feature"][:n_nodes], rec["meta"][:n_nodes] = (
+                v, feature, meta)
+        self.node_bytes = rec.dtype.itemsize
         self.nodes = cupy.asarray(rec.view(np.uint8))
         has_cat = e.cat_offset is not None and e.cat_nwords is not None
         self.cat_off = cupy.asarray(np.asarray(e.cat_offset, np.int32)[perm] if has_cat
@@ -381,8 +445,9 @@ class ForestLayout:
         self.counts = cupy.asarray(counts.astype(np.float64))
         self.n_trees = int(sizes.size)
         self.sum_dtype = e.sum_dtype
-        max_tree = int(sizes.max(initial=0)) * _NODE_BYTES
-        self.chunks = _tree_chunks(sizes, SHARED_BYTES) if max_tree <= SHARED_BYTES else None
+        max_tree = int(sizes.max(initial=0)) * self.node_bytes
+        self.chunks = (_tree_chunks(sizes, SHARED_BYTES, self.node_bytes)
+                       if max_tree <= SHARED_BYTES else None)
         self.choices = {}
         self.nbytes = int(sum(a.nbytes for a in (self.nodes, self.cat_off, self.cat_nw,
                                                   self.bits, self.tree_start_d, self.tree_out)))
@@ -395,7 +460,7 @@ class ForestLayout:
         r = self.routing
         mod = _module(int(r.strict), int(r.f32_inputs), int(self.input_rule == "float32"),
                       int(r.has_sentinel), int(r.sum_f32), int(r.average), self.n_outputs,
-                      x_dtype, self.node_kinds)
+                      x_dtype, self.node_kinds, int(self.compact))
         return mod.get_function(name)
 
     def eligible(self, X):
@@ -474,10 +539,38 @@ class ForestLayout:
         return self.choices[key]
 
 
-def _tree_chunks(sizes, budget):
+def _compact_ok(e, r, v, leaf, feature, offset, node_kinds):
+    """Whether the 8-byte layout reproduces the ensemble: float32 routing and float32 sums,
+    no categorical node, every threshold a float32, features and offsets that fit."""
+    split = ~leaf
+    t = v[split]
+    with np.errstate(over="ignore"):
+        f32 = bool(np.all(t.astype(np.float32).astype(np.float64) == t))
+    return bool(r.f32_inputs and r.sum_f32 and not node_kinds[0] and f32
+                and feature.max(initial=0) < 0xFFFF and offset.max(initial=0) < 2**13)
+
+
+def _compact_nodes(v, leaf, feature, flags, offset):
+    """The 8-byte records: ``key`` (an internal node's threshold as an order-preserving key of
+    its float32 bits, -0.0 as 0.0; a leaf's contribution as float32 bits) and ``packed``
+    (feature or 0xffff, default-left bit 16, missing type bits 17-18, offset bits 19-31)."""
+    bits = v.astype(np.float32).view(np.uint32).astype(np.uint64)
+    b = np.where(bits == 0x80000000, 0, bits)
+    key = np.where(b & 0x80000000, ~b & 0xFFFFFFFF, b | 0x80000000)
+    key = np.where(leaf, bits, key)
+    dl = (flags & NodeFlags.DEFAULT_LEFT) != 0
+    packed = (np.where(leaf, 0xFFFF, feature).astype(np.uint64) | (dl.astype(np.uint64) << 16)
+              | (NodeFlags.missing_type(flags).astype(np.uint64) << 17)
+              | (offset.astype(np.uint64) << 19))
+    rec = np.empty(max(v.size, 1), dtype=[("key", "<u4"), ("packed", "<u4")])
+    rec["key"][:v.size], rec["packed"][:v.size] = key, packed
+    return rec
+
+
+def _tree_chunks(sizes, budget, node_bytes):
     """Chunks of consecutive whole trees of at most ``budget`` bytes of nodes: (first tree of
     each chunk then n_trees as a CuPy int32 array, the largest chunk's bytes)."""
-    per = budget // _NODE_BYTES
+    per = budget // node_bytes
     starts, used, largest = [0], 0, 0
     for t, s in enumerate(sizes):
         if used + s > per:
@@ -489,7 +582,7 @@ def _tree_chunks(sizes, budget):
     starts.append(len(sizes))
     if len(sizes) == 0:
         starts = [0, 0]
-    return cupy.asarray(np.asarray(starts, np.int32)), max(largest * _NODE_BYTES, 16)
+    return cupy.asarray(np.asarray(starts, np.int32)), max(largest * node_bytes, 16)
 
 
 def build_forest_layout(ensemble) -> ForestLayout:

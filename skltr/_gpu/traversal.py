@@ -335,7 +335,8 @@ extern "C" __global__ void shared_both(ARGS, const int* __restrict__ chunk_tree,
 def _module(strict, f32_inputs, input_f32, has_sentinel, sum_f32, average, n_outputs,
             x_dtype, node_kinds, compact):
     has_cat, has_missing_none, has_missing_zero = node_kinds
-    defines = {"COMPACT": compact, "STRICT": strict, "F32_INPUTS": f32_inputs, "INPUT_F32": input_f32,
+    defines = {"COMPACT": compact, "STRICT": strict, "F32_INPUTS": f32_inputs,
+               "INPUT_F32": input_f32,
                "HAS_SENTINEL": has_sentinel, "HAS_CAT": has_cat,
                "HAS_MISSING_NONE": has_missing_none, "HAS_MISSING_ZERO": has_missing_zero,
                "SUM_F32": sum_f32, "AVERAGE": average, "NOUT": n_outputs}

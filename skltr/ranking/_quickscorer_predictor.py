@@ -95,7 +95,7 @@ class QuickScorerPredictor(VersionedPickleMixin, MetaEstimatorMixin, BaseEstimat
     placements_ : dict
         GPU traversal only: ``{batch size class: placement}`` chosen so far by measurement
         (size class ``ceil(log2(rows))``; placements ``"direct"``, ``"shared_data"``,
-        ``"shared_forest"``, see ``skltr/_gpu/traversal.py``).
+        ``"shared_forest"``, ``"shared_both"``, see ``skltr/_gpu/traversal.py``).
     layout_nbytes_ : int
         Size of the backend's tables in bytes (0 for traversal).
     n_features_in_ : int

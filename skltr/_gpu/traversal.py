@@ -389,7 +389,6 @@ class ForestLayout:
         self.routing = r
         self.n_outputs = int(e.n_outputs)
         self.input_rule = e.input_rule
-        self.n_features = int(e.n_features)
         tree_ptr = np.asarray(e.tree_ptr, np.int64)
         perm = _preorder(tree_ptr, np.asarray(e.left, np.int64), np.asarray(e.right, np.int64))
         n_nodes = perm.size
@@ -397,7 +396,6 @@ class ForestLayout:
         new_of_old[perm] = np.arange(n_nodes)
         sizes = np.diff(tree_ptr)
         tree_of_old = np.repeat(np.arange(sizes.size), sizes)
-        self.tree_start = np.r_[0, np.cumsum(sizes)].astype(np.int64)  # sizes unchanged
         leaf = np.asarray(e.left)[perm] < 0
         feature = np.where(leaf, -1, np.asarray(e.feature)[perm]).astype(np.int32)
         weight = np.asarray(e.tree_weight, np.float64)[tree_of_old[perm]]
@@ -439,13 +437,12 @@ class ForestLayout:
         bits = e.cat_bitsets if has_cat and e.cat_bitsets is not None else None
         self.bits = cupy.asarray(np.asarray(bits, np.uint32) if bits is not None and len(bits)
                                  else np.zeros(1, np.uint32))
-        self.tree_start_d = cupy.asarray(self.tree_start)
+        self.tree_start_d = cupy.asarray(tree_ptr)  # the preorder keeps every tree's size
         self.tree_out = cupy.asarray(np.asarray(e.tree_output, np.int32))
         self.base = cupy.asarray(np.asarray(e.base_score, np.float64))
         counts = np.bincount(np.asarray(e.tree_output, np.int64), minlength=self.n_outputs)
         self.counts = cupy.asarray(counts.astype(np.float64))
         self.n_trees = int(sizes.size)
-        self.sum_dtype = e.sum_dtype
         max_tree = int(sizes.max(initial=0)) * self.node_bytes
         self.chunks = (_tree_chunks(sizes, SHARED_BYTES, self.node_bytes)
                        if max_tree <= SHARED_BYTES else None)

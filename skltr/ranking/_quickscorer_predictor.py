@@ -199,13 +199,9 @@ class QuickScorerPredictor(VersionedPickleMixin, MetaEstimatorMixin, BaseEstimat
     def _validated(self, X):
         check_is_fitted(self, "ensemble_")
         if _is_cupy(X):
-            if not self._device().is_gpu:  # a CPU backend: read it on the host
-                X = X.get()
-            elif X.ndim != 2 or X.shape[1] != self.n_features_in_:
-                raise ValueError(f"X has shape {X.shape}, but the model expects 2-D input "
-                                 f"with {self.n_features_in_} features.")
-            else:
-                return X
+            if self._device().is_gpu:
+                return X  # read where it is; the GPU backend checks its shape and dtype
+            X = X.get()  # a CPU backend: read it on the host
         if is_dataframe(X):
             return self._validated_frame(X)
         # Keep X's own dtype: the ensemble's input_rule decides how each dtype is read. CSR

@@ -1,15 +1,18 @@
-"""GPU scoring: skltr's GPU traversal against XGBoost's own GPU predictor, same process.
+"""GPU scoring: skltr's GPU backends against XGBoost's own GPU predictor, same process.
 
 XGBoost models of 1,000, 5,000 and 20,000 trees of depth 6 (prefixes of one 20,000-round
 booster, trained on the GPU) and a LightGBM model of 255-leaf trees, on 136-feature
 ``make_ranking`` data: 1M rows (throughput) and 100 rows (one query's latency). Inputs are
 CuPy float32 arrays on both sides (XGBoost ``inplace_predict``; skltr
 ``QuickScorerPredictor(device="cuda").predict_raw``, whose output stays on the GPU). Every
-placement is also timed alone, with the one ``backend="auto"`` measured and kept; scores are
-checked equal to the library's. Ceilings: bytes moved (X read once, scores written) against
-the measured copy bandwidth, and node visits a second (rows x trees x mean leaf depth on a
-sample). Target (issue #15): at least 3x XGBoost's throughput at 1,000 and 5,000 trees and
-a lower single-query latency.
+strategy (traversal placements, GPU-QuickScorer with 1, 2 and 4 documents a block) is also
+timed alone at both batch sizes, with the one ``backend="auto"`` measured and kept, and the
+traversal placements again after ``calibrate`` on 20,000 training rows (visit-frequency node
+order); scores are checked equal to the library's. Ceilings: bytes moved (X read once,
+scores written) against the measured copy bandwidth, node visits a second (rows x trees x
+mean leaf depth on a sample), and for GPU-QuickScorer the false nodes (mask ANDs) a second.
+Target (issue #15): at least 3x XGBoost's throughput at 1,000 and 5,000 trees and a lower
+single-query latency.
 
 Usage: python benchmarks/predict_gpu.py [--rows 1000000] [--train-rows 50000] [--out DIR]
 """
@@ -55,6 +58,19 @@ def mean_leaf_depth(ens, X):
     return float(depth[leaves].mean())
 
 
+def false_nodes_per_row(ens, X):
+    """Mean number of internal nodes whose test is false (GPU-QuickScorer's mask ANDs) per
+    row of ``X`` (no NaN; float32 thresholds compared as the model does)."""
+    inner = np.flatnonzero(ens.left >= 0)
+    f, thr = ens.feature[inner], ens.threshold[inner]
+    total = 0
+    for s in range(0, inner.size, 20_000):
+        xv = X[:, f[s:s + 20_000]].astype(np.float64)
+        t = thr[s:s + 20_000]
+        total += int((xv >= t).sum() if ens.decision == "<" else (xv > t).sum())
+    return total / X.shape[0]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=1_000_000)
@@ -69,6 +85,7 @@ def main():
     import xgboost as xgb
 
     from skltr import QuickScorerPredictor
+    from skltr._gpu.quickscorer import QuickScorerTables
     from skltr.datasets import make_ranking
 
     trees = [int(t) for t in args.trees.split(",")]
@@ -105,16 +122,39 @@ def main():
         skltr_s = gpu_time(lambda: qs.predict_raw(Xd))
         skltr_lat = wall_time(lambda: qs.predict_raw(X100))
         out = cupy.empty((Xd.shape[0], ens.n_outputs), cupy.float64)
+        out100 = cupy.empty((100, ens.n_outputs), cupy.float64)
         per_placement = {p: gpu_time(lambda p=p: layout.run(p, Xd, out))
                          for p in layout.eligible(Xd)}
+        per_placement_100 = {p: gpu_time(lambda p=p: layout.run(p, X100, out100))
+                             for p in layout.eligible(X100)}
+        qs_docs = {}
+        if layout.qs is not None and ens.n_trees <= 5000:  # 20,000 trees: minutes a docs
+            for docs in (1, 2, 4):
+                tables = QuickScorerTables.build(ens, layout, docs=docs)
+                qs_docs[docs] = {"1M_s": gpu_time(lambda t=tables: t.run(layout, Xd, out)),
+                                 "100_s": gpu_time(lambda t=tables: t.run(layout, X100,
+                                                                          out100))}
+        if layout.qs is not None:
+            false_nodes = false_nodes_per_row(ens, Xte[:500])
+        cal = QuickScorerPredictor.from_model(model, device="cuda").calibrate(Xtr[:20_000])
+        calibrated = {p: gpu_time(lambda p=p: cal.layout_.run(p, Xd, out))
+                      for p in ("direct", "shared_data", "shared_forest")
+                      if p in cal.layout_.eligible(Xd)}
+        assert cupy.array_equal(cal.predict_raw(Xd), got)
         depth = mean_leaf_depth(ens, Xte[:2000])
         visits = Xte.shape[0] * ens.n_trees * depth
         moved = Xte.nbytes + Xte.shape[0] * 4
         rec = {"trees": int(ens.n_trees), "auto_1M": auto_big, "auto_100": auto_small,
                "skltr_s": skltr_s, "skltr_latency_100_s": skltr_lat,
-               "placements_s": per_placement, "mean_leaf_depth": depth,
+               "placements_s": per_placement, "placements_100_rows_s": per_placement_100,
+               "calibrated_placements_s": calibrated, "mean_leaf_depth": depth,
                "node_visits_per_s": visits / skltr_s,
                "bandwidth_fraction": moved / skltr_s / 1e9 / copy_gbs}
+        if layout.qs is not None:
+            rec.update(quickscorer_docs_per_block=qs_docs,
+                       quickscorer_false_nodes_per_row=false_nodes,
+                       quickscorer_mask_ands_per_s=false_nodes * Xte.shape[0]
+                       / per_placement["quickscorer"])
         if name.startswith("xgboost"):
             booster_n = model
             booster_n.set_param({"device": "cuda"})

@@ -1,29 +1,17 @@
-"""Tahoe-style traversal of a ``TreeEnsemble`` on the GPU: one thread per row, trees in order.
+"""Tahoe-style traversal of a ``TreeEnsemble`` on the GPU, and the GPU backends' dispatch.
 
-The ensemble is laid out once (:class:`ForestLayout`): every tree's nodes in depth-first
-preorder, so that a node's left child is the next node and its right child sits at a stored
-offset, in 16-byte records::
-
-    Node { double v;      // threshold, or a leaf's contribution (value x tree weight, rounded
-                          //   as the CPU kernel rounds it: float32 products for float32 sums)
-           int feature;   // -1 at a leaf
-           int meta; }    // bits 0-7: NodeFlags; bits 8-31: offset of the right child
-
-Categorical sets stay in side arrays indexed by the node's new position. Forests routed and
-summed in float32 without categorical splits (XGBoost's) take an 8-byte record instead: the
-threshold as an order-preserving integer key of its float32 bits, and feature, default
-direction, missing type and right-child offset packed in one word, so that a node costs half
-the cache traffic and routing is integer compares (``_compact_nodes``). Routing is
-``skltr._cpu.traversal.go_left`` line for line, and each row sums its trees' contributions
-in tree order, in float64 or float32 as the CPU kernel does, then finishes the output as
-``finish_output`` does: the raw scores equal ``TreeEnsemble.predict_raw`` bit for bit.
+The ensemble is laid out once (:mod:`skltr._gpu.forest_layout`: preorder nodes, the more
+visited child next, 16- or 8-byte records). Routing is ``skltr._cpu.traversal.go_left`` line
+for line, and every row's trees are summed in tree order, in float64 or float32 as the CPU
+kernel does, then finished as ``finish_output`` does: raw scores equal
+``TreeEnsemble.predict_raw`` bit for bit in every placement.
 
 Placements (Xie et al., Tahoe), one kernel each; which is fastest depends on the forest's
 size, the number of features and the batch, so :meth:`ForestLayout.placement` times the
 eligible ones on the first batch of each size class and keeps the winner (``choices``):
 
 ``direct``
-    rows and nodes read from global memory (through the caches);
+    one thread per row, rows and nodes read from global memory (through the caches);
 ``shared_data``
     a block's rows copied to shared memory feature-major first (one coalesced load), so that
     the scattered feature reads of a traversal hit shared memory;
@@ -31,7 +19,18 @@ eligible ones on the first batch of each size class and keeps the winner (``choi
     the forest staged through shared memory a chunk of whole trees at a time, every thread of
     the block walking its row through the chunk (trees that do not fit make it ineligible);
 ``shared_both``
-    both: the block's rows and, in turn, each chunk of trees in shared memory.
+    both: the block's rows and, in turn, each chunk of trees in shared memory;
+``split_rows``
+    Tahoe's split shared forest: blocks over (rows, chunks of trees), each chunk in shared
+    memory; every walk stores its tree's contribution and ``sum_in_order`` adds a row's
+    contributions in tree order, so the sums stay exact (no atomics);
+``split_trees``
+    one thread per (row, tree), neighbouring threads on neighbouring trees of a shape-grouped
+    order (by depth, then size: a warp's walks end together), summed as ``split_rows``.
+
+The split placements give a small batch many blocks (the latency of one query); they buffer
+8 bytes per (row, tree), at most ``SPLIT_MAX_ENTRIES``. GPU-QuickScorer
+(:mod:`skltr._gpu.quickscorer`) is one more strategy of the same autotune for ``"auto"``.
 
 The routing rules and output precision are compile-time constants of the module (one
 compilation per rule set, cached by CuPy).
@@ -43,16 +42,24 @@ import math
 
 import cupy
 import numpy as np
-from numba import njit
 
-from .._dtypes import NodeFlags
 from ..trees._backends import Backend, register
 from ._compile import EXACT_FLOAT32, blocks, module
+from .forest_layout import forest_arrays, tree_chunks
 
-__all__ = ["ForestLayout", "PLACEMENTS", "build_forest_layout", "predict_raw"]
+__all__ = ["ForestLayout", "PLACEMENTS", "STRATEGIES", "build_forest_layout", "predict_raw"]
 
-#: The placements, in the order the autotune tries them.
-PLACEMENTS = ("direct", "shared_data", "shared_forest", "shared_both")
+#: The traversal placements, in the order the autotune tries them.
+PLACEMENTS = ("direct", "shared_data", "shared_forest", "shared_both", "split_rows",
+              "split_trees")
+#: Every strategy of the GPU backends: the traversal placements and GPU-QuickScorer.
+STRATEGIES = PLACEMENTS + ("quickscorer",)
+#: The placements that store every (row, tree) contribution before summing each row in order.
+SPLIT = ("split_rows", "split_trees")
+#: Most (row, tree) contributions a split placement buffers (8 bytes each: 256 MiB).
+SPLIT_MAX_ENTRIES = 1 << 25
+#: Node bytes of a split_rows block's chunk: small chunks give a small batch many blocks.
+SPLIT_BYTES = 8 * 1024
 #: Threads of a traversal block (shared_forest: SHARED_FOREST_THREADS; shared_data: as many
 #: rows as SHARED_BYTES holds, at most this).
 THREADS = 256
@@ -68,7 +75,7 @@ MAX_SHARED_BYTES = 227 * 1024
 #: data (47 ms) and fastest for the shared forest (benchmarks/results/predict_gpu-h100-*).
 SHARED_BYTES = 48 * 1024
 
-_SOURCE = r"""
+DEVICE_SOURCE = r"""
 #if COMPACT
 struct Node { u32 key; u32 packed; };      // see ForestLayout: the 8-byte float32 layout
 #else
@@ -83,6 +90,7 @@ struct Node { double v; int feature; int meta; };
 #define F_SET_RIGHT 16
 #define F_INVALID_DEFAULT 32
 #define F_TRUNC_FIRST 64
+#define HOT_RIGHT 128
 #define ZERO_THRESHOLD 1.0000000180025095e-35
 
 #if !COMPACT
@@ -127,7 +135,9 @@ __device__ __forceinline__ double walk(const Node* nd, i64 g0, const T* x, int s
         const Node n = nd[i];
         if (n.feature < 0) return n.v;
         const double xv = widen(x[(i64)n.feature * step]);
-        i += go_left(xv, n, g0 + i, cat_off, cat_nw, bits, missing) ? 1 : (n.meta >> 8);
+        const bool hot_right = (n.meta & HOT_RIGHT) != 0;   // the next record is the right child
+        i += go_left(xv, n, g0 + i, cat_off, cat_nw, bits, missing) != hot_right
+             ? 1 : (n.meta >> 8);
     }
 }
 
@@ -148,17 +158,16 @@ template <typename T>
 __device__ __forceinline__ double walk(const Node* nd, i64 g0, const T* x, int step,
                                        const int* cat_off, const int* cat_nw, const u32* bits,
                                        double missing) {
-    // packed: bits 0-15 feature (0xffff: leaf, key = its contribution's float32 bits),
-    // bit 16 default left, bits 17-18 missing type, bits 19-31 offset of the right child
+    // packed: bits 0-14 feature (0x7fff: leaf, key = its contribution's float32 bits),
+    // bit 15 the next record is the right child, bit 16 default left, bits 17-18 missing
+    // type, bits 19-31 offset of the other child
     int i = 0;
     while (true) {
         const Node n = nd[i];
-        const u32 f = n.packed & 0xffffu;
-        if (f == 0xffffu) return widen(__uint_as_float(n.key));
+        const u32 f = n.packed & 0x7fffu;
+        if (f == 0x7fffu) return widen(__uint_as_float(n.key));
         u32 b = x_bits(x[(i64)f * step]);
         if (b == 0x80000000u) b = 0u;                      // -0.0 compares as 0.0
-        const int step_right = (int)(n.packed >> 19);
-        const int to_default = ((n.packed >> 16) & 1u) ? 1 : step_right;
         const u32 mtype = (n.packed >> 17) & 3u;
         bool nan = (b & 0x7fffffffu) > 0x7f800000u;
         if (HAS_SENTINEL) {
@@ -166,15 +175,17 @@ __device__ __forceinline__ double walk(const Node* nd, i64 g0, const T* x, int s
             if (mb == 0x80000000u) mb = 0u;
             nan = nan || b == mb;
         }
-        if (nan) {
-            if (HAS_MISSING_NONE && mtype == 0u) b = 0u;
-            else { i += to_default; continue; }
+        bool left;
+        if (nan && !(HAS_MISSING_NONE && mtype == 0u)) {
+            left = ((n.packed >> 16) & 1u) != 0u;                // the default direction
+        } else if (HAS_MISSING_ZERO && !nan && mtype == 1u && (b & 0x7fffffffu) <= ZERO_BITS) {
+            left = ((n.packed >> 16) & 1u) != 0u;
+        } else {
+            if (nan) b = 0u;                                     // missing type none: 0.0
+            const u32 k = (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+            left = STRICT ? k < n.key : k <= n.key;
         }
-        if (HAS_MISSING_ZERO && mtype == 1u && (b & 0x7fffffffu) <= ZERO_BITS) {
-            i += to_default; continue;
-        }
-        const u32 k = (b & 0x80000000u) ? ~b : (b | 0x80000000u);
-        i += (STRICT ? k < n.key : k <= n.key) ? 1 : step_right;
+        i += left != (((n.packed >> 15) & 1u) != 0u) ? 1 : (int)(n.packed >> 19);
     }
 }
 #endif
@@ -207,6 +218,16 @@ __device__ __forceinline__ void acc_store(const Acc& a, const double* base,
     }
 }
 
+
+// the leading arguments of every scoring kernel
+#define ARGS const XT* __restrict__ X, i64 n, int n_cols, const Node* __restrict__ nodes, \
+    const i64* __restrict__ tree_start, const int* __restrict__ tree_out, int n_trees, \
+    const int* __restrict__ cat_off, const int* __restrict__ cat_nw, \
+    const u32* __restrict__ bits, const double* __restrict__ base, \
+    const double* __restrict__ counts, double missing, double* __restrict__ out
+"""
+
+_KERNELS = r"""
 extern "C" __global__ void to_float32(const double* in, u32* out, i64 n) {
     // float32 bits of doubles that hold float32 values (the -ftz cast would flush subnormals)
     const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
@@ -219,11 +240,6 @@ extern "C" __global__ void to_float32(const double* in, u32* out, i64 n) {
         out[i] = __float_as_uint((float)x);
 }
 
-#define ARGS const XT* __restrict__ X, i64 n, int n_cols, const Node* __restrict__ nodes, \
-    const i64* __restrict__ tree_start, const int* __restrict__ tree_out, int n_trees, \
-    const int* __restrict__ cat_off, const int* __restrict__ cat_nw, \
-    const u32* __restrict__ bits, const double* __restrict__ base, \
-    const double* __restrict__ counts, double missing, double* __restrict__ out
 
 extern "C" __global__ void direct(ARGS) {
     const i64 row = (i64)blockIdx.x * blockDim.x + threadIdx.x;
@@ -328,6 +344,60 @@ extern "C" __global__ void shared_both(ARGS, const int* __restrict__ chunk_tree,
     }
     if (live) acc_store(a, base, counts, out + (r0 + threadIdx.x) * NOUT);
 }
+
+// Split placements (after Tahoe's split shared forest): the trees are split over blocks,
+// every (row, tree) walk stores its contribution, and sum_in_order adds each row's in tree
+// order -- the CPU's order, so the sums are bit for bit the same (no atomics, no reordered
+// reduction). Many blocks for few rows: the latency of one small batch.
+
+extern "C" __global__ void split_rows(ARGS, const int* __restrict__ chunk_tree,
+                                      double* __restrict__ contrib) {
+    // block (row block, chunk): the chunk's trees staged in shared memory, each thread
+    // walks its row through them
+    extern __shared__ __align__(16) unsigned char smem[];
+    Node* sn = (Node*)smem;
+    const int t0 = chunk_tree[blockIdx.y], t1 = chunk_tree[blockIdx.y + 1];
+    const i64 g0 = tree_start[t0];
+    const int words = (int)(tree_start[t1] - g0) * (int)(sizeof(Node) / 8);
+    const i64* src = (const i64*)(nodes + g0);
+    i64* dst = (i64*)sn;
+    for (int k = threadIdx.x; k < words; k += blockDim.x) dst[k] = src[k];
+    __syncthreads();
+    const i64 row = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= n) return;
+    const XT* x = X + row * n_cols;
+    for (int t = t0; t < t1; ++t) {
+        const i64 s = tree_start[t];
+        contrib[row * n_trees + t] = walk(sn + (s - g0), s, x, 1, cat_off, cat_nw, bits,
+                                          missing);
+    }
+}
+
+extern "C" __global__ void split_trees(ARGS, const int* __restrict__ tree_order,
+                                       double* __restrict__ contrib) {
+    // one thread per (row, tree): neighbouring threads walk neighbouring trees of
+    // tree_order (trees of similar shape grouped, so that a warp's walks end together)
+    const i64 k = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n * n_trees) return;
+    const i64 row = k / n_trees;
+    const int t = tree_order[k - row * n_trees];
+    const i64 s = tree_start[t];
+    contrib[row * n_trees + t] = walk(nodes + s, s, X + row * n_cols, 1, cat_off, cat_nw,
+                                      bits, missing);
+}
+
+extern "C" __global__ void sum_in_order(const double* __restrict__ contrib, i64 n,
+                                        const int* __restrict__ tree_out, int n_trees,
+                                        const double* __restrict__ base,
+                                        const double* __restrict__ counts,
+                                        double* __restrict__ out) {
+    const i64 row = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= n) return;
+    const double* c = contrib + row * n_trees;
+    Acc a; acc_init(a, base);
+    for (int t = 0; t < n_trees; ++t) acc_add(a, NOUT == 1 ? 0 : tree_out[t], c[t]);
+    acc_store(a, base, counts, out + row * NOUT);
+}
 """
 
 
@@ -341,169 +411,162 @@ def _module(strict, f32_inputs, input_f32, has_sentinel, sum_f32, average, n_out
                "HAS_MISSING_NONE": has_missing_none, "HAS_MISSING_ZERO": has_missing_zero,
                "SUM_F32": sum_f32, "AVERAGE": average, "NOUT": n_outputs}
     xt = "typedef float XT;\n" if x_dtype == "float32" else "typedef double XT;\n"
-    return module(xt + EXACT_FLOAT32 + _SOURCE, defines)
-
-
-@njit(cache=True)
-def _preorder(tree_ptr, left, right):
-    """Old global index of every node in depth-first preorder (left child first), per tree."""
-    perm = np.empty(tree_ptr[-1], np.int64)
-    stack = np.empty(max(1, np.max(np.diff(tree_ptr)) if tree_ptr.size > 1 else 1), np.int64)
-    pos = 0
-    for t in range(tree_ptr.size - 1):
-        start = tree_ptr[t]
-        if tree_ptr[t + 1] == start:
-            continue
-        top = 0
-        stack[0] = 0
-        top = 1
-        while top > 0:
-            top -= 1
-            node = stack[top]
-            perm[pos] = start + node
-            pos += 1
-            if left[start + node] >= 0:
-                stack[top] = right[start + node]
-                stack[top + 1] = left[start + node]
-                top += 2
-    return perm[:pos]
+    return module(xt + EXACT_FLOAT32 + DEVICE_SOURCE + _KERNELS, defines)
 
 
 class ForestLayout:
-    """A ``TreeEnsemble`` on the GPU in the traversal kernels' layout (built once).
+    """A ``TreeEnsemble`` on the GPU, ready for the traversal kernels (and, when asked for,
+    GPU-QuickScorer), with the strategy chosen per batch size.
+
+    Parameters
+    ----------
+    ensemble : TreeEnsemble
+    visits : ndarray of int64 or None
+        Rows through each node (``skltr.trees._traversal.node_visits`` on calibration data):
+        the more visited child is stored next to its parent (see
+        :mod:`skltr._gpu.forest_layout`). Scores do not depend on it.
+    strategies : tuple of str
+        Among which :data:`STRATEGIES` to choose (``"quickscorer"`` needs trees of at most 64
+        leaves; the others are skipped where ineligible).
 
     Attributes
     ----------
     nbytes : int
         Device bytes of the tables.
     choices : dict
-        ``{batch size class: placement}`` chosen so far (size class: ``ceil(log2(rows))``).
+        ``{batch size class: strategy}`` chosen so far (size class: ``ceil(log2(rows))``).
     """
 
-    def __init__(self, ensemble):
+    def __init__(self, ensemble, visits=None, strategies=PLACEMENTS):
         from .._records import routing  # noqa: PLC0415
 
         e = ensemble
-        self._ensemble = e  # pickled as the ensemble: the tables are rebuilt on load
-        r = routing(e)
-        self.routing = r
+        self._ensemble, self._visits, self._strategies = e, visits, tuple(strategies)
+        self.routing = r = routing(e)
         self.n_outputs = int(e.n_outputs)
         self.input_rule = e.input_rule
-        tree_ptr = np.asarray(e.tree_ptr, np.int64)
-        perm = _preorder(tree_ptr, np.asarray(e.left, np.int64), np.asarray(e.right, np.int64))
-        n_nodes = perm.size
-        new_of_old = np.empty(max(tree_ptr[-1], 1), np.int64)
-        new_of_old[perm] = np.arange(n_nodes)
-        sizes = np.diff(tree_ptr)
-        tree_of_old = np.repeat(np.arange(sizes.size), sizes)
-        leaf = np.asarray(e.left)[perm] < 0
-        feature = np.where(leaf, -1, np.asarray(e.feature)[perm]).astype(np.int32)
-        weight = np.asarray(e.tree_weight, np.float64)[tree_of_old[perm]]
-        value = np.asarray(e.value, np.float64)[perm]
-        if r.sum_f32:  # as the CPU kernel: float32(float32(value) * float32(weight))
-            contrib = (value.astype(np.float32) * weight.astype(np.float32)).astype(np.float64)
-        else:
-            contrib = value * weight
-        v = np.where(leaf, contrib, np.asarray(e.threshold, np.float64)[perm])
-        start_old = tree_ptr[tree_of_old[perm]]
-        right_new = new_of_old[start_old + np.maximum(np.asarray(e.right)[perm], 0)]
-        offset = np.where(leaf, 0, right_new - np.arange(n_nodes))
-        if offset.max(initial=0) >= 2**23:
-            raise ValueError("a tree has more than 2**23 nodes: too large for the GPU layout.")
-        flags = np.asarray(e.flags, np.int64)[perm]
-        meta = (flags | (offset << 8)).astype(np.int32)
-        # the routing branches this forest needs: the others are compiled out
-        split = ~leaf
-        cat = split & ((flags & NodeFlags.CATEGORICAL) != 0)
-        kind = NodeFlags.missing_type(flags)
-        self.node_kinds = (int(cat.any()),
-                           int((split & ~cat & (kind == NodeFlags.MISSING_NONE)).any()),
-                           int((split & ~cat & (kind == NodeFlags.MISSING_ZERO)).any()))
-        self.compact = _compact_ok(e, r, v, leaf, feature, offset, self.node_kinds)
-        if self.compact:  # float32 keys and values, packed feature / flags / offset
-            rec = _compact_nodes(v, leaf, feature, flags, offset)
-        else:
-            rec = np.empty(max(n_nodes, 1), dtype=[("v", "<f8"), ("feature", "<i4"),
-                                                   ("meta", "<i4")])
-            rec["v"][:n_nodes], rec["feature"][:n_nodes], rec["meta"][:n_nodes] = (
-                v, feature, meta)
-        self.node_bytes = rec.dtype.itemsize
-        self.nodes = cupy.asarray(rec.view(np.uint8))
-        has_cat = e.cat_offset is not None and e.cat_nwords is not None
-        self.cat_off = cupy.asarray(np.asarray(e.cat_offset, np.int32)[perm] if has_cat
-                                    else np.zeros(1, np.int32))
-        self.cat_nw = cupy.asarray(np.asarray(e.cat_nwords, np.int32)[perm] if has_cat
-                                   else np.zeros(1, np.int32))
-        bits = e.cat_bitsets if has_cat and e.cat_bitsets is not None else None
-        self.bits = cupy.asarray(np.asarray(bits, np.uint32) if bits is not None and len(bits)
-                                 else np.zeros(1, np.uint32))
-        self.tree_start_d = cupy.asarray(tree_ptr)  # the preorder keeps every tree's size
+        fa = forest_arrays(e, r, visits)
+        self.compact, self.node_kinds = fa.compact, fa.node_kinds
+        self.node_bytes = fa.nodes.dtype.itemsize
+        self.nodes = cupy.asarray(fa.nodes.view(np.uint8))
+        self.cat_off, self.cat_nw = cupy.asarray(fa.cat_off), cupy.asarray(fa.cat_nw)
+        self.bits = cupy.asarray(fa.bits)
+        self.new_of_old = fa.new_of_old
+        self.tree_start_d = cupy.asarray(fa.tree_ptr)  # the preorder keeps every tree's size
         self.tree_out = cupy.asarray(np.asarray(e.tree_output, np.int32))
         self.base = cupy.asarray(np.asarray(e.base_score, np.float64))
         counts = np.bincount(np.asarray(e.tree_output, np.int64), minlength=self.n_outputs)
         self.counts = cupy.asarray(counts.astype(np.float64))
+        sizes = np.diff(fa.tree_ptr)
         self.n_trees = int(sizes.size)
-        max_tree = int(sizes.max(initial=0)) * self.node_bytes
-        self.chunks = (_tree_chunks(sizes, SHARED_BYTES, self.node_bytes)
-                       if max_tree <= SHARED_BYTES else None)
+        fits = int(sizes.max(initial=0)) * self.node_bytes <= SHARED_BYTES
+        self.chunks = (_device_chunks(sizes, SHARED_BYTES, self.node_bytes) if fits else None)
+        self.split_chunks = (_device_chunks(sizes, SPLIT_BYTES, self.node_bytes)
+                             if int(sizes.max(initial=0)) * self.node_bytes <= SPLIT_BYTES
+                             else self.chunks)
+        # trees of similar shape side by side for split_trees: by depth, then size
+        depth = e.depths() if e.n_nodes else np.zeros(0, np.int32)
+        tree_depth = (np.maximum.reduceat(depth, fa.tree_ptr[:-1]) if self.n_trees
+                      and e.n_nodes else np.zeros(self.n_trees, np.int32))
+        self.tree_order = cupy.asarray(
+            np.lexsort((np.arange(self.n_trees), sizes, tree_depth)).astype(np.int32))
+        self.qs = None
+        if "quickscorer" in self._strategies:
+            from .quickscorer import QuickScorerTables  # noqa: PLC0415 - uses this module
+
+            self.qs = QuickScorerTables.build(e, self)
         self.choices = {}
-        self.nbytes = int(sum(a.nbytes for a in (self.nodes, self.cat_off, self.cat_nw,
-                                                  self.bits, self.tree_start_d, self.tree_out)))
+        self.nbytes = int(sum(a.nbytes for a in (
+            self.nodes, self.cat_off, self.cat_nw, self.bits, self.tree_start_d,
+            self.tree_out, self.tree_order)) + (self.qs.nbytes if self.qs else 0))
 
     def __reduce__(self):
-        return (build_forest_layout, (self._ensemble,))
+        return (ForestLayout, (self._ensemble, self._visits, self._strategies))
 
     # ------------------------------------------------------------------ kernels
-    def _kernel(self, name, x_dtype):
+    def kernel(self, name, x_dtype):
+        """The compiled kernel ``name`` for inputs of ``x_dtype`` ("float32" / "float64")."""
+        return _module(*self.module_key(x_dtype)).get_function(name)
+
+    def module_key(self, x_dtype):
+        """The compile-time constants of this forest's kernels (the module cache key)."""
         r = self.routing
-        mod = _module(int(r.strict), int(r.f32_inputs), int(self.input_rule == "float32"),
-                      int(r.has_sentinel), int(r.sum_f32), int(r.average), self.n_outputs,
-                      x_dtype, self.node_kinds, int(self.compact))
-        return mod.get_function(name)
+        return (int(r.strict), int(r.f32_inputs), int(self.input_rule == "float32"),
+                int(r.has_sentinel), int(r.sum_f32), int(r.average), self.n_outputs, x_dtype,
+                self.node_kinds, int(self.compact))
+
+    def args(self, X, out):
+        """The arguments every traversal kernel starts with (``ARGS``)."""
+        return (X, np.int64(X.shape[0]), np.int32(X.shape[1]), self.nodes, self.tree_start_d,
+                self.tree_out, np.int32(self.n_trees), self.cat_off, self.cat_nw, self.bits,
+                self.base, self.counts, np.float64(self.routing.missing_value), out)
 
     def eligible(self, X):
-        """The placements that can run ``X`` (shared memory budgets)."""
-        out = ["direct"]
-        if X.shape[1] * 32 * X.dtype.itemsize <= SHARED_BYTES:
-            out.append("shared_data")
-        if self.chunks is not None:
-            out.append("shared_forest")
-            if self._both_bytes(X) <= MAX_SHARED_BYTES:
-                out.append("shared_both")
+        """The strategies that can run ``X`` (shared memory and buffer budgets)."""
+        n = X.shape[0]
+        out = []
+        for s in self._strategies:
+            if s == "shared_data":
+                ok = X.shape[1] * 32 * X.dtype.itemsize <= SHARED_BYTES
+            elif s in ("shared_forest", "split_rows"):
+                ok = self.chunks is not None
+            elif s == "shared_both":
+                ok = self.chunks is not None and self._both_bytes(X) <= MAX_SHARED_BYTES
+            elif s == "quickscorer":
+                ok = self.qs is not None
+            else:
+                ok = True
+            if s in SPLIT and n * self.n_trees > SPLIT_MAX_ENTRIES:
+                ok = False
+            if ok:
+                out.append(s)
         return out
 
     def _both_bytes(self, X):
         rows = -(-X.shape[1] * SHARED_BOTH_THREADS * X.dtype.itemsize // 16) * 16
         return rows + self.chunks[1]
 
-    def run(self, placement, X, out):
-        """Score ``X`` (CuPy, float32 / float64, C order) into ``out`` (n, n_outputs) float64."""
+    def run(self, strategy, X, out):
+        """Score ``X`` (CuPy, float32 / float64, C order) into ``out`` (n, n_outputs) float64
+        with ``strategy``."""
         n = X.shape[0]
         if n == 0:
             return
+        if strategy == "quickscorer":
+            return self.qs.run(self, X, out)
         name = "float32" if X.dtype == cupy.float32 else "float64"
-        args = (X, np.int64(n), np.int32(X.shape[1]), self.nodes, self.tree_start_d,
-                self.tree_out, np.int32(self.n_trees), self.cat_off, self.cat_nw, self.bits,
-                self.base, self.counts, np.float64(self.routing.missing_value), out)
-        kern = self._kernel(placement, name)
-        threads, smem = THREADS, 0
-        if placement == "shared_data":
+        args = self.args(X, out)
+        kern = self.kernel(strategy, name)
+        grid, threads, smem = (blocks(n, THREADS),), THREADS, 0
+        if strategy == "shared_data":
             per_row = X.shape[1] * X.dtype.itemsize
             threads = max(32, min(THREADS, SHARED_BYTES // max(per_row, 1) // 32 * 32))
-            smem = per_row * threads
-        elif placement == "shared_forest":
-            threads = SHARED_FOREST_THREADS
+            grid, smem = (blocks(n, threads),), per_row * threads
+        elif strategy in ("shared_forest", "shared_both"):
+            threads = SHARED_FOREST_THREADS if strategy == "shared_forest" else (
+                SHARED_BOTH_THREADS)
             chunk_tree, max_bytes = self.chunks
             args = args + (chunk_tree, np.int32(chunk_tree.size - 1))
-            smem = max_bytes
-        elif placement == "shared_both":
-            threads = SHARED_BOTH_THREADS
-            chunk_tree, _ = self.chunks
-            args = args + (chunk_tree, np.int32(chunk_tree.size - 1))
-            smem = self._both_bytes(X)
+            grid = (blocks(n, threads),)
+            smem = max_bytes if strategy == "shared_forest" else self._both_bytes(X)
+        elif strategy in SPLIT:
+            contrib = cupy.empty(n * self.n_trees, cupy.float64)
+            if strategy == "split_rows":
+                chunk_tree, smem = self.split_chunks
+                threads = 128 if n > 64 else 32 * -(-n // 32)
+                grid = (blocks(n, threads), int(chunk_tree.size - 1))
+                args = args + (chunk_tree, contrib)
+            else:
+                grid = (blocks(n * self.n_trees, THREADS),)
+                args = args + (self.tree_order, contrib)
         if smem > 48 * 1024:
             kern.max_dynamic_shared_size_bytes = smem
-        kern((blocks(n, threads),), (threads,), args, shared_mem=smem)
+        kern(grid, (threads,), args, shared_mem=smem)
+        if strategy in SPLIT:
+            self.kernel("sum_in_order", name)(
+                (blocks(n, 128),), (128,), (contrib, np.int64(n), self.tree_out,
+                                            np.int32(self.n_trees), self.base, self.counts,
+                                            out))
 
     def to_float32(self, out):
         """``out`` (float64 holding float32 values) as float32 on the device, subnormals
@@ -511,13 +574,13 @@ class ForestLayout:
         bits = cupy.empty(out.shape, cupy.uint32)
         n, t = out.size, THREADS
         if n:
-            self._kernel("to_float32", "float64")((blocks(n, t),), (t,),
-                                                  (out, bits, np.int64(n)))
+            self.kernel("to_float32", "float64")((blocks(n, t),), (t,),
+                                                 (out, bits, np.int64(n)))
         return bits.view(cupy.float32)
 
     def placement(self, X, out):
-        """The placement for a batch like ``X``: measured on the first batch of its size class
-        (every eligible placement run once warm, CUDA events), then remembered."""
+        """The strategy for a batch like ``X``: measured on the first batch of its size class
+        (every eligible strategy run once warm, CUDA events), then remembered."""
         key = max(0, math.ceil(math.log2(max(X.shape[0], 1))))
         if key not in self.choices:
             candidates = self.eligible(X)
@@ -537,55 +600,15 @@ class ForestLayout:
         return self.choices[key]
 
 
-def _compact_ok(e, r, v, leaf, feature, offset, node_kinds):
-    """Whether the 8-byte layout reproduces the ensemble: float32 routing and float32 sums,
-    no categorical node, every threshold a float32, features and offsets that fit."""
-    split = ~leaf
-    t = v[split]
-    with np.errstate(over="ignore"):
-        f32 = bool(np.all(t.astype(np.float32).astype(np.float64) == t))
-    return bool(r.f32_inputs and r.sum_f32 and not node_kinds[0] and f32
-                and feature.max(initial=0) < 0xFFFF and offset.max(initial=0) < 2**13)
+def _device_chunks(sizes, budget, node_bytes):
+    starts, largest = tree_chunks(sizes, budget, node_bytes)
+    return cupy.asarray(starts), largest
 
 
-def _compact_nodes(v, leaf, feature, flags, offset):
-    """The 8-byte records: ``key`` (an internal node's threshold as an order-preserving key of
-    its float32 bits, -0.0 as 0.0; a leaf's contribution as float32 bits) and ``packed``
-    (feature or 0xffff, default-left bit 16, missing type bits 17-18, offset bits 19-31)."""
-    bits = v.astype(np.float32).view(np.uint32).astype(np.uint64)
-    b = np.where(bits == 0x80000000, 0, bits)
-    key = np.where(b & 0x80000000, ~b & 0xFFFFFFFF, b | 0x80000000)
-    key = np.where(leaf, bits, key)
-    dl = (flags & NodeFlags.DEFAULT_LEFT) != 0
-    packed = (np.where(leaf, 0xFFFF, feature).astype(np.uint64) | (dl.astype(np.uint64) << 16)
-              | (NodeFlags.missing_type(flags).astype(np.uint64) << 17)
-              | (offset.astype(np.uint64) << 19))
-    rec = np.empty(max(v.size, 1), dtype=[("key", "<u4"), ("packed", "<u4")])
-    rec["key"][:v.size], rec["packed"][:v.size] = key, packed
-    return rec
-
-
-def _tree_chunks(sizes, budget, node_bytes):
-    """Chunks of consecutive whole trees of at most ``budget`` bytes of nodes: (first tree of
-    each chunk then n_trees as a CuPy int32 array, the largest chunk's bytes)."""
-    per = budget // node_bytes
-    starts, used, largest = [0], 0, 0
-    for t, s in enumerate(sizes):
-        if used + s > per:
-            starts.append(t)
-            largest = max(largest, used)
-            used = 0
-        used += int(s)
-    largest = max(largest, used)
-    starts.append(len(sizes))
-    if len(sizes) == 0:
-        starts = [0, 0]
-    return cupy.asarray(np.asarray(starts, np.int32)), max(largest * node_bytes, 16)
-
-
-def build_forest_layout(ensemble) -> ForestLayout:
-    """:class:`ForestLayout` of ``ensemble`` on the current GPU."""
-    return ForestLayout(ensemble)
+def build_forest_layout(ensemble, visits=None) -> ForestLayout:
+    """:class:`ForestLayout` of ``ensemble`` for the traversal placements, on the current
+    GPU."""
+    return ForestLayout(ensemble, visits, PLACEMENTS)
 
 
 def device_input(ensemble, X):
@@ -635,4 +658,17 @@ def predict_raw(ensemble, layout, X, n_jobs=None):
     return out if on_device or not isinstance(out, cupy.ndarray) else out.get()
 
 
+def _auto_strategies(ensemble):
+    """``"auto"``: the traversal placements, and GPU-QuickScorer where the CPU's ``auto``
+    would take QuickScorer (most trees of at most 64 leaves, not stumps)."""
+    from ..trees._backends import choose_backend  # noqa: PLC0415
+
+    return STRATEGIES if choose_backend(ensemble) == "quickscorer" else PLACEMENTS
+
+
 register(Backend("gpu_traversal", "cuda", build_forest_layout, predict_raw))
+register(Backend("gpu_quickscorer", "cuda",
+                 lambda e, visits=None: ForestLayout(e, visits, ("quickscorer",)), predict_raw))
+register(Backend("gpu_auto", "cuda",
+                 lambda e, visits=None: ForestLayout(e, visits, _auto_strategies(e)),
+                 predict_raw))

@@ -73,13 +73,13 @@ class QuickScorerPredictor(VersionedPickleMixin, MetaEstimatorMixin, BaseEstimat
         on the GPU (CuPy). The scores are the CPU backends', bit for bit.
     backend : {"auto", "quickscorer", "traversal"}, default="auto"
         ``"quickscorer"`` (trees with more than 64 leaves are traversed one by one inside the
-        same kernel), ``"traversal"`` (node-by-node walk), or ``"auto"`` (on the CPU
-        QuickScorer unless most trees have more than 64 leaves or are stumps:
-        ``choose_backend`` in ``skltr/trees/_backends.py``; on a GPU the traversal backend,
-        whose placement of rows and nodes in memory is measured per batch size:
-        ``placements_``). The QuickScorer method is reported to be patented in some
-        jurisdictions; ``"traversal"`` avoids it. GPU-QuickScorer is not built yet:
-        ``backend="quickscorer"`` with a GPU raises NotImplementedError.
+        same kernel), ``"traversal"`` (node-by-node walk), or ``"auto"``. On the CPU
+        ``"auto"`` is QuickScorer unless most trees have more than 64 leaves or are stumps
+        (``choose_backend`` in ``skltr/trees/_backends.py``). On a GPU, ``"traversal"``
+        measures its placements of rows and nodes per batch size, ``"quickscorer"`` is
+        GPU-QuickScorer, and ``"auto"`` measures both per batch size and keeps the fastest
+        (``placements_``). The QuickScorer method is reported to be patented in some
+        jurisdictions; ``"traversal"`` avoids it.
     n_jobs : int, optional
         Threads (None: all of numba's threads).
     tree_block : int, default=1024
@@ -91,11 +91,15 @@ class QuickScorerPredictor(VersionedPickleMixin, MetaEstimatorMixin, BaseEstimat
     source_model_ : estimator or None
         The fitted source model (None when loaded from a file).
     backend_ : str
-        The backend in use (``"quickscorer"``, ``"traversal"``, ``"gpu_traversal"``).
+        The backend in use (``"quickscorer"``, ``"traversal"``; on a GPU ``"gpu_auto"``,
+        ``"gpu_traversal"``, ``"gpu_quickscorer"``).
     placements_ : dict
-        GPU traversal only: ``{batch size class: placement}`` chosen so far by measurement
-        (size class ``ceil(log2(rows))``; placements ``"direct"``, ``"shared_data"``,
-        ``"shared_forest"``, ``"shared_both"``, see ``skltr/_gpu/traversal.py``).
+        GPU only: ``{batch size class: strategy}`` chosen so far by measurement (size class
+        ``ceil(log2(rows))``; strategies ``"direct"``, ``"shared_data"``,
+        ``"shared_forest"``, ``"shared_both"``, ``"split_rows"``, ``"split_trees"``,
+        ``"quickscorer"``; see ``skltr/_gpu/traversal.py``).
+    node_visits_ : ndarray of int64
+        Present after :meth:`calibrate`: rows of the calibration data through each node.
     layout_nbytes_ : int
         Size of the backend's tables in bytes (0 for traversal).
     n_features_in_ : int
@@ -183,6 +187,8 @@ class QuickScorerPredictor(VersionedPickleMixin, MetaEstimatorMixin, BaseEstimat
         self.device_ = device  # a Device
         self.layout_ = layout
         self.layout_nbytes_ = backend.table_bytes(layout)
+        if hasattr(self, "node_visits_"):  # a new model: the old calibration does not apply
+            del self.node_visits_
         self.n_features_in_ = ensemble.n_features
         names = getattr(source, "feature_names_in_", None)
         if names is not None:
@@ -232,6 +238,35 @@ class QuickScorerPredictor(VersionedPickleMixin, MetaEstimatorMixin, BaseEstimat
 
     def _device(self):
         return getattr(self, "device_", None) or Device("cpu", 0)
+
+    def calibrate(self, X):
+        """Order the GPU layout by how often rows like ``X`` visit each node.
+
+        The child that more rows of ``X`` take is stored right after its parent (Tahoe's
+        visit-frequency order), so the common path of a walk reads consecutive nodes. Scores
+        are unchanged, bit for bit; only their speed depends on ``X``. GPU only.
+
+        Parameters
+        ----------
+        X : array-like, CuPy array, DataFrame or sparse matrix
+            Calibration rows (training rows, or a sample of the traffic to score).
+
+        Returns
+        -------
+        self
+        """
+        check_is_fitted(self, "ensemble_")
+        if not self._device().is_gpu:
+            raise ValueError("calibrate orders the GPU layout; this predictor scores on the "
+                             "CPU. Use device='cuda' to score on a GPU.")
+        from ..trees._traversal import node_visits  # noqa: PLC0415
+
+        X = self._validated(X.get() if _is_cupy(X) else X)
+        visits = node_visits(self.ensemble_, X, n_jobs=self.n_jobs)
+        with _on(self._device()):
+            layout = BACKENDS[self.backend_].layout(self.ensemble_, visits=visits)
+        self.layout_, self.node_visits_ = layout, visits
+        return self
 
     @property
     def placements_(self):

@@ -75,8 +75,9 @@ BACKENDS = {
 }
 
 
-#: The backend each ``backend=`` name means on a GPU.
-GPU_NAMES = {"auto": "gpu_traversal", "traversal": "gpu_traversal",
+#: The backend each ``backend=`` name means on a GPU (``gpu_auto`` measures the traversal
+#: placements and GPU-QuickScorer per batch size and keeps the fastest).
+GPU_NAMES = {"auto": "gpu_auto", "traversal": "gpu_traversal",
              "quickscorer": "gpu_quickscorer"}
 
 
@@ -97,12 +98,8 @@ def choose_backend(ensemble) -> str:
 
 def get_backend(name, ensemble, device="cpu") -> Backend:
     """The :class:`Backend` called ``name`` on ``device`` (``"cpu"`` or ``"cuda"``;
-    ``"auto"``: :func:`choose_backend` on the CPU, GPU traversal on a GPU)."""
+    ``"auto"``: :func:`choose_backend` on the CPU, ``gpu_auto`` on a GPU). The GPU backends
+    must have been registered (importing ``skltr._gpu.traversal`` does it)."""
     if device == "cuda":
-        key = GPU_NAMES[name]
-        if key not in BACKENDS:
-            raise NotImplementedError(
-                f"backend={name!r} has no GPU implementation yet; use backend='traversal' "
-                f"(or 'auto') on the GPU, or device='cpu'.")
-        return BACKENDS[key]
+        return BACKENDS[GPU_NAMES[name]]
     return BACKENDS[choose_backend(ensemble) if name == "auto" else name]

@@ -52,3 +52,24 @@ def apply(ensemble, X, *, n_jobs=None) -> np.ndarray:
                              e.cat_offset, e.cat_nwords, e.cat_bitsets, r.strict, r.f32_inputs,
                              r.missing_value, r.has_sentinel, out)
     return out
+
+
+def node_visits(ensemble, X, *, n_jobs=None, chunk_rows=65536) -> np.ndarray:
+    """How many rows of ``X`` pass through each node (int64, the ensemble's node order): the
+    visit counts a layout orders children by. ``X`` dense or CSR / CSC."""
+    e = ensemble
+    tp = np.asarray(e.tree_ptr, np.int64)
+    visits = np.zeros(max(int(tp[-1]), 1), np.int64)
+    for r0 in range(0, X.shape[0], chunk_rows):
+        leaves = apply(e, X[r0:r0 + chunk_rows], n_jobs=n_jobs).astype(np.int64) + tp[:-1]
+        visits += np.bincount(leaves.ravel(), minlength=visits.size)
+    # an internal node's count is its children's: repeat until every level has been summed
+    internal = np.flatnonzero(np.asarray(e.left) >= 0)
+    base = tp[np.repeat(np.arange(tp.size - 1), np.diff(tp))][internal]
+    lg, rg = base + np.asarray(e.left)[internal], base + np.asarray(e.right)[internal]
+    while internal.size:
+        summed = visits[lg] + visits[rg]
+        if np.array_equal(summed, visits[internal]):
+            break
+        visits[internal] = summed
+    return visits[:int(tp[-1])]

@@ -195,3 +195,19 @@ def test_quickscorer_walks_trees_of_more_than_64_leaves(monkeypatch):
     layout = gt.ForestLayout(ens, None, gt.STRATEGIES)
     assert not set(gt.SPLIT) & set(layout.eligible(gt.device_input(ens, X)))
     assert set(gt.SPLIT) <= set(layout.eligible(gt.device_input(ens, X[:100])))
+
+
+def test_fit_on_a_gpu_orders_the_layout_by_the_training_rows(monkeypatch):
+    from skltr.ranking import _quickscorer_predictor as qp
+
+    X, y, qid = make_ranking(n_queries=40, docs_per_query=25, n_features=8, n_informative=4,
+                             random_state=8)
+    monkeypatch.setattr(qp, "CALIBRATION_ROWS", 300)
+    qs = QuickScorerPredictor(GPUHistGBDTRanker(n_estimators=8, random_state=0),
+                              device="cuda").fit(X, y, qid=qid)
+    rows = np.linspace(0, X.shape[0] - 1, 300).astype(np.intp)
+    np.testing.assert_array_equal(qs.node_visits_, node_visits(qs.ensemble_, X[rows]))
+    np.testing.assert_array_equal(qs.predict(X), qs.ensemble_.predict_raw(X))
+    cpu = QuickScorerPredictor(GPUHistGBDTRanker(n_estimators=8, random_state=0)).fit(
+        X, y, qid=qid)
+    assert not hasattr(cpu, "node_visits_")

@@ -106,7 +106,9 @@ def forest_arrays(ensemble, routing, visits=None) -> ForestArrays:
     weight = np.asarray(e.tree_weight, np.float64)[tree_of_old[perm]]
     value = np.asarray(e.value, np.float64)[perm]
     if r.sum_f32:  # as the CPU kernel: float32(float32(value) * float32(weight))
-        contrib = (value.astype(np.float32) * weight.astype(np.float32)).astype(np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is the sum's too
+            contrib = (value.astype(np.float32) * weight.astype(np.float32)).astype(
+                np.float64)
     else:
         contrib = value * weight
     v = np.where(leaf, contrib, np.asarray(e.threshold, np.float64)[perm])

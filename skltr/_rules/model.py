@@ -21,9 +21,10 @@ from typing import NamedTuple
 import numpy as np
 
 from .._cpu.rules import build_item_bits, splitmix64_range
-from .intervals import n_items
+from ..utils._threads import numba_threads
+from .intervals import fit_intervals, n_items
 
-__all__ = ["RuleModel", "TrainingSet", "build_model", "training_set", "item_keys",
+__all__ = ["RuleModel", "TrainingSet", "build_model", "fit_rules", "training_set", "item_keys",
            "prime_reciprocals"]
 
 #: Bitmap words (bit i of word w is document 64 w + i of a level).
@@ -138,3 +139,18 @@ def build_model(train: TrainingSet, intervals) -> RuleModel:
         item_support=counts.sum(axis=1).astype(np.int32), level_doc_ptr=ldp,
         level_word_ptr=lwp, item_key=item_keys(total_items),
         item_recip=prime_reciprocals(total_items), levels=levels)
+
+
+def fit_rules(X, y, *, discretization, n_bins, seed, n_jobs=None):
+    """Discretise the training rows ``X`` (float64) with labels ``y`` and store them.
+
+    Returns ``(Intervals, TrainingSet, RuleModel)``.
+    """
+    levels, level_idx = np.unique(np.asarray(y, dtype=np.float64), return_inverse=True)
+    with numba_threads(n_jobs):
+        intervals, codes = fit_intervals(X, level_idx, levels.size,
+                                         discretization=discretization, n_bins=n_bins,
+                                         seed=seed, n_jobs=n_jobs)
+        train = training_set(codes, y)
+        model = build_model(train, intervals)
+    return intervals, train, model

@@ -23,13 +23,15 @@ import numba
 import numpy as np
 
 from .._cpu.combinadic import binomials
-from .._cpu.rules import HASH_PRIME, HASH_SPLITMIX, N_WORK, NO_ITEM, rule_stats
+from .._device import Device, resolve_device
+from .._cpu.rules import HASH_PRIME, HASH_SPLITMIX, N_WORK, NO_ITEM, min_counts, rule_stats
 from ..utils._threads import numba_threads
 from .model import RuleModel
 from .scoring import confidence_shift, prior_score, scores
 
-__all__ = ["CPURuleKernels", "RuleParams", "RuleStats", "RuleWork", "HASH_KINDS",
-           "doc_tasks", "kernels_for", "make_params", "predict_scores"]
+__all__ = ["CPURuleKernels", "RuleDevice", "RuleParams", "RuleStats", "RuleWork",
+           "HASH_KINDS", "doc_tasks", "kernels_for", "make_params", "predict_scores",
+           "resolve_rule_device"]
 
 #: Cache key functions by name (``make_params(hash=...)``); see ``docs/user_guide/
 #: rule_ranker.rst`` for the measurement behind the default.
@@ -37,7 +39,7 @@ HASH_KINDS = {"splitmix": HASH_SPLITMIX, "prime": HASH_PRIME}
 
 #: A node keeps its documents as a list once its support is below this many times the
 #: bitmap's words (measured: ``docs/user_guide/rule_ranker.rst``).
-LIST_THRESHOLD_PER_WORD = 4
+LIST_THRESHOLD_PER_WORD = 1
 #: Slots inspected by a cache look-up before it gives up (and evicts the home slot).
 MAX_PROBE = 8
 #: Tasks per thread when a call has few documents: a document's pairs are split so that
@@ -48,7 +50,8 @@ TASKS_PER_THREAD = 4
 class RuleParams(NamedTuple):
     """Scalars of one predict call, as the kernels read them (fixed types: one signature).
 
-    ``shift``: fixed-point bits of a confidence (``scoring.confidence_shift``);
+    ``shift``: fixed-point bits of a confidence (``scoring.confidence_shift``), ``scale``
+    ``2.0**shift``;
     ``list_threshold``: a node with a smaller support keeps a document list, not a bitmap;
     ``hash_kind``: cache key (``HASH_KINDS``); ``cache_shift``: ``64 - log2(cache slots)``;
     ``digest``: also sum the rules' digests (for tests).
@@ -58,6 +61,7 @@ class RuleParams(NamedTuple):
     min_support: int
     min_confidence: float
     shift: int
+    scale: float
     list_threshold: int
     hash_kind: int
     max_probe: int
@@ -83,7 +87,8 @@ class RuleWork(NamedTuple):
     ``bm`` with its non-zero words ``nzw`` (``nnz`` of them; ``nz_lofs``: where each level
     starts among them) or document list ``lst`` (``lofs``: level offsets); its children's
     level counts ``cc[d, level, column]`` and supports ``csup[d, column]``; its last item,
-    key, prime fingerprint and next child (``s_*``). Cache slot ``s`` holds an itemset of
+    key, prime fingerprint, children's positions ``s_lo:s_hi`` and next child
+    (``s_*``). Cache slot ``s`` holds an itemset of
     ``c_size[s]`` items (0: empty), its key and its level counts.
     """
 
@@ -102,6 +107,8 @@ class RuleWork(NamedTuple):
     s_key: np.ndarray
     s_fp: np.ndarray
     s_next: np.ndarray
+    s_lo: np.ndarray
+    s_hi: np.ndarray
     c_size: np.ndarray
     c_keys: np.ndarray
     c_items: np.ndarray
@@ -122,10 +129,10 @@ def make_params(model: RuleModel, *, max_rule_size, min_support, min_confidence,
     slots = cache_slots(int(cache_size))
     if list_threshold is None:
         list_threshold = LIST_THRESHOLD_PER_WORD * model.n_words
+    shift = confidence_shift(model.n_train, n_cols, max_rule_size)
     return RuleParams(
         max_rule_size=int(max_rule_size), min_support=int(min_support),
-        min_confidence=float(min_confidence),
-        shift=confidence_shift(model.n_train, n_cols, max_rule_size),
+        min_confidence=float(min_confidence), shift=shift, scale=float(2.0 ** shift),
         list_threshold=int(list_threshold), hash_kind=int(HASH_KINDS[hash]),
         max_probe=MAX_PROBE, cache_shift=64 - int(math.log2(slots)) if slots > 1 else 63,
         digest=bool(digest))
@@ -149,6 +156,7 @@ def rule_work(model: RuleModel, max_rule_size, n_threads, cache_size) -> RuleWor
         csup=np.zeros((T, depth, n_cols), np.int64),
         s_item=np.zeros((T, depth), np.int64), s_key=np.zeros((T, depth), np.uint64),
         s_fp=np.zeros((T, depth), np.float64), s_next=np.zeros((T, depth), np.int64),
+        s_lo=np.zeros((T, depth), np.int64), s_hi=np.zeros((T, depth), np.int64),
         c_size=np.zeros((T, slots), np.int8), c_keys=np.zeros((T, slots), np.uint64),
         c_items=np.zeros((T, slots, K), np.int64),
         c_counts=np.zeros((T, slots, n_levels), np.int32),
@@ -206,6 +214,7 @@ class CPURuleKernels:
         self.n_jobs = n_jobs
         n_cols = model.train_codes.shape[1]
         self.binom = binomials(max(n_cols, 2), 2)
+        self.min_count = min_counts(model.n_train, params.min_support, params.min_confidence)
 
     def rule_stats(self, codes) -> RuleStats:
         """The :class:`RuleStats` of the documents whose item codes are ``codes`` (uint8,
@@ -224,7 +233,8 @@ class CPURuleKernels:
                    np.zeros((n_tasks, N_WORK), np.int64))
             work = rule_work(model, p.max_rule_size, n_threads, self.cache_size)
             if n_tasks:
-                rule_stats(model, p, codes, task_doc, r0, r1, self.binom, work, *out)
+                rule_stats(model, p, self.min_count, codes, task_doc, r0, r1, self.binom, work,
+                           *out)
         return RuleStats(*(_sum_by_doc(a, task_doc, n_docs) for a in out))
 
 
@@ -238,11 +248,34 @@ def _sum_by_doc(per_task, task_doc, n_docs):
     return out
 
 
-def kernels_for(device):
-    """The rule kernels class of a resolved ``device`` (the one place devices branch)."""
+class RuleDevice(NamedTuple):
+    """A resolved ``device`` of the rule ranker: one :class:`~skltr._device.Device`, or
+    every visible GPU (``"cuda:all"``: documents split across them, one host thread each)."""
+
+    device: Device
+    all_gpus: bool = False
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.device.is_gpu
+
+    def __str__(self) -> str:
+        return "cuda:all" if self.all_gpus else str(self.device)
+
+
+def resolve_rule_device(device) -> RuleDevice:
+    """``resolve_device`` plus ``"cuda:all"`` (which needs CuPy and a GPU as ``"cuda"``)."""
+    if isinstance(device, str) and device.strip().lower() == "cuda:all":
+        return RuleDevice(resolve_device("cuda"), True)
+    return RuleDevice(resolve_device(device), False)
+
+
+def kernels_for(device: RuleDevice):
+    """The rule kernels class of a resolved device (the one place devices branch)."""
     if device.is_gpu:
         raise NotImplementedError(
-            "OnDemandRuleRanker has no GPU kernels yet: fit and predict with device='cpu'.")
+            f"OnDemandRuleRanker has no GPU kernels yet (device={str(device)!r}); use "
+            f"device='cpu'.")
     return CPURuleKernels
 
 

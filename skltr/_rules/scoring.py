@@ -15,8 +15,9 @@ A document without any rule (no itemset of its items passes ``min_support`` and
 ``min_confidence``) gets the **training prior**, ``sum_r r * n_r / n``: the expected relevance
 of a training document, the score of the empty antecedent.
 
-The fixed-point scale ``shift`` is the largest (at most 40 bits) for which neither a rule's
-``count << shift`` nor the sum of a document's confidences can exceed 2**63 - 1.
+The fixed-point scale ``shift`` is the largest (at most 40 bits) for which the sum of a
+document's confidences cannot exceed 2**63 - 1 and a float64 division gives the exact
+integer quotient (``shift <= 52 - bits of n_train``: ``skltr._cpu.rules.confidence_fixed``).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def confidence_shift(n_train, n_cols, max_rule_size):
         itemsets = max_itemsets(n_cols, max_rule_size)
     except OverflowError:
         itemsets = 2**62
-    shift = min(MAX_SHIFT, 62 - int(n_train).bit_length(), 62 - int(itemsets).bit_length())
+    shift = min(MAX_SHIFT, 52 - int(n_train).bit_length(), 62 - int(itemsets).bit_length())
     if shift < MIN_SHIFT:
         raise ValueError(
             f"max_rule_size={max_rule_size} over {n_cols} used features makes up to "

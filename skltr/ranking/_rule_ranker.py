@@ -71,9 +71,11 @@ class OnDemandRuleRanker(BaseRanker):
         ``"mdl"``: a cap on the accepted cuts, coarsest first (None: no cap, as LRAR).
     cache_size : int or None, default=None
         Entries of each thread's itemset cache (open addressing, linear probing, keys
-        verified); 0 turns it off, None takes the device's default: off on the CPU,
-        where a look-up measured slower than the AND + popcount it saves (see the user
-        guide). The scores never depend on it.
+        verified), shared by the documents of a ``predict`` call; 0 turns it off. None
+        takes the device's default: on the CPU, 65,536 entries from 1,024 bitmap words
+        (65,536 training documents) up and off below, where a look-up measured slower
+        than the AND + popcount it saves (see the user guide). The scores never depend
+        on it.
     device : {"cpu", "cuda", "cuda:N", "cuda:all", "auto"}, default="cpu"
         Where ``predict`` counts the rules; ``"cuda:all"`` splits the documents over every
         visible GPU. The GPU kernels are not written yet: a CUDA device raises
@@ -213,10 +215,13 @@ class OnDemandRuleRanker(BaseRanker):
 
         return make_params(self._model, max_rule_size=self.max_rule_size,
                            min_support=self.min_support, min_confidence=self.min_confidence,
-                           cache_size=self._cache_entries(), digest=digest)
+                           cache_size=self._cache_entries(self._kernels_class()),
+                           digest=digest)
 
-    def _cache_entries(self):
-        return 0 if self.cache_size is None else int(self.cache_size)
+    def _cache_entries(self, kernels_class):
+        if self.cache_size is None:
+            return kernels_class.default_cache_size(self._model)
+        return int(self.cache_size)
 
     def _intervals(self):
         from .._rules.intervals import Intervals  # noqa: PLC0415
@@ -224,17 +229,22 @@ class OnDemandRuleRanker(BaseRanker):
         return Intervals(self.cut_ptr_, self.cut_values_, self.has_missing_,
                          self.used_features_)
 
-    def _kernels(self, params):
+    def _kernels_class(self):
+        """The kernels of the fitted device; the CPU's when it is a GPU this machine lacks
+        (a model fitted on a GPU predicts anywhere, with the same scores)."""
+        from .._device import Device  # noqa: PLC0415
         from .._rules.ranking import RuleDevice, kernels_for, resolve_rule_device  # noqa: PLC0415
 
         try:
             device = resolve_rule_device(self.device_)
-        except (ImportError, RuntimeError, ValueError):  # fitted on a GPU, scored without one
-            from .._device import Device  # noqa: PLC0415
-
+        except (ImportError, RuntimeError, ValueError):
             device = RuleDevice(Device("cpu"))
-        return kernels_for(device)(self._model, params, cache_size=self._cache_entries(),
-                                   n_jobs=self.n_jobs)
+        return kernels_for(device)
+
+    def _kernels(self, params):
+        cls = self._kernels_class()
+        return cls(self._model, params, cache_size=self._cache_entries(cls),
+                   n_jobs=self.n_jobs)
 
     def _predict(self, X):
         from .._rules.intervals import transform  # noqa: PLC0415

@@ -133,7 +133,7 @@ def fingerprint_clashes(n_items):
     from skltr._rules.model import item_keys, prime_reciprocals
 
     recip, keys = prime_reciprocals(n_items), item_keys(n_items)
-    i, j, k = np.array(list(_triples(n_items))).T
+    i, j, k = _triples(n_items)
     prime = ((recip[i] + recip[j]) + recip[k]) * 2.0 ** 62  # summed in ascending order
     prime_keys = prime.astype(np.int64)
     split = keys[i] + keys[j] + keys[k]
@@ -145,10 +145,12 @@ def fingerprint_clashes(n_items):
 
 
 def _triples(n):
-    for a in range(n):
-        for b in range(a + 1, n):
-            for c in range(b + 1, n):
-                yield a, b, c
+    """Every ``a < b < c`` below ``n`` as three arrays."""
+    parts = []
+    for a in range(n - 2):
+        b, c = np.triu_indices(n - a - 1, 1)
+        parts.append((np.full(b.size, a), b + a + 1, c + a + 1))
+    return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))
 
 
 def cache_study(X, y, qid, Xt, qt, threads):

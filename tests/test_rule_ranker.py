@@ -49,8 +49,9 @@ def naive_setup(X, y, intervals):
 
 
 def make_kernels(device, model, params, cache_size, n_jobs=None):
-    return kernels_for(resolve_rule_device(device))(model, params, cache_size=cache_size,
-                                                    n_jobs=n_jobs)
+    device = resolve_rule_device(device)
+    return kernels_for(device)(model, params, cache_size=cache_size, n_jobs=n_jobs,
+                               device=device)
 
 
 def run_rules_equal_naive(device, seed, disc, K, min_support, min_confidence, list_threshold,
@@ -434,6 +435,8 @@ def test_devices():
         kernels_for(engine.RuleDevice(Device("cuda", 0), True))
     assert str(engine.RuleDevice(Device("cuda", 0), True)) == "cuda:all"
     assert kernels_for(resolve_rule_device("cpu")) is CPURuleKernels
+    with pytest.raises(ValueError, match="on the CPU"):
+        CPURuleKernels(None, None, cache_size=0, device=engine.RuleDevice(Device("cuda", 1)))
 
 
 def test_random_state_only_seeds_the_quantile_sample():
@@ -532,3 +535,12 @@ def test_cli_train_rules(tmp_path, capsys):
     assert main(["train", str(train), "-o", str(model), "--ranker", "rules",
                  "--early-stopping", "on"]) == 2
     assert "learns no rounds" in capsys.readouterr().err
+
+
+def test_docstring_example_runs():
+    import doctest
+
+    import skltr.ranking._rule_ranker as module
+
+    result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0, result

@@ -212,9 +212,15 @@ class CPURuleKernels:
         Entries of each thread's itemset cache (0: none).
     n_jobs : int or None
         Threads (``skltr.utils._threads.numba_threads`` semantics).
+    device : RuleDevice or None
+        The resolved device (the GPU's kernels read its index, or ``all_gpus``); the CPU's
+        must be the CPU.
     """
 
-    def __init__(self, model: RuleModel, params: RuleParams, *, cache_size, n_jobs=None):
+    def __init__(self, model: RuleModel, params: RuleParams, *, cache_size, n_jobs=None,
+                 device=None):
+        if device is not None and device.is_gpu:
+            raise ValueError(f"CPURuleKernels run on the CPU, not on {device}.")
         self.model = model
         self.params = params
         self.cache_size = int(cache_size)

@@ -116,12 +116,18 @@ class OnDemandRuleRanker(BaseRanker):
     --------
     >>> from skltr import OnDemandRuleRanker
     >>> from skltr.datasets import make_ranking
-    >>> X, y, qid = make_ranking(n_queries=40, docs_per_query=15, n_features=8,
-    ...                          n_informative=4, random_state=0)
-    >>> ranker = OnDemandRuleRanker(max_rule_size=2).fit(X, y, qid=qid)
-    >>> ranker.levels_
-    array([0., 1., 2., 3., 4.])
-    >>> bool(ranker.score(X, y, qid=qid) > 0.5)
+    >>> from skltr.model_selection import train_test_split_by_query
+    >>> X, y, qid = make_ranking(n_queries=200, docs_per_query=15, n_features=10,
+    ...                          n_informative=5, random_state=0)
+    >>> X_tr, X_te, y_tr, y_te, q_tr, q_te = train_test_split_by_query(
+    ...     X, y, qid=qid, test_size=0.25, random_state=0)
+    >>> ranker = OnDemandRuleRanker(max_rule_size=2).fit(X_tr, y_tr, qid=q_tr)
+    >>> ranker.used_features_          # the features MDL finds informative
+    array([1, 5])
+    >>> n_rules, confidence_sum = ranker.rule_stats(X_te[:1])
+    >>> n_rules                        # rules of 1 and 2 items, per relevance level
+    array([[3, 3, 3, 3, 3]])
+    >>> bool(ranker.score(X_te, y_te, qid=q_te) > 0.6)
     True
     """
 
@@ -229,22 +235,26 @@ class OnDemandRuleRanker(BaseRanker):
         return Intervals(self.cut_ptr_, self.cut_values_, self.has_missing_,
                          self.used_features_)
 
-    def _kernels_class(self):
-        """The kernels of the fitted device; the CPU's when it is a GPU this machine lacks
-        (a model fitted on a GPU predicts anywhere, with the same scores)."""
+    def _device(self):
+        """The fitted device; the CPU when it is a GPU this machine lacks (a model fitted on
+        a GPU predicts anywhere, with the same scores)."""
         from .._device import Device  # noqa: PLC0415
-        from .._rules.ranking import RuleDevice, kernels_for, resolve_rule_device  # noqa: PLC0415
+        from .._rules.ranking import RuleDevice, resolve_rule_device  # noqa: PLC0415
 
         try:
-            device = resolve_rule_device(self.device_)
+            return resolve_rule_device(self.device_)
         except (ImportError, RuntimeError, ValueError):
-            device = RuleDevice(Device("cpu"))
-        return kernels_for(device)
+            return RuleDevice(Device("cpu"))
+
+    def _kernels_class(self):
+        from .._rules.ranking import kernels_for  # noqa: PLC0415
+
+        return kernels_for(self._device())
 
     def _kernels(self, params):
         cls = self._kernels_class()
         return cls(self._model, params, cache_size=self._cache_entries(cls),
-                   n_jobs=self.n_jobs)
+                   n_jobs=self.n_jobs, device=self._device())
 
     def _predict(self, X):
         from .._rules.intervals import transform  # noqa: PLC0415

@@ -3,7 +3,8 @@
 The engine is written once for both devices. The device-specific step, counting the rules of
 every document, is a method of a kernels class::
 
-    kernels = kernels_for(device)(model, params)      # CPURuleKernels, or the GPU's
+    kernels = cls(model, params, ...)    # CPURuleKernels, or the GPU's (the estimator's
+                                         # kernels_for picks the class: the one place)
     stats = kernels.rule_stats(codes)                 # RuleStats: host int64 arrays
     scores(stats.n_rules, stats.conf_sum, ...)        # equations 1 and 2 (scoring.py)
 
@@ -30,7 +31,7 @@ from .model import RuleModel
 from .scoring import confidence_shift, prior_score, scores
 
 __all__ = ["CPURuleKernels", "RuleDevice", "RuleParams", "RuleStats", "RuleWork",
-           "HASH_KINDS", "doc_tasks", "kernels_for", "make_params", "predict_scores",
+           "HASH_KINDS", "doc_tasks", "make_params", "predict_scores",
            "resolve_rule_device"]
 
 #: Cache key functions by name (``make_params(hash=...)``); see ``docs/user_guide/
@@ -287,15 +288,6 @@ def resolve_rule_device(device) -> RuleDevice:
     if isinstance(device, str) and device.strip().lower() == "cuda:all":
         return RuleDevice(resolve_device("cuda"), True)
     return RuleDevice(resolve_device(device), False)
-
-
-def kernels_for(device: RuleDevice):
-    """The rule kernels class of a resolved device (the one place devices branch)."""
-    if device.is_gpu:
-        raise NotImplementedError(
-            f"OnDemandRuleRanker has no GPU kernels yet (device={str(device)!r}); use "
-            f"device='cpu'.")
-    return CPURuleKernels
 
 
 def predict_scores(model: RuleModel, codes, params: RuleParams, kernels):

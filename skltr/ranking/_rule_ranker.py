@@ -33,6 +33,18 @@ _DOC_ARRAYS = {"cut_ptr": "cut_ptr_", "cut_values": "cut_values_",
                "levels": "levels_"}
 
 
+def kernels_for(device):
+    """The rule kernels class of a resolved ``RuleDevice`` -- the one place devices branch;
+    the GPU's (``skltr._gpu.rules``, CuPy) are imported only when a GPU is asked for."""
+    if device.is_gpu:
+        from .._gpu.rules import GPURuleKernels  # noqa: PLC0415 - CuPy on request only
+
+        return GPURuleKernels
+    from .._rules.ranking import CPURuleKernels  # noqa: PLC0415
+
+    return CPURuleKernels
+
+
 class OnDemandRuleRanker(BaseRanker):
     """Learning to rank with association rules generated on demand (LRAR; PROFL's kernels).
 
@@ -78,8 +90,8 @@ class OnDemandRuleRanker(BaseRanker):
         on it.
     device : {"cpu", "cuda", "cuda:N", "cuda:all", "auto"}, default="cpu"
         Where ``predict`` counts the rules; ``"cuda:all"`` splits the documents over every
-        visible GPU. The GPU kernels are not written yet: a CUDA device raises
-        ``NotImplementedError`` (after the usual checks for CuPy and a GPU).
+        visible GPU (documents split between them, one host thread each). Both devices give
+        the same rule statistics, hence the same scores, bit for bit.
     n_jobs : int or None, default=None
         Threads (``None``: all of numba's threads).
     random_state : int, RandomState or None, default=None
@@ -182,7 +194,7 @@ class OnDemandRuleRanker(BaseRanker):
     def _fit(self, data):
         from .._numba_cache import announce_first_compile  # noqa: PLC0415
         from .._rules.model import fit_rules  # noqa: PLC0415
-        from .._rules.ranking import kernels_for, resolve_rule_device  # noqa: PLC0415
+        from .._rules.ranking import resolve_rule_device  # noqa: PLC0415
 
         self._validate_params()
         device = resolve_rule_device(self.device)
@@ -247,8 +259,6 @@ class OnDemandRuleRanker(BaseRanker):
             return RuleDevice(Device("cpu"))
 
     def _kernels_class(self):
-        from .._rules.ranking import kernels_for  # noqa: PLC0415
-
         return kernels_for(self._device())
 
     def _kernels(self, params):

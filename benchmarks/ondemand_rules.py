@@ -13,8 +13,11 @@
    ``predict`` on the query's 120 documents (after a warm-up call), with the work counters
    of the kernel (itemsets, cache probes and hits).
 3. The itemset cache: hit rate, probe steps and fingerprint clashes of the splitmix64 key
-   and of PROFL's prime-reciprocal fingerprint, and how many distinct itemsets share a key
-   when every 3-itemset of the first ``--fingerprint-items`` items is keyed.
+   and of PROFL's prime-reciprocal fingerprint on letor_small, the cache on the demo's wide
+   bitmaps, and how many distinct itemsets share a key when every 3-itemset of the first
+   ``--fingerprint-items`` items is keyed.
+4. (CPU) the list threshold: nanoseconds a counted itemset on one thread at PROFL's shape,
+   size 3, for thresholds of 0-8 times the bitmap's word count.
 
 PROFL's own figures are constants quoted from the paper, not measured here: 0.02 s a query
 (size 3) and 1.95 s a query (size 4) on one GTX Titan Black, and 2.6 s a query (size 3) for
@@ -54,7 +57,7 @@ def quality(name, X, y, qid, Xt, yt, qt, device, threads):
     from skltr.metrics import ndcg_score
 
     out = {}
-    head = np.flatnonzero(qid == qid[0])  # compile the kernels outside the timings
+    head = np.flatnonzero(np.isin(qid, np.unique(qid)[:3]))  # compile outside the timings
     OnDemandRuleRanker(max_rule_size=2, n_jobs=threads).fit(
         X[head], y[head], qid=qid[head]).predict(X[head])
     RankBoostRanker(n_estimators=2, n_jobs=threads).fit(X[head], y[head], qid=qid[head])
@@ -109,7 +112,7 @@ def time_per_query(ranker, Xt, qt, n_queries, cache_size=None, key="splitmix"):
     params = make_params(model, max_rule_size=ranker.max_rule_size,
                          min_support=ranker.min_support,
                          min_confidence=ranker.min_confidence, cache_size=size, hash=key)
-    kernels = cls(model, params, cache_size=size, n_jobs=ranker.n_jobs)
+    kernels = cls(model, params, n_jobs=ranker.n_jobs)
     queries = np.unique(qt)[:n_queries]
     predict_scores(model, transform(Xt[qt == queries[0]][:4], intervals), params, kernels)
     times, work = [], 0
@@ -176,6 +179,53 @@ def cache_study(X, y, qid, Xt, qt, threads):
     return out
 
 
+def threshold_study(ranker, Xt, qt, n_docs=20):
+    """Nanoseconds a counted itemset on one thread, by the support below which a node keeps
+    a document list (multiples of the bitmap's word count; 0: bitmaps only)."""
+    from skltr._rules.intervals import transform
+    from skltr._rules.ranking import CPURuleKernels, make_params
+
+    model, codes = ranker._model, transform(Xt[:n_docs], ranker._intervals())
+    out = {}
+    for times_words in (0, 1, 2, 4, 8):
+        params = make_params(model, max_rule_size=ranker.max_rule_size, min_support=1,
+                             min_confidence=0.001, cache_size=0,
+                             list_threshold=times_words * model.n_words)
+        kernels = CPURuleKernels(model, params, n_jobs=1)
+        kernels.rule_stats(codes[:2])
+        t = time.perf_counter()
+        stats = kernels.rule_stats(codes)
+        seconds = time.perf_counter() - t
+        out[f"{times_words}x_words"] = seconds / stats.work[:, 0].sum() * 1e9
+    print("ns an itemset on one thread, by list threshold: "
+          + ", ".join(f"{k} {v:.1f}" for k, v in out.items()), flush=True)
+    return out
+
+
+def wide_cache_study(threads):
+    """The cache on wide bitmaps: the demo's data (about 79,000 training documents), size 3."""
+    from skltr import OnDemandRuleRanker
+    from skltr.datasets import make_ranking
+    from skltr.model_selection import train_test_split_by_query
+
+    X, y, qid = make_ranking(n_queries=2000, docs_per_query=50, n_features=FEATURES,
+                             n_informative=20, random_state=0)
+    X, Xt, y, yt, qid, qt = train_test_split_by_query(X, y, qid=qid, test_size=0.2,
+                                                      random_state=0)
+    ranker = OnDemandRuleRanker(n_jobs=threads).fit(X, y, qid=qid)
+    out = {"words": ranker._model.n_words, "test_docs": int(Xt.shape[0])}
+    for size in (0, 1 << 16):
+        ranker.set_params(cache_size=size)
+        ranker.predict(Xt[:8])
+        t = time.perf_counter()
+        ranker.predict(Xt)
+        out[f"cache_{size}_s"] = time.perf_counter() - t
+    print(f"demo data ({out['words']} words), size 3, {out['test_docs']} documents: "
+          f"{out['cache_0_s']:.2f} s without the cache, {out['cache_65536_s']:.2f} s with "
+          f"65,536 entries", flush=True)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default="cpu")
@@ -236,6 +286,11 @@ def main():
                   f"{ranker.used_features_.size} features used, "
                   f"{speed[key]['work']['itemsets']:.3g} itemsets a query)", flush=True)
     params["speed"] = speed
+    if args.device == "cpu":
+        ranker = OnDemandRuleRanker(discretization="quantile", max_rule_size=3).fit(
+            X, y, qid=qid)
+        params["list_threshold_ns_per_itemset"] = threshold_study(ranker, Xt, qt)
+        params["wide_cache_study"] = wide_cache_study(args.threads)
     params["shape"] = {"train_docs": TRAIN_DOCS, "docs_per_query": DOCS_PER_QUERY,
                        "features": FEATURES}
     gpu = args.device != "cpu"

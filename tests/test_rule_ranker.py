@@ -49,10 +49,9 @@ def naive_setup(X, y, intervals):
     return items, [items.of(row) for row in X], level_idx, levels
 
 
-def make_kernels(device, model, params, cache_size, n_jobs=None):
+def make_kernels(device, model, params, n_jobs=None):
     device = resolve_rule_device(device)
-    return kernels_for(device)(model, params, cache_size=cache_size, n_jobs=n_jobs,
-                               device=device)
+    return kernels_for(device)(model, params, n_jobs=n_jobs, device=device)
 
 
 def run_rules_equal_naive(device, seed, disc, K, min_support, min_confidence, list_threshold,
@@ -67,7 +66,7 @@ def run_rules_equal_naive(device, seed, disc, K, min_support, min_confidence, li
     params = make_params(model, max_rule_size=K, min_support=min_support,
                          min_confidence=min_confidence, cache_size=cache_size,
                          list_threshold=list_threshold, hash=hash, digest=True)
-    kernels = make_kernels(device, model, params, cache_size)
+    kernels = make_kernels(device, model, params)
     scores, stats = predict_scores(model, transform(Xt, intervals), params, kernels)
     prior = naive.prior_of(y)
     for d, row in enumerate(Xt):
@@ -227,9 +226,9 @@ def run_threads_and_task_splits_agree(device, monkeypatch):
     params = make_params(model, max_rule_size=3, min_support=1, min_confidence=0.0,
                          cache_size=64, digest=True)
     codes = transform(X[:7], intervals)
-    one = make_kernels(device, model, params, 64, n_jobs=1).rule_stats(codes)
+    one = make_kernels(device, model, params, n_jobs=1).rule_stats(codes)
     monkeypatch.setattr(engine, "TASKS_PER_THREAD", 50)  # each document split in ~15 tasks
-    split = make_kernels(device, model, params, 64, n_jobs=-1).rule_stats(codes)
+    split = make_kernels(device, model, params, n_jobs=-1).rule_stats(codes)
     for a, b in zip(one[:3], split[:3]):
         np.testing.assert_array_equal(a, b)
     assert split.work[:, cpu_rules.W_ITEMSETS].sum() == one.work[:, cpu_rules.W_ITEMSETS].sum()
@@ -435,7 +434,7 @@ def test_devices():
     assert str(engine.RuleDevice(Device("cuda", 0), True)) == "cuda:all"
     assert kernels_for(resolve_rule_device("cpu")) is CPURuleKernels
     with pytest.raises(ValueError, match="on the CPU"):
-        CPURuleKernels(None, None, cache_size=0, device=engine.RuleDevice(Device("cuda", 1)))
+        CPURuleKernels(None, None, device=engine.RuleDevice(Device("cuda", 1)))
 
 
 def test_random_state_only_seeds_the_quantile_sample():

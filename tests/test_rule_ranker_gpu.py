@@ -63,8 +63,8 @@ def test_gpu_equals_cpu_on_wider_data(monkeypatch, stage, batch, chunk, group):
     for K, min_support, min_confidence in ((3, 1, 0.001), (4, 3, 0.2)):
         params = make_params(model, max_rule_size=K, min_support=min_support,
                              min_confidence=min_confidence, cache_size=0, digest=True)
-        cpu = make_kernels("cpu", model, params, 0).rule_stats(codes)
-        gpu = make_kernels("cuda", model, params, 0).rule_stats(codes)
+        cpu = make_kernels("cpu", model, params).rule_stats(codes)
+        gpu = make_kernels("cuda", model, params).rule_stats(codes)
         for a, b in zip(cpu[:3], gpu[:3]):
             np.testing.assert_array_equal(a, b)
 

@@ -298,12 +298,12 @@ def _module(n_levels, kmax, digest, stage, group, batch):
 
 class GPURuleKernels:
     """The rule kernels on the GPU, with :class:`~skltr._rules.ranking.CPURuleKernels`'
-    constructor and methods. ``cache_size`` and ``n_jobs`` concern the CPU and are not used;
-    the work counters come back as zeros. ``device``: a ``RuleDevice``; ``"cuda:all"`` splits
+    constructor and methods. ``n_jobs`` and the cache (``params.cache_slots``) concern the
+    CPU and are not used; the work counters come back as zeros. ``device``: a ``RuleDevice``; ``"cuda:all"`` splits
     the documents into one contiguous share per visible GPU, each scored by its own host
     thread with its own copy of the bitmaps (PROFL's multi-GPU scheme)."""
 
-    def __init__(self, model, params, *, cache_size=0, n_jobs=None, device=None):
+    def __init__(self, model, params, *, n_jobs=None, device=None):
         self.model, self.params = model, params
         n_cols = model.train_codes.shape[1]
         self.binom = binomials(max(n_cols, 1), max(1, int(params.max_rule_size)))

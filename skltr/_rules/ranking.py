@@ -3,8 +3,8 @@
 The engine is written once for both devices. The device-specific step, counting the rules of
 every document, is a method of a kernels class::
 
-    kernels = cls(model, params, ...)    # CPURuleKernels, or the GPU's (the estimator's
-                                         # kernels_for picks the class: the one place)
+    kernels = cls(model, params, n_jobs=..., device=device)   # CPURuleKernels or the GPU's
+                                      # (the estimator's kernels_for: the one place devices branch)
     stats = kernels.rule_stats(codes)                 # RuleStats: host int64 arrays
     scores(stats.n_rules, stats.conf_sum, ...)        # equations 1 and 2 (scoring.py)
 
@@ -61,7 +61,8 @@ class RuleParams(NamedTuple):
     ``shift``: fixed-point bits of a confidence (``scoring.confidence_shift``), ``scale``
     ``2.0**shift``;
     ``list_threshold``: a node with a smaller support keeps a document list, not a bitmap;
-    ``hash_kind``: cache key (``HASH_KINDS``); ``cache_shift``: ``64 - log2(cache slots)``;
+    ``hash_kind``: cache key (``HASH_KINDS``); ``cache_slots``: slots of each thread's
+    itemset cache (a power of two; 1: no cache), ``cache_shift``: ``64 - log2(slots)``;
     ``digest``: also sum the rules' digests (for tests).
     """
 
@@ -73,6 +74,7 @@ class RuleParams(NamedTuple):
     list_threshold: int
     hash_kind: int
     max_probe: int
+    cache_slots: int
     cache_shift: int
     digest: bool
 
@@ -142,17 +144,18 @@ def make_params(model: RuleModel, *, max_rule_size, min_support, min_confidence,
         max_rule_size=int(max_rule_size), min_support=int(min_support),
         min_confidence=float(min_confidence), shift=shift, scale=float(2.0 ** shift),
         list_threshold=int(list_threshold), hash_kind=int(HASH_KINDS[hash]),
-        max_probe=MAX_PROBE, cache_shift=64 - int(math.log2(slots)) if slots > 1 else 63,
+        max_probe=MAX_PROBE, cache_slots=slots,
+        cache_shift=64 - int(math.log2(slots)) if slots > 1 else 63,
         digest=bool(digest))
 
 
-def rule_work(model: RuleModel, max_rule_size, n_threads, cache_size) -> RuleWork:
-    """Per-thread buffers for ``n_threads`` threads and an empty cache of ``cache_size``."""
-    T, K = int(n_threads), int(max_rule_size)
+def rule_work(model: RuleModel, params: RuleParams, n_threads) -> RuleWork:
+    """Per-thread buffers for ``n_threads`` threads and empty caches."""
+    T, K = int(n_threads), params.max_rule_size
     n_cols = model.train_codes.shape[1]
     n_words, n_levels, n_train = model.n_words, model.n_levels, model.n_train
     depth = K + 1
-    slots = cache_slots(int(cache_size))
+    slots = params.cache_slots
     return RuleWork(
         cols=np.empty((T, n_cols), np.int64), items=np.empty((T, n_cols), np.int64),
         kind=np.zeros((T, depth), np.int8), bm=np.empty((T, depth, n_words), np.uint64),
@@ -209,8 +212,6 @@ class CPURuleKernels:
     ----------
     model : RuleModel
     params : RuleParams
-    cache_size : int
-        Entries of each thread's itemset cache (0: none).
     n_jobs : int or None
         Threads (``skltr.utils._threads.numba_threads`` semantics).
     device : RuleDevice or None
@@ -218,13 +219,11 @@ class CPURuleKernels:
         must be the CPU.
     """
 
-    def __init__(self, model: RuleModel, params: RuleParams, *, cache_size, n_jobs=None,
-                 device=None):
+    def __init__(self, model: RuleModel, params: RuleParams, *, n_jobs=None, device=None):
         if device is not None and device.is_gpu:
             raise ValueError(f"CPURuleKernels run on the CPU, not on {device}.")
         self.model = model
         self.params = params
-        self.cache_size = int(cache_size)
         self.n_jobs = n_jobs
         n_cols = model.train_codes.shape[1]
         self.binom = binomials(max(n_cols, 2), 2)
@@ -232,8 +231,8 @@ class CPURuleKernels:
 
     @staticmethod
     def default_cache_size(model: RuleModel) -> int:
-        """Cache entries when the estimator's ``cache_size`` is None: on for wide bitmaps
-        only (``CPU_CACHE_MIN_WORDS``)."""
+        """Cache entries (``make_params``' ``cache_size``) when the estimator's is None: on
+        for wide bitmaps only (``CPU_CACHE_MIN_WORDS``)."""
         return CPU_CACHE_ENTRIES if model.n_words >= CPU_CACHE_MIN_WORDS else 0
 
     def rule_stats(self, codes) -> RuleStats:
@@ -251,7 +250,7 @@ class CPURuleKernels:
                    np.zeros((n_tasks, n_levels), np.int64),
                    np.zeros((n_tasks, n_levels), np.uint64),
                    np.zeros((n_tasks, N_WORK), np.int64))
-            work = rule_work(model, p.max_rule_size, n_threads, self.cache_size)
+            work = rule_work(model, p, n_threads)
             if n_tasks:
                 rule_stats(model, p, self.min_count, codes, task_doc, r0, r1, self.binom, work,
                            *out)

@@ -221,25 +221,21 @@ class OnDemandRuleRanker(BaseRanker):
         return self
 
     def _set_model(self, model):
-        from .._rules.ranking import predict_scores  # noqa: PLC0415, F401 - compile lazily
         from .._rules.scoring import prior_score  # noqa: PLC0415
 
         self._model = model
         self.n_items_ = int(model.item_bits.shape[0])
         self.prior_ = prior_score(model.level_doc_ptr, model.levels)
 
-    def _params(self, digest=False):
+    def _params(self):
         from .._rules.ranking import make_params  # noqa: PLC0415
 
+        cache_size = self.cache_size
+        if cache_size is None:
+            cache_size = self._kernels_class().default_cache_size(self._model)
         return make_params(self._model, max_rule_size=self.max_rule_size,
                            min_support=self.min_support, min_confidence=self.min_confidence,
-                           cache_size=self._cache_entries(self._kernels_class()),
-                           digest=digest)
-
-    def _cache_entries(self, kernels_class):
-        if self.cache_size is None:
-            return kernels_class.default_cache_size(self._model)
-        return int(self.cache_size)
+                           cache_size=cache_size)
 
     def _intervals(self):
         from .._rules.intervals import Intervals  # noqa: PLC0415
@@ -262,9 +258,8 @@ class OnDemandRuleRanker(BaseRanker):
         return kernels_for(self._device())
 
     def _kernels(self, params):
-        cls = self._kernels_class()
-        return cls(self._model, params, cache_size=self._cache_entries(cls),
-                   n_jobs=self.n_jobs, device=self._device())
+        return self._kernels_class()(self._model, params, n_jobs=self.n_jobs,
+                                     device=self._device())
 
     def _predict(self, X):
         from .._rules.intervals import transform  # noqa: PLC0415

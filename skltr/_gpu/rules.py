@@ -299,9 +299,10 @@ def _module(n_levels, kmax, digest, stage, group, batch):
 class GPURuleKernels:
     """The rule kernels on the GPU, with :class:`~skltr._rules.ranking.CPURuleKernels`'
     constructor and methods. ``n_jobs`` and the cache (``params.cache_slots``) concern the
-    CPU and are not used; the work counters come back as zeros. ``device``: a ``RuleDevice``; ``"cuda:all"`` splits
-    the documents into one contiguous share per visible GPU, each scored by its own host
-    thread with its own copy of the bitmaps (PROFL's multi-GPU scheme)."""
+    CPU and are not used; the work counters come back as zeros. ``device``: a
+    ``RuleDevice``; ``"cuda:all"`` splits the documents into one contiguous share per
+    visible GPU, each scored by its own host thread with its own copy of the bitmaps
+    (PROFL's multi-GPU scheme)."""
 
     def __init__(self, model, params, *, n_jobs=None, device=None):
         self.model, self.params = model, params

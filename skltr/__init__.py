@@ -12,6 +12,7 @@ from ._version import __version__
 #: public name -> module that defines it (imported on first access).
 _LAZY = {
     "GPUHistGBDTRanker": "skltr.ranking._gbdt_ranker",
+    "OnDemandRuleRanker": "skltr.ranking._rule_ranker",
     "QuickScorerPredictor": "skltr.ranking._quickscorer_predictor",
     "RankBoostRanker": "skltr.ranking._rankboost_ranker",
     "TreeEnsemble": "skltr.trees",

@@ -6,8 +6,9 @@ Sub-commands:
 * ``convert MODEL -o OUT.json``: XGBoost / LightGBM / skltr model file -> skltr JSON model;
 * ``predict MODEL DATA``: score a LETOR/SVMlight file with QuickScorer, write one score per
   line, and print NDCG@10 when the file has labels and query ids;
-* ``train DATA -o MODEL.json``: train a GPUHistGBDTRanker on a LETOR/SVMlight file, save the
-  JSON model, print NDCG@10 on the training file and on an optional ``--test`` file.
+* ``train DATA -o MODEL.json``: train a ranker (``--ranker gbdt | rankboost | rules``) on a
+  LETOR/SVMlight file, save the JSON model, print NDCG@10 on the training file and on an
+  optional ``--test`` file.
 
 Files are read as the model's library reads them. Feature indices: LightGBM
 (``lgb.Dataset(path)``) and XGBoost (``DMatrix(path + "?format=libsvm")``: dmlc's LibSVM
@@ -169,7 +170,22 @@ def run_train(args) -> dict:
                            why="as the training file was read",
                            model_words="the training file's ")[:3]
     verbose = 0 if args.quiet or not sys.stderr.isatty() else 1
-    if args.ranker == "rankboost":
+    if args.ranker == "rules":
+        from .ranking._rule_ranker import OnDemandRuleRanker  # noqa: PLC0415
+
+        if args.early_stopping != "off":
+            raise ValueError("--early-stopping is for the boosted rankers; --ranker rules "
+                             "learns no rounds")
+        ranker = OnDemandRuleRanker(
+            max_rule_size=args.max_rule_size, min_support=args.min_support,
+            min_confidence=args.min_confidence, discretization=args.discretization,
+            n_bins=args.n_bins, device=args.device, n_jobs=args.n_jobs,
+            random_state=args.seed, verbose=verbose)
+        # the rule ranker reads dense rows (its training sets are small); absent entries 0.0
+        X = X.toarray()
+        if test is not None:
+            test = (test[0].toarray(), *test[1:])
+    elif args.ranker == "rankboost":
         from .ranking._rankboost_ranker import RankBoostRanker  # noqa: PLC0415
 
         if args.early_stopping == "auto":
@@ -192,15 +208,18 @@ def run_train(args) -> dict:
     t = time.perf_counter()
     ranker.fit(X, y, qid=qid)
     fit_s = time.perf_counter() - t
-    ranker.ensemble_.source["file_zero_based"] = bool(used)  # read test files the same way
+    if args.ranker == "rules":
+        what = (f"{ranker.used_features_.size} features used, {ranker.n_items_} items, "
+                f"rules of up to {args.max_rule_size} items")
+    else:
+        ranker.ensemble_.source["file_zero_based"] = bool(used)  # read test files the same way
+        what = f"{ranker.n_estimators_} {'stumps' if args.ranker == 'rankboost' else 'trees'}"
     ranker.save_model(args.output)
     result = {"train": ndcg_score(y, ranker.predict(X), qid=qid, k=10)}
     if test is not None:
         result["test"] = ndcg_score(test[1], ranker.predict(test[0]), qid=test[2], k=10)
     print(f"{args.data}: {X.shape[0]} rows x {X.shape[1]} features, "
-          f"{len(np.unique(qid))} queries; {ranker.n_estimators_} "
-          f"{'stumps' if args.ranker == 'rankboost' else 'trees'} in {fit_s:.2f} s "
-          f"-> {args.output}")
+          f"{len(np.unique(qid))} queries; {what} in {fit_s:.2f} s -> {args.output}")
     for name, value in result.items():
         print(f"NDCG@10 {name}: {value:.4f}")
     return result
@@ -282,8 +301,8 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument("--device", default="cpu", help=_DEVICE_HELP)
     predict.set_defaults(func=run_predict)
 
-    train = _sub(sub, "train", "train a ranker (GPUHistGBDTRanker or RankBoostRanker) on a "
-                               "LETOR/SVMlight file")
+    train = _sub(sub, "train", "train a ranker (GPUHistGBDTRanker, RankBoostRanker or "
+                               "OnDemandRuleRanker) on a LETOR/SVMlight file")
     train.add_argument("data", help="training file (qid: tokens, or a query file)")
     train.add_argument("-o", "--output", required=True, help="output JSON model path")
     train.add_argument("--test", default=None, help="test file: its NDCG@10 is printed")
@@ -295,9 +314,22 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--query-file", default=None,
                        help="group sizes, one per line, when DATA has no qid: tokens "
                             "(unset: DATA.query when it exists)")
-    train.add_argument("--ranker", default="gbdt", choices=["gbdt", "rankboost"],
-                       help="GPUHistGBDTRanker (gbdt) or RankBoostRanker (rankboost; uses "
-                            "--n-estimators, --max-bins as its thresholds, --pair-weighting)")
+    train.add_argument("--ranker", default="gbdt", choices=["gbdt", "rankboost", "rules"],
+                       help="GPUHistGBDTRanker (gbdt), RankBoostRanker (rankboost; uses "
+                            "--n-estimators, --max-bins as its thresholds, --pair-weighting) "
+                            "or OnDemandRuleRanker (rules; uses --max-rule-size, "
+                            "--min-support, --min-confidence, --discretization, --n-bins)")
+    train.add_argument("--max-rule-size", type=int, default=3,
+                       help="rules: most items in a rule's antecedent")
+    train.add_argument("--min-support", type=int, default=1,
+                       help="rules: least training documents a rule holds")
+    train.add_argument("--min-confidence", type=float, default=0.001,
+                       help="rules: least confidence of a rule")
+    train.add_argument("--discretization", default="mdl", choices=["mdl", "quantile"],
+                       help="rules: entropy / MDL cuts or count-balanced bins")
+    train.add_argument("--n-bins", type=int, default=None,
+                       help="rules: most intervals per feature (unset: quantile 10, mdl no "
+                            "cap)")
     train.add_argument("--pair-weighting", default="query", choices=["query", "pair"],
                        help="rankboost: equal weight per query, or per crucial pair")
     train.add_argument("--objective", default="lambdarank",

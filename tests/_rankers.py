@@ -55,3 +55,12 @@ class SingleQueryRankBoostRanker(RankBoostRanker):
     """RankBoostRanker reading a missing qid as one query (for parametrize_with_checks)."""
 
     _missing_qid = "single_query"
+
+
+from skltr.ranking._rule_ranker import OnDemandRuleRanker  # noqa: E402
+
+
+class SingleQueryRuleRanker(OnDemandRuleRanker):
+    """OnDemandRuleRanker reading a missing qid as one query (for parametrize_with_checks)."""
+
+    _missing_qid = "single_query"

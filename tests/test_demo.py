@@ -17,7 +17,8 @@ def test_demo_table_peers_and_plot(tmp_path, capsys):
     assert main(SMALL + ["--plot", str(png)]) == 0
     captured = capsys.readouterr()
     out = captured.out
-    for label in ("baseline: random scores", "GPUHistGBDTRanker", "peer: LightGBM LGBMRanker()",
+    for label in ("baseline: random scores", "GPUHistGBDTRanker", "RankBoostRanker",
+                  "OnDemandRuleRanker", "peer: LightGBM LGBMRanker()",
                   "peer: XGBoost XGBRanker()"):
         assert label in out
     scored = [line for line in out.splitlines() if "scored by QuickScorerPredictor" in line]

@@ -1,4 +1,4 @@
-"""numba intrinsics that numba does not expose: a software prefetch.
+"""numba intrinsics that numba does not expose: a software prefetch, popcount, ctz.
 
 ``prefetch(arr, i)`` asks the CPU to bring the cache line of ``arr[i]`` into cache without
 waiting for it (LLVM's ``llvm.prefetch``: read, high locality, data cache). A plain load of
@@ -37,3 +37,35 @@ def prefetch(typingctx, arr, idx):
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+def _unary_i64(name, zero_flag):
+    """An intrinsic ``f(x) -> uint64`` calling LLVM's 64-bit integer intrinsic ``name``
+    (``zero_flag``: the intrinsic takes the "zero is undefined" flag, passed as false)."""
+
+    def typer(typingctx, x):
+        if not isinstance(x, types.Integer):
+            return None
+        sig = types.uint64(x)
+
+        def codegen(context, builder, signature, args):
+            value = context.cast(builder, args[0], signature.args[0], types.uint64)
+            extra = [ir.Constant(_I1, 0)] if zero_flag else []
+            fn = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(_I64, [_I64] + [e.type for e in extra]), name)
+            return builder.call(fn, [value] + extra)
+
+        return sig, codegen
+
+    return typer
+
+
+_I1 = ir.IntType(1)
+_I64 = ir.IntType(64)
+
+#: Set bits of a 64-bit integer, as uint64 (``llvm.ctpop.i64``: one ``popcnt``; a loop of
+#: them vectorises with AVX-512 VPOPCNTDQ where the CPU has it).
+popcount64 = intrinsic(_unary_i64("llvm.ctpop.i64", False))
+
+#: Trailing zero bits of a 64-bit integer, as uint64: 64 for 0 (``llvm.cttz.i64``).
+ctz64 = intrinsic(_unary_i64("llvm.cttz.i64", True))

@@ -17,7 +17,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils._model_io import VersionedPickleMixin
+from ..utils._model_io import ModelFileError, VersionedPickleMixin
 from ..utils._qid import group_by_qid
 from ..utils.validation import check_ranking_X, check_ranking_y
 
@@ -214,3 +214,43 @@ class BaseRanker(VersionedPickleMixin, RankerMixin, BaseEstimator):
 
 def _describe(obj) -> str:
     return f"{type(obj).__name__}" + (f" of length {len(obj)}" if hasattr(obj, "__len__") else "")
+
+
+def ranker_from_params(cls, params, path, *, hint):
+    """An unfitted ``cls`` from the hyper-parameters stored in model file ``path``, checked as
+    ``fit`` checks them (``_parameter_constraints``).
+
+    A parameter the file lacks (written by an older skltr) takes its current default; one
+    this skltr does not know (a newer skltr, or an edited file) is an error rather than
+    silently dropped, since refitting the loaded estimator would then train another model.
+    ``hint`` ends that error's message.
+    """
+    if not isinstance(params, dict):
+        raise ModelFileError(path, f"its estimator state has no 'params' object (got "
+                                   f"{type(params).__name__}); the file is corrupt")
+    known = cls().get_params()
+    unknown = sorted(set(params) - set(known))
+    if unknown:
+        raise ModelFileError(
+            path, f"it stores hyper-parameter(s) {unknown} that {cls.__name__} of this skltr "
+                  f"does not have (a newer skltr wrote it, or it was edited); {hint}")
+    ranker = cls(**params)
+    try:
+        ranker._validate_params()
+    except ValueError as exc:
+        raise ModelFileError(path, f"invalid stored hyper-parameter: {exc}") from exc
+    return ranker
+
+
+def jsonable_params(params: dict) -> dict:
+    """Estimator parameters as JSON values (a RandomState instance is not reproducible)."""
+    out = {}
+    for key, value in params.items():
+        if isinstance(value, np.random.RandomState):
+            value = None
+        elif isinstance(value, np.generic):
+            value = value.item()
+        elif isinstance(value, tuple):
+            value = list(value)
+        out[key] = value
+    return out

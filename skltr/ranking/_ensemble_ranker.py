@@ -20,7 +20,7 @@ from .._device import Device, resolve_device
 from ..trees._backends import get_backend
 from ..utils._model_io import (ModelFileError, load_document, model_file_errors,
                                 read_document, save_document)
-from ._base import BaseRanker, first_cutoff
+from ._base import BaseRanker, first_cutoff, jsonable_params, ranker_from_params
 
 __all__ = ["EnsembleRanker"]
 
@@ -192,7 +192,7 @@ class EnsembleRanker(BaseRanker):
         doc = self.ensemble_.to_document()
         doc["meta"]["estimator"] = {
             "class": type(self).__name__,
-            "params": _jsonable(self.get_params()),
+            "params": jsonable_params(self.get_params()),
             "fitted": {
                 "n_features_in_": int(self.n_features_in_),
                 "feature_names_in_": (None if not hasattr(self, "feature_names_in_")
@@ -273,36 +273,13 @@ class EnsembleRanker(BaseRanker):
 
 
 def _ranker_from_params(cls, params, path):
-    """An unfitted ``cls`` from the hyper-parameters stored in model file ``path``, checked."""
-    if not isinstance(params, dict):
-        raise ModelFileError(path, f"its estimator state has no 'params' object (got "
-                                   f"{type(params).__name__}); the file is corrupt")
-    known = cls().get_params()
-    unknown = sorted(set(params) - set(known))
-    if unknown:
-        raise ModelFileError(
-            path, f"it stores hyper-parameter(s) {unknown} that {cls.__name__} of this skltr "
-                  f"does not have (a newer skltr wrote it, or it was edited); load it with the "
-                  f"skltr that wrote it, or score its trees with "
-                  f"skltr.QuickScorerPredictor.from_file(path)")
-    ranker = cls(**params)
+    """An unfitted ``cls`` from the hyper-parameters stored in model file ``path``, checked
+    (``eval_at`` too)."""
+    ranker = ranker_from_params(cls, params, path, hint=(
+        "load it with the skltr that wrote it, or score its trees with "
+        "skltr.QuickScorerPredictor.from_file(path)"))
     try:
-        ranker._validate_params()
         ranker._eval_at_list()
     except ValueError as exc:
         raise ModelFileError(path, f"invalid stored hyper-parameter: {exc}") from exc
     return ranker
-
-
-def _jsonable(params: dict) -> dict:
-    """Estimator parameters as JSON values (a RandomState instance is not reproducible)."""
-    out = {}
-    for key, value in params.items():
-        if isinstance(value, np.random.RandomState):
-            value = None
-        elif isinstance(value, np.generic):
-            value = value.item()
-        elif isinstance(value, tuple):
-            value = list(value)
-        out[key] = value
-    return out

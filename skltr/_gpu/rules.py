@@ -1,0 +1,395 @@
+"""The rule kernels of ``OnDemandRuleRanker`` on the GPU: every itemset of a document's items,
+counted by AND + popcount of bitmaps, one prefix bitmap shared by all its extensions.
+
+Itemsets of size ``s`` are a prefix of ``s - 1`` items and one item after it. Prefixes are
+numbered by the combinadic (``skltr._cpu.combinadic``: lexicographic ranks), so a launch
+splits every document's prefixes evenly over thread blocks without enumerating them::
+
+    grid (chunk, document):  block = CHUNK consecutive prefix ranks of one document
+    per batch of BATCH prefixes (the next-combination step from one unranked start):
+        warp b:   prefix bitmap  pbm[b][w] = AND of its items' bitmaps  (shared memory)
+                  and its support (popcount, warp reduction); below min_support the
+                  prefix has no extension to count (supports only shrink)
+        threads:  one per (prefix, next item): per level, popcount(pbm & item bitmap)
+                  over the level's words -> counts, support -> the rules X -> level
+                  (count >= min_support, count / support >= min_confidence), added to
+                  per-thread sums
+    end:      warp reductions, then 64-bit integer atomics into the document's row
+
+Every new itemset costs one AND + popcount per word against its prefix, which is what the
+CPU's itemset cache buys; here the prefix is built once per batch in shared memory and read
+by all its extensions, so no global hash table is needed. The sums are integers (rule
+counts, fixed-point confidences ``skltr._cpu.rules.confidence_fixed``, digests mod 2**64),
+so the statistics equal the CPU kernels' exactly, in any order.
+"""
+
+from __future__ import annotations
+
+import cupy
+import numpy as np
+
+from .._cpu.combinadic import binomials
+from .._cpu.rules import NO_ITEM, N_WORK, min_counts
+from .._rules.ranking import RuleStats
+from ._compile import module
+
+__all__ = ["GPURuleKernels", "BATCH", "CHUNK", "THREADS"]
+
+#: Prefixes built together in shared memory (a warp each): enough extensions to keep the
+#: block's threads busy (8 measured 2x slower at size 3); at most 32 (one warp's scan).
+BATCH = 32
+#: Prefix ranks of one block for itemsets of up to 3 items, 4x that beyond (longer prefixes
+#: have fewer extensions each). Measured at 136 items x 7,337 training documents on an H100,
+#: a query of 120 documents: size 3 in 9.1 / 8.5 / 9.3 ms with 256 / 1,024 / 4,096; size 4
+#: in 225 / 194 / 187 / 188 ms with 256 / 1,024 / 4,096 / 16,384.
+CHUNK = 1024
+#: Stage the document's item bitmaps in shared memory (when they fit): 10.4 vs 13.4 ms a
+#: query at size 3 read from global memory instead.
+STAGE = True
+#: Next items a thread counts against one prefix (each prefix word read serves them all):
+#: 2 measured fastest at 136 items x 7,337 training documents on an H100 (size 3: 10.4 ms a
+#: query of 120 documents, against 12.1 with 4 and 10.3 with 1; size 4: 354 ms, 415 with 4).
+GROUP = 2
+#: Threads of a block.
+THREADS = 512
+#: Shared memory a block may take (Hopper: 227 KiB): the document's item bitmaps are staged
+#: there when they fit, else read from global memory.
+MAX_SHARED_BYTES = 227 * 1024
+
+_SOURCE = r"""
+#define FULL_MASK 0xffffffffu
+#define M1 0x9E3779B97F4A7C15ull
+#define M2 0xBF58476D1CE4E5B9ull
+#define M3 0x94D049BB133111EBull
+#define M4 0xD6E8FEB86659FD93ull
+
+__device__ __forceinline__ u64 splitmix64(u64 x) {      // skltr._cpu.rules.splitmix64
+    u64 z = x + M1;
+    z = (z ^ (z >> 30)) * M2;
+    z = (z ^ (z >> 27)) * M3;
+    return z ^ (z >> 31);
+}
+
+__device__ __forceinline__ i64 confidence_fixed(i64 c, i64 sup, double rinv, int shift) {
+    // skltr._cpu.rules.confidence_fixed, (c << shift) // sup, without a 64-bit division: the
+    // double estimate is within 1 of the quotient (it is below 2**41), the remainder fixes it
+    const i64 num = c << shift;
+    i64 q = (i64)floor((double)c * rinv * (double)(1LL << shift));
+    i64 r = num - q * sup;
+    while (r < 0) { --q; r += sup; }
+    while (r >= sup) { ++q; r -= sup; }
+    return q;
+}
+
+__device__ void unrank(i64 r, int m, int k, const i64* binom, int bk, int* out) {
+    // skltr._cpu.combinadic.unrank; binom[n * bk + j] = C(n, j)
+    int x = 0;
+    for (int i = 0; i < k; ++i) {
+        while (true) {
+            const i64 block = binom[(i64)(m - x - 1) * bk + (k - i - 1)];
+            if (r < block) { out[i] = x; ++x; break; }
+            r -= block; ++x;
+        }
+    }
+}
+
+__device__ bool next_combination(int* c, int k, int m) {
+    // the lexicographic successor of c[:k] among k-combinations of 0..m-1
+    int i = k - 1;
+    while (i >= 0 && c[i] == m - k + i) --i;
+    if (i < 0) return false;
+    ++c[i];
+    for (int j = i + 1; j < k; ++j) c[j] = c[j - 1] + 1;
+    return true;
+}
+
+extern "C" __global__ void itemsets(
+        const u64* __restrict__ item_bits, int n_words, const u64* __restrict__ all_bits,
+        const i64* __restrict__ level_word_ptr, const int* __restrict__ doc_items,
+        const int* __restrict__ doc_m, int n_cols, const u64* __restrict__ item_key,
+        int s, const i64* __restrict__ binom, int bk, i64 chunk, i64 n_chunks,
+        i64 min_support, const i64* __restrict__ min_count, int shift,
+        i64* __restrict__ n_rules,
+        i64* __restrict__ conf_sum, u64* __restrict__ digest) {
+    // itemsets of size s of one document whose (s-1)-prefix ranks are this block's chunk
+    extern __shared__ __align__(16) unsigned char smem[];
+    const int stride = n_words | 1;                          // odd: no bank conflicts
+    u64* stage = (u64*)smem;                                 // STAGE: [m][stride] bitmaps
+    u64* cv = stage + (STAGE ? (i64)n_cols * stride : 0);    // [BATCH][n_words] non-zero
+    int* cw = (int*)(cv + BATCH * n_words);                  //   words of each prefix, and
+    unsigned char* ext_b = (unsigned char*)(cw + BATCH * n_words);   // (each group's prefix)
+    __shared__ int n_nz[BATCH];                              //   their indices, and where
+    __shared__ int nz_lo[BATCH][NLEV + 1];                   //   each level starts among them
+    __shared__ int comb[BATCH][KMAX + 1];                    // prefixes (item positions)
+    __shared__ i64 psup[BATCH];
+    __shared__ u64 pkey[BATCH];
+    __shared__ int cur[KMAX + 1];
+    __shared__ int n_ext[BATCH + 1];                         // extensions before prefix b
+    __shared__ int nb;
+    __shared__ i64 lwp[NLEV + 1];
+    const i64 d = (i64)blockIdx.x / n_chunks, chunk_id = (i64)blockIdx.x % n_chunks;
+    const int p = s - 1;
+    const int m = doc_m[d];
+    const int* items = doc_items + d * n_cols;
+    if (s > m) return;
+    const i64 n_prefix = binom[(i64)m * bk + p];
+    const i64 r0 = chunk_id * chunk;
+    if (r0 >= n_prefix) return;
+    const i64 r1 = min(n_prefix, r0 + chunk);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (threadIdx.x <= NLEV) lwp[threadIdx.x] = level_word_ptr[threadIdx.x];
+    if (STAGE)
+        for (i64 k = threadIdx.x; k < (i64)m * n_words; k += blockDim.x) {
+            const i64 j = k / n_words, w = k - j * n_words;
+            stage[j * stride + w] = item_bits[(i64)items[j] * n_words + w];
+        }
+    i64 my_rules[NLEV], my_conf[NLEV];
+    u64 my_dig[NLEV];
+    for (int l = 0; l < NLEV; ++l) { my_rules[l] = 0; my_conf[l] = 0; my_dig[l] = 0; }
+    if (threadIdx.x == 0) unrank(r0, m, p, binom, bk, cur);
+    for (i64 base = r0; base < r1; base += BATCH) {
+        __syncthreads();                                     // the last batch is done with
+        const int k = (int)min((i64)BATCH, r1 - base);
+        if ((int)threadIdx.x < k) {                          // prefix b of the batch: b
+            const int b = threadIdx.x;                       // successors of its start,
+            int* c = comb[b];                                // the last item stepping fast
+            for (int i = 0; i < p; ++i) c[i] = cur[i];
+            int left = b;
+            while (p && left > 0) {
+                const int room = m - 1 - c[p - 1];
+                if (left <= room) { c[p - 1] += left; break; }
+                left -= room + 1;                            // to the last item's end, then
+                c[p - 1] = m - 1;                            // one lexicographic step
+                next_combination(c, p, m);
+            }
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) {                              // the next batch's start
+            nb = k;
+            for (int i = 0; i < p; ++i) cur[i] = comb[k - 1][i];
+            if (base + k < r1) next_combination(cur, p, m);
+        }
+        for (int b = warp; b < k; b += blockDim.x >> 5) {    // a warp per prefix: its
+            i64 sup = 0;                                     // non-zero words, in order
+            int count = 0;
+            for (int w0 = 0; w0 < n_words; w0 += 32) {
+                const int w = w0 + lane;
+                u64 v = 0;
+                if (w < n_words) {
+                    v = all_bits[w];
+                    for (int i = 0; i < p; ++i)
+                        v &= STAGE ? stage[(i64)comb[b][i] * stride + w]
+                                   : item_bits[(i64)items[comb[b][i]] * n_words + w];
+                }
+                const unsigned nz = __ballot_sync(FULL_MASK, v != 0);
+                const int at = count + __popc(nz & ((1u << lane) - 1u));
+                if (v != 0) {
+                    cv[b * n_words + at] = v;
+                    cw[b * n_words + at] = w;
+                }
+                for (int l = 1; l < NLEV; ++l)
+                    if (w == lwp[l]) nz_lo[b][l] = at;               // non-zero words before
+                count += __popc(nz);
+                sup += __popcll(v);
+            }
+            for (int o = 16; o > 0; o >>= 1) sup += __shfl_xor_sync(FULL_MASK, sup, o);
+            if (lane == 0) {
+                u64 key = 0;
+                for (int i = 0; i < p; ++i) key += item_key[items[comb[b][i]]];
+                pkey[b] = key;
+                psup[b] = sup;
+                n_nz[b] = count;
+                nz_lo[b][0] = 0;
+                nz_lo[b][NLEV] = count;
+            }
+        }
+        __syncthreads();
+        if (warp == 0) {                                     // extensions: the items after a
+            int v = 0;                                       // prefix's last, GROUP a thread;
+            if (lane < nb) {                                 // their prefix sum (BATCH <= 32)
+                const int first = p ? comb[lane][p - 1] + 1 : 0;
+                v = psup[lane] >= min_support ? (m - first + GROUP - 1) / GROUP : 0;
+            }
+            for (int o = 1; o < 32; o <<= 1) {
+                const int u = __shfl_up_sync(FULL_MASK, v, o);
+                if (lane >= o) v += u;
+            }
+            if (lane < nb) n_ext[lane + 1] = v;
+            if (lane == 0) n_ext[0] = 0;
+        }
+        __syncthreads();
+        for (int b = warp; b < nb; b += blockDim.x >> 5)     // each group's prefix, at hand
+            for (int e = n_ext[b] + lane; e < n_ext[b + 1]; e += 32) ext_b[e] = (unsigned char)b;
+        __syncthreads();
+        for (int e = threadIdx.x; e < n_ext[nb]; e += blockDim.x) {
+            // a thread per GROUP consecutive next items of one prefix: each prefix word read
+            // once serves them all
+            const int b = ext_b[e];
+            const int pos0 = (p ? comb[b][p - 1] + 1 : 0) + (e - n_ext[b]) * GROUP;
+            const int ng = min(GROUP, m - pos0);
+            const u64* ib[GROUP];
+            #pragma unroll
+            for (int g = 0; g < GROUP; ++g) {
+                const int pos = min(pos0 + g, m - 1);    // past the end: a copy, ignored
+                ib[g] = STAGE ? stage + (i64)pos * stride : item_bits + (i64)items[pos] * n_words;
+            }
+            const u64* pv = cv + b * n_words;
+            const int* pw = cw + b * n_words;
+            int cnt[GROUP][NLEV];
+            #pragma unroll
+            for (int q = 0; q < NLEV; ++q) {
+                int c[GROUP];
+                #pragma unroll
+                for (int g = 0; g < GROUP; ++g) c[g] = 0;
+                for (int j = nz_lo[b][q]; j < nz_lo[b][q + 1]; ++j) {
+                    const u64 v = pv[j];
+                    const int w = pw[j];
+                    #pragma unroll
+                    for (int g = 0; g < GROUP; ++g) c[g] += __popcll(v & ib[g][w]);
+                }
+                #pragma unroll
+                for (int g = 0; g < GROUP; ++g) cnt[g][q] = c[g];
+            }
+            #pragma unroll
+            for (int g = 0; g < GROUP; ++g) {
+                if (g >= ng) break;
+                i64 sup = 0;
+                #pragma unroll
+                for (int q = 0; q < NLEV; ++q) sup += cnt[g][q];
+                if (sup < min_support) continue;
+                const u64 key = pkey[b] + item_key[items[pos0 + g]];
+                const double rinv = 1.0 / (double)sup;           // one division an itemset
+                const i64 least = min_count[sup];                // skltr._cpu.rules.min_counts
+                #pragma unroll
+                for (int q = 0; q < NLEV; ++q) {
+                    const i64 c = cnt[g][q];
+                    if (c >= least) {
+                        my_rules[q] += 1;
+                        my_conf[q] += confidence_fixed(c, sup, rinv, shift);
+                        if (DIGEST) my_dig[q] += splitmix64(key ^ ((u64)(q + 1) * M4));
+                    }
+                }
+            }
+        }
+    }
+    for (int q = 0; q < NLEV; ++q) {                         // warp sums, then one atomic each
+        i64 a = my_rules[q], c = my_conf[q];
+        u64 g = my_dig[q];
+        for (int o = 16; o > 0; o >>= 1) {
+            a += __shfl_xor_sync(FULL_MASK, a, o);
+            c += __shfl_xor_sync(FULL_MASK, c, o);
+            g += __shfl_xor_sync(FULL_MASK, g, o);
+        }
+        if (lane == 0 && a) {
+            atomicAdd((unsigned long long*)&n_rules[d * NLEV + q], (unsigned long long)a);
+            atomicAdd((unsigned long long*)&conf_sum[d * NLEV + q], (unsigned long long)c);
+            if (DIGEST) atomicAdd((unsigned long long*)&digest[d * NLEV + q], g);
+        }
+    }
+}
+"""
+
+
+@cupy.memoize(for_each_device=True)
+def _module(n_levels, kmax, digest, stage, group, batch):
+    return module(_SOURCE, {"NLEV": n_levels, "KMAX": kmax, "DIGEST": digest,
+                            "BATCH": batch, "STAGE": stage, "GROUP": group})
+
+
+class GPURuleKernels:
+    """The rule kernels on the GPU, with :class:`~skltr._rules.ranking.CPURuleKernels`'
+    constructor and methods. ``n_jobs`` and the cache (``params.cache_slots``) concern the
+    CPU and are not used; the work counters come back as zeros. ``device``: a
+    ``RuleDevice``; ``"cuda:all"`` splits the documents into one contiguous share per
+    visible GPU, each scored by its own host thread with its own copy of the bitmaps
+    (PROFL's multi-GPU scheme)."""
+
+    def __init__(self, model, params, *, n_jobs=None, device=None):
+        self.model, self.params = model, params
+        n_cols = model.train_codes.shape[1]
+        self.binom = binomials(max(n_cols, 1), max(1, int(params.max_rule_size)))
+        self.min_count = min_counts(model.n_train, params.min_support, params.min_confidence)
+        if device is None or not device.all_gpus:
+            self.indices = [0 if device is None else int(device.device.index)]
+        else:
+            self.indices = list(range(cupy.cuda.runtime.getDeviceCount()))
+        self._tables = {}
+
+    @staticmethod
+    def default_cache_size(model) -> int:
+        """0: the GPU kernels keep no itemset cache (a prefix's bitmap is shared in shared
+        memory by all its extensions instead)."""
+        return 0
+
+    def _on(self, index):
+        """The model's arrays on GPU ``index`` (copied once)."""
+        if index not in self._tables:
+            m = self.model
+            with cupy.cuda.Device(index):
+                self._tables[index] = (
+                    cupy.asarray(np.ascontiguousarray(m.item_bits)),
+                    cupy.asarray(np.bitwise_or.reduce(m.level_bits, axis=0)
+                                 if m.n_levels else np.zeros(1, np.uint64)),
+                    cupy.asarray(np.asarray(m.level_word_ptr, np.int64)),
+                    cupy.asarray(np.asarray(m.item_key, np.uint64)),
+                    cupy.asarray(self.binom), cupy.asarray(self.min_count))
+        return self._tables[index]
+
+    def rule_stats(self, codes) -> RuleStats:
+        """The :class:`~skltr._rules.ranking.RuleStats` of the documents whose item codes
+        are ``codes`` (uint8, ``(n_docs, n_cols)``)."""
+        codes = np.ascontiguousarray(codes, dtype=np.uint8)
+        n = codes.shape[0]
+        if len(self.indices) == 1:
+            parts = [self._stats(self.indices[0], codes)]
+        else:
+            from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+            cuts = np.linspace(0, n, len(self.indices) + 1).astype(np.int64)
+            with ThreadPoolExecutor(len(self.indices)) as pool:
+                parts = list(pool.map(lambda i: self._stats(self.indices[i],
+                                                             codes[cuts[i]:cuts[i + 1]]),
+                                      range(len(self.indices))))
+        n_rules, conf_sum, dig = (np.concatenate([p[k] for p in parts]) for k in range(3))
+        return RuleStats(n_rules, conf_sum, dig, np.zeros((n, N_WORK), np.int64))
+
+    def _stats(self, index, codes):
+        """(n_rules, conf_sum, digest) of ``codes`` on GPU ``index``."""
+        model, p = self.model, self.params
+        n_docs, n_cols = codes.shape
+        L = model.n_levels
+        present = codes != NO_ITEM
+        item = np.where(present, codes.astype(np.int64) + model.col_item_ptr[:-1], 0)
+        ok = present & (model.item_support[item] >= p.min_support)
+        m = ok.sum(axis=1).astype(np.int32)
+        # each document's usable items first, in column order (as the CPU walks them)
+        order = np.argsort(~ok, axis=1, kind="stable")
+        doc_items = np.take_along_axis(item, order, axis=1).astype(np.int32)
+        K = int(p.max_rule_size)
+        with cupy.cuda.Device(index):
+            out = [cupy.zeros((n_docs, L), cupy.int64), cupy.zeros((n_docs, L), cupy.int64),
+                   cupy.zeros((n_docs, L), cupy.uint64)]
+            if n_docs and L and K and n_cols:
+                item_bits, all_bits, lwp, item_key, binom, min_count = self._on(index)
+                stride = model.n_words | 1
+                lists = BATCH * model.n_words * 12 + BATCH * -(-n_cols // GROUP)
+                stage = STAGE and n_cols * stride * 8 + lists <= MAX_SHARED_BYTES
+                smem = (n_cols * stride * 8 if stage else 0) + lists
+                kern = _module(L, K, int(p.digest), int(stage), GROUP, BATCH).get_function(
+                    "itemsets")
+                if smem > 48 * 1024:
+                    kern.max_dynamic_shared_size_bytes = smem
+                items_d, m_d = cupy.asarray(doc_items), cupy.asarray(m)
+                for s in range(1, K + 1):
+                    ms = m[m >= s]
+                    if ms.size == 0:
+                        break
+                    chunk = CHUNK if s <= 3 else 4 * CHUNK
+                    n_chunks = -(-int(self.binom[int(ms.max()), s - 1]) // chunk)
+                    kern((n_docs * n_chunks,), (THREADS,),
+                         (item_bits, np.int32(model.n_words), all_bits, lwp, items_d, m_d,
+                          np.int32(n_cols), item_key, np.int32(s), binom,
+                          np.int32(self.binom.shape[1]), np.int64(chunk), np.int64(n_chunks),
+                          np.int64(p.min_support), min_count, np.int32(p.shift), *out),
+                         shared_mem=smem)
+            return tuple(a.get() for a in out)

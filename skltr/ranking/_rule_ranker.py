@@ -1,0 +1,377 @@
+"""``OnDemandRuleRanker``: learning to rank with association rules generated at query time.
+
+A thin scikit-learn front-end over :mod:`skltr._rules` (the algorithm, its choices and the
+kernels are described there and in ``docs/user_guide/rule_ranker.rst``). The fitted state is
+the discretisation and the training set as item codes, plain host NumPy; the bitmap inverted
+lists are rebuilt from them (``RuleModel``), so pickles and JSON files hold no derived data.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from ..utils._model_io import (ModelFileError, load_document, make_document,
+                                model_file_errors, read_document, save_document)
+from ..utils.validation import check_ranking_X
+from ._base import BaseRanker, jsonable_params, ranker_from_params
+
+__all__ = ["OnDemandRuleRanker"]
+
+#: ``kind`` of the model document (``docs/model_format.rst``).
+DOC_KIND = "OnDemandRuleRanker"
+#: The arrays of the model document: the fitted attributes they come from.
+_DOC_ARRAYS = {"cut_ptr": "cut_ptr_", "cut_values": "cut_values_",
+               "has_missing": "has_missing_", "used_features": "used_features_",
+               "train_codes": "train_codes_", "level_doc_ptr": "level_doc_ptr_",
+               "levels": "levels_"}
+
+
+def kernels_for(device):
+    """The rule kernels class of a resolved ``RuleDevice`` -- the one place devices branch;
+    the GPU's (``skltr._gpu.rules``, CuPy) are imported only when a GPU is asked for."""
+    if device.is_gpu:
+        from .._gpu.rules import GPURuleKernels  # noqa: PLC0415 - CuPy on request only
+
+        return GPURuleKernels
+    from .._rules.ranking import CPURuleKernels  # noqa: PLC0415
+
+    return CPURuleKernels
+
+
+class OnDemandRuleRanker(BaseRanker):
+    """Learning to rank with association rules generated on demand (LRAR; PROFL's kernels).
+
+    ``fit`` discretises every feature into intervals (an *item* is a feature's interval) and
+    stores the training documents as bitmap inverted lists: one bitmap over the training
+    documents per item, documents grouped by relevance level. ``predict`` then, for each
+    document, enumerates the itemsets ``X`` of its items (one item per feature) up to
+    ``max_rule_size`` and keeps the rules ``X -> r`` with ``count(X, r) >= min_support`` and
+    confidence ``count(X, r) / count(X) >= min_confidence``; a level's score is the mean
+    confidence of the rules predicting it (LRAR's equation 1) and the document's score the
+    expected relevance under the normalised level scores (equation 2). A document without
+    rules gets the training prior, the mean training label. Veloso et al., "Learning to rank
+    at query-time using association rules", SIGIR 2008; Freitas et al., "Parallel rule-based
+    selective sampling and on-demand learning to rank" (PROFL), 2018.
+
+    The work is done at ``predict`` time and grows as ``C(features, max_rule_size)`` per
+    document: keep the training set small (LRAR and PROFL reduce it by sampling) and
+    ``max_rule_size`` at 2-3 with many features.
+
+    Parameters
+    ----------
+    max_rule_size : int, default=3
+        Most items in a rule's antecedent.
+    min_support : int, default=1
+        Least training documents a rule ``X -> r`` must hold (of level ``r``, containing
+        ``X``). Itemsets below it are pruned with all their supersets, which is exact:
+        supports only shrink as items are added.
+    min_confidence : float in [0, 1], default=0.001
+        Least confidence of a rule.
+    discretization : {"mdl", "quantile"}, default="mdl"
+        ``"mdl"``: Fayyad & Irani's supervised entropy / minimum-description-length cuts,
+        with the relevance levels as classes (as LRAR); ``"quantile"``: count-balanced
+        bins of the feature values (the GBDT's binning), which ignore the labels.
+    n_bins : int in [2, 254] or None, default=None
+        Most intervals of a feature. ``"quantile"``: the number of bins (None: 10).
+        ``"mdl"``: a cap on the accepted cuts, coarsest first (None: no cap, as LRAR).
+    cache_size : int or None, default=None
+        Entries of each thread's itemset cache (open addressing, linear probing, keys
+        verified), shared by the documents of a ``predict`` call; 0 turns it off. None
+        takes the device's default: on the CPU, 65,536 entries from 1,024 bitmap words
+        (65,536 training documents) up and off below, where a look-up measured slower
+        than the AND + popcount it saves (see the user guide). The scores never depend
+        on it.
+    device : {"cpu", "cuda", "cuda:N", "cuda:all", "auto"}, default="cpu"
+        Where ``predict`` counts the rules; ``"cuda:all"`` splits the documents over every
+        visible GPU (documents split between them, one host thread each). Both devices give
+        the same rule statistics, hence the same scores, bit for bit.
+    n_jobs : int or None, default=None
+        Threads (``None``: all of numba's threads).
+    random_state : int, RandomState or None, default=None
+        Seeds the row sample of ``discretization="quantile"``, which sorts at most 200,000
+        training rows per feature; every other step is deterministic.
+    verbose : int, default=0
+        > 0 prints, at ``fit``, the features used and the items they make.
+
+    Attributes
+    ----------
+    levels_ : ndarray of float64
+        The relevance levels (distinct training labels), ascending.
+    level_doc_ptr_ : ndarray of int64
+        Training documents of level ``levels_[l]``: ``train_codes_[level_doc_ptr_[l]:
+        level_doc_ptr_[l + 1]]``.
+    cut_ptr_, cut_values_ : ndarray
+        Feature ``f``'s interval cuts are ``cut_values_[cut_ptr_[f]:cut_ptr_[f + 1]]``; a
+        value ``x <= cut`` falls below the cut.
+    has_missing_ : ndarray of bool
+        Features with NaN in training: NaN is an item of its own there.
+    used_features_ : ndarray of int64
+        Features that make items (the others had one item covering every training
+        document, which adds nothing to any rule).
+    train_codes_ : ndarray of uint8, shape (n_train, n_used)
+        The training documents' item codes, in level order.
+    n_items_ : int
+        Items of the used features.
+    prior_ : float
+        The score of a document without rules: the mean training label.
+    device_ : str
+        The resolved device.
+
+    Examples
+    --------
+    >>> from skltr import OnDemandRuleRanker
+    >>> from skltr.datasets import make_ranking
+    >>> from skltr.model_selection import train_test_split_by_query
+    >>> X, y, qid = make_ranking(n_queries=200, docs_per_query=15, n_features=10,
+    ...                          n_informative=5, random_state=0)
+    >>> X_tr, X_te, y_tr, y_te, q_tr, q_te = train_test_split_by_query(
+    ...     X, y, qid=qid, test_size=0.25, random_state=0)
+    >>> ranker = OnDemandRuleRanker(max_rule_size=2).fit(X_tr, y_tr, qid=q_tr)
+    >>> ranker.used_features_          # the features MDL finds informative
+    array([1, 5])
+    >>> n_rules, confidence_sum = ranker.rule_stats(X_te[:1])
+    >>> n_rules                        # rules of 1 and 2 items, per relevance level
+    array([[3, 3, 3, 3, 3]])
+    >>> bool(ranker.score(X_te, y_te, qid=q_te) > 0.6)
+    True
+    """
+
+    _parameter_constraints = {
+        "max_rule_size": [Interval(Integral, 1, None, closed="left")],
+        "min_support": [Interval(Integral, 1, None, closed="left")],
+        "min_confidence": [Interval(Real, 0, 1, closed="both")],
+        "discretization": [StrOptions({"mdl", "quantile"})],
+        "n_bins": [Interval(Integral, 2, 254, closed="both"), None],
+        "cache_size": [Interval(Integral, 0, None, closed="left"), None],
+        "device": [str],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+    _integer_labels = True  # relevance levels 0, 1, 2, ...: one bitmap each
+
+    def __init__(self, *, max_rule_size=3, min_support=1, min_confidence=0.001,
+                 discretization="mdl", n_bins=None, cache_size=None, device="cpu",
+                 n_jobs=None, random_state=None, verbose=0):
+        self.max_rule_size = max_rule_size
+        self.min_support = min_support
+        self.min_confidence = min_confidence
+        self.discretization = discretization
+        self.n_bins = n_bins
+        self.cache_size = cache_size
+        self.device = device
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def fit(self, X, y, *, qid=None):
+        """Discretise the features and store the training set.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            NaN marks a missing value; +-inf is refused.
+        y : array-like of shape (n_samples,)
+            Relevance labels, whole numbers ``0, 1, 2, ...``; each distinct label is a
+            level.
+        qid : array-like of shape (n_samples,)
+            Query id of each row, any order. Rules are learnt across queries, so ``qid``
+            only checks and groups the input here.
+
+        Returns
+        -------
+        self
+        """
+        return super().fit(X, y, qid=qid)
+
+    def _fit(self, data):
+        from .._numba_cache import announce_first_compile  # noqa: PLC0415
+        from .._rules.model import fit_rules  # noqa: PLC0415
+        from .._rules.ranking import resolve_rule_device  # noqa: PLC0415
+
+        self._validate_params()
+        device = resolve_rule_device(self.device)
+        kernels_for(device)  # refuses a device without kernels before any work
+        announce_first_compile()
+        seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        intervals, train, model = fit_rules(
+            data.X, data.y, discretization=self.discretization, n_bins=self.n_bins,
+            seed=seed, n_jobs=self.n_jobs)
+        self.cut_ptr_, self.cut_values_ = intervals.cut_ptr, intervals.cut_values
+        self.has_missing_, self.used_features_ = intervals.has_missing, intervals.used
+        self.train_codes_ = train.codes
+        self.level_doc_ptr_, self.levels_ = train.level_doc_ptr, train.levels
+        self.device_ = str(device)
+        self._set_model(model)
+        self._params()  # refuses a max_rule_size with too many itemsets, at fit
+        if self.verbose > 0:
+            n_cuts = np.diff(self.cut_ptr_)[self.used_features_]
+            mean = n_cuts.mean() + 1 if n_cuts.size else 0.0
+            print(f"OnDemandRuleRanker: {self.used_features_.size} of {self.n_features_in_} "
+                  f"features used ({self.n_items_} items, {mean:.1f} intervals each on "
+                  f"average); {model.n_train} training documents in {self.levels_.size} "
+                  f"levels", file=sys.stderr)
+        return self
+
+    def _set_model(self, model):
+        from .._rules.scoring import prior_score  # noqa: PLC0415
+
+        self._model = model
+        self.n_items_ = int(model.item_bits.shape[0])
+        self.prior_ = prior_score(model.level_doc_ptr, model.levels)
+
+    def _params(self):
+        from .._rules.ranking import make_params  # noqa: PLC0415
+
+        cache_size = self.cache_size
+        if cache_size is None:
+            cache_size = self._kernels_class().default_cache_size(self._model)
+        return make_params(self._model, max_rule_size=self.max_rule_size,
+                           min_support=self.min_support, min_confidence=self.min_confidence,
+                           cache_size=cache_size)
+
+    def _intervals(self):
+        from .._rules.intervals import Intervals  # noqa: PLC0415
+
+        return Intervals(self.cut_ptr_, self.cut_values_, self.has_missing_,
+                         self.used_features_)
+
+    def _device(self):
+        """The fitted device; the CPU when it is a GPU this machine lacks (a model fitted on
+        a GPU predicts anywhere, with the same scores)."""
+        from .._device import Device  # noqa: PLC0415
+        from .._rules.ranking import RuleDevice, resolve_rule_device  # noqa: PLC0415
+
+        try:
+            return resolve_rule_device(self.device_)
+        except (ImportError, RuntimeError, ValueError):
+            return RuleDevice(Device("cpu"))
+
+    def _kernels_class(self):
+        return kernels_for(self._device())
+
+    def _kernels(self, params):
+        return self._kernels_class()(self._model, params, n_jobs=self.n_jobs,
+                                     device=self._device())
+
+    def _predict(self, X):
+        from .._rules.intervals import transform  # noqa: PLC0415
+        from .._rules.ranking import predict_scores  # noqa: PLC0415
+
+        params = self._params()
+        codes = transform(X, self._intervals())
+        scores, _ = predict_scores(self._model, codes, params, self._kernels(params))
+        return scores
+
+    def rule_stats(self, X):
+        """The rules of each row of ``X``: per relevance level, how many and their summed
+        confidence.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        n_rules : ndarray of int64, shape (n_samples, n_levels)
+            Rules ``X -> levels_[l]`` of each row.
+        confidence_sum : ndarray of float64, shape (n_samples, n_levels)
+            The sum of their confidences (each exact to 2**-shift, ``shift`` >= 20 bits).
+        """
+        from .._rules.intervals import transform  # noqa: PLC0415
+
+        check_is_fitted(self)
+        X = check_ranking_X(self, X, reset=False, allow_nan=self._allow_nan,
+                            allow_inf=self._allow_inf, ensure_min_samples=0)
+        params = self._params()
+        stats = self._kernels(params).rule_stats(transform(X, self._intervals()))
+        return stats.n_rules, stats.conf_sum / 2.0 ** params.shift
+
+    # ------------------------------------------------------------------ persistence
+    def save_model(self, path) -> None:
+        """Save the fitted ranker as a versioned JSON document (kind ``OnDemandRuleRanker``,
+        ``docs/model_format.rst``): its parameters, the discretisation and the training
+        set's item codes. No pickle is involved; :meth:`load_model` reads it back."""
+        check_is_fitted(self)
+        names = getattr(self, "feature_names_in_", None)
+        meta = {"params": jsonable_params(self.get_params()),
+                "fitted": {"n_features_in_": int(self.n_features_in_),
+                           "feature_names_in_": (None if names is None
+                                                 else [str(n) for n in names]),
+                           "device_": self.device_}}
+        arrays = {key: getattr(self, attr) for key, attr in _DOC_ARRAYS.items()}
+        save_document(make_document(DOC_KIND, meta, arrays), path)
+
+    @classmethod
+    def load_model(cls, path) -> "OnDemandRuleRanker":
+        """Load a ranker written by :meth:`save_model`.
+
+        Raises
+        ------
+        ModelFileError
+            A ``ValueError`` naming the file and the reason: not a skltr model, another kind
+            of model, a schema version this skltr does not read, an invalid or unknown
+            stored parameter, or arrays that do not fit together.
+        """
+        from .._rules.model import TrainingSet, build_model  # noqa: PLC0415
+
+        path = os.fspath(path)
+        with model_file_errors(path):
+            meta, arrays = read_document(load_document(path), expected_kind=DOC_KIND)
+            ranker = ranker_from_params(cls, meta.get("params"), path,
+                                        hint="load it with the skltr that wrote it")
+            fitted = meta["fitted"]
+            state = {attr: arrays[key] for key, attr in _DOC_ARRAYS.items()}
+            n_features = int(fitted["n_features_in_"])
+            problem = _check_state(state, n_features)
+            if problem:
+                raise ModelFileError(path, f"its arrays do not fit together ({problem}); the "
+                                           f"file is corrupt or was edited")
+            for attr, value in state.items():
+                setattr(ranker, attr, value)
+            ranker.n_features_in_ = n_features
+            names = fitted.get("feature_names_in_")
+            if names is not None:
+                ranker.feature_names_in_ = np.asarray(names, dtype=object)
+            ranker.device_ = str(fitted["device_"])
+            train = TrainingSet(ranker.train_codes_, ranker.level_doc_ptr_, ranker.levels_)
+            ranker._set_model(build_model(train, ranker._intervals()))
+            ranker._params()
+        return ranker
+
+
+def _check_state(s, n_features):
+    """What is wrong with loaded fitted arrays (an empty string when nothing)."""
+    dtypes = {"cut_ptr_": np.int64, "cut_values_": np.float64, "has_missing_": np.bool_,
+              "used_features_": np.int64, "train_codes_": np.uint8,
+              "level_doc_ptr_": np.int64, "levels_": np.float64}
+    for attr, dtype in dtypes.items():
+        if s[attr].dtype != dtype:
+            return f"{attr[:-1]} has dtype {s[attr].dtype}, not {np.dtype(dtype)}"
+    cut_ptr, used, codes = s["cut_ptr_"], s["used_features_"], s["train_codes_"]
+    ldp, levels = s["level_doc_ptr_"], s["levels_"]
+    if cut_ptr.shape != (n_features + 1,) or s["has_missing_"].shape != (n_features,):
+        return f"cut_ptr / has_missing do not match n_features_in_={n_features}"
+    if cut_ptr[0] != 0 or np.any(np.diff(cut_ptr) < 0) or cut_ptr[-1] != s["cut_values_"].size:
+        return "cut_ptr does not index cut_values"
+    if np.any(np.diff(cut_ptr) > 253):
+        return "a feature has more than 254 intervals"
+    if used.ndim != 1 or np.any(np.diff(used) <= 0) or (used.size and (
+            used[0] < 0 or used[-1] >= n_features)):
+        return "used_features is not an increasing list of features"
+    if codes.ndim != 2 or codes.shape[1] != used.size:
+        return "train_codes does not have one column per used feature"
+    if levels.ndim != 1 or ldp.shape != (levels.size + 1,) or ldp[0] != 0 or np.any(
+            np.diff(ldp) < 0) or ldp[-1] != codes.shape[0] or codes.shape[0] == 0:
+        return "level_doc_ptr does not split train_codes into the levels"
+    limit = np.diff(cut_ptr)[used] + 1 + s["has_missing_"][used]
+    if np.any(codes >= limit[None, :]):
+        return "train_codes holds a code beyond its feature's items"
+    return ""

@@ -1,0 +1,89 @@
+"""OnDemandRuleRanker on the GPU (``skltr._gpu.rules``): the rule statistics equal the naive
+enumeration's and the CPU kernels' exactly (rule counts, fixed-point confidence sums, rule-set
+digests), so the scores are the same bit for bit. The bodies are the CPU tests' (run_x).
+
+Skipped without CuPy and a CUDA GPU (the ``gpu`` marker).
+"""
+
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+cupy = pytest.importorskip("cupy")
+
+pytestmark = pytest.mark.gpu
+
+from skltr import OnDemandRuleRanker  # noqa: E402
+from skltr._gpu import rules as gpu_rules  # noqa: E402
+from skltr._rules.intervals import transform  # noqa: E402
+from skltr._rules.model import fit_rules  # noqa: E402
+from skltr._rules.ranking import make_params  # noqa: E402
+from skltr.datasets import make_ranking  # noqa: E402
+from test_rule_ranker import (make_kernels, problem, run_documents_without_rules_get_the_prior,  # noqa: E402
+                              run_fit_predict_score, run_rules_equal_naive)
+
+
+@pytest.mark.parametrize("K", [1, 2, 3, 4])
+@pytest.mark.parametrize("disc", ["mdl", "quantile"])
+def test_rules_equal_naive(K, disc):
+    run_rules_equal_naive("cuda", 0, disc, K, 1, 0.001, None, 0, n_bins=4)
+
+
+@pytest.mark.parametrize("min_support,min_confidence", [(1, 0.0), (3, 0.001), (2, 0.5),
+                                                        (1, 1.0), (40, 0.0)])
+def test_support_and_confidence_edges(min_support, min_confidence):
+    run_rules_equal_naive("cuda", 2, "quantile", 3, min_support, min_confidence, None, 0,
+                          n_bins=3)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10**6), K=st.integers(1, 4), min_support=st.integers(1, 4),
+       min_confidence=st.sampled_from([0.0, 0.001, 0.25, 1 / 3, 0.7]))
+def test_rules_equal_naive_property(seed, K, min_support, min_confidence):
+    run_rules_equal_naive("cuda", seed, "quantile", K, min_support, min_confidence, None, 0,
+                          n_bins=3)
+
+
+@pytest.mark.parametrize("stage", [True, False])
+@pytest.mark.parametrize("batch,chunk,group", [(32, 256, 2), (3, 5, 1), (2, 7, 4)])
+def test_gpu_equals_cpu_on_wider_data(monkeypatch, stage, batch, chunk, group):
+    # many prefixes a block and blocks a document, partial batches and groups, staged or
+    # global item bitmaps: the CPU kernels' statistics exactly
+    X, y, qid = make_ranking(n_queries=40, docs_per_query=30, n_features=24, n_informative=8,
+                             random_state=3)
+    X = X.astype(np.float64)
+    X[::13, 5] = np.nan
+    intervals, train, model = fit_rules(X, y, discretization="quantile", n_bins=6, seed=0)
+    codes = transform(X[:50], intervals)
+    for attr, v in (("STAGE", stage), ("BATCH", batch), ("CHUNK", chunk), ("GROUP", group)):
+        monkeypatch.setattr(gpu_rules, attr, v)
+    for K, min_support, min_confidence in ((3, 1, 0.001), (4, 3, 0.2)):
+        params = make_params(model, max_rule_size=K, min_support=min_support,
+                             min_confidence=min_confidence, cache_size=0, digest=True)
+        cpu = make_kernels("cpu", model, params).rule_stats(codes)
+        gpu = make_kernels("cuda", model, params).rule_stats(codes)
+        for a, b in zip(cpu[:3], gpu[:3]):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_documents_without_rules_get_the_prior():
+    run_documents_without_rules_get_the_prior("cuda")
+
+
+def test_fit_predict_score_and_every_device_string():
+    run_fit_predict_score("cuda")
+    X, y = problem(7, n=200, n_features=6)
+    qid = np.repeat(np.arange(20), 10)
+    cpu = OnDemandRuleRanker(max_rule_size=3, discretization="quantile", n_bins=4).fit(
+        X, y, qid=qid)
+    want = cpu.predict(X)
+    for device in ("cuda", "cuda:0", "cuda:all"):  # cuda:all: every visible GPU (one here)
+        gpu = OnDemandRuleRanker(max_rule_size=3, discretization="quantile", n_bins=4,
+                                 device=device).fit(X, y, qid=qid)
+        assert gpu.device_.startswith("cuda")
+        np.testing.assert_array_equal(gpu.predict(X), want)
+        back = pickle.loads(pickle.dumps(gpu))
+        np.testing.assert_array_equal(back.predict(X), want)

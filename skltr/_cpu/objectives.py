@@ -462,7 +462,7 @@ def _xendcg_query(scores, y, lo, hi, weights, seed, iteration, q, grad, hess, rh
 
 
 @njit(parallel=True, cache=True)
-def xendcg_gradients(scores, y, group_ptr, weights, seed, iteration, grad, hess):
+def xendcg_gradients(scores, y, group_ptr, weights, seed, iteration, query_index, grad, hess):
     """XE-NDCG gradients and hessians, as LightGBM 4.x ``rank_xendcg``.
 
     Bruch et al., "An Alternative Cross Entropy Loss for Learning-to-Rank" (2019). Each
@@ -475,9 +475,10 @@ def xendcg_gradients(scores, y, group_ptr, weights, seed, iteration, grad, hess)
     (``x <- 214013 x + 2531011 mod 2**32``, gamma ``((x >> 16) & 0x7FFF) / 32768``), found
     by jump-ahead. They are a function of ``(seed, iteration, q)`` and the query's size only,
     so they do not depend on threads, and they equal LightGBM's with
-    ``objective_seed=seed`` when every round computes gradients once. ``q`` is the query's
-    position in ``group_ptr``: a caller that passes a subset of the queries (query
-    subsampling) changes their indices, and so their gammas, unless it passes them all.
+    ``objective_seed=seed`` when every round computes gradients once. ``q`` is
+    ``query_index[j]`` for the ``j``-th query of ``group_ptr``: ``arange`` when ``group_ptr``
+    holds every query, the queries' global indices when it holds a shard of them (a Dask
+    worker's), so that every layout of the same queries draws the same gammas.
 
     Parameters
     ----------
@@ -487,6 +488,8 @@ def xendcg_gradients(scores, y, group_ptr, weights, seed, iteration, grad, hess)
         LightGBM's ``objective_seed``.
     iteration : int
         0-based boosting round.
+    query_index : ndarray of int64, shape (n_queries,)
+        Index of each query in the whole training set (LightGBM's ``q``).
     """
     max_cnt = _max_query_size(group_ptr)
     bounds = _chunk_bounds(group_ptr)
@@ -496,7 +499,7 @@ def xendcg_gradients(scores, y, group_ptr, weights, seed, iteration, grad, hess)
         lam = np.empty(max_cnt, dtype=np.float64)
         for q in range(bounds[c], bounds[c + 1]):
             _xendcg_query(scores, y, group_ptr[q], group_ptr[q + 1], weights, seed, iteration,
-                          q, grad, hess, rho, params, lam)
+                          query_index[q], grad, hess, rho, params, lam)
 
 
 # ------------------------------------------------------------------------------------------

@@ -48,3 +48,48 @@ def quantise_gradients_gh64(grad, hess, scale_g, scale_h, out, n_chunks):
         for i in range(c * per, min((c + 1) * per, n)):
             out[i] = (np.int64(np.rint(np.float64(grad[i]) * scale_g)) * np.int64(4294967296)
                       + np.int64(np.rint(np.float64(hess[i]) * scale_h)))
+
+
+#: Accumulators of :func:`abs_sum_accumulators`: one per float32 exponent.
+N_FLOAT32_EXPONENTS = 256
+
+
+@njit(parallel=True, cache=True)
+def abs_sum_accumulators(values, rows, use_rows, n_chunks, out):
+    """Add the float32 ``|values|`` (of ``rows`` when ``use_rows``) into ``out``, exactly.
+
+    ``out[e]`` (int64) sums the 24-bit significands of the values whose biased exponent is
+    ``e`` (subnormals with ``e = 1``, their exponent), so that the sum of the magnitudes is
+    ``sum(out[e] * 2**(max(e, 1) - 150))`` with no rounding, in any order and any split of the
+    rows. 2**39 values fit an accumulator. The accumulators of several shards add up (an
+    integer all-reduce); :func:`accumulated_value` rounds their total once. ``out`` has
+    :data:`N_FLOAT32_EXPONENTS` entries and is added to, not overwritten.
+    """
+    n = rows.shape[0] if use_rows else values.shape[0]
+    per = (n + n_chunks - 1) // n_chunks
+    partial = np.zeros((n_chunks, out.shape[0]), dtype=np.int64)
+    bits = values.view(np.uint32)
+    for c in prange(n_chunks):
+        for j in range(c * per, min((c + 1) * per, n)):
+            b = bits[rows[j]] if use_rows else bits[j]
+            e = (b >> np.uint32(23)) & np.uint32(0xFF)
+            m = np.int64(b & np.uint32(0x7FFFFF))
+            if e > 0:
+                m += np.int64(0x800000)
+            else:
+                e = np.uint32(1)
+            partial[c, e] += m
+    for c in range(n_chunks):
+        for e in range(out.shape[0]):
+            out[e] += partial[c, e]
+
+
+def accumulated_value(acc) -> float:
+    """The float64 nearest to the exact sum held by :func:`abs_sum_accumulators`' ``acc``.
+
+    ``inf`` and NaN values (exponent 255) give ``inf``.
+    """
+    if acc[255]:
+        return float("inf")
+    total = sum(int(a) << (max(e, 1) - 1) for e, a in enumerate(acc) if a)
+    return float(np.ldexp(float(total), -149))

@@ -110,14 +110,22 @@ def sub_group_ptr(group_ptr, row_mask):
     return ptr
 
 
-def query_subsample_rows(group_ptr, fraction, seed, round_):
-    """Rows (sorted) of a random ``fraction`` of the queries for this round, or None for all."""
-    n_queries = group_ptr.size - 1
+def query_subsample_rows(group_ptr, fraction, seed, round_, query_index=None, n_queries=None):
+    """Rows (sorted) of a random ``fraction`` of the queries for this round, or None for all.
+
+    The draw is over all ``n_queries`` queries of the training set; when ``group_ptr`` holds
+    a shard of them (a Dask worker's), ``query_index`` gives each one's index in the whole
+    set, so that every worker keeps the queries a one-process fit keeps.
+    """
     if fraction >= 1.0:
         return None
+    if n_queries is None:
+        n_queries = group_ptr.size - 1
     n_take = max(int(round(fraction * n_queries)), 1)
     chosen = np.zeros(n_queries, dtype=bool)
     chosen[rng(seed, STREAM_SUBSAMPLE, round_).permutation(n_queries)[:n_take]] = True
+    if query_index is not None:
+        chosen = chosen[query_index]
     return np.flatnonzero(np.repeat(chosen, np.diff(group_ptr)))
 
 

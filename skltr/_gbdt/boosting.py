@@ -30,6 +30,7 @@ import numpy as np
 from .._dtypes import G_H_DTYPE, Y_DTYPE
 from .._engine.binning import BinMapper
 from .._engine.communicator import LocalCommunicator
+from .._engine.shard import ShardEvaluator
 from .._engine.rounds import (BoostingResult, Rounds, binning_seed, evaluators,
                               feature_subsample, inf_error, progress, query_subsample_rows)
 from .grower import TreeGrower
@@ -121,7 +122,7 @@ class _Grower:
 
 
 def boost(X, y, group_ptr, sample_weight, objective, params: BoostParams, eval_sets=(),
-          communicator=None) -> BoostingResult:
+          communicator=None, shard=None) -> BoostingResult:
     """Run the boosting rounds on the CPU; see the module docstring.
 
     Parameters
@@ -136,7 +137,11 @@ def boost(X, y, group_ptr, sample_weight, objective, params: BoostParams, eval_s
     eval_sets : sequence of EvalData
         Scored after every round; the first one drives early stopping.
     communicator : object with ``allreduce_sum`` / ``allreduce_max``, optional
-        Passed to the grower; default ``LocalCommunicator()``.
+        The global sums of a distributed fit; default ``LocalCommunicator()``.
+    shard : Shard, optional
+        Set when ``X`` holds one worker's queries of a distributed fit (:mod:`skltr.dask`):
+        the driver's bin mapper and initial score, and the global indices of the queries
+        (:mod:`skltr._engine.shard`). ``eval_sets`` then hold the worker's eval queries.
 
     Returns
     -------
@@ -150,26 +155,40 @@ def boost(X, y, group_ptr, sample_weight, objective, params: BoostParams, eval_s
         communicator = LocalCommunicator()
     n_samples, n_features = X.shape
     t0 = time.perf_counter()
-    mapper = BinMapper(max_bins=p.max_bins, random_state=binning_seed(seed), n_threads=n_jobs)
-    X_binned = mapper.fit_transform(X)
+    if shard is None:
+        mapper = BinMapper(max_bins=p.max_bins, random_state=binning_seed(seed),
+                           n_threads=n_jobs)
+        X_binned = mapper.fit_transform(X)
+    else:
+        mapper = shard.mapper
+        X_binned = mapper.transform(X)
     evals = [(e, mapper.transform(e.X)) for e in eval_sets]
     binning_s = time.perf_counter() - t0
 
     # Validates the labels for this objective, then gives the constant start score.
-    init = float(objective.init_score(y, group_ptr, sample_weight))
+    init = float(objective.init_score(y, group_ptr, sample_weight) if shard is None
+                 else shard.init_score)
     scores = np.full(n_samples, init, dtype=Y_DTYPE)
     grad = np.empty(n_samples, dtype=G_H_DTYPE)
     hess = np.empty(n_samples, dtype=G_H_DTYPE)
     eval_scores = [np.full(e.y.shape[0], init, dtype=Y_DTYPE) for e, _ in evals]
-    evals_ = evaluators(eval_sets, p.eval_at, p.gain)
+    if shard is None:
+        evals_ = evaluators(eval_sets, p.eval_at, p.gain)
+        query_index = n_queries = None
+    else:
+        evals_ = [ShardEvaluator(e, qi, nq, p.eval_at, p.gain, communicator) for e, qi, nq in
+                  zip(eval_sets, shard.eval_query_index, shard.eval_n_queries)]
+        query_index, n_queries = shard.query_index, shard.n_queries
 
     grow = _Grower(X_binned, mapper, p.tree_params, communicator, n_jobs)
     rounds, bar = progress(range(p.n_estimators), p.verbose, "boosting")
     log = Rounds(n_features, [e.name for e in eval_sets], evals_, p.n_iter_no_change, bar)
     try:
         for it in rounds:
-            objective.gradients(scores, y, group_ptr, sample_weight, grad, hess, it)
-            rows = query_subsample_rows(group_ptr, p.subsample, seed, it)
+            objective.gradients(scores, y, group_ptr, sample_weight, grad, hess, it,
+                                query_index=query_index)
+            rows = query_subsample_rows(group_ptr, p.subsample, seed, it, query_index,
+                                        n_queries)
             features = feature_subsample(n_features, p.colsample_bytree, seed, it)
             tree = grow(grad, hess, rows, features)
             if rows is None:  # the grower's row -> leaf map: no traversal

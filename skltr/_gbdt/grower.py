@@ -31,7 +31,8 @@ layouts:
 
 * one word (``min_samples_leaf_counts="hessian"``, the estimator's default, and at most
   ``GH64_MAX_ROWS`` rows): ``q_g * 2**32 + q_h`` in one int64, with the scales chosen from
-  the sums of ``|g|`` and ``h`` (:func:`gh64_exponent`) so that no set of rows sums past
+  the exact sums of ``|g|`` and ``h`` (integer accumulators,
+  :func:`skltr._cpu.quantise.abs_sum_accumulators`; :func:`gh64_exponent`) so that no set of rows sums past
   ``2**31`` (gradients) or ``2**32`` (hessians): no sum carries from one field into the
   other. No row counts: the split search counts rows from hessians, as LightGBM, and the
   partition gives children their row counts. 8-byte bins with one read-modify-write per
@@ -57,7 +58,8 @@ import numpy as np
 
 from .._cpu.histogram import build_histogram, build_histogram_serial, subtract_histograms
 from .._cpu.partition import partition_rows, partition_rows_serial
-from .._cpu.quantise import quantise_gradients, quantise_gradients_gh64
+from .._cpu.quantise import (N_FLOAT32_EXPONENTS, abs_sum_accumulators, accumulated_value,
+                              quantise_gradients, quantise_gradients_gh64)
 from .._cpu.split import find_best_splits, find_best_splits_serial, leaf_value
 from .._dtypes import (G_H_DTYPE, LEAF_VALUE_DTYPE, NODE_INDEX_DTYPE,
                        QUANTISED_G_H_DTYPE, ROW_INDEX_DTYPE,
@@ -282,15 +284,20 @@ class TreeGrower:
             return self.grad, self.hess, 1.0, 1.0
         sel = slice(None) if self.rows is None else self.rows
         if self._layout is ONE_WORD:
-            local = np.array([np.sum(np.abs(self.grad[sel]), dtype=np.float64),
-                              np.sum(self.hess[sel], dtype=np.float64),
-                              -np.min(self.hess[sel], initial=0.0)], dtype=np.float64)
-            g_abs, h_sum = self.communicator.allreduce_sum(local[:2])
-            if self.communicator.allreduce_max(local[2:])[0] > 0:
+            neg_hmin = np.array([-np.min(self.hess[sel], initial=0.0)], dtype=np.float64)
+            if self.communicator.allreduce_max(neg_hmin)[0] > 0:
                 raise ValueError("hist_mode='quantised' needs hessians >= 0; use "
                                  "hist_mode='float'.")
-            kg = gh64_exponent(float(g_abs), n_rows, 31)
-            kh = gh64_exponent(float(h_sum), n_rows, 32)
+            # Exact sums (integer accumulators): the scales, and so the model, do not depend
+            # on the order of the rows or on how they are split between workers.
+            acc = np.zeros((2, N_FLOAT32_EXPONENTS), dtype=np.int64)
+            rows = np.empty(0, ROW_INDEX_DTYPE) if self.rows is None else self.rows
+            for channel, values in enumerate((self.grad, self.hess)):
+                abs_sum_accumulators(values, rows, self.rows is not None, self._n_threads,
+                                     acc[channel])
+            acc = self.communicator.allreduce_sum(acc)
+            kg = gh64_exponent(accumulated_value(acc[0]), n_rows, 31)
+            kh = gh64_exponent(accumulated_value(acc[1]), n_rows, 32)
             self.scale_g_exp, self.scale_h_exp = kg, kh
             gh = np.empty(self.grad.size, np.int64)
             quantise_gradients_gh64(self.grad, self.hess, 2.0 ** kg, 2.0 ** kh, gh,

@@ -206,7 +206,8 @@ class Objective:
         self.validate(y, group_ptr, sample_weight)
         return 0.0
 
-    def gradients(self, scores, y, group_ptr, sample_weight, grad, hess, iteration):
+    def gradients(self, scores, y, group_ptr, sample_weight, grad, hess, iteration, *,
+                  query_index=None):
         """Write the gradients and hessians at ``scores`` into ``grad`` / ``hess``.
 
         Parameters
@@ -222,6 +223,10 @@ class Objective:
             Overwritten.
         iteration : int
             0-based boosting round (only ``"rank_xendcg"`` uses it, for its random gammas).
+        query_index : int array of shape (n_queries,), optional
+            Index of each query of ``group_ptr`` in the whole training set, when
+            ``group_ptr`` holds a shard of it (``rank_xendcg`` seeds its gammas by it);
+            None: ``arange(n_queries)``.
         """
         scores = _as_float64(scores, "scores")
         y = _as_float64(y, "y")
@@ -233,7 +238,10 @@ class Objective:
         weights = _NO_WEIGHTS if sample_weight is None else _as_float64(sample_weight,
                                                                          "sample_weight")
         group_ptr = np.ascontiguousarray(group_ptr, dtype=QID_DTYPE)
-        self._gradients(scores, y, group_ptr, weights, grad, hess, int(iteration))
+        if query_index is None:
+            query_index = np.arange(group_ptr.size - 1, dtype=QID_DTYPE)
+        self._gradients(scores, y, group_ptr, weights, grad, hess, int(iteration),
+                        np.ascontiguousarray(query_index, dtype=QID_DTYPE))
 
     def __repr__(self):
         params = ", ".join(f"{k}={v!r}" for k, v in self._params().items())
@@ -277,7 +285,7 @@ class LambdaRank(Objective):
         if self.gain == "exp2":
             _check_exp2_gains(y, group_ptr, self.name, 1.0)
 
-    def _gradients(self, scores, y, group_ptr, weights, grad, hess, iteration):
+    def _gradients(self, scores, y, group_ptr, weights, grad, hess, iteration, query_index):
         _kernels.lambdarank_gradients(
             scores, y, group_ptr, weights, self.gain == "exp2", self.truncation_level,
             self.sigmoid, self.normalize, grad, hess,
@@ -316,7 +324,7 @@ class RankPairwise(Objective):
     def _check_labels(self, y, group_ptr):
         pass  # any finite labels: RankNet only compares them
 
-    def _gradients(self, scores, y, group_ptr, weights, grad, hess, iteration):
+    def _gradients(self, scores, y, group_ptr, weights, grad, hess, iteration, query_index):
         level = _ALL_PAIRS if self.truncation_level is None else self.truncation_level
         _kernels.pairwise_gradients(
             scores, y, group_ptr, weights, level, self.sigmoid, self.normalize, grad, hess,
@@ -354,8 +362,9 @@ class RankXENDCG(Objective):
         _check_grades(y, self.name)
         _check_exp2_gains(y, group_ptr, self.name, 0.0)
 
-    def _gradients(self, scores, y, group_ptr, weights, grad, hess, iteration):
-        _kernels.xendcg_gradients(scores, y, group_ptr, weights, self.seed, iteration, grad,
+    def _gradients(self, scores, y, group_ptr, weights, grad, hess, iteration, query_index):
+        _kernels.xendcg_gradients(scores, y, group_ptr, weights, self.seed, iteration,
+                                  query_index, grad,
                                   hess)
 
 
@@ -382,7 +391,7 @@ class Regression(Objective):
             raise ValueError("sample_weight sums to 0; the weighted mean label is undefined.")
         return float(np.dot(sample_weight, y) / total)
 
-    def _gradients(self, scores, y, group_ptr, weights, grad, hess, iteration):
+    def _gradients(self, scores, y, group_ptr, weights, grad, hess, iteration, query_index):
         _kernels.regression_gradients(scores, y, weights, grad, hess)
 
 

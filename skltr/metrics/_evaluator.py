@@ -11,7 +11,7 @@ import numpy as np
 from sklearn.utils._param_validation import StrOptions, validate_params
 
 from . import _kernels
-from ._ranking import _finish, _gains, _Grouped, _run
+from ._ranking import _gains, _Grouped, _run, mean_over_queries
 
 __all__ = ["NDCGEvaluator"]
 
@@ -63,17 +63,24 @@ class NDCGEvaluator:
             raise ValueError(f"eval_at must hold cut-offs >= 1; got {list(eval_at)!r}.")
         self.names = [f"ndcg@{k}" for k in self.eval_at]
 
-    def __call__(self, y_score) -> list[float]:
-        """NDCG@k of ``y_score`` (one score per row, the rows of ``y_true``) for every k."""
+    @property
+    def query_weight(self):
+        """Weight of each query (sorted-qid order; the mean of its rows'), or None."""
+        return self._grouped.query_weight
+
+    def per_query(self, y_score) -> list[np.ndarray]:
+        """NDCG@k of every query (sorted-qid order) for every k: what a call averages."""
         scores = np.asarray(y_score, dtype=np.float64)
         g = self._grouped
         if scores.shape != g.y_true.shape:
             raise ValueError(f"y_score has shape {scores.shape}; the evaluator's queries have "
                              f"{g.y_true.shape[0]} rows, one score each.")
         g.y_score = np.ascontiguousarray(scores if g.order is None else scores[g.order])
-        return [_finish(_run(_kernels.NDCG, g, values=self._gains, k=k, ties="average",
-                             zero_relevance="one", single_document="include"),
-                        g, False, "ndcg")
+        return [_run(_kernels.NDCG, g, values=self._gains, k=k, ties="average",
+                     zero_relevance="one", single_document="include")
                 for k in self.eval_at]
 
-
+    def __call__(self, y_score) -> list[float]:
+        """NDCG@k of ``y_score`` (one score per row, the rows of ``y_true``) for every k."""
+        return [mean_over_queries(v, self.query_weight, "ndcg")
+                for v in self.per_query(y_score)]

@@ -234,25 +234,34 @@ def _run(
 def _finish(per_query, grouped, return_per_query, name):
     if return_per_query:
         return per_query, grouped.unique_qid
+    return mean_over_queries(per_query, grouped.query_weight, name, stacklevel=4)
+
+
+def mean_over_queries(per_query, query_weight, name, stacklevel=3) -> float:
+    """The (``query_weight``-weighted) mean of a metric's per-query values, NaN skipped.
+
+    What every metric function returns; NaN (with an ``UndefinedMetricWarning``) when no
+    query counts.
+    """
     valid = ~np.isnan(per_query)
     if not valid.any():
         warnings.warn(
             f"{name}: every query was skipped by the zero_relevance / single_document "
             f"policies; the mean is undefined and NaN is returned.",
             UndefinedMetricWarning,
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
         return float("nan")
-    if grouped.query_weight is None:
+    if query_weight is None:
         return float(np.mean(per_query[valid]))
-    w = grouped.query_weight[valid]
+    w = query_weight[valid]
     total = w.sum()
     if total == 0:
         warnings.warn(
             f"{name}: the queries that were not skipped have total sample_weight 0; the "
             f"weighted mean is undefined and NaN is returned.",
             UndefinedMetricWarning,
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
         return float("nan")
     return float(np.dot(w, per_query[valid]) / total)

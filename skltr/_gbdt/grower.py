@@ -32,12 +32,12 @@ layouts:
 * one word (``min_samples_leaf_counts="hessian"``, the estimator's default, and at most
   ``GH64_MAX_ROWS`` rows): ``q_g * 2**32 + q_h`` in one int64, with the scales chosen from
   the exact sums of ``|g|`` and ``h`` (integer accumulators,
-  :func:`skltr._cpu.quantise.abs_sum_accumulators`; :func:`gh64_exponent`) so that no set of rows sums past
-  ``2**31`` (gradients) or ``2**32`` (hessians): no sum carries from one field into the
-  other. No row counts: the split search counts rows from hessians, as LightGBM, and the
-  partition gives children their row counts. 8-byte bins with one read-modify-write per
-  (row, feature): measured 1.9x faster updates than two words (1.38 vs 2.67 ns, one thread,
-  494k x 68 features).
+  :func:`skltr._cpu.quantise.abs_sum_accumulators`; :func:`gh64_exponent`) so that no set
+  of rows sums past ``2**31`` (gradients) or ``2**32`` (hessians): no sum carries from one
+  field into the other. No row counts: the split search counts rows from hessians, as
+  LightGBM, and the partition gives children their row counts. 8-byte bins with one
+  read-modify-write per (row, feature): measured 1.9x faster updates than two words (1.38
+  vs 2.67 ns, one thread, 494k x 68 features).
 * two words (otherwise): ``q_g`` as int32 with ``max|g| * 2**kg <= min(2**30, 2**62 /
   n_rows)``, and ``(1 << K) + q_h`` in int64 with the bound ``2**(K-1) / n_rows``, so that
   one channel sums both the hessian (low ``K = 63 - bits(n_rows)`` bits) and the row count

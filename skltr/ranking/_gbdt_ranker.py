@@ -351,19 +351,15 @@ class GPUHistGBDTRanker(EnsembleRanker):
 
     def _fit(self, data, eval_set=None):
         from .._engine.rounds import EvalData  # noqa: PLC0415
-        from .._gbdt.boosting import BoostParams  # noqa: PLC0415
         from .._gbdt.objectives import make_objective  # noqa: PLC0415
         from .._numba_cache import announce_first_compile  # noqa: PLC0415
 
-        if self.gain not in OBJECTIVES[self.objective].gains:
-            raise ValueError(f"objective={self.objective!r} only has the gain(s) "
-                             f"{OBJECTIVES[self.objective].gains}; got gain={self.gain!r}. Use "
-                             f"gain='exp2', or objective='lambdarank' for gain='linear'.")
+        self._check_gain()
         announce_first_compile()
         device = resolve_device(self.device)
         if device.is_gpu:
             _check_gpu_support(self)
-        eval_at = self._eval_at_list()
+        self._eval_at_list()  # checked before any work
         if OBJECTIVES[self.objective].graded:
             # The shared label check with the graded-relevance rules, on the caller's row
             # order so that its message names the caller's row.
@@ -374,11 +370,8 @@ class GPUHistGBDTRanker(EnsembleRanker):
                  for i, parts in enumerate(self._check_eval_set(
                      eval_set, integer_labels=OBJECTIVES[self.objective].graded))]
         n_queries = data.groups.n_queries
-        early = self.early_stopping
-        if early == "auto":
-            early = data.X.shape[0] > _AUTO_EARLY_STOPPING_ROWS and (
-                bool(evals) or n_queries >= 2)
-        seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        early = self._early_stopping_on(data.X.shape[0], n_queries, bool(evals))
+        seed = self._fit_seed()
         X, y, w, group_ptr = data.X, data.y, data.sample_weight, data.group_ptr
         if early and not evals:
             (X, y, w, group_ptr), evals, val = self._hold_out(X, y, w, group_ptr, seed)
@@ -386,6 +379,40 @@ class GPUHistGBDTRanker(EnsembleRanker):
                 _warn_auto_holdout(self, data.X.shape[0], n_queries, data.group_ptr, val)
 
         objective = make_objective(**self._objective_params(seed))
+        params = self._boost_params(seed, early, device)
+        with numba_threads(self.n_jobs):
+            if device.is_gpu:  # imports CuPy
+                from .._gpu.boosting import boost as boost_gpu  # noqa: PLC0415
+
+                result = boost_gpu(X, y, group_ptr, w, objective, params, evals,
+                                   device_index=device.index)
+            else:
+                from .._gbdt.boosting import boost  # noqa: PLC0415
+
+                result = boost(X, y, group_ptr, w, objective, params, evals)
+        _warn_if_no_split(result)
+        return self._set_fitted(result, device)
+
+    def _check_gain(self):
+        if self.gain not in OBJECTIVES[self.objective].gains:
+            raise ValueError(f"objective={self.objective!r} only has the gain(s) "
+                             f"{OBJECTIVES[self.objective].gains}; got gain={self.gain!r}. Use "
+                             f"gain='exp2', or objective='lambdarank' for gain='linear'.")
+
+    def _early_stopping_on(self, n_rows, n_queries, has_evals) -> bool:
+        """Whether this fit stops early (``early_stopping``, ``"auto"`` resolved)."""
+        if self.early_stopping == "auto":
+            return n_rows > _AUTO_EARLY_STOPPING_ROWS and (has_evals or n_queries >= 2)
+        return bool(self.early_stopping)
+
+    def _fit_seed(self) -> int:
+        """The seed of every random draw of this fit (one draw from ``random_state``)."""
+        return int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+
+    def _boost_params(self, seed, early, device):
+        """The boosting loop's :class:`~skltr._gbdt.boosting.BoostParams` of this fit."""
+        from .._gbdt.boosting import BoostParams  # noqa: PLC0415
+
         tree_params = {
             # None: no leaf limit (max_depth, min_samples_leaf and the gains bound the tree).
             "max_leaves": _NO_LIMIT if self.max_leaves is None else self.max_leaves,
@@ -398,35 +425,28 @@ class GPUHistGBDTRanker(EnsembleRanker):
             "learning_rate": self.learning_rate, "hist_mode": self.hist_mode,
         }
         names = getattr(self, "feature_names_in_", None)
-        params = BoostParams(
+        return BoostParams(
             objective_name=self.objective, n_estimators=self.n_estimators,
             max_bins=self.max_bins, tree_params=tree_params, subsample=self.subsample,
-            colsample_bytree=self.colsample_bytree, eval_at=tuple(eval_at), gain=self.gain,
-            n_iter_no_change=self.n_iter_no_change if early else None, seed=seed,
-            verbose=self.verbose, feature_names=None if names is None else list(names),
+            colsample_bytree=self.colsample_bytree, eval_at=tuple(self._eval_at_list()),
+            gain=self.gain, n_iter_no_change=self.n_iter_no_change if early else None,
+            seed=seed, verbose=self.verbose,
+            feature_names=None if names is None else list(names),
             n_jobs=self.n_jobs, reject_inf=not self._allow_inf and device.is_gpu)
-        with numba_threads(self.n_jobs):
-            if device.is_gpu:  # imports CuPy
-                from .._gpu.boosting import boost as boost_gpu  # noqa: PLC0415
-
-                result = boost_gpu(X, y, group_ptr, w, objective, params, evals,
-                                   device_index=device.index)
-            else:
-                from .._gbdt.boosting import boost  # noqa: PLC0415
-
-                result = boost(X, y, group_ptr, w, objective, params, evals)
-        if not np.any(np.diff(result.ensemble.tree_ptr) > 1):
-            warnings.warn(
-                "no tree found a split: every gradient was zero or no split met min_samples_leaf"
-                " / min_child_weight / min_split_gain (e.g. all labels of every query are "
-                "equal, or every query has a single document); the model scores every row "
-                "the same.", UserWarning, stacklevel=3)
-        return self._set_fitted(result, device)
 
     def _objective_params(self, seed) -> dict:
         return {"name": self.objective, "gain": self.gain,
                 "truncation_level": self.lambdarank_truncation_level,
                 "random_state": seed}
+
+def _warn_if_no_split(result):
+    if not np.any(np.diff(result.ensemble.tree_ptr) > 1):
+        warnings.warn(
+            "no tree found a split: every gradient was zero or no split met min_samples_leaf"
+            " / min_child_weight / min_split_gain (e.g. all labels of every query are "
+            "equal, or every query has a single document); the model scores every row "
+            "the same.", UserWarning, stacklevel=4)
+
 
 def _warn_auto_holdout(est, n_rows, n_queries, group_ptr, val_mask):
     """Say that ``early_stopping="auto"`` held queries out of training, and how to avoid it."""

@@ -1,0 +1,345 @@
+"""``DaskGPUHistGBDTRanker``: the GBDT ranker trained on a Dask cluster, the same model as
+one process trains.
+
+The driver validates the per-row columns with the local ranker's checks, lays the rows out
+as a one-process fit does (:mod:`skltr.dask._data`), fits the bin mapper from the global cut
+sample and the initial score from the global labels, and starts one training task per
+worker that holds training rows (:mod:`skltr.dask._train`); the tasks all-reduce through
+TCP (:mod:`skltr.dask._collective`). Every decision of the boosting loop is made from exact
+global sums, so the trees equal those of ``GPUHistGBDTRanker`` on the same rows, for any
+number of workers and any partitioning.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+import warnings
+from types import SimpleNamespace
+from urllib.parse import urlparse
+
+import numpy as np
+
+from .._engine.rounds import binning_seed, split_queries, sub_group_ptr
+from ..ranking._gbdt_ranker import (GPUHistGBDTRanker, _check_gpu_support, _warn_auto_holdout,
+                                    _warn_if_no_split)
+from ..ranking._gbdt_ranker import OBJECTIVES
+from ..utils.validation import check_ranking_X, check_ranking_y
+from ._data import Role, blocks_of, collect_column, place_roles
+from ._train import RoleRows, TrainTask, train_task
+
+__all__ = ["DaskGPUHistGBDTRanker"]
+
+#: Fitted attributes that ``to_local`` copies.
+_FITTED = ("ensemble_", "n_estimators_", "n_iter_", "best_iteration_", "evals_result_",
+           "_split_gain", "_split_count", "device_", "timings_", "_layout_cache",
+           "n_features_in_", "feature_names_in_")
+
+
+class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
+    """:class:`~skltr.GPUHistGBDTRanker` trained on a Dask cluster: the same trees.
+
+    Takes every ``GPUHistGBDTRanker`` parameter and ``client``. ``fit`` takes dask Arrays or
+    DataFrames (or numpy / pandas, scattered over the workers); each worker that holds rows
+    trains on its whole queries and the workers all-reduce exact integer histograms, so the
+    fitted trees equal those of ``GPUHistGBDTRanker(**same params).fit`` on the same rows --
+    bit for bit, for any number of workers and any partitioning
+    (:ref:`dask_training`). ``predict`` of a dask collection is lazy and partition-aligned.
+
+    Parameters
+    ----------
+    client : distributed.Client or None, default=None
+        The cluster; None uses the current client (``distributed.default_client()``).
+    **params
+        The parameters of :class:`~skltr.GPUHistGBDTRanker`. ``hist_mode="quantised"`` (the
+        default) is required: float histograms are not sums that agree across workers.
+        ``n_jobs`` is the threads of each worker's task. ``device="cuda"`` trains on a
+        single GPU worker (one CUDA device per worker, e.g. dask-cuda's
+        ``LocalCUDACluster``).
+
+    Attributes
+    ----------
+    The fitted attributes of :class:`~skltr.GPUHistGBDTRanker`. ``timings_`` adds
+    ``"dask_s"``: seconds from ``fit`` to the trees on the driver.
+
+    Examples
+    --------
+    >>> from distributed import Client, LocalCluster          # doctest: +SKIP
+    >>> import dask.array as da                               # doctest: +SKIP
+    >>> from skltr.dask import DaskGPUHistGBDTRanker          # doctest: +SKIP
+    >>> client = Client(LocalCluster(n_workers=2))            # doctest: +SKIP
+    >>> ranker = DaskGPUHistGBDTRanker(n_estimators=50).fit(
+    ...     da.from_array(X, chunks=1000), y, qid=qid)         # doctest: +SKIP
+    >>> ranker.predict(da.from_array(X, chunks=1000))         # doctest: +SKIP
+    dask.array<...>
+    """
+
+    _parameter_constraints = {**GPUHistGBDTRanker._parameter_constraints,
+                              "client": "no_validation"}
+
+    def __init__(self, *, client=None, objective="lambdarank", n_estimators=100,
+                 learning_rate=0.1, max_leaves=31, max_depth=None, growth="leafwise",
+                 min_child_weight=1e-3, min_samples_leaf=20, min_samples_leaf_counts="hessian",
+                 reg_lambda=0.0, reg_alpha=0.0, min_split_gain=0.0, max_bins=255,
+                 hist_mode="quantised", subsample=1.0, colsample_bytree=1.0, gain="exp2",
+                 eval_at=10, lambdarank_truncation_level=None, early_stopping=False,
+                 validation_fraction=0.1, n_iter_no_change=10, device="cpu", n_jobs=None,
+                 random_state=None, verbose=0):
+        super().__init__(
+            objective=objective, n_estimators=n_estimators, learning_rate=learning_rate,
+            max_leaves=max_leaves, max_depth=max_depth, growth=growth,
+            min_child_weight=min_child_weight, min_samples_leaf=min_samples_leaf,
+            min_samples_leaf_counts=min_samples_leaf_counts, reg_lambda=reg_lambda,
+            reg_alpha=reg_alpha, min_split_gain=min_split_gain, max_bins=max_bins,
+            hist_mode=hist_mode, subsample=subsample, colsample_bytree=colsample_bytree,
+            gain=gain, eval_at=eval_at,
+            lambdarank_truncation_level=lambdarank_truncation_level,
+            early_stopping=early_stopping, validation_fraction=validation_fraction,
+            n_iter_no_change=n_iter_no_change, device=device, n_jobs=n_jobs,
+            random_state=random_state, verbose=verbose)
+        self.client = client
+
+    # ------------------------------------------------------------------ conversion
+    def _local_params(self) -> dict:
+        params = self.get_params()
+        params.pop("client")
+        return params
+
+    def to_local(self) -> GPUHistGBDTRanker:
+        """The fitted model as a plain :class:`~skltr.GPUHistGBDTRanker` (no Dask needed)."""
+        from sklearn.utils.validation import check_is_fitted  # noqa: PLC0415
+
+        check_is_fitted(self, "ensemble_")
+        local = GPUHistGBDTRanker(**self._local_params())
+        for name in _FITTED:
+            if hasattr(self, name):
+                setattr(local, name, getattr(self, name))
+        return local
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state["client"] = None  # a client is a connection, not a model parameter
+        return state
+
+    def save_model(self, path) -> None:
+        """Save as :meth:`GPUHistGBDTRanker.save_model` does (``client`` is not stored)."""
+        client, self.client = self.client, None
+        try:
+            super().save_model(path)
+        finally:
+            self.client = client
+
+    # ------------------------------------------------------------------ prediction
+    def predict(self, X):
+        """Scores of ``X``: a lazy dask Array / Series for dask input, else numpy.
+
+        Dask input is scored block by block on the workers (:func:`skltr.dask.predict`),
+        the model sent once; the output's blocks are the input's.
+        """
+        if hasattr(X, "__dask_graph__"):
+            from ._predict import predict  # noqa: PLC0415
+
+            return predict(self.to_local(), X, client=self._client())
+        return super().predict(X)
+
+    # ------------------------------------------------------------------ fitting
+    def fit(self, X, y, *, qid=None, sample_weight=None, eval_set=None):
+        """Fit on the cluster; the arguments are those of :meth:`GPUHistGBDTRanker.fit`.
+
+        ``X`` is a dask Array (chunked by rows) or DataFrame, or numpy / pandas (scattered in
+        one block per worker); ``y``, ``qid`` and ``sample_weight`` are dask or local
+        columns in the same row order (they are gathered on the driver: 8 bytes a row);
+        ``eval_set`` items take the same kinds. A failed fit leaves the estimator as it was.
+        """
+        saved = dict(self.__dict__)
+        try:
+            self._validate_params()
+            self._fit_dask(X, y, qid, sample_weight, eval_set)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            raise
+        return self
+
+    def _client(self):
+        if self.client is not None:
+            return self.client
+        from distributed import default_client  # noqa: PLC0415
+
+        return default_client()
+
+    def _fit_dask(self, X, y, qid, sample_weight, eval_set):
+        from sklearn.utils.validation import _check_sample_weight  # noqa: PLC0415
+
+        from .._engine.binning import BinMapper  # noqa: PLC0415
+        from .._gbdt.objectives import make_objective  # noqa: PLC0415
+        from ..utils._qid import group_by_qid  # noqa: PLC0415
+
+        t0 = time.perf_counter()
+        client = self._client()
+        self._check_gain()
+        self._eval_at_list()
+        if self.hist_mode != "quantised":
+            raise ValueError(
+                f"DaskGPUHistGBDTRanker needs hist_mode='quantised' (exact integer "
+                f"histograms, whose sums over workers do not depend on the order); got "
+                f"hist_mode={self.hist_mode!r}.")
+        is_gpu = str(self.device).startswith("cuda")
+        if is_gpu:
+            _check_gpu_support(self)
+        for name in ("n_features_in_", "feature_names_in_"):
+            self.__dict__.pop(name, None)
+        stub = GPUHistGBDTRanker(**self._local_params())
+        n_workers = max(len(client.scheduler_info()["workers"]), 1)
+        blocks = blocks_of(client, X, stub, reset=True, dtype=list(self._fit_X_dtypes),
+                           n_default=n_workers)
+        n = blocks.n_rows
+        n_features = int(blocks.has_nan.shape[1]) if blocks.has_nan.size else None
+        if n == 0:  # the local check's message
+            check_ranking_X(stub, np.zeros((0, n_features or 0)), reset=True)
+        self.n_features_in_ = n_features
+        if blocks.feature_names is not None:
+            self.feature_names_in_ = blocks.feature_names
+        y = check_ranking_y(collect_column(y), n)
+        groups = group_by_qid(collect_column(qid), n)
+        w = collect_column(sample_weight)
+        if w is not None:
+            w = _check_sample_weight(w, np.empty((n, 0)), dtype=np.float64,
+                                     ensure_non_negative=True)
+        graded = OBJECTIVES[self.objective].graded
+        if graded:
+            check_ranking_y(y, n, integer_labels=True)
+        evals = self._eval_roles(client, eval_set, graded)
+        order, gptr = groups.order, groups.group_ptr
+        y_g, w_g = y[order], None if w is None else w[order]
+        early = self._early_stopping_on(n, groups.n_queries, bool(evals))
+        seed = self._fit_seed()
+        train = Role("train", blocks, order, gptr, y_g, w_g)
+        if early and not evals:
+            if groups.n_queries < 2:
+                self._hold_out(None, y_g, None, gptr, seed)  # the local error
+            keep, val = split_queries(gptr, self.validation_fraction, seed)
+            train = Role("train", blocks, order[keep], sub_group_ptr(gptr, keep), y_g[keep],
+                         None if w_g is None else w_g[keep])
+            evals = [Role("validation", blocks, order[val], sub_group_ptr(gptr, val),
+                          y_g[val], None if w_g is None else w_g[val])]
+            if self.early_stopping == "auto":
+                _warn_auto_holdout(self, n, groups.n_queries, gptr, val)
+        objective = make_objective(**self._objective_params(seed))
+        init = float(objective.init_score(train.y, train.group_ptr, train.sample_weight))
+        params = self._boost_params(seed, early, SimpleNamespace(is_gpu=is_gpu))
+        mapper = BinMapper(max_bins=self.max_bins, random_state=binning_seed(seed),
+                           n_threads=self.n_jobs)
+        mapper._check_max_bins()
+        mapper._set_cuts(np.sort(np.ascontiguousarray(
+            _cut_sample(client, train, mapper._sample_rows(train.order.size)).T), axis=1))
+
+        who = client.who_has(blocks.futures)
+        workers = sorted({addrs[0] for key, addrs in who.items() if addrs} or
+                         set(client.scheduler_info()["workers"]))
+        used = {next(iter(who.get(f.key, ())), None)
+                for f, size in zip(blocks.futures, blocks.lengths) if size}
+        workers = [a for a in workers if a in used] or workers[:1]
+        if is_gpu and len(workers) > 1:
+            raise NotImplementedError(
+                f"device={self.device!r} trains on one GPU worker; the training rows are on "
+                f"{len(workers)} workers. Put them on one worker (e.g. client.persist(X, "
+                f"workers=[address])) or train on CPU workers; multi-GPU Dask training is "
+                f"not built yet.")
+        ranks = {addr: r for r, addr in enumerate(workers)}
+        roles = place_roles(client, [train, *evals], ranks)
+        host = urlparse(workers[0]).hostname
+        from ._collective import free_port  # noqa: PLC0415
+
+        port = client.run(free_port, workers=[workers[0]])[workers[0]]
+        key = f"skltr-train-{uuid.uuid4().hex}"
+        futures = []
+        for r, addr in enumerate(workers):
+            rows = [RoleRows(role.name, part.piece_pos, part.positions, part.y,
+                             part.sample_weight, part.group_ptr, part.query_index,
+                             part.n_queries)
+                    for role in roles for part in [role.parts[r]]]
+            task = TrainTask(objective, params, mapper, init, str(self.device), rows,
+                             n_features)
+            pieces = [role.parts[r].pieces for role in roles]
+            futures.append(client.submit(train_task, r, len(workers), host, port, task,
+                                         pieces, key=f"{key}-{r}", workers=[addr],
+                                         allow_other_workers=False, pure=False, retries=0))
+        result, device = _wait(client, futures, workers)
+        _warn_if_no_split(result)
+        self._set_fitted(result, device)
+        self.timings_ = {**result.timings, "dask_s": time.perf_counter() - t0}
+
+    def _eval_roles(self, client, eval_set, graded):
+        """The eval sets as :class:`Role` s, checked as the local ranker checks them."""
+        from ..utils._qid import group_by_qid  # noqa: PLC0415
+
+        if eval_set is None:
+            return []
+        if not isinstance(eval_set, (list, tuple)) or any(
+                not isinstance(item, (list, tuple)) or len(item) != 3 or item[2] is None
+                for item in eval_set):
+            self._check_eval_set(eval_set)  # raises the local message
+        stub = GPUHistGBDTRanker(**self._local_params())
+        stub.n_features_in_ = self.n_features_in_
+        if hasattr(self, "feature_names_in_"):
+            stub.feature_names_in_ = self.feature_names_in_
+        roles = []
+        for i, (X_e, y_e, qid_e) in enumerate(eval_set):
+            prefix = f"eval_set[{i}]: "
+            blocks = blocks_of(client, X_e, stub, reset=False, dtype=np.float64, prefix=prefix)
+            try:
+                y_e = check_ranking_y(collect_column(y_e), blocks.n_rows,
+                                      integer_labels=graded)
+                groups = group_by_qid(collect_column(qid_e), blocks.n_rows)
+            except (ValueError, TypeError) as exc:
+                raise type(exc)(f"{prefix}{exc}") from exc
+            roles.append(Role(f"valid_{i}", blocks, groups.order, groups.group_ptr,
+                              y_e[groups.order], None))
+        return roles
+
+
+def _cut_sample(client, train, idx):
+    """The rows of the bin mapper's cut sample (global positions ``idx``; None: all)."""
+    from ._data import _take  # noqa: PLC0415
+
+    rows = train.order if idx is None else train.order[idx]
+    blocks = train.blocks
+    block = blocks.block_of_row()[rows]
+    local = rows - blocks.starts()[block]
+    parts = [client.submit(_take, blocks.futures[b], np.sort(local[block == b]), pure=False)
+             for b in np.unique(block)]
+    return np.concatenate(client.gather(parts))
+
+
+def _wait(client, futures, workers):
+    """The rank-0 result; a failed or lost rank cancels the others and raises."""
+    from distributed import wait  # noqa: PLC0415
+
+    from distributed.utils import TimeoutError as DaskTimeoutError  # noqa: PLC0415
+
+    try:
+        while True:
+            try:
+                wait([f for f in futures if f.status != "finished"], timeout=1.0,
+                     return_when="FIRST_COMPLETED")
+            except (TimeoutError, DaskTimeoutError):
+                pass
+            failed = [f for f in futures if f.status == "error"]
+            if failed:
+                exc = failed[0].exception()
+                raise RuntimeError(
+                    f"Dask training failed on a worker: {type(exc).__name__}: {exc}. The "
+                    f"estimator is unchanged; call fit again to retry.") from exc
+            if all(f.status == "finished" for f in futures):
+                return futures[0].result()
+            alive = set(client.scheduler_info()["workers"])
+            lost = [a for a in workers if a not in alive]
+            if lost:
+                raise RuntimeError(
+                    f"Dask training failed: worker(s) {lost} left the cluster mid-fit. The "
+                    f"estimator is unchanged; call fit again to retry (the data is "
+                    f"recomputed where it was lost).")
+    except BaseException:
+        client.cancel(futures, force=True)
+        raise

@@ -1,0 +1,110 @@
+"""The training task that runs on every worker of a Dask fit: one boosting loop per rank.
+
+The driver (:class:`skltr.dask.DaskGPUHistGBDTRanker`) sends each rank a :class:`TrainTask`
+and the row blocks of its queries; the rank puts its rows in global order, finishes the bin
+mapper (which features have NaN: an all-reduce), and runs the CPU boosting loop of
+:mod:`skltr._gbdt.boosting` with a :class:`~skltr.dask._collective.SocketCommunicator` and a
+:class:`~skltr._engine.shard.Shard`. Every rank grows the same trees; rank 0 returns them.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._engine.rounds import EvalData
+from .._engine.shard import Shard
+from ._collective import SocketCommunicator
+
+__all__ = ["TrainTask", "RoleRows", "train_task"]
+
+
+@dataclass
+class RoleRows:
+    """One rank's share of a role (training rows or an eval set), without the row blocks."""
+
+    name: str
+    piece_pos: list
+    positions: np.ndarray
+    y: np.ndarray
+    sample_weight: np.ndarray | None
+    group_ptr: np.ndarray
+    query_index: np.ndarray
+    n_queries: int
+
+
+@dataclass
+class TrainTask:
+    """Everything a rank needs besides its row blocks (the same for every rank but ``roles``).
+
+    ``roles[0]`` is the training set, the others the eval sets in order.
+    """
+
+    objective: object
+    params: object
+    mapper: object
+    init_score: float
+    device: str
+    roles: list
+    n_features: int
+    timeout: float = 120.0
+
+
+def _rows(role, pieces, n_features):
+    """The rank's rows of ``role`` in global order (C-contiguous)."""
+    if not pieces:  # none of this eval set's queries are here
+        return np.zeros((0, n_features), dtype=np.float64)
+    blocks, pos = [], []
+    for block, p in zip(pieces, role.piece_pos):
+        keep = p >= 0
+        blocks.append(block if keep.all() else block[keep])
+        pos.append(p[keep])
+    pos = np.concatenate(pos) if pos else np.zeros(0, np.int64)
+    X = np.concatenate(blocks) if len(blocks) > 1 else blocks[0]
+    order = np.argsort(pos, kind="stable")
+    if not np.array_equal(pos[order], role.positions):
+        raise RuntimeError("a training worker received rows that do not match its layout; "
+                           "this is a bug in skltr.dask")
+    if not np.array_equal(order, np.arange(order.size)):
+        X = X[order]
+    return np.ascontiguousarray(X)
+
+
+def train_task(rank, world, host, port, task, pieces):
+    """Run the boosting loop of rank ``rank`` (a Dask task); rank 0 returns the result.
+
+    ``pieces[i]`` are the row blocks of ``task.roles[i]``. Returns ``(BoostingResult,
+    device)`` on rank 0 and ``(None, device)`` elsewhere.
+    """
+    from .._device import resolve_device  # noqa: PLC0415
+    from ..utils._threads import numba_threads  # noqa: PLC0415
+
+    data = [(role, _rows(role, p, task.n_features)) for role, p in zip(task.roles, pieces)]
+    (train, X), evals = data[0], data[1:]
+    device = resolve_device(task.device)
+    eval_data = [EvalData(role.name, Xe, role.y, role.group_ptr, role.sample_weight)
+                 for role, Xe in evals]
+    p = task.params
+    with SocketCommunicator(rank, world, host, port, task.timeout) as comm:
+        if device.is_gpu:  # one GPU worker (checked by the driver): the local GPU loop
+            from .._gpu.boosting import boost as boost_gpu  # noqa: PLC0415
+
+            with numba_threads(p.n_jobs):
+                result = boost_gpu(X, train.y, train.group_ptr, train.sample_weight,
+                                   task.objective, p, eval_data, device_index=device.index)
+            return result, str(device)
+        from .._gbdt.boosting import boost  # noqa: PLC0415
+
+        mapper = copy.copy(task.mapper)
+        mapper.n_threads = p.n_jobs
+        has_nan = np.isnan(X).any(axis=0).astype(np.uint8)
+        mapper.has_missing = comm.allreduce_max(has_nan) > 0
+        shard = Shard(mapper, task.init_score, train.query_index, train.n_queries,
+                      tuple(role.query_index for role, _ in evals),
+                      tuple(role.n_queries for role, _ in evals))
+        with numba_threads(p.n_jobs):
+            result = boost(X, train.y, train.group_ptr, train.sample_weight, task.objective,
+                           p, eval_data, communicator=comm, shard=shard)
+    return (result if rank == 0 else None), str(device)

@@ -248,6 +248,11 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
                 f"not built yet.")
         ranks = {addr: r for r, addr in enumerate(workers)}
         roles = place_roles(client, [train, *evals], ranks)
+        # Every row block exists before a training task starts: a task blocks its worker's
+        # thread in the all-reduce, so a slice still to be cut there would never be.
+        from distributed import wait  # noqa: PLC0415
+
+        wait([p for role in roles for part in role.parts for p in part.pieces])
         host = urlparse(workers[0]).hostname
         from ._collective import free_port  # noqa: PLC0415
 

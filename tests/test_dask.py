@@ -1,0 +1,251 @@
+"""skltr.dask: the distributed model equals the one-process model bit for bit.
+
+Clusters of 2 and 3 worker processes (``distributed.LocalCluster``); the reference is
+``GPUHistGBDTRanker`` fitted on the same rows in one process. "Equal" is the whole model
+document (every threshold, leaf value and split gain) and the predictions, compared exactly.
+"""
+
+import pickle
+import threading
+import time
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+pd = pytest.importorskip("pandas")
+
+from skltr import GPUHistGBDTRanker, QuickScorerPredictor  # noqa: E402
+from skltr.datasets import make_ranking  # noqa: E402
+from skltr.dask import DaskGPUHistGBDTRanker, predict  # noqa: E402
+
+
+def _data(seed=1, n_queries=160, docs=25, n_features=8):
+    X, y, qid = make_ranking(n_queries=n_queries, docs_per_query=docs, n_features=n_features,
+                             n_informative=4, random_state=seed)
+    rng = np.random.default_rng(seed)
+    perm = rng.permutation(len(y))  # queries interleaved: the layout is the driver's job
+    X, y, qid = X[perm], y[perm], qid[perm]
+    X[rng.random(X.shape) < 0.05] = np.nan
+    return X, y, qid, rng.random(len(y)) + 0.5
+
+
+@pytest.fixture(scope="module", params=[2, 3], ids=["2workers", "3workers"])
+def client(request):
+    with distributed.LocalCluster(n_workers=request.param, threads_per_worker=1,
+                                  processes=True, dashboard_address=":0") as cluster, \
+            distributed.Client(cluster) as c:
+        yield c
+
+
+def _doc(model):
+    return model.ensemble_.to_document()
+
+
+def _assert_same(local, dist):
+    assert _doc(dist) == _doc(local)
+    assert dist.n_iter_ == local.n_iter_ and dist.best_iteration_ == local.best_iteration_
+    assert dist.evals_result_ == local.evals_result_
+    np.testing.assert_array_equal(dist.feature_importances_, local.feature_importances_)
+
+
+def _chunks(n, cuts):
+    """Row chunks at ``cuts`` (empty chunks and one-row chunks allowed)."""
+    bounds = [0, *cuts, n]
+    return tuple(int(b - a) for a, b in zip(bounds[:-1], bounds[1:]))
+
+
+KW = dict(n_estimators=12, random_state=3, n_jobs=1)
+
+
+@pytest.mark.parametrize("params", [
+    {},
+    {"objective": "rank_xendcg", "subsample": 0.7, "colsample_bytree": 0.6},
+    {"objective": "regression", "min_samples_leaf_counts": "rows"},
+    {"objective": "rank_pairwise", "growth": "depthwise", "max_depth": 4},
+    {"objective": "lambdarank", "early_stopping": True, "n_estimators": 40},
+], ids=["lambdarank", "xendcg-subsample", "regression-rows", "pairwise-depthwise",
+        "holdout-early-stopping"])
+def test_same_model_as_one_process(client, params):
+    X, y, qid, w = _data()
+    kw = {**KW, **params}
+    local = GPUHistGBDTRanker(**kw).fit(X, y, qid=qid, sample_weight=w)
+    # unequal blocks, empty blocks, a one-row block; queries straddle every boundary
+    chunks = _chunks(len(y), [0, 700, 701, 2400, 2400])
+    dist = DaskGPUHistGBDTRanker(**kw).fit(
+        da.from_array(X, chunks=(chunks, X.shape[1])), da.from_array(y, chunks=1000),
+        qid=da.from_array(qid, chunks=333), sample_weight=w)
+    _assert_same(local, dist)
+    got = dist.predict(da.from_array(X, chunks=(chunks, X.shape[1])))
+    assert isinstance(got, da.Array) and got.chunks[0] == chunks
+    np.testing.assert_array_equal(got.compute(), local.predict(X))
+
+
+@pytest.mark.parametrize("n_blocks", [1, 2, 7, 40])
+def test_any_partitioning_gives_the_same_model(client, n_blocks):
+    X, y, qid, _ = _data(seed=4)
+    local = GPUHistGBDTRanker(**KW).fit(X, y, qid=qid)
+    dist = DaskGPUHistGBDTRanker(**KW).fit(
+        da.from_array(X, chunks=(-(-len(y) // n_blocks), -1)), y, qid=qid)
+    _assert_same(local, dist)
+
+
+def test_numpy_and_pandas_input_is_scattered(client):
+    X, y, qid, _ = _data(seed=5)
+    local = GPUHistGBDTRanker(**KW).fit(X, y, qid=qid)
+    _assert_same(local, DaskGPUHistGBDTRanker(**KW).fit(X, y, qid=qid))
+
+
+def test_dask_dataframe_with_a_qid_column_and_eval_sets(client):
+    X, y, qid, _ = _data(seed=6)
+    cols = [f"f{i}" for i in range(X.shape[1])]
+    df = pd.DataFrame(X, columns=cols).assign(qid=qid, y=y)
+    train, valid = df.iloc[:3000], df.iloc[3000:]
+    kw = {**KW, "n_estimators": 40, "early_stopping": True, "n_iter_no_change": 3,
+          "eval_at": [5, 10]}
+    local = GPUHistGBDTRanker(**kw).fit(
+        train[cols], train["y"], qid=train["qid"],
+        eval_set=[(valid[cols], valid["y"], valid["qid"]), (train[cols], train["y"],
+                                                           train["qid"])])
+    dd = pytest.importorskip("dask.dataframe")
+    dtrain, dvalid = dd.from_pandas(train, npartitions=5), dd.from_pandas(valid, npartitions=3)
+    dist = DaskGPUHistGBDTRanker(**kw).fit(
+        dtrain[cols], dtrain["y"], qid=dtrain["qid"],
+        eval_set=[(dvalid[cols], dvalid["y"], dvalid["qid"]),
+                  (dtrain[cols], dtrain["y"], dtrain["qid"])])
+    assert local.best_iteration_ is not None
+    _assert_same(local, dist)
+    assert list(dist.feature_names_in_) == cols
+    scores = dist.predict(dvalid[cols])
+    assert isinstance(scores, dd.Series) and scores.npartitions == dvalid.npartitions
+    out = scores.compute()
+    pd.testing.assert_index_equal(out.index, valid.index)
+    np.testing.assert_array_equal(out.to_numpy(), local.predict(valid[cols]))
+
+
+def test_predict_any_model_block_by_block(client):
+    lgb = pytest.importorskip("lightgbm")
+    X, y, qid, _ = _data(seed=7)
+    model = lgb.LGBMRegressor(n_estimators=20, num_leaves=15, verbose=-1).fit(X, y)
+    qs = QuickScorerPredictor.from_model(model)
+    out = predict(qs, da.from_array(X, chunks=(777, -1)), client=client)
+    assert out.chunks[0] == da.from_array(X, chunks=(777, -1)).chunks[0]
+    np.testing.assert_array_equal(out.compute(), model.predict(X))
+    out = predict(qs, da.from_array(X, chunks=(500, -1)))  # the model inside the graph
+    np.testing.assert_array_equal(out.compute(), model.predict(X))
+    with pytest.raises(TypeError, match="dask Array or DataFrame"):
+        predict(qs, X)
+
+
+def test_to_local_pickle_and_json(client, tmp_path):
+    X, y, qid, _ = _data(seed=8)
+    dist = DaskGPUHistGBDTRanker(**KW, client=client).fit(X, y, qid=qid)
+    local = dist.to_local()
+    assert type(local) is GPUHistGBDTRanker and local.get_params() == {
+        k: v for k, v in dist.get_params().items() if k != "client"}
+    np.testing.assert_array_equal(local.predict(X), dist.predict(X))
+    again = pickle.loads(pickle.dumps(dist))
+    assert again.client is None and dist.client is client
+    np.testing.assert_array_equal(again.predict(X), local.predict(X))
+    path = tmp_path / "model.json"
+    dist.save_model(path)
+    assert dist.client is client
+    loaded = DaskGPUHistGBDTRanker.load_model(path)
+    assert _doc(loaded) == _doc(dist) and loaded.client is None
+    np.testing.assert_array_equal(loaded.predict(X), local.predict(X))
+
+
+def _local_error(fit):
+    with pytest.raises((ValueError, TypeError)) as info:
+        fit()
+    return info
+
+
+@pytest.mark.parametrize("case", ["inf", "negative-label", "no-qid", "short-y", "eval-3",
+                                  "eval-features", "float-hist"])
+def test_bad_input_errors_match_the_local_ranker(client, case):
+    X, y, qid, _ = _data(seed=9, n_queries=40)
+    eval_set = None
+    params = {}
+    if case == "inf":
+        X = X.copy()
+        X[5, 2] = np.inf
+    elif case == "negative-label":
+        y = y.copy()
+        y[7] = -1
+    elif case == "no-qid":
+        qid = None
+    elif case == "short-y":
+        y = y[:-1]
+    elif case == "eval-3":
+        eval_set = [(X, y)]
+    elif case == "eval-features":
+        eval_set = [(X[:, :-1], y, qid)]
+    dist = DaskGPUHistGBDTRanker(**KW, **params)
+    if case == "float-hist":
+        with pytest.raises(ValueError, match="hist_mode='quantised'"):
+            DaskGPUHistGBDTRanker(**KW, hist_mode="float").fit(X, y, qid=qid)
+        return
+    want = _local_error(lambda: GPUHistGBDTRanker(**KW).fit(X, y, qid=qid,
+                                                            eval_set=eval_set))
+    got = _local_error(lambda: dist.fit(da.from_array(X, chunks=(100, -1)), y, qid=qid,
+                                        eval_set=eval_set))
+    assert got.type is want.type and str(got.value) == str(want.value)
+    assert not hasattr(dist, "ensemble_")
+
+
+def test_grid_search_under_joblibs_dask_backend(client):
+    import joblib
+    import sklearn
+    from sklearn.model_selection import GridSearchCV
+
+    from skltr.model_selection import QueryKFold
+
+    X, y, qid, _ = _data(seed=10, n_queries=60)
+    grid = {"max_leaves": [3, 7], "learning_rate": [0.1, 0.3]}
+    est = GPUHistGBDTRanker(n_estimators=5, random_state=0, n_jobs=1)
+    with sklearn.config_context(enable_metadata_routing=True):
+        local = GridSearchCV(est, grid, cv=QueryKFold(3)).fit(X, y, qid=qid)
+        with joblib.parallel_backend("dask"):
+            dist = GridSearchCV(est, grid, cv=QueryKFold(3), n_jobs=-1).fit(X, y, qid=qid)
+    assert dist.best_params_ == local.best_params_
+    np.testing.assert_array_equal(dist.cv_results_["mean_test_score"],
+                                  local.cv_results_["mean_test_score"])
+
+
+def test_a_worker_lost_mid_fit_raises_and_leaves_the_estimator_unchanged():
+    X, y, qid, _ = _data(seed=11, n_queries=100)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0") as cluster, \
+            distributed.Client(cluster) as c:
+        est = DaskGPUHistGBDTRanker(n_estimators=3, random_state=0, n_jobs=1).fit(
+            X, y, qid=qid)
+        before = _doc(est)
+        est.set_params(n_estimators=100_000)
+        Xd = da.from_array(X, chunks=(len(y) // 2 + 1, -1))
+        errors = []
+
+        def fit():
+            try:
+                est.fit(Xd, y, qid=qid)
+            except Exception as exc:  # noqa: BLE001 - recorded and checked below
+                errors.append(exc)
+
+        thread = threading.Thread(target=fit)
+        thread.start()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not any(
+                "skltr-train" in str(key) for keys in c.processing().values() for key in keys):
+            time.sleep(0.1)
+        time.sleep(1.0)  # a few rounds in
+        victim = sorted(c.scheduler_info()["workers"])[-1]
+        try:
+            c.run(lambda: __import__("os")._exit(1), workers=[victim])
+        except Exception:  # noqa: BLE001 - the worker dies before it answers
+            pass
+        thread.join(120)
+        assert not thread.is_alive()
+    assert len(errors) == 1 and isinstance(errors[0], RuntimeError)
+    assert "unchanged" in str(errors[0])
+    assert est.n_estimators == 100_000 and _doc(est) == before

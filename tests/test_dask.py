@@ -249,3 +249,27 @@ def test_a_worker_lost_mid_fit_raises_and_leaves_the_estimator_unchanged():
     assert len(errors) == 1 and isinstance(errors[0], RuntimeError)
     assert "unchanged" in str(errors[0])
     assert est.n_estimators == 100_000 and _doc(est) == before
+
+
+def test_cuda_on_several_workers_is_refused_before_training(client):
+    X, y, qid, _ = _data(seed=12, n_queries=60)
+    est = DaskGPUHistGBDTRanker(**KW, device="cuda")
+    with pytest.raises(NotImplementedError, match="one GPU worker"):
+        est.fit(da.from_array(X, chunks=(len(y) // 3 + 1, -1)), y, qid=qid)
+    assert not hasattr(est, "ensemble_")
+
+
+@pytest.mark.gpu
+def test_one_gpu_worker_gives_the_local_gpu_model():
+    X, y, qid, _ = _data(seed=13)
+    kw = dict(n_estimators=10, random_state=0, device="cuda", growth="depthwise",
+              max_depth=4, max_leaves=None, eval_at=[10])
+    ev = [(X[:800], y[:800], qid[:800])]
+    local = GPUHistGBDTRanker(**kw).fit(X, y, qid=qid, eval_set=ev)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=True,
+                                  dashboard_address=":0") as cluster, \
+            distributed.Client(cluster):
+        dist = DaskGPUHistGBDTRanker(**kw).fit(da.from_array(X, chunks=(1000, -1)), y,
+                                               qid=qid, eval_set=ev)
+    _assert_same(local, dist)
+    assert dist.device_ == local.device_

@@ -267,6 +267,7 @@ class TreeGrower:
         self.learning_rate = float(learning_rate)
         self.hist_mode = hist_mode
         self.communicator = LocalCommunicator() if communicator is None else communicator
+        self._distributed = getattr(self.communicator, "world", 1) > 1
         self.n_threads = n_threads
         self.pool = pool
 
@@ -388,14 +389,25 @@ class TreeGrower:
     def _can_split(self, node, n_leaves):
         return can_split(node, n_leaves, self.max_leaves, self.max_depth, self.min_samples_leaf)
 
-    def _build(self, node, use_rows=True):
+    def _build(self, node, use_rows=True, count_along=False):
+        """Build ``node``'s histogram and sum it over the workers.
+
+        ``count_along``: the node's local row count travels in a pad cell of the histogram
+        (which the split search never reads), so the same all-reduce gives ``node.count``.
+        """
         if self._n_threads > 1 and node.end - node.start >= HIST_PARALLEL_MIN_ROWS:
             build_histogram(self.X_binned, self._g, self._h, self._buf, node.start, node.end,
                             use_rows, node.hist, self.pool.scratch, *self._tasks)
         else:
             build_histogram_serial(self.X_binned, self._g, self._h, self._buf, node.start,
                                    node.end, use_rows, node.hist)
+        pad = (0, self.missing_bin + 1, 0)
+        if count_along:
+            node.hist[pad] = node.end - node.start
         node.hist = self.communicator.allreduce_sum(node.hist)
+        if count_along:
+            node.count = int(node.hist[pad])
+            node.hist[pad] = 0
 
     def _find_split(self, node):
         parallel = self._n_threads > 1 and node.count >= SPLIT_PARALLEL_MIN_ROWS
@@ -420,23 +432,38 @@ class TreeGrower:
             n_left_local = partition_rows_serial(col, self._buf, node.start, node.end, b,
                                                  default_left, self.missing_bin, self._tmp)
         mid = node.start + n_left_local
-        if self._layout is ONE_WORD:  # one-word bins hold no row counts: the partition's count
-            cl = int(self.communicator.allreduce_sum(np.array([n_left_local], np.int64))[0])
-        left = _Node(node.start, mid, gl, hl, cl, node.depth + 1)
-        right = _Node(mid, node.end, node.sum_g - gl, node.sum_h - hl, node.count - cl,
-                      node.depth + 1)
+        deferred = self._layout is ONE_WORD and self._distributed
+        if self._layout is ONE_WORD and not deferred:
+            cl = n_left_local  # one-word bins hold no row counts: the partition's count
+        left = _Node(node.start, mid, gl, hl, None if deferred else cl, node.depth + 1)
+        right = _Node(mid, node.end, node.sum_g - gl, node.sum_h - hl,
+                      None if deferred else node.count - cl, node.depth + 1)
         ids = (len(self.nodes), len(self.nodes) + 1)
         self.nodes.extend((left, right))
         self._children[node_id] = ids
         self._children.extend((None, None))
-        splittable = [self._can_split(c, n_leaves_after) for c in (left, right)]
+        if deferred:
+            # Distributed one-word bins: the children's global row counts come with the
+            # histogram all-reduce (one message a split), or at the end of the tree; until
+            # then only the leaf and depth limits decide, with the parent's count.
+            left.count = right.count = node.count
+            splittable = [self._can_split(c, n_leaves_after) for c in (left, right)]
+            left.count = right.count = None
+            # the split's own estimate of the left count: the same on every worker
+            small_left = cl <= node.count - cl
+        else:
+            splittable = [self._can_split(c, n_leaves_after) for c in (left, right)]
+            small_left = left.count <= right.count
         parent_hist, node.hist = node.hist, None
         if any(splittable):
             # Build the smaller child (global count: every worker agrees), subtract for the
             # larger in the parent's buffer.
-            small, large = (left, right) if left.count <= right.count else (right, left)
+            small, large = (left, right) if small_left else (right, left)
             small.hist = self.pool.acquire()
-            self._build(small)
+            self._build(small, count_along=deferred)
+            if deferred:
+                large.count = node.count - small.count
+                splittable = [self._can_split(c, n_leaves_after) for c in (left, right)]
             subtract_histograms(parent_hist, small.hist, parent_hist)
             large.hist = parent_hist
             for child, ok in zip((left, right), splittable):
@@ -478,6 +505,11 @@ class TreeGrower:
 
     def _finish(self):
         n_nodes = len(self.nodes)
+        unknown = [node for node in self.nodes if node.count is None]
+        if unknown:  # deferred counts (distributed one-word bins): one all-reduce for all
+            local = np.array([node.end - node.start for node in unknown], dtype=np.int64)
+            for node, c in zip(unknown, self.communicator.allreduce_sum(local)):
+                node.count = int(c)
         feature = np.full(n_nodes, -1, NODE_INDEX_DTYPE)
         bin_threshold = np.full(n_nodes, -1, NODE_INDEX_DTYPE)
         default_left = np.zeros(n_nodes, bool)

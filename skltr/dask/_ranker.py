@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import time
 import uuid
-import warnings
 from types import SimpleNamespace
 from urllib.parse import urlparse
 
@@ -231,8 +230,9 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
         mapper = BinMapper(max_bins=self.max_bins, random_state=binning_seed(seed),
                            n_threads=self.n_jobs)
         mapper._check_max_bins()
-        mapper._set_cuts(np.sort(np.ascontiguousarray(
-            _cut_sample(client, train, mapper._sample_rows(train.order.size)).T), axis=1))
+        if not is_gpu:  # the GPU loop draws the same sample and cuts on its device
+            mapper._set_cuts(np.sort(np.ascontiguousarray(
+                _cut_sample(client, train, mapper._sample_rows(train.order.size)).T), axis=1))
 
         who = client.who_has(blocks.futures)
         workers = sorted({addrs[0] for key, addrs in who.items() if addrs} or

@@ -1,0 +1,189 @@
+"""Training on Dask: skltr's DaskGPUHistGBDTRanker vs the local fit, lightgbm.dask, xgboost.dask.
+
+One machine's cores as a ``distributed.LocalCluster`` of ``--workers`` processes x
+``--threads`` threads (default 4 x 4 on the GPU machine's 16 cores), the same data for every
+engine: ``make_ranking`` (136 features), split by query 80/20, the training rows as a dask
+Array in one block per worker cut at query boundaries and persisted on the cluster before
+any timing. Each engine fits once after an untimed warm-up fit on a small slice (numba loads
+or compiles its kernels in every worker; LightGBM and XGBoost start their thread pools):
+
+* skltr ``DaskGPUHistGBDTRanker`` on the cluster (its model is checked equal, tree for tree,
+  to the local fit's);
+* skltr ``GPUHistGBDTRanker(n_jobs=workers * threads)`` in this process on numpy data;
+* ``lightgbm.dask.DaskLGBMRanker`` (lambdarank) on the cluster;
+* ``xgboost.dask`` (``rank:ndcg``, ``hist``, lossguide) on the cluster.
+
+Same hyper-parameters everywhere: ``--trees`` trees of 31 leaves, learning rate 0.1, 20 rows
+a leaf (XGBoost has no such parameter), 255 bins, no early stopping. Test NDCG@10 is skltr's
+``ndcg_score`` of each engine's test scores.
+
+``--gpu`` adds one GPU worker (a LocalCluster of one process) against the local GPU fit:
+depth-wise trees of depth 6 (the GPU's fast growth), the same data.
+
+Usage: python benchmarks/train_dask.py [--rows 1000000] [--trees 200] [--workers 4]
+       [--threads 4] [--gpu] [--engines skltr lightgbm xgboost] [--no-write] [--out DIR]
+Quick check: python benchmarks/train_dask.py --rows 20000 --trees 5 --workers 2 --threads 1
+"""
+
+import argparse
+import time
+
+import numpy as np
+
+from _harness import query_sizes, ranking_data, row, write_result
+
+LEAVES, LR, MIN_LEAF, BINS = 31, 0.1, 20, 255
+
+
+def _skltr_params(trees, threads, **extra):
+    return {**dict(n_estimators=trees, max_leaves=LEAVES, learning_rate=LR,
+                   min_samples_leaf=MIN_LEAF, max_bins=BINS, random_state=0, n_jobs=threads),
+            **extra}
+
+
+def _blocks_at_queries(qid, n_blocks):
+    """Row chunks of about equal size, each cut at a query boundary."""
+    starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])
+    cuts = [starts[np.searchsorted(starts, k * len(qid) / n_blocks)]
+            for k in range(1, n_blocks)]
+    bounds = [0, *cuts, len(qid)]
+    return tuple(int(b - a) for a, b in zip(bounds[:-1], bounds[1:]))
+
+
+def _timed(fn):
+    t = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - t
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--trees", type=int, default=200)
+    ap.add_argument("--workers", type=int, default=4)
+    ap.add_argument("--threads", type=int, default=4)
+    ap.add_argument("--docs", type=int, default=120)
+    ap.add_argument("--gpu", action="store_true")
+    ap.add_argument("--engines", nargs="+", default=["skltr", "lightgbm", "xgboost"])
+    ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--out", default=None, help="result folder (default benchmarks/results)")
+    args = ap.parse_args(argv)
+
+    import dask.array as da
+    from distributed import Client, LocalCluster, wait
+
+    from skltr import GPUHistGBDTRanker
+    from skltr.dask import DaskGPUHistGBDTRanker
+    from skltr.metrics import ndcg_score
+
+    X, Xt, y, yt, qid, qt = ranking_data(args.rows, args.docs)
+    X = np.ascontiguousarray(X, dtype=np.float32)
+    n_threads = args.workers * args.threads
+    chunks = _blocks_at_queries(qid, args.workers)
+    print(f"train {X.shape}, test {Xt.shape}, {len(np.unique(qid))} queries, blocks {chunks}")
+    ndcg = lambda s: float(ndcg_score(yt, s, qid=qt, k=10))  # noqa: E731
+    rows, extra = [], {}
+    case = f"{args.rows // 1000}k x 136, {args.trees} trees, {args.workers}x{args.threads} CPU"
+
+    with LocalCluster(n_workers=args.workers, threads_per_worker=args.threads,
+                      processes=True, dashboard_address=":0") as cluster, \
+            Client(cluster) as client:
+        Xd = client.persist(da.from_array(X, chunks=(chunks, -1)))
+        yd = client.persist(da.from_array(y, chunks=(chunks,)))
+        qd = client.persist(da.from_array(qid, chunks=(chunks,)))
+        wait([Xd, yd, qd])
+        small = slice(0, int(np.searchsorted(qid, qid[min(20000, len(qid) - 1)])) or len(qid))
+        results = {}
+        if "skltr" in args.engines:
+            params = _skltr_params(args.trees, args.threads)
+            DaskGPUHistGBDTRanker(**{**params, "n_estimators": 2}).fit(
+                X[small], y[small], qid=qid[small])  # warm-up: every worker loads kernels
+            dist, t_dist = _timed(lambda: DaskGPUHistGBDTRanker(**params).fit(Xd, yd, qid=qd))
+            local_params = {**params, "n_jobs": n_threads}
+            GPUHistGBDTRanker(**{**local_params, "n_estimators": 2}).fit(
+                X[small], y[small], qid=qid[small])
+            local, t_local = _timed(lambda: GPUHistGBDTRanker(**local_params).fit(
+                X, y, qid=qid))
+            equal = dist.ensemble_.to_document() == local.ensemble_.to_document()
+            extra["skltr_dask_equals_local"] = bool(equal)
+            extra["skltr_dask_timings"] = dist.timings_
+            extra["skltr_local_timings"] = local.timings_
+            results["skltr"] = (t_dist, ndcg(dist.predict(Xt)))
+            rows.append(row(case, "fit_s", t_dist, t_local, "skltr local, "
+                            f"{n_threads} threads", "s"))
+            print(f"skltr dask {t_dist:.2f} s, local {t_local:.2f} s, equal={equal}")
+        if "lightgbm" in args.engines:
+            import lightgbm as lgb
+
+            gd = da.from_array(np.concatenate([query_sizes(qid[a:b]) for a, b in zip(
+                np.cumsum((0,) + chunks[:-1]), np.cumsum(chunks))]),
+                chunks=(tuple(len(query_sizes(qid[a:b])) for a, b in zip(
+                    np.cumsum((0,) + chunks[:-1]), np.cumsum(chunks))),))
+            lgb_params = dict(n_estimators=args.trees, num_leaves=LEAVES, learning_rate=LR,
+                              min_child_samples=MIN_LEAF, max_bin=BINS, verbose=-1,
+                              random_state=0, n_jobs=args.threads)
+            lgb.DaskLGBMRanker(**{**lgb_params, "n_estimators": 2}).fit(
+                Xd, yd, group=gd)
+            model, t = _timed(lambda: lgb.DaskLGBMRanker(**lgb_params).fit(Xd, yd, group=gd))
+            results["lightgbm"] = (t, ndcg(model.to_local().predict(Xt)))
+            print(f"lightgbm.dask {t:.2f} s")
+        if "xgboost" in args.engines:
+            import xgboost as xgb
+            from xgboost import dask as dxgb
+
+            def fit_xgb(trees):
+                dm = dxgb.DaskQuantileDMatrix(client, Xd, yd, qid=qd, max_bin=BINS)
+                return dxgb.train(client, {"objective": "rank:ndcg", "tree_method": "hist",
+                                           "grow_policy": "lossguide", "max_leaves": LEAVES,
+                                           "max_depth": 0, "eta": LR, "max_bin": BINS,
+                                           "nthread": args.threads, "seed": 0},
+                                  dm, num_boost_round=trees)
+            fit_xgb(2)
+            out, t = _timed(lambda: fit_xgb(args.trees))
+            results["xgboost"] = (t, ndcg(out["booster"].predict(xgb.DMatrix(Xt))))
+            print(f"xgboost.dask {t:.2f} s")
+        if "skltr" in results:
+            t_s, n_s = results["skltr"]
+            for peer, name in (("lightgbm", "lightgbm.dask"), ("xgboost", "xgboost.dask")):
+                if peer in results:
+                    rows.append(row(case, "fit_s", t_s, results[peer][0], name, "s"))
+                    rows.append(row(case, "test_ndcg@10", n_s, results[peer][1], name, "ndcg"))
+
+    if args.gpu:
+        gparams = _skltr_params(args.trees, args.threads, device="cuda", growth="depthwise",
+                                max_depth=6, max_leaves=None)
+        with LocalCluster(n_workers=1, threads_per_worker=args.threads, processes=True,
+                          dashboard_address=":0") as cluster, Client(cluster) as client1:
+            Xd1 = client1.persist(da.from_array(X, chunks=(len(y) // 4 + 1, -1)))
+            wait(Xd1)
+            DaskGPUHistGBDTRanker(**{**gparams, "n_estimators": 2}).fit(
+                X[small], y[small], qid=qid[small])
+            gdist, t_gd = _timed(lambda: DaskGPUHistGBDTRanker(**gparams).fit(Xd1, y, qid=qid))
+        GPUHistGBDTRanker(**{**gparams, "n_estimators": 2}).fit(X[small], y[small],
+                                                                 qid=qid[small])
+        glocal, t_gl = _timed(lambda: GPUHistGBDTRanker(**gparams).fit(X, y, qid=qid))
+        extra["skltr_gpu_worker_timings"] = gdist.timings_
+        extra["skltr_local_gpu_timings"] = glocal.timings_
+        extra["skltr_gpu_worker_equals_local_gpu"] = bool(
+            gdist.ensemble_.to_document() == glocal.ensemble_.to_document())
+        rows.append(row(f"{args.rows // 1000}k x 136, {args.trees} depth-6 trees, 1 GPU",
+                        "fit_s", t_gd, t_gl, "skltr local GPU", "s"))
+        print(f"GPU worker {t_gd:.2f} s, local GPU {t_gl:.2f} s, "
+              f"equal={extra['skltr_gpu_worker_equals_local_gpu']}")
+
+    params = {"rows": args.rows, "test_rows": int(len(yt)), "trees": args.trees,
+              "workers": args.workers, "threads_per_worker": args.threads,
+              "leaves": LEAVES, "learning_rate": LR, "min_leaf": MIN_LEAF, "bins": BINS,
+              "blocks": list(chunks), **extra,
+              "ndcg@10": {k: v[1] for k, v in results.items()},
+              "fit_s": {k: v[0] for k, v in results.items()}}
+    if not args.no_write:
+        write_result("train_dask", rows, params=params,
+                     packages=("dask", "distributed", "lightgbm", "xgboost", "numba"),
+                     out_dir=args.out)
+    else:
+        print(params)
+
+
+if __name__ == "__main__":
+    main()

@@ -50,6 +50,23 @@ def _assert_same(local, dist):
     np.testing.assert_array_equal(dist.feature_importances_, local.feature_importances_)
 
 
+def _spread(client, X, chunks=None):
+    """``X`` as a dask Array whose blocks (``chunks`` rows; default one per worker) are
+    placed on the workers in turn: every worker holds rows, whatever the scheduler would do."""
+    workers = sorted(client.scheduler_info()["workers"])
+    if chunks is None:
+        chunks = _chunks(len(X), np.linspace(0, len(X), len(workers) + 1)[1:-1].astype(int))
+    bounds = np.concatenate([[0], np.cumsum(chunks)])
+    blocks = [da.from_delayed(client.scatter(X[a:b], workers=[workers[i % len(workers)]]),
+                              (b - a, X.shape[1]), X.dtype)
+              for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:]))]
+    return da.concatenate(blocks)
+
+
+def _n_workers(client):
+    return len(client.scheduler_info()["workers"])
+
+
 def _chunks(n, cuts):
     """Row chunks at ``cuts`` (empty chunks and one-row chunks allowed)."""
     bounds = [0, *cuts, n]
@@ -74,8 +91,9 @@ def test_same_model_as_one_process(client, params):
     # unequal blocks, empty blocks, a one-row block; queries straddle every boundary
     chunks = _chunks(len(y), [0, 700, 701, 2400, 2400])
     dist = DaskGPUHistGBDTRanker(**kw).fit(
-        da.from_array(X, chunks=(chunks, X.shape[1])), da.from_array(y, chunks=1000),
+        _spread(client, X, chunks), da.from_array(y, chunks=1000),
         qid=da.from_array(qid, chunks=333), sample_weight=w)
+    assert dist.timings_["workers"] == _n_workers(client)
     _assert_same(local, dist)
     got = dist.predict(da.from_array(X, chunks=(chunks, X.shape[1])))
     assert isinstance(got, da.Array) and got.chunks[0] == chunks
@@ -86,8 +104,10 @@ def test_same_model_as_one_process(client, params):
 def test_any_partitioning_gives_the_same_model(client, n_blocks):
     X, y, qid, _ = _data(seed=4)
     local = GPUHistGBDTRanker(**KW).fit(X, y, qid=qid)
-    dist = DaskGPUHistGBDTRanker(**KW).fit(
-        da.from_array(X, chunks=(-(-len(y) // n_blocks), -1)), y, qid=qid)
+    size = -(-len(y) // n_blocks)
+    chunks = _chunks(len(y), range(size, len(y), size))
+    dist = DaskGPUHistGBDTRanker(**KW).fit(_spread(client, X, chunks), y, qid=qid)
+    assert dist.timings_["workers"] == min(n_blocks, _n_workers(client))
     _assert_same(local, dist)
 
 
@@ -255,7 +275,7 @@ def test_cuda_on_several_workers_is_refused_before_training(client):
     X, y, qid, _ = _data(seed=12, n_queries=60)
     est = DaskGPUHistGBDTRanker(**KW, device="cuda")
     with pytest.raises(NotImplementedError, match="one GPU worker"):
-        est.fit(da.from_array(X, chunks=(len(y) // 3 + 1, -1)), y, qid=qid)
+        est.fit(_spread(client, X), y, qid=qid)
     assert not hasattr(est, "ensemble_")
 
 

@@ -153,6 +153,9 @@ def blocks_of(client, X, stub, *, reset, dtype, prefix="", n_default=1) -> Block
     infos = client.gather([client.submit(_item, c, 1, pure=False) for c in checked])
     futures = [client.submit(_item, c, 0, pure=False) for c in checked]
     del raw, checked
+    from distributed import wait  # noqa: PLC0415
+
+    wait(futures)  # where each block lives decides the ranks (``client.who_has``)
     n_features = {i[1] for i in infos if i[0]} or {infos[0][1]}
     dtypes = {np.dtype(i[2]) for i in infos if i[0]} or {np.dtype(infos[0][2])}
     if len(n_features) > 1 or len(dtypes) > 1:

@@ -108,6 +108,6 @@ def train_task(rank, world, host, port, task, pieces):
             result = boost(X, train.y, train.group_ptr, train.sample_weight, task.objective,
                            p, eval_data, communicator=comm, shard=shard)
         # time in the all-reduces includes waiting for slower ranks (load imbalance)
-        result.timings.update(allreduce_s=comm.seconds, allreduce_calls=comm.calls,
-                              rank0_rows=int(X.shape[0]))
+        result.timings.update(workers=world, allreduce_s=comm.seconds,
+                              allreduce_calls=comm.calls, rank0_rows=int(X.shape[0]))
     return (result if rank == 0 else None), str(device)

@@ -69,7 +69,14 @@ def _rows(role, pieces, n_features):
                            "this is a bug in skltr.dask")
     if not np.array_equal(order, np.arange(order.size)):
         X = X[order]
-    return np.ascontiguousarray(X)
+    return _writable(np.ascontiguousarray(X))
+
+
+def _writable(a):
+    """``a``, copied if it is read-only (a block Dask deserialised): numba compiles its
+    kernels once per array type, and a read-only array is another type (measured: a 1.1 s
+    compile inside the first timed GPU fit of a worker)."""
+    return a if a is None or a.flags.writeable else a.copy()
 
 
 def train_task(rank, world, host, port, task, pieces):
@@ -84,6 +91,10 @@ def train_task(rank, world, host, port, task, pieces):
     data = [(role, _rows(role, p, task.n_features)) for role, p in zip(task.roles, pieces)]
     (train, X), evals = data[0], data[1:]
     device = resolve_device(task.device)
+    for role in task.roles:
+        role.y, role.sample_weight, role.group_ptr, role.query_index = (
+            _writable(a) for a in (role.y, role.sample_weight, role.group_ptr,
+                                   role.query_index))
     eval_data = [EvalData(role.name, Xe, role.y, role.group_ptr, role.sample_weight)
                  for role, Xe in evals]
     p = task.params

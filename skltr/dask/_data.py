@@ -147,15 +147,24 @@ def blocks_of(client, X, stub, *, reset, dtype, prefix="", n_default=1) -> Block
         # the local check's message for 1-D input
         _check_block(stub, np.asarray(X) if not hasattr(X, "__dask_graph__") else X.compute(),
                      reset=reset, prefix=prefix, dtype=dtype)
-    raw = _block_futures(client, X, n_default)
-    checked = [client.submit(_check_block, stub, f, reset=reset, prefix=prefix, dtype=dtype,
-                             pure=False) for f in raw]
-    infos = client.gather([client.submit(_item, c, 1, pure=False) for c in checked])
-    futures = [client.submit(_item, c, 0, pure=False) for c in checked]
-    del raw, checked
     from distributed import wait  # noqa: PLC0415
 
-    wait(futures)  # where each block lives decides the ranks (``client.who_has``)
+    raw = _block_futures(client, X, n_default)
+    wait(raw)
+    # Each block is checked, and stays, where it is: where the blocks live decides the ranks
+    # (``client.who_has``), and no block moves to be validated.
+    where = {key: list(addrs[:1]) or None for key, addrs in client.who_has(raw).items()}
+    checked, futures, infos = [], [], []
+    for f in raw:
+        at = {"workers": where.get(f.key), "allow_other_workers": False}
+        c = client.submit(_check_block, stub, f, reset=reset, prefix=prefix, dtype=dtype,
+                          pure=False, **at)
+        checked.append(c)
+        infos.append(client.submit(_item, c, 1, pure=False, **at))
+        futures.append(client.submit(_item, c, 0, pure=False, **at))
+    infos = client.gather(infos)
+    wait(futures)
+    del raw, checked
     n_features = {i[1] for i in infos if i[0]} or {infos[0][1]}
     dtypes = {np.dtype(i[2]) for i in infos if i[0]} or {np.dtype(infos[0][2])}
     if len(n_features) > 1 or len(dtypes) > 1:

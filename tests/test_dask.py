@@ -98,6 +98,8 @@ def test_same_model_as_one_process(client, params):
     got = dist.predict(da.from_array(X, chunks=(chunks, X.shape[1])))
     assert isinstance(got, da.Array) and got.chunks[0] == chunks
     np.testing.assert_array_equal(got.compute(), local.predict(X))
+    assert dist.score(da.from_array(X, chunks=(999, -1)), da.from_array(y, chunks=500),
+                      qid=qid) == local.score(X, y, qid=qid)
 
 
 @pytest.mark.parametrize("n_blocks", [1, 2, 7, 40])

@@ -141,6 +141,19 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
             return predict(self.to_local(), X, client=self._client())
         return super().predict(X)
 
+    def score(self, X, y, *, qid=None, sample_weight=None):
+        """Mean NDCG at the first ``eval_at`` cut-off, as :meth:`GPUHistGBDTRanker.score`.
+
+        Dask input is scored on the workers; the scores and the columns are then gathered.
+        """
+        if not hasattr(X, "__dask_graph__"):
+            return super().score(X, y, qid=qid, sample_weight=sample_weight)
+        if qid is None:
+            return super().score(X, y, qid=qid)  # the local error: qid is required
+        scores = np.asarray(self.predict(X).compute())
+        return self._score_predictions(scores, collect_column(y), collect_column(qid),
+                                       collect_column(sample_weight))
+
     # ------------------------------------------------------------------ fitting
     def fit(self, X, y, *, qid=None, sample_weight=None, eval_set=None):
         """Fit on the cluster; the arguments are those of :meth:`GPUHistGBDTRanker.fit`.

@@ -148,13 +148,16 @@ class RankerMixin:
         -------
         float
         """
+        if qid is None and self._missing_qid != "single_query":
+            raise ValueError(_ROUTING_HINT)
+        return self._score_predictions(self.predict(X), y, qid, sample_weight)
+
+    def _score_predictions(self, y_pred, y, qid, sample_weight):
+        """:meth:`score` of the predictions ``y_pred``."""
         from ..metrics import ndcg_score  # noqa: PLC0415 - metrics compile lazily
 
         if qid is None:
-            if self._missing_qid != "single_query":
-                raise ValueError(_ROUTING_HINT)
             qid = np.zeros(len(y), dtype=np.int64)
-        y_pred = self.predict(X)
         y_true = check_ranking_y(y, y_pred.shape[0])
         return float(ndcg_score(y_true, y_pred, qid=qid, k=first_cutoff(self._score_cutoff()),
                                 sample_weight=sample_weight))

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Blocks", "Role", "blocks_of", "place_roles"]
+__all__ = ["Blocks", "Role", "RoleRows", "blocks_of", "place_roles", "collect_column"]
 
 
 @dataclass
@@ -68,7 +68,7 @@ class Role:
     group_ptr: np.ndarray
     y: np.ndarray
     sample_weight: np.ndarray | None
-    # filled by place_roles: per rank, what it holds of this role
+    # filled by place_roles: per rank, (row block futures, RoleRows)
     parts: list = field(default_factory=list)
 
     @property
@@ -77,15 +77,17 @@ class Role:
 
 
 @dataclass
-class RolePart:
+class RoleRows:
     """What one rank holds of a :class:`Role`: its queries' rows, in global order.
 
-    ``pieces[k]`` is a future of rows of ``X``; ``piece_pos[k]`` gives each of its rows'
-    global position (``-1``: not in this role). ``positions`` (sorted) are all the rank's
-    positions; ``y``, ``sample_weight``, ``group_ptr`` and ``query_index`` describe them.
+    Sent to the rank with the row blocks (``pieces``, futures of rows of ``X``; Dask
+    resolves them where the task runs) kept apart, since a future inside a record is not
+    resolved. ``piece_pos[k]`` gives each row of block ``k`` its global position (``-1``:
+    not in this role); ``positions`` (sorted) are all the rank's positions; ``y``,
+    ``sample_weight``, ``group_ptr`` and ``query_index`` describe them.
     """
 
-    pieces: list
+    name: str
     piece_pos: list
     positions: np.ndarray
     y: np.ndarray
@@ -227,8 +229,8 @@ def place_roles(client, roles, ranks_of_workers):
             qi = np.unique(query_of_pos[positions])
             gptr = np.concatenate([[0], np.cumsum(sizes[qi])]).astype(np.int64)
             w = role.sample_weight
-            role.parts.append(RolePart(
-                pieces, piece_pos, positions, role.y[positions],
+            role.parts.append((pieces, RoleRows(
+                role.name, piece_pos, positions, role.y[positions],
                 None if w is None else w[positions], gptr, qi.astype(np.int64),
-                role.n_queries))
+                role.n_queries)))
     return roles

@@ -25,7 +25,7 @@ from ..ranking._gbdt_ranker import (GPUHistGBDTRanker, _check_gpu_support, _warn
 from ..ranking._gbdt_ranker import OBJECTIVES
 from ..utils.validation import check_ranking_X, check_ranking_y
 from ._data import Role, blocks_of, collect_column, place_roles
-from ._train import RoleRows, TrainTask, train_task
+from ._train import TrainTask, train_task
 
 __all__ = ["DaskGPUHistGBDTRanker"]
 
@@ -265,7 +265,7 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
         # thread in the all-reduce, so a slice still to be cut there would never be.
         from distributed import wait  # noqa: PLC0415
 
-        wait([p for role in roles for part in role.parts for p in part.pieces])
+        wait([p for role in roles for pieces, _ in role.parts for p in pieces])
         host = urlparse(workers[0]).hostname
         from ._collective import free_port  # noqa: PLC0415
 
@@ -273,13 +273,9 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
         key = f"skltr-train-{uuid.uuid4().hex}"
         futures = []
         for r, addr in enumerate(workers):
-            rows = [RoleRows(role.name, part.piece_pos, part.positions, part.y,
-                             part.sample_weight, part.group_ptr, part.query_index,
-                             part.n_queries)
-                    for role in roles for part in [role.parts[r]]]
-            task = TrainTask(objective, params, mapper, init, str(self.device), rows,
-                             n_features)
-            pieces = [role.parts[r].pieces for role in roles]
+            pieces = [role.parts[r][0] for role in roles]
+            task = TrainTask(objective, params, mapper, init, str(self.device),
+                             [role.parts[r][1] for role in roles], n_features)
             futures.append(client.submit(train_task, r, len(workers), host, port, task,
                                          pieces, key=f"{key}-{r}", workers=[addr],
                                          allow_other_workers=False, pure=False, retries=0))

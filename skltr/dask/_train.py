@@ -18,28 +18,15 @@ from .._engine.rounds import EvalData
 from .._engine.shard import Shard
 from ._collective import SocketCommunicator
 
-__all__ = ["TrainTask", "RoleRows", "train_task"]
-
-
-@dataclass
-class RoleRows:
-    """One rank's share of a role (training rows or an eval set), without the row blocks."""
-
-    name: str
-    piece_pos: list
-    positions: np.ndarray
-    y: np.ndarray
-    sample_weight: np.ndarray | None
-    group_ptr: np.ndarray
-    query_index: np.ndarray
-    n_queries: int
+__all__ = ["TrainTask", "train_task"]
 
 
 @dataclass
 class TrainTask:
     """Everything a rank needs besides its row blocks (the same for every rank but ``roles``).
 
-    ``roles[0]`` is the training set, the others the eval sets in order.
+    ``roles`` (:class:`~skltr.dask._data.RoleRows`): the training set first, then the eval
+    sets in order.
     """
 
     objective: object

@@ -247,38 +247,20 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
             mapper._set_cuts(np.sort(np.ascontiguousarray(
                 _cut_sample(client, train, mapper._sample_rows(train.order.size)).T), axis=1))
 
-        who = client.who_has(blocks.futures)
-        workers = sorted({addrs[0] for key, addrs in who.items() if addrs} or
-                         set(client.scheduler_info()["workers"]))
-        used = {next(iter(who.get(f.key, ())), None)
-                for f, size in zip(blocks.futures, blocks.lengths) if size}
-        workers = [a for a in workers if a in used] or workers[:1]
+        workers = _training_workers(client, blocks)
         if is_gpu and len(workers) > 1:
             raise NotImplementedError(
                 f"device={self.device!r} trains on one GPU worker; the training rows are on "
                 f"{len(workers)} workers. Put them on one worker (e.g. client.persist(X, "
                 f"workers=[address])) or train on CPU workers; multi-GPU Dask training is "
                 f"not built yet.")
-        ranks = {addr: r for r, addr in enumerate(workers)}
-        roles = place_roles(client, [train, *evals], ranks)
-        # Every row block exists before a training task starts: a task blocks its worker's
-        # thread in the all-reduce, so a slice still to be cut there would never be.
-        from distributed import wait  # noqa: PLC0415
-
-        wait([p for role in roles for pieces, _ in role.parts for p in pieces])
-        host = urlparse(workers[0]).hostname
-        from ._collective import free_port  # noqa: PLC0415
-
-        port = client.run(free_port, workers=[workers[0]])[workers[0]]
-        key = f"skltr-train-{uuid.uuid4().hex}"
-        futures = []
-        for r, addr in enumerate(workers):
-            pieces = [role.parts[r][0] for role in roles]
-            task = TrainTask(objective, params, mapper, init, str(self.device),
-                             [role.parts[r][1] for role in roles], n_features)
-            futures.append(client.submit(train_task, r, len(workers), host, port, task,
-                                         pieces, key=f"{key}-{r}", workers=[addr],
-                                         allow_other_workers=False, pure=False, retries=0))
+        roles = place_roles(client, [train, *evals],
+                            {addr: r for r, addr in enumerate(workers)})
+        tasks = [TrainTask(objective, params, mapper, init, str(self.device),
+                           [role.parts[r][1] for role in roles], n_features)
+                 for r in range(len(workers))]
+        futures = _launch(client, workers, tasks,
+                          [[role.parts[r][0] for role in roles] for r in range(len(workers))])
         result, device = _wait(client, futures, workers)
         _warn_if_no_split(result)
         self._set_fitted(result, device)
@@ -311,6 +293,32 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
             roles.append(Role(f"valid_{i}", blocks, groups.order, groups.group_ptr,
                               y_e[groups.order], None))
         return roles
+
+
+def _training_workers(client, blocks):
+    """Addresses of the workers that hold training rows, sorted: rank ``r`` is entry ``r``."""
+    who = client.who_has(blocks.futures)
+    held = {who[f.key][0] for f, size in zip(blocks.futures, blocks.lengths)
+            if size and who.get(f.key)}
+    return sorted(held) or sorted(client.scheduler_info()["workers"])[:1]
+
+
+def _launch(client, workers, tasks, pieces):
+    """Start rank ``r``'s training task on ``workers[r]``; returns the futures."""
+    from distributed import wait  # noqa: PLC0415
+
+    from ._collective import free_port  # noqa: PLC0415
+
+    # Every row block exists before a training task starts: a task blocks its worker's
+    # thread in the all-reduce, so a slice still to be cut there would never be.
+    wait([p for rank_pieces in pieces for role_pieces in rank_pieces for p in role_pieces])
+    host = urlparse(workers[0]).hostname
+    port = client.run(free_port, workers=[workers[0]])[workers[0]]
+    key = f"skltr-train-{uuid.uuid4().hex}"
+    return [client.submit(train_task, r, len(workers), host, port, task, rank_pieces,
+                          key=f"{key}-{r}", workers=[addr], allow_other_workers=False,
+                          pure=False, retries=0)
+            for r, (addr, task, rank_pieces) in enumerate(zip(workers, tasks, pieces))]
 
 
 def _cut_sample(client, train, idx):

@@ -115,10 +115,9 @@ def main(argv=None):
         if "lightgbm" in args.engines:
             import lightgbm as lgb
 
-            gd = da.from_array(np.concatenate([query_sizes(qid[a:b]) for a, b in zip(
-                np.cumsum((0,) + chunks[:-1]), np.cumsum(chunks))]),
-                chunks=(tuple(len(query_sizes(qid[a:b])) for a, b in zip(
-                    np.cumsum((0,) + chunks[:-1]), np.cumsum(chunks))),))
+            bounds = np.cumsum((0,) + chunks)
+            sizes = [query_sizes(qid[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+            gd = da.from_array(np.concatenate(sizes), chunks=(tuple(map(len, sizes)),))
             lgb_params = dict(n_estimators=args.trees, num_leaves=LEAVES, learning_rate=LR,
                               min_child_samples=MIN_LEAF, max_bin=BINS, verbose=-1,
                               random_state=0, n_jobs=args.threads)

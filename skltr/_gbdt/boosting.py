@@ -165,20 +165,20 @@ def boost(X, y, group_ptr, sample_weight, objective, params: BoostParams, eval_s
     evals = [(e, mapper.transform(e.X)) for e in eval_sets]
     binning_s = time.perf_counter() - t0
 
-    # Validates the labels for this objective, then gives the constant start score.
-    init = float(objective.init_score(y, group_ptr, sample_weight) if shard is None
-                 else shard.init_score)
+    if shard is None:
+        # Validates the labels for this objective, then gives the constant start score.
+        init = float(objective.init_score(y, group_ptr, sample_weight))
+        evals_ = evaluators(eval_sets, p.eval_at, p.gain)
+        query_index = n_queries = None
+    else:  # the driver checked the labels and computed the start score from all of them
+        init = shard.init_score
+        evals_ = [ShardEvaluator(e, qi, nq, p.eval_at, p.gain, communicator) for e, qi, nq in
+                  zip(eval_sets, shard.eval_query_index, shard.eval_n_queries)]
+        query_index, n_queries = shard.query_index, shard.n_queries
     scores = np.full(n_samples, init, dtype=Y_DTYPE)
     grad = np.empty(n_samples, dtype=G_H_DTYPE)
     hess = np.empty(n_samples, dtype=G_H_DTYPE)
     eval_scores = [np.full(e.y.shape[0], init, dtype=Y_DTYPE) for e, _ in evals]
-    if shard is None:
-        evals_ = evaluators(eval_sets, p.eval_at, p.gain)
-        query_index = n_queries = None
-    else:
-        evals_ = [ShardEvaluator(e, qi, nq, p.eval_at, p.gain, communicator) for e, qi, nq in
-                  zip(eval_sets, shard.eval_query_index, shard.eval_n_queries)]
-        query_index, n_queries = shard.query_index, shard.n_queries
 
     grow = _Grower(X_binned, mapper, p.tree_params, communicator, n_jobs)
     rounds, bar = progress(range(p.n_estimators), p.verbose, "boosting")

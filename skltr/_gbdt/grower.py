@@ -446,9 +446,8 @@ class TreeGrower:
             # Distributed one-word bins: the children's global row counts come with the
             # histogram all-reduce (one message a split), or at the end of the tree; until
             # then only the leaf and depth limits decide, with the parent's count.
-            left.count = right.count = node.count
-            splittable = [self._can_split(c, n_leaves_after) for c in (left, right)]
-            left.count = right.count = None
+            bound = _Node(node.start, node.end, 0, 0, node.count, node.depth + 1)
+            splittable = [self._can_split(bound, n_leaves_after)] * 2
             # the split's own estimate of the left count: the same on every worker
             small_left = cl <= node.count - cl
         else:

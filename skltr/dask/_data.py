@@ -32,15 +32,13 @@ class Blocks:
         One validated block each (numpy, the ranker's dtype), in row order.
     lengths : ndarray of int64
         Rows of each block.
-    dtype : numpy dtype
-    has_nan : ndarray of bool, shape (n_blocks, n_features)
+    n_features : int
     feature_names : ndarray of str or None
     """
 
     futures: list
     lengths: np.ndarray
-    dtype: object
-    has_nan: np.ndarray
+    n_features: int
     feature_names: object = None
 
     @property
@@ -120,7 +118,7 @@ def _check_block(stub, X, *, reset, prefix, dtype):
             raise
         raise type(exc)(f"{prefix}{exc}") from exc
     names = getattr(stub, "feature_names_in_", None) if reset else None
-    return Xv, (Xv.shape[0], Xv.shape[1], Xv.dtype, np.isnan(Xv).any(axis=0), names)
+    return Xv, (Xv.shape[0], Xv.shape[1], Xv.dtype, names)
 
 
 def _block_futures(client, X, n_default):
@@ -174,8 +172,7 @@ def blocks_of(client, X, stub, *, reset, dtype, prefix="", n_default=1) -> Block
                          f"{sorted(n_features)} or dtype {sorted(map(str, dtypes))}; give "
                          f"every block the same columns and dtype.")
     lengths = np.array([i[0] for i in infos], dtype=np.int64)
-    return Blocks(futures, lengths, dtypes.pop(), np.array([i[3] for i in infos]),
-                  infos[0][4])
+    return Blocks(futures, lengths, n_features.pop(), infos[0][3])
 
 
 def _item(obj, i):
@@ -211,9 +208,11 @@ def place_roles(client, roles, ranks_of_workers):
         role.parts = []
         for r in range(world):
             positions = np.flatnonzero(rank_of_pos == r)
+            # the rank's positions grouped by block (a stable sort keeps each group sorted)
+            by_block = positions[np.argsort(block[positions], kind="stable")]
+            blocks_here, first = np.unique(block[by_block], return_index=True)
             pieces, piece_pos = [], []
-            for b in np.unique(block[positions]):
-                mine = positions[block[positions] == b]
+            for b, mine in zip(blocks_here, np.split(by_block, first[1:])):
                 local_rows = role.order[mine] - starts[b]
                 fut = blocks.futures[b]
                 if rank_of_block[b] == r:  # here already: the whole block, no copy

@@ -7,14 +7,14 @@ import numpy as np
 __all__ = ["predict"]
 
 
-def _predict_block(model, block):
+def _predict_block(block, model):
     return np.asarray(model.predict(block), dtype=np.float64)
 
 
 def _predict_frame(frame, model):
     import pandas as pd  # noqa: PLC0415
 
-    return pd.Series(_predict_block(model, frame), index=frame.index, dtype=np.float64)
+    return pd.Series(_predict_block(frame, model), index=frame.index, dtype=np.float64)
 
 
 def predict(model, X, *, client=None):
@@ -54,12 +54,8 @@ def predict(model, X, *, client=None):
             raise ValueError(f"X must be 2-D (n_rows, n_features); got shape {X.shape}.")
         if len(X.chunks[1]) > 1:
             X = X.rechunk({1: -1})
-        return X.map_blocks(_predict_block_args, shared, drop_axis=1, dtype=np.float64,
+        return X.map_blocks(_predict_block, shared, drop_axis=1, dtype=np.float64,
                             meta=np.empty(0, np.float64))
     import pandas as pd  # noqa: PLC0415
 
     return X.map_partitions(_predict_frame, shared, meta=pd.Series(dtype=np.float64))
-
-
-def _predict_block_args(block, model):
-    return _predict_block(model, block)

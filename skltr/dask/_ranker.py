@@ -20,9 +20,8 @@ from urllib.parse import urlparse
 import numpy as np
 
 from .._engine.rounds import binning_seed, split_queries, sub_group_ptr
-from ..ranking._gbdt_ranker import (GPUHistGBDTRanker, _check_gpu_support, _warn_auto_holdout,
-                                    _warn_if_no_split)
-from ..ranking._gbdt_ranker import OBJECTIVES
+from ..ranking._gbdt_ranker import (OBJECTIVES, GPUHistGBDTRanker, _check_gpu_support,
+                                    _warn_auto_holdout, _warn_if_no_split)
 from ..utils.validation import check_ranking_X, check_ranking_y
 from ._data import Role, blocks_of, collect_column, place_roles
 from ._train import TrainTask, train_task
@@ -206,9 +205,9 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
         blocks = blocks_of(client, X, stub, reset=True, dtype=list(self._fit_X_dtypes),
                            n_default=n_workers)
         n = blocks.n_rows
-        n_features = int(blocks.has_nan.shape[1]) if blocks.has_nan.size else None
+        n_features = blocks.n_features
         if n == 0:  # the local check's message
-            check_ranking_X(stub, np.zeros((0, n_features or 0)), reset=True)
+            check_ranking_X(stub, np.zeros((0, n_features)), reset=True)
         self.n_features_in_ = n_features
         if blocks.feature_names is not None:
             self.feature_names_in_ = blocks.feature_names

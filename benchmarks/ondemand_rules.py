@@ -112,7 +112,7 @@ def time_per_query(ranker, Xt, qt, n_queries, cache_size=None, key="splitmix"):
     params = make_params(model, max_rule_size=ranker.max_rule_size,
                          min_support=ranker.min_support,
                          min_confidence=ranker.min_confidence, cache_size=size, hash=key)
-    kernels = cls(model, params, n_jobs=ranker.n_jobs)
+    kernels = cls(model, params, n_jobs=ranker.n_jobs, device=ranker._device())
     queries = np.unique(qt)[:n_queries]
     predict_scores(model, transform(Xt[qt == queries[0]][:4], intervals), params, kernels)
     times, work = [], 0

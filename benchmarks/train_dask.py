@@ -17,11 +17,16 @@ Same hyper-parameters everywhere: ``--trees`` trees of 31 leaves, learning rate 
 a leaf (XGBoost has no such parameter), 255 bins, no early stopping. Test NDCG@10 is skltr's
 ``ndcg_score`` of each engine's test scores.
 
-``--gpu`` adds one GPU worker (a LocalCluster of one process) against the local GPU fit:
-depth-wise trees of depth 6 (the GPU's fast growth), the same data.
+``--gpus N`` adds GPU workers against the local fit on one GPU: clusters of 1 and ``N``
+workers, one GPU each (``CUDA_VISIBLE_DEVICES`` per worker, as dask-cuda's
+``LocalCUDACluster`` sets it), the rows in one block per worker cut at query boundaries;
+depth-wise trees of depth 6 (the GPU's fast growth), the same data. The Dask model is checked
+equal to the local GPU model; ``xgboost.dask`` (``device="cuda"``, depth 6) runs on the same
+GPU workers where its CUDA build is installed (``--engines`` names it).
 
 Usage: python benchmarks/train_dask.py [--rows 1000000] [--trees 200] [--workers 4]
-       [--threads 4] [--gpu] [--engines skltr lightgbm xgboost] [--no-write] [--out DIR]
+       [--threads 4] [--gpus N] [--engines skltr lightgbm xgboost] [--no-cpu] [--no-write]
+       [--out DIR]
 Quick check: python benchmarks/train_dask.py --rows 20000 --trees 5 --workers 2 --threads 1
 """
 
@@ -63,28 +68,51 @@ def main(argv=None):
     ap.add_argument("--workers", type=int, default=4)
     ap.add_argument("--threads", type=int, default=4)
     ap.add_argument("--docs", type=int, default=120)
-    ap.add_argument("--gpu", action="store_true")
+    ap.add_argument("--gpus", type=int, default=0, help="GPU workers (0: no GPU runs)")
+    ap.add_argument("--no-cpu", action="store_true", help="skip the CPU cluster runs")
     ap.add_argument("--engines", nargs="+", default=["skltr", "lightgbm", "xgboost"])
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--out", default=None, help="result folder (default benchmarks/results)")
     args = ap.parse_args(argv)
 
+    from skltr.metrics import ndcg_score
+
+    X, Xt, y, yt, qid, qt = ranking_data(args.rows, args.docs)
+    X = np.ascontiguousarray(X, dtype=np.float32)
+    chunks = _blocks_at_queries(qid, args.workers)
+    print(f"train {X.shape}, test {Xt.shape}, {len(np.unique(qid))} queries, blocks {chunks}")
+    ndcg = lambda s: float(ndcg_score(yt, s, qid=qt, k=10))  # noqa: E731
+    rows, extra = [], {}
+    small = slice(0, int(np.searchsorted(qid, qid[min(20000, len(qid) - 1)])) or len(qid))
+    results = {}
+    if not args.no_cpu:
+        _cpu_runs(args, X, y, qid, Xt, ndcg, chunks, small, rows, extra, results)
+    if args.gpus:
+        _gpu_runs(args, X, y, qid, Xt, ndcg, small, rows, extra)
+
+    params = {"rows": args.rows, "test_rows": int(len(yt)), "trees": args.trees,
+              "workers": args.workers, "threads_per_worker": args.threads,
+              "leaves": LEAVES, "learning_rate": LR, "min_leaf": MIN_LEAF, "bins": BINS,
+              "blocks": list(chunks), **extra,
+              "ndcg@10": {k: v[1] for k, v in results.items()},
+              "fit_s": {k: v[0] for k, v in results.items()}}
+    if not args.no_write:
+        write_result("train_dask" + ("_gpu" if args.no_cpu else ""), rows, params=params,
+                     packages=("dask", "distributed", "lightgbm", "xgboost", "numba", "cupy"),
+                     out_dir=args.out)
+    else:
+        print(params)
+
+
+def _cpu_runs(args, X, y, qid, Xt, ndcg, chunks, small, rows, extra, results):
     import dask.array as da
     from distributed import Client, LocalCluster, wait
 
     from skltr import GPUHistGBDTRanker
     from skltr.dask import DaskGPUHistGBDTRanker
-    from skltr.metrics import ndcg_score
 
-    X, Xt, y, yt, qid, qt = ranking_data(args.rows, args.docs)
-    X = np.ascontiguousarray(X, dtype=np.float32)
     n_threads = args.workers * args.threads
-    chunks = _blocks_at_queries(qid, args.workers)
-    print(f"train {X.shape}, test {Xt.shape}, {len(np.unique(qid))} queries, blocks {chunks}")
-    ndcg = lambda s: float(ndcg_score(yt, s, qid=qt, k=10))  # noqa: E731
-    rows, extra = [], {}
     case = f"{args.rows // 1000}k x 136, {args.trees} trees, {args.workers}x{args.threads} CPU"
-
     with LocalCluster(n_workers=args.workers, threads_per_worker=args.threads,
                       processes=True, dashboard_address=":0") as cluster, \
             Client(cluster) as client:
@@ -92,8 +120,6 @@ def main(argv=None):
         yd = client.persist(da.from_array(y, chunks=(chunks,)))
         qd = client.persist(da.from_array(qid, chunks=(chunks,)))
         wait([Xd, yd, qd])
-        small = slice(0, int(np.searchsorted(qid, qid[min(20000, len(qid) - 1)])) or len(qid))
-        results = {}
         if "skltr" in args.engines:
             params = _skltr_params(args.trees, args.threads)
             DaskGPUHistGBDTRanker(**{**params, "n_estimators": 2}).fit(
@@ -148,41 +174,89 @@ def main(argv=None):
                     rows.append(row(case, "fit_s", t_s, results[peer][0], name, "s"))
                     rows.append(row(case, "test_ndcg@10", n_s, results[peer][1], name, "ndcg"))
 
-    if args.gpu:
-        gparams = _skltr_params(args.trees, args.threads, device="cuda", growth="depthwise",
-                                max_depth=6, max_leaves=None)
-        with LocalCluster(n_workers=1, threads_per_worker=args.threads, processes=True,
-                          dashboard_address=":0") as cluster, Client(cluster) as client1:
-            Xd1 = client1.persist(da.from_array(X, chunks=(len(y) // 4 + 1, -1)))
-            wait(Xd1)
+
+def _gpu_cluster(n_workers, threads):
+    """``n_workers`` Dask workers with a GPU each (``CUDA_VISIBLE_DEVICES``, as dask-cuda's
+    ``LocalCUDACluster``)."""
+    from distributed import Nanny, Scheduler, SpecCluster
+
+    spec = {i: {"cls": Nanny, "options": {"nthreads": threads,
+                                           "env": {"CUDA_VISIBLE_DEVICES": str(i)}}}
+            for i in range(n_workers)}
+    return SpecCluster(workers=spec, scheduler={"cls": Scheduler,
+                                                "options": {"dashboard_address": ":0"}})
+
+
+def _placed(client, a, chunks):
+    """``a`` as a dask Array whose block ``i`` (``chunks[i]`` rows) lives on worker ``i``."""
+    import dask.array as da
+
+    workers = sorted(client.scheduler_info()["workers"])
+    bounds = np.cumsum((0,) + chunks)
+    return da.concatenate([
+        da.from_delayed(client.scatter(a[lo:hi], workers=[w]), (hi - lo,) + a.shape[1:],
+                        a.dtype)
+        for w, lo, hi in zip(workers, bounds[:-1], bounds[1:])])
+
+
+def _gpu_runs(args, X, y, qid, Xt, ndcg, small, rows, extra):
+    from distributed import Client, wait
+
+    from skltr import GPUHistGBDTRanker
+    from skltr.dask import DaskGPUHistGBDTRanker
+
+    gparams = _skltr_params(args.trees, args.threads, device="cuda", growth="depthwise",
+                            max_depth=6, max_leaves=None)
+    GPUHistGBDTRanker(**{**gparams, "n_estimators": 2}).fit(X[small], y[small],
+                                                             qid=qid[small])
+    glocal, t_gl = _timed(lambda: GPUHistGBDTRanker(**gparams).fit(X, y, qid=qid))
+    extra["skltr_local_gpu_timings"] = glocal.timings_
+    extra["skltr_local_gpu_ndcg@10"] = ndcg(glocal.predict(Xt))
+    print(f"local GPU {t_gl:.2f} s")
+    base = f"{args.rows // 1000}k x 136, {args.trees} depth-6 trees"
+    for n in sorted({1, args.gpus}):
+        chunks = _blocks_at_queries(qid, n)
+        with _gpu_cluster(n, args.threads) as cluster, Client(cluster) as client:
+            Xd, yd, qd = (_placed(client, a, chunks) for a in (X, y, qid))
+            wait([Xd, yd, qd])
             DaskGPUHistGBDTRanker(**{**gparams, "n_estimators": 2}).fit(
-                X[small], y[small], qid=qid[small])
-            gdist, t_gd = _timed(lambda: DaskGPUHistGBDTRanker(**gparams).fit(Xd1, y, qid=qid))
-        GPUHistGBDTRanker(**{**gparams, "n_estimators": 2}).fit(X[small], y[small],
-                                                                 qid=qid[small])
-        glocal, t_gl = _timed(lambda: GPUHistGBDTRanker(**gparams).fit(X, y, qid=qid))
-        extra["skltr_gpu_worker_timings"] = gdist.timings_
-        extra["skltr_local_gpu_timings"] = glocal.timings_
-        extra["skltr_gpu_worker_equals_local_gpu"] = bool(
-            gdist.ensemble_.to_document() == glocal.ensemble_.to_document())
-        rows.append(row(f"{args.rows // 1000}k x 136, {args.trees} depth-6 trees, 1 GPU",
-                        "fit_s", t_gd, t_gl, "skltr local GPU", "s"))
-        print(f"GPU worker {t_gd:.2f} s, local GPU {t_gl:.2f} s, "
-              f"equal={extra['skltr_gpu_worker_equals_local_gpu']}")
+                X[small], y[small], qid=qid[small])  # warm-up on one worker
+            gdist, t_gd = _timed(lambda: DaskGPUHistGBDTRanker(**gparams).fit(Xd, yd, qid=qd))
+            equal = gdist.ensemble_.to_document() == glocal.ensemble_.to_document()
+            extra[f"skltr_{n}gpu_workers"] = {"fit_s": t_gd, "equals_local_gpu": bool(equal),
+                                              "timings": gdist.timings_, "blocks": chunks}
+            rows.append(row(f"{base}, {n} GPU worker(s)", "fit_s", t_gd, t_gl,
+                            "skltr local, 1 GPU", "s"))
+            print(f"{n} GPU worker(s) {t_gd:.2f} s, equal={equal}", flush=True)
+            if "xgboost" in args.engines:
+                _xgboost_gpu(client, Xd, yd, qd, Xt, ndcg, args, n, t_gd, base, rows, extra)
 
-    params = {"rows": args.rows, "test_rows": int(len(yt)), "trees": args.trees,
-              "workers": args.workers, "threads_per_worker": args.threads,
-              "leaves": LEAVES, "learning_rate": LR, "min_leaf": MIN_LEAF, "bins": BINS,
-              "blocks": list(chunks), **extra,
-              "ndcg@10": {k: v[1] for k, v in results.items()},
-              "fit_s": {k: v[0] for k, v in results.items()}}
-    if not args.no_write:
-        write_result("train_dask", rows, params=params,
-                     packages=("dask", "distributed", "lightgbm", "xgboost", "numba"),
-                     out_dir=args.out)
-    else:
-        print(params)
 
+def _xgboost_gpu(client, Xd, yd, qd, Xt, ndcg, args, n, t_skltr, base, rows, extra):
+    """xgboost.dask on the same GPU workers (its CUDA build; an error is recorded)."""
+    try:
+        import xgboost as xgb
+        from xgboost import dask as dxgb
+
+        def fit(trees):
+            dm = dxgb.DaskQuantileDMatrix(client, Xd, yd, qid=qd, max_bin=BINS)
+            return dxgb.train(client, {"objective": "rank:ndcg", "tree_method": "hist",
+                                       "device": "cuda", "max_depth": 6, "eta": LR,
+                                       "max_bin": BINS, "seed": 0},
+                              dm, num_boost_round=trees)
+        fit(2)
+        out, t = _timed(lambda: fit(args.trees))
+        booster = out["booster"]
+        booster.set_param({"device": "cpu"})
+        score = ndcg(booster.predict(xgb.DMatrix(Xt)))
+    except Exception as exc:  # noqa: BLE001 -- recorded in the result, not hidden
+        extra[f"xgboost_dask_{n}gpu_error"] = f"{type(exc).__name__}: {exc}"[:2000]
+        print(f"xgboost.dask on {n} GPU(s) failed: {exc}", flush=True)
+        return
+    extra[f"xgboost_dask_{n}gpu"] = {"fit_s": t, "ndcg@10": score}
+    rows.append(row(f"{base}, {n} GPU worker(s)", "fit_s", t_skltr, t, "xgboost.dask, "
+                    "same GPUs", "s"))
+    print(f"xgboost.dask {n} GPU(s) {t:.2f} s", flush=True)
 
 if __name__ == "__main__":
     main()

@@ -273,14 +273,6 @@ def test_a_worker_lost_mid_fit_raises_and_leaves_the_estimator_unchanged():
     assert est.n_estimators == 100_000 and _doc(est) == before
 
 
-def test_cuda_on_several_workers_is_refused_before_training(client):
-    X, y, qid, _ = _data(seed=12, n_queries=60)
-    est = DaskGPUHistGBDTRanker(**KW, device="cuda")
-    with pytest.raises(NotImplementedError, match="one GPU worker"):
-        est.fit(_spread(client, X), y, qid=qid)
-    assert not hasattr(est, "ensemble_")
-
-
 @pytest.mark.gpu
 def test_one_gpu_worker_gives_the_local_gpu_model():
     X, y, qid, _ = _data(seed=13)
@@ -295,3 +287,39 @@ def test_one_gpu_worker_gives_the_local_gpu_model():
                                                qid=qid, eval_set=ev)
     _assert_same(local, dist)
     assert dist.device_ == local.device_
+
+
+def _gpu_cluster(n_workers):
+    """Workers with a GPU each where the machine has as many (``CUDA_VISIBLE_DEVICES`` per
+    worker, as dask-cuda's ``LocalCUDACluster`` sets it), else sharing the GPUs in turn."""
+    import cupy
+
+    n_gpus = cupy.cuda.runtime.getDeviceCount()
+    spec = {i: {"cls": distributed.Nanny,
+                "options": {"nthreads": 2, "env": {"CUDA_VISIBLE_DEVICES": str(i % n_gpus)}}}
+            for i in range(n_workers)}
+    return distributed.SpecCluster(workers=spec, scheduler={
+        "cls": distributed.Scheduler, "options": {"dashboard_address": ":0"}})
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n_workers", [2, 3])
+@pytest.mark.parametrize("params", [
+    dict(growth="depthwise", max_depth=4, max_leaves=None),
+    dict(growth="leafwise", max_leaves=15, objective="rank_xendcg", subsample=0.6,
+         colsample_bytree=0.7),
+    dict(growth="depthwise", max_depth=3, max_leaves=None, early_stopping=True,
+         n_iter_no_change=2, n_estimators=40),
+], ids=["depthwise", "leafwise-xendcg-subsample", "holdout-early-stopping"])
+def test_several_gpu_workers_give_the_local_gpu_model(n_workers, params):
+    X, y, qid, w = _data(seed=14)
+    kw = dict(n_estimators=10, random_state=0, device="cuda", eval_at=[10], **params)
+    fit_kw = {} if params.get("early_stopping") else dict(
+        eval_set=[(X[:800], y[:800], qid[:800])])
+    local = GPUHistGBDTRanker(**kw).fit(X, y, qid=qid, sample_weight=w, **fit_kw)
+    with _gpu_cluster(n_workers) as cluster, distributed.Client(cluster) as client:
+        Xd = _spread(client, X, _chunks(len(X), [5, 1700, 1701, 3000][:n_workers + 1]))
+        dist = DaskGPUHistGBDTRanker(**kw).fit(Xd, y, qid=qid, sample_weight=w, **fit_kw)
+    _assert_same(local, dist)
+    assert dist.device_ == local.device_
+    assert dist.timings_["workers"] == n_workers

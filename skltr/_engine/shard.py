@@ -25,8 +25,9 @@ import numpy as np
 
 from ..metrics import NDCGEvaluator
 from ..metrics._ranking import mean_over_queries
+from .rounds import evaluators
 
-__all__ = ["Shard", "ShardEvaluator"]
+__all__ = ["LoopStart", "Shard", "ShardEvaluator", "loop_start"]
 
 
 @dataclass(frozen=True)
@@ -102,3 +103,34 @@ class ShardEvaluator:
         weight = buf[2 * k] if self.weighted else None
         return [mean_over_queries(np.where(buf[k + i] > 0, np.nan, buf[i]), weight, "ndcg")
                 for i in range(k)]
+
+
+@dataclass(frozen=True)
+class LoopStart:
+    """What a boosting loop (CPU or GPU) starts from, alone or as one worker of many.
+
+    ``query_index`` and ``n_queries`` are None in a one-process fit.
+    """
+
+    init_score: float
+    evaluators: list
+    query_index: np.ndarray | None
+    n_queries: int | None
+
+
+def loop_start(objective, y, group_ptr, sample_weight, eval_sets, params, communicator,
+               shard=None) -> LoopStart:
+    """The initial score, the eval set evaluators and the query indices of a boosting loop.
+
+    One process: the objective validates the labels and gives the start score. A worker of
+    a distributed fit (``shard`` set): the driver's start score, and evaluators that sum
+    per-query values over the workers.
+    """
+    p = params
+    if shard is None:
+        # Validates the labels for this objective, then gives the constant start score.
+        init = float(objective.init_score(y, group_ptr, sample_weight))
+        return LoopStart(init, evaluators(eval_sets, p.eval_at, p.gain), None, None)
+    evals = [ShardEvaluator(e, qi, nq, p.eval_at, p.gain, communicator)
+             for e, qi, nq in zip(eval_sets, shard.eval_query_index, shard.eval_n_queries)]
+    return LoopStart(shard.init_score, evals, shard.query_index, shard.n_queries)

@@ -30,9 +30,9 @@ import numpy as np
 from .._dtypes import G_H_DTYPE, Y_DTYPE
 from .._engine.binning import BinMapper
 from .._engine.communicator import LocalCommunicator
-from .._engine.shard import ShardEvaluator
-from .._engine.rounds import (BoostingResult, Rounds, binning_seed, evaluators,
-                              feature_subsample, inf_error, progress, query_subsample_rows)
+from .._engine.rounds import (BoostingResult, Rounds, binning_seed, feature_subsample,
+                              inf_error, progress, query_subsample_rows)
+from .._engine.shard import loop_start
 from .grower import TreeGrower
 
 __all__ = ["BoostParams", "boost"]
@@ -165,16 +165,10 @@ def boost(X, y, group_ptr, sample_weight, objective, params: BoostParams, eval_s
     evals = [(e, mapper.transform(e.X)) for e in eval_sets]
     binning_s = time.perf_counter() - t0
 
-    if shard is None:
-        # Validates the labels for this objective, then gives the constant start score.
-        init = float(objective.init_score(y, group_ptr, sample_weight))
-        evals_ = evaluators(eval_sets, p.eval_at, p.gain)
-        query_index = n_queries = None
-    else:  # the driver checked the labels and computed the start score from all of them
-        init = shard.init_score
-        evals_ = [ShardEvaluator(e, qi, nq, p.eval_at, p.gain, communicator) for e, qi, nq in
-                  zip(eval_sets, shard.eval_query_index, shard.eval_n_queries)]
-        query_index, n_queries = shard.query_index, shard.n_queries
+    start = loop_start(objective, y, group_ptr, sample_weight, eval_sets, p, communicator,
+                       shard)
+    init, evals_ = start.init_score, start.evaluators
+    query_index, n_queries = start.query_index, start.n_queries
     scores = np.full(n_samples, init, dtype=Y_DTYPE)
     grad = np.empty(n_samples, dtype=G_H_DTYPE)
     hess = np.empty(n_samples, dtype=G_H_DTYPE)

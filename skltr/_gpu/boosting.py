@@ -18,6 +18,10 @@ with the per-round state on the GPU::
 
 Every objective and both growth policies run here (``hist_mode="float"`` raises
 ``NotImplementedError``: the GPU sums quantised gradients).
+
+A worker of a distributed fit (``shard`` and ``communicator``, :mod:`skltr.dask`) runs the
+same rounds on its queries with the driver's cuts and start score, as the CPU loop does
+(:mod:`skltr._engine.shard`); the grower all-reduces its sums through the communicator.
 """
 
 from __future__ import annotations
@@ -28,8 +32,10 @@ import cupy
 import numpy as np
 
 from .._dtypes import G_H_DTYPE
-from .._engine.rounds import (BoostingResult, Rounds, binning_seed, evaluators,
-                              feature_subsample, inf_error, progress, query_subsample_rows)
+from .._engine.communicator import LocalCommunicator
+from .._engine.rounds import (BoostingResult, Rounds, binning_seed, feature_subsample,
+                              inf_error, progress, query_subsample_rows)
+from .._engine.shard import loop_start
 from .._gbdt.boosting import BoostParams
 from .binning import fit_bin_mapper
 from .grower import DeviceBinned, GPUTreeGrower
@@ -39,7 +45,7 @@ from .predict_binned import DeviceTree, add_tree_binned
 
 
 def boost(X, y, group_ptr, sample_weight, objective, params: BoostParams, eval_sets=(),
-          device_index=0) -> BoostingResult:
+          device_index=0, communicator=None, shard=None) -> BoostingResult:
     """:func:`skltr._gbdt.boosting.boost` on GPU ``device_index`` (same parameters).
 
     ``params.tree_params`` are those of ``TreeGrower`` (``min_samples_leaf_counts``
@@ -53,11 +59,14 @@ def boost(X, y, group_ptr, sample_weight, objective, params: BoostParams, eval_s
         raise NotImplementedError(
             f"hist_mode={hist_mode!r} is not implemented on the GPU: it always sums quantised "
             f"gradients; use hist_mode='quantised' with device='cuda', or device='cpu'.")
+    if communicator is None:
+        communicator = LocalCommunicator()
     with cupy.cuda.Device(int(device_index)):
-        return _boost(X, y, group_ptr, sample_weight, objective, params, eval_sets)
+        return _boost(X, y, group_ptr, sample_weight, objective, params, eval_sets,
+                      communicator, shard)
 
 
-def _boost(X, y, group_ptr, sample_weight, objective, p, eval_sets):
+def _boost(X, y, group_ptr, sample_weight, objective, p, eval_sets, communicator, shard):
     params = dict(p.tree_params)
     params.pop("hist_mode", None)
     params.pop("n_threads", None)
@@ -66,31 +75,39 @@ def _boost(X, y, group_ptr, sample_weight, objective, p, eval_sets):
     t0 = time.perf_counter()
     # the sample rows cross the bus, then X in chunks, in its own dtype
     # the CPU loop's seed and threads: the same cuts
-    mapper = fit_bin_mapper(X, p.max_bins, binning_seed(p.seed), p.n_jobs)
+    if shard is None:
+        mapper = fit_bin_mapper(X, p.max_bins, binning_seed(p.seed), p.n_jobs)
+    else:  # the driver's cuts; its NaN flags are the workers' all-reduced
+        mapper = shard.mapper
     data = DeviceBinned.from_mapper(X, mapper)
-    mapper.has_missing = data.has_missing
+    if shard is None:
+        mapper.has_missing = data.has_missing
     binned_evals = [DeviceBinned.from_mapper(e.X, mapper) for e in eval_sets]
-    if p.reject_inf and (data.has_inf or any(b.has_inf for b in binned_evals)):
+    has_inf = np.array([data.has_inf or any(b.has_inf for b in binned_evals)], np.uint8)
+    if p.reject_inf and communicator.allreduce_max(has_inf)[0]:
         raise inf_error()  # found by the binning kernels: no host pass over X
     evals = [(e, b.X_bytes) for e, b in zip(eval_sets, binned_evals)]
     cupy.cuda.get_current_stream().synchronize()
     binning_s = time.perf_counter() - t0
 
-    init = float(objective.init_score(y, group_ptr, sample_weight))
-    gpu_objective = make_gpu_objective(objective, y, group_ptr, sample_weight)
-    grower = GPUTreeGrower(data, **params)
+    start = loop_start(objective, y, group_ptr, sample_weight, eval_sets, p, communicator,
+                       shard)
+    init, evals_ = start.init_score, start.evaluators
+    gpu_objective = make_gpu_objective(objective, y, group_ptr, sample_weight,
+                                       start.query_index)
+    grower = GPUTreeGrower(data, **params, communicator=communicator)
     scores = cupy.full(n_samples, init, dtype=cupy.float64)
     grad = cupy.empty(n_samples, dtype=G_H_DTYPE)
     hess = cupy.empty(n_samples, dtype=G_H_DTYPE)
     eval_scores = [cupy.full(e.y.shape[0], init, dtype=cupy.float64) for e, _ in evals]
-    evals_ = evaluators(eval_sets, p.eval_at, p.gain)
     rounds, bar = progress(range(p.n_estimators), p.verbose, "boosting (cuda)")
     log = Rounds(n_features, [e.name for e in eval_sets], evals_, p.n_iter_no_change, bar)
     try:
         for it in rounds:
             with stage("gradients"):
                 gpu_objective.gradients(scores, grad, hess, it)
-            rows = query_subsample_rows(group_ptr, p.subsample, p.seed, it)
+            rows = query_subsample_rows(group_ptr, p.subsample, p.seed, it,
+                                        start.query_index, start.n_queries)
             features = feature_subsample(n_features, p.colsample_bytree, p.seed, it)
             tree = grower.grow(grad, hess, rows, features)
             dev_tree = None

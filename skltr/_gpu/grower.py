@@ -18,6 +18,14 @@ per split. Each pending leaf keeps its histogram on the device until it is split
 the CPU's leaf-wise trees exactly, but with ten-odd launches and a host round trip per split
 (~0.4 ms) it took 7x the time of depth-wise growth of the same 256-leaf trees on 1M rows
 (``docs/gbdt_gpu.rst``): prefer ``growth="depthwise"`` on the GPU for speed.
+
+Distributed (:mod:`skltr.dask`, a ``communicator`` of ``world > 1``): each worker holds the
+rows of some queries; the global sums go through the communicator as in the CPU grower --
+the largest |g| and h and the row count (the quantisation scales), the root sums, and the
+histograms of the built (smaller) children, one host-staged all-reduce per level, exact as
+int64. Node counts are global (they ride in the histograms' count bits); node ranges are the
+worker's own, read off the partition scan. Every worker then makes the same decisions, and
+the tree equals the one-process tree.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ import numpy as np
 
 from .._dtypes import LEAF_VALUE_DTYPE, NODE_INDEX_DTYPE
 from .._engine.binned_tree import GrownTree
+from .._engine.communicator import LocalCommunicator
 from .._gbdt.grower import can_split, quantisation_exponent
 from . import _config
 from ._compile import blocks, module
@@ -162,12 +171,15 @@ class GPUTreeGrower:
     hist_mode : {"quantised"}
         The only histogram mode of the GPU (float atomics would make trees depend on the
         order of additions).
+    communicator : object or None
+        ``allreduce_sum`` / ``allreduce_max`` on host arrays and ``world``, as for
+        :class:`skltr._gbdt.grower.TreeGrower`; None: this process holds every row.
     """
 
     def __init__(self, data, *, max_leaves=31, max_depth=None, growth="depthwise",
                  min_child_weight=1e-3, min_samples_leaf=20, min_samples_leaf_counts="rows",
                  reg_lambda=0.0, reg_alpha=0.0, min_split_gain=0.0, learning_rate=0.1,
-                 hist_mode="quantised"):
+                 hist_mode="quantised", communicator=None):
         # validated by the estimator (and hist_mode by the GPU loop): invariants only
         assert growth in ("depthwise", "leafwise") and hist_mode == "quantised"
         assert min_samples_leaf_counts in ("rows", "hessian")
@@ -183,6 +195,8 @@ class GPUTreeGrower:
         self.reg_alpha = float(reg_alpha)
         self.min_split_gain = float(min_split_gain)
         self.learning_rate = float(learning_rate)
+        self.communicator = LocalCommunicator() if communicator is None else communicator
+        self._distributed = getattr(self.communicator, "world", 1) > 1
         n = data.n_samples
         self._qg = cupy.empty(n, cupy.int32)
         self._qh = cupy.empty(n, cupy.int32)
@@ -194,41 +208,50 @@ class GPUTreeGrower:
     def _can_split(self, node, n_leaves):
         return can_split(node, n_leaves, self.max_leaves, self.max_depth, self.min_samples_leaf)
 
-    def _quantise(self, grad, hess, rows_dev, n_rows):
-        """Device quantisation of the used rows; returns root sums ``(G, H)``, hist units.
+    def _quantise(self, grad, hess, rows_dev, n_used):
+        """Device quantisation of the used rows; returns the root's ``(G, H, count)``
+        (gradient sums in histogram units, over all workers).
 
         Two small launches and two 3-word reads: the scale needs the global maxima first.
         """
         use_rows = rows_dev is not None
         rows = rows_dev if use_rows else self._dummy_rows
         t = _config.ELEMENTWISE_THREADS
-        grid = min(blocks(n_rows, t), _config.STATS_BLOCKS)
+        grid = min(blocks(n_used, t), _config.STATS_BLOCKS)
         mod = _quantise_module()
         stats = cupy.zeros(3, cupy.uint32)
         mod.get_function("gradient_stats")(
-            (grid,), (t,), (grad, hess, rows, np.int32(use_rows), np.int64(n_rows), stats))
+            (grid,), (t,), (grad, hess, rows, np.int32(use_rows), np.int64(n_used), stats))
         st = stats.get()
+        comm = self.communicator
+        gmax, hmax = (float(v) for v in st[:2].view(np.float32))
+        n_rows = n_used
+        if self._distributed:  # float32 maxima are exact as float64
+            gmax, hmax, neg = comm.allreduce_max(np.array([gmax, hmax, st[2]], np.float64))
+            st[2] = neg > 0
+            n_rows = int(comm.allreduce_sum(np.array([n_used], np.int64))[0])
         if st[2]:
             raise ValueError("the GPU grower needs hessians >= 0 (they share an int64 with "
                              "the row count).")
-        gmax, hmax = (float(v) for v in st[:2].view(np.float32))
         K = 63 - max(int(n_rows).bit_length(), 1)
         kg = quantisation_exponent(gmax, n_rows)
         kh = quantisation_exponent(hmax, n_rows, total_bits=K - 1)
         self.count_shift, self._inv_g, self._inv_h = K, 2.0 ** -kg, 2.0 ** -kh
         sums = cupy.zeros(2, cupy.uint64)
         mod.get_function("quantise")(
-            (grid,), (t,), (grad, hess, rows, np.int32(use_rows), np.int64(n_rows),
+            (grid,), (t,), (grad, hess, rows, np.int32(use_rows), np.int64(n_used),
                             np.float64(2.0 ** kg), np.float64(2.0 ** kh), self._qg,
                             self._qh, sums))
-        sg, sh = (int(v) for v in sums.get().view(np.int64))
-        return sg, sh
+        sg, sh = comm.allreduce_sum(sums.get().view(np.int64))
+        return int(sg), int(sh), n_rows
 
     def _new_hist(self, n_slots):
         d = self.data
         return cupy.zeros((n_slots, d.n_features, d.n_bins_total, 2), cupy.int64)
 
     def _build(self, hist, nodes):
+        """Histograms of ``nodes`` (in slots ``0 .. len(nodes) - 1``), summed over the
+        workers."""
         d = self.data
         fpb = features_per_block(d.n_bins_total, d.n_features)
         tasks = row_chunk_tasks([n.start for n in nodes], [n.end for n in nodes],
@@ -236,6 +259,10 @@ class GPUTreeGrower:
         with stage("histogram"):
             build_histograms(d.X_words, self.buf, self._qg, self._qh, tasks, hist,
                              d.n_features, d.n_bins_total, self.count_shift)
+        if self._distributed:
+            with stage("allreduce"):
+                built = hist[:len(nodes)]
+                built[...] = cupy.asarray(self.communicator.allreduce_sum(built.get()))
 
     def _find_splits(self, hist, nodes):
         with stage("split"):
@@ -293,9 +320,9 @@ class GPUTreeGrower:
         self.rows = rows
         n_used = self.buf.size
         with stage("quantise"):
-            sum_g, sum_h = self._quantise(grad, hess, rows_dev, n_used)
+            sum_g, sum_h, n_rows = self._quantise(grad, hess, rows_dev, n_used)
         self.pos = cupy.zeros(n_used, cupy.int32)
-        root = _Node(0, n_used, sum_g, sum_h, n_used, 0)
+        root = _Node(0, n_used, sum_g, sum_h, n_rows, 0)
         self.nodes = [root]
         self._children = [None]
         hist = None
@@ -316,48 +343,57 @@ class GPUTreeGrower:
         ``n_leaves`` is the leaf count before these splits; returns ``(chosen, splittable,
         n_leaves)``: the partition records, whether each child may split, the new count.
         """
-        chosen, splittable = [], []
-        for node_id in node_ids:
+        chosen = []
+        for i, node_id in enumerate(node_ids):
+            node = self.nodes[node_id]
+            f, _, b, dl = node.split[:4]
+            ids = (len(self.nodes) + 2 * i, len(self.nodes) + 2 * i + 1)
+            chosen.append((node_id, f, b, dl, node.start, node.end, ids[0], ids[1]))
+        n_nodes = len(self.nodes) + 2 * len(chosen)
+        with stage("partition"):
+            out = partition_level(self.buf, self.pos, self.data.X_bytes,
+                                  self.data.missing_bin, n_nodes, chosen,
+                                  left_counts=self._distributed)
+        self.buf, self.pos = out[:2]
+        # a worker's left range: the global left count unless it holds a part of the rows
+        n_left = out[2] if self._distributed else [self.nodes[i].split[6] for i in node_ids]
+        splittable = []
+        for node_id, nl in zip(node_ids, n_left):
             n_leaves += 1
             node = self.nodes[node_id]
-            f, _, b, dl, gl, hl, cl = node.split
-            left = _Node(node.start, node.start + cl, gl, hl, cl, node.depth + 1)
-            right = _Node(node.start + cl, node.end, node.sum_g - gl, node.sum_h - hl,
-                          node.count - cl, node.depth + 1)
-            ids = (len(self.nodes), len(self.nodes) + 1)
+            gl, hl, cl = node.split[4:]
+            mid = node.start + int(nl)
+            left = _Node(node.start, mid, gl, hl, cl, node.depth + 1)
+            right = _Node(mid, node.end, node.sum_g - gl, node.sum_h - hl, node.count - cl,
+                          node.depth + 1)
+            self._children[node_id] = (len(self.nodes), len(self.nodes) + 1)
             self.nodes.extend((left, right))
-            self._children[node_id] = ids
             self._children.extend((None, None))
-            chosen.append((node_id, f, b, dl, node.start, cl, ids[0], ids[1]))
             splittable.append([self._can_split(c, n_leaves) for c in (left, right)])
-        with stage("partition"):
-            self.buf, self.pos = partition_level(self.buf, self.pos, self.data.X_bytes,
-                                                 self.data.missing_bin, len(self.nodes),
-                                                 chosen)
         return chosen, splittable, n_leaves
 
     def _children_histograms(self, hist, chosen, splittable):
         """Histograms (smaller child built, larger = parent - smaller) and splits of the
         children that may split; returns the children's histogram array or None."""
-        small, p_slots, s_slots, l_slots, to_find = [], [], [], [], []
-        n_slots = 0
-        for (node_id, *_rest), ok in zip(chosen, splittable):
-            if not any(ok):
-                continue
-            lid, rid = self._children[node_id]
-            left, right = self.nodes[lid], self.nodes[rid]
-            left.slot, right.slot = n_slots, n_slots + 1
-            n_slots += 2
+        pairs = [(node_id, ok) for (node_id, *_rest), ok in zip(chosen, splittable)
+                 if any(ok)]
+        if not pairs:
+            return None
+        # the smaller children (by global count: every worker picks the same) take the first
+        # slots, so that one all-reduce covers the histograms that are built
+        n_pairs = len(pairs)
+        small, p_slots, to_find = [], [], []
+        for k, (node_id, ok) in enumerate(pairs):
+            left, right = (self.nodes[c] for c in self._children[node_id])
             sm, lg = (left, right) if left.count <= right.count else (right, left)
+            sm.slot, lg.slot = k, n_pairs + k
             small.append(sm)
             p_slots.append(self.nodes[node_id].slot)
-            s_slots.append(sm.slot)
-            l_slots.append(lg.slot)
-            to_find.extend(c for c, k in zip((left, right), ok) if k)
-        if not n_slots:
-            return None
+            to_find.extend(c for c, can in zip((left, right), ok) if can)
+        s_slots = list(range(n_pairs))
+        l_slots = list(range(n_pairs, 2 * n_pairs))
         with stage("histogram"):
-            child_hist = self._new_hist(n_slots)
+            child_hist = self._new_hist(2 * n_pairs)
         self._build(child_hist, small)
         with stage("subtract"):
             subtract_histograms(hist, child_hist, p_slots, s_slots, l_slots)

@@ -213,7 +213,8 @@ __device__ __forceinline__ double ratio(double term, double one_minus_rho) {
 extern "C" __global__ void xendcg(const double* __restrict__ scores,
                                   const double* __restrict__ y,
                                   const i64* __restrict__ group_ptr, int n_queries,
-                                  const double* __restrict__ qweight, u64 seed, u64 iteration,
+                                  const double* __restrict__ qweight,
+                                  const i64* __restrict__ query_index, u64 seed, u64 iteration,
                                   double* rho, double* params, double* lam,
                                   float* grad, float* hess) {
     // one thread per query; rho, params, lam: scratch indexed by row
@@ -234,7 +235,7 @@ extern "C" __global__ void xendcg(const double* __restrict__ scores,
     const double one_minus_top = others / total;
     for (i64 r = lo; r < hi; ++r) rho[r] /= total;
     const u64 mask = 0xFFFFFFFFull;
-    u64 x = lcg_state(seed, (u64)q, iteration * (u64)cnt);
+    u64 x = lcg_state(seed, (u64)query_index[q], iteration * (u64)cnt);  // global index
     double denom = 0.0;
     for (i64 r = lo; r < hi; ++r) {
         x = (214013ull * x + 2531011ull) & mask;
@@ -294,7 +295,7 @@ class _DeviceObjective:
     per kernel family holds its per-query constants, computed once.
     """
 
-    def __init__(self, objective, y, group_ptr, sample_weight):
+    def __init__(self, objective, y, group_ptr, sample_weight, query_index=None):
         self.name = objective.name
         y = np.ascontiguousarray(y, np.float64)
         self.n = y.shape[0]
@@ -320,7 +321,7 @@ class _Regression(_DeviceObjective):
 
 
 class _XENDCG(_DeviceObjective):
-    def __init__(self, objective, y, group_ptr, sample_weight):
+    def __init__(self, objective, y, group_ptr, sample_weight, query_index=None):
         super().__init__(objective, y, group_ptr, sample_weight)
         group_ptr = np.ascontiguousarray(group_ptr, np.int64)
         self.seed = int(objective.seed)
@@ -336,20 +337,24 @@ class _XENDCG(_DeviceObjective):
              np.int32(self.n_queries), np.int32(0), self.y, np.int32(self.w is not None),
              unused, self.qweight))
         self.scratch = cupy.empty((3, self.n), cupy.float64)
+        # the gammas are seeded by the query's index in the whole training set
+        self.query_index = cupy.asarray(np.ascontiguousarray(
+            np.arange(self.n_queries) if query_index is None else query_index, np.int64))
 
     def gradients(self, scores, grad, hess, iteration=0):
         t = _config.ELEMENTWISE_THREADS
         _module(False).get_function("xendcg")(
             (blocks(self.n_queries, t),), (t,),
             (scores, self.y, self.group_ptr, np.int32(self.n_queries), self.qweight,
-             np.uint64(self.seed & 0xFFFFFFFFFFFFFFFF), np.uint64(int(iteration)),
+             self.query_index, np.uint64(self.seed & 0xFFFFFFFFFFFFFFFF),
+             np.uint64(int(iteration)),
              self.scratch[0], self.scratch[1], self.scratch[2], grad, hess))
 
 
 class _PairGradients(_DeviceObjective):
     """lambdarank and rank_pairwise: one kernel, pairs weighted by |delta NDCG| or 1."""
 
-    def __init__(self, objective, y, group_ptr, sample_weight):
+    def __init__(self, objective, y, group_ptr, sample_weight, query_index=None):
         super().__init__(objective, y, group_ptr, sample_weight)
         name = objective.name
         y = np.ascontiguousarray(y, np.float64)
@@ -421,6 +426,10 @@ GPU_OBJECTIVES = {"lambdarank": _PairGradients, "rank_pairwise": _PairGradients,
                   "rank_xendcg": _XENDCG, "regression": _Regression}
 
 
-def make_gpu_objective(objective, y, group_ptr, sample_weight=None):
-    """The device version of a host :class:`skltr._gbdt.objectives.Objective`."""
-    return GPU_OBJECTIVES[objective.name](objective, y, group_ptr, sample_weight)
+def make_gpu_objective(objective, y, group_ptr, sample_weight=None, query_index=None):
+    """The device version of a host :class:`skltr._gbdt.objectives.Objective`.
+
+    ``query_index``: the global index of each query when ``group_ptr`` holds a worker's
+    share of them (``rank_xendcg`` seeds its gammas by it); None: ``0 .. n_queries - 1``.
+    """
+    return GPU_OBJECTIVES[objective.name](objective, y, group_ptr, sample_weight, query_index)

@@ -11,6 +11,9 @@ split is a stable partition of every split node's range (left rows first, order 
    ``s + n_left + (#right rows before it)``; ``pos_node`` gets the child id. Positions of
    nodes that are not split are copied unchanged.
 
+``n_left`` is read off the scan, not taken from the split record: in a distributed fit the
+record's left count is the global one and a worker holds a part of the node's rows.
+
 ::
 
     buffer     | 7 2 9 4 1 | 3 8 |        node 1 (split) | node 2 (leaf)
@@ -27,7 +30,7 @@ from . import _config
 from ._compile import blocks, module
 
 _SOURCE = r"""
-// info: [split_of_node (n_nodes) | per split: feature, bin, default_left, start, n_left,
+// info: [split_of_node (n_nodes) | per split: feature, bin, default_left, start, end,
 //        left_id, right_id, 0 (8 x int64)], one host->device copy per level
 extern "C" __global__ void partition_flags(const u32* buf, const int* pos_node, i64 n_used,
                                            const i64* info, int n_nodes, const u8* X,
@@ -54,10 +57,11 @@ extern "C" __global__ void partition_scatter(const u32* buf, const int* pos_node
     const i64* r = info + n_nodes + s * 8;
     const i64 start = r[3];
     const i64 before = start > 0 ? scan[start - 1] : 0;
+    const i64 n_left = (i64)scan[r[4] - 1] - before;           // p < end: the range is not empty
     const i64 left_rank = (i64)scan[p] - flags[p] - before;   // left rows before p
     i64 dst;
     if (flags[p]) { dst = start + left_rank; new_pos[dst] = (int)r[5]; }
-    else { dst = start + r[4] + (p - start - left_rank); new_pos[dst] = (int)r[6]; }
+    else { dst = start + n_left + (p - start - left_rank); new_pos[dst] = (int)r[6]; }
     new_buf[dst] = buf[p];
 }
 """
@@ -68,7 +72,7 @@ def _module():
     return module(_SOURCE)
 
 
-def partition_level(buf, pos_node, X_bytes, missing_bin, n_nodes, splits):
+def partition_level(buf, pos_node, X_bytes, missing_bin, n_nodes, splits, left_counts=False):
     """Partition the ranges of the split nodes of one level; returns ``(buf, pos_node)``.
 
     Parameters
@@ -80,12 +84,15 @@ def partition_level(buf, pos_node, X_bytes, missing_bin, n_nodes, splits):
     n_nodes : int
         Number of node ids so far (children included).
     splits : list of tuple
-        ``(node_id, feature, bin, default_left, start, n_left, left_id, right_id)``.
+        ``(node_id, feature, bin, default_left, start, end, left_id, right_id)``.
+    left_counts : bool
+        Also return each split's count of left rows in this buffer (ndarray of int64, one
+        device->host read): a distributed grower's child ranges.
 
     Returns
     -------
-    (cupy.ndarray, cupy.ndarray)
-        The new buffer and node-of-position arrays.
+    (cupy.ndarray, cupy.ndarray) or (cupy.ndarray, cupy.ndarray, ndarray)
+        The new buffer and node-of-position arrays (and the left counts).
     """
     n_used = buf.size
     m = len(splits)
@@ -110,4 +117,10 @@ def partition_level(buf, pos_node, X_bytes, missing_bin, n_nodes, splits):
         (blocks(n_used, t),), (t,),
         (buf, pos_node, np.int64(n_used), dev, np.int32(n_nodes), flags, scan, new_buf,
          new_pos))
-    return new_buf, new_pos
+    if not left_counts:
+        return new_buf, new_pos
+    # left rows of [start, end): scan[end - 1] - scan[start - 1], with scan[-1] read as 0
+    padded = cupy.concatenate([cupy.zeros(1, cupy.int64), scan.astype(cupy.int64)])
+    bounds = cupy.asarray(rec[:, 3:5])
+    n_left = (padded[bounds[:, 1]] - padded[bounds[:, 0]]).get()
+    return new_buf, new_pos, n_left

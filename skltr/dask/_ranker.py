@@ -51,9 +51,10 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
     **params
         The parameters of :class:`~skltr.GPUHistGBDTRanker`. ``hist_mode="quantised"`` (the
         default) is required: float histograms are not sums that agree across workers.
-        ``n_jobs`` is the threads of each worker's task. ``device="cuda"`` trains on a
-        single GPU worker (one CUDA device per worker, e.g. dask-cuda's
-        ``LocalCUDACluster``).
+        ``n_jobs`` is the threads of each worker's task. ``device="cuda"`` trains on the
+        GPU of every worker that holds rows: give each worker its own device (dask-cuda's
+        ``LocalCUDACluster``, or ``CUDA_VISIBLE_DEVICES`` set per worker); workers that
+        share a GPU give the same model, more slowly.
 
     Attributes
     ----------
@@ -242,17 +243,11 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
         mapper = BinMapper(max_bins=self.max_bins, random_state=binning_seed(seed),
                            n_threads=self.n_jobs)
         mapper._check_max_bins()
-        if not is_gpu:  # the GPU loop draws the same sample and cuts on its device
-            mapper._set_cuts(np.sort(np.ascontiguousarray(
-                _cut_sample(client, train, mapper._sample_rows(train.order.size)).T), axis=1))
+        # the sample the local fit draws (CPU or GPU: the same cuts), from the global layout
+        mapper._set_cuts(np.sort(np.ascontiguousarray(
+            _cut_sample(client, train, mapper._sample_rows(train.order.size)).T), axis=1))
 
         workers = _training_workers(client, blocks)
-        if is_gpu and len(workers) > 1:
-            raise NotImplementedError(
-                f"device={self.device!r} trains on one GPU worker; the training rows are on "
-                f"{len(workers)} workers. Put them on one worker (e.g. client.persist(X, "
-                f"workers=[address])) or train on CPU workers; multi-GPU Dask training is "
-                f"not built yet.")
         roles = place_roles(client, [train, *evals],
                             {addr: r for r, addr in enumerate(workers)})
         tasks = [TrainTask(objective, params, mapper, init, str(self.device),

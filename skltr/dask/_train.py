@@ -2,9 +2,10 @@
 
 The driver (:class:`skltr.dask.DaskGPUHistGBDTRanker`) sends each rank a :class:`TrainTask`
 and the row blocks of its queries; the rank puts its rows in global order, finishes the bin
-mapper (which features have NaN: an all-reduce), and runs the CPU boosting loop of
-:mod:`skltr._gbdt.boosting` with a :class:`~skltr.dask._collective.SocketCommunicator` and a
-:class:`~skltr._engine.shard.Shard`. Every rank grows the same trees; rank 0 returns them.
+mapper (which features have NaN: an all-reduce), and runs the boosting loop of
+:mod:`skltr._gbdt.boosting` (CPU) or :mod:`skltr._gpu.boosting` (the worker's GPU) with a
+:class:`~skltr.dask._collective.SocketCommunicator` and a :class:`~skltr._engine.shard.Shard`.
+Every rank grows the same trees; rank 0 returns them.
 """
 
 from __future__ import annotations
@@ -86,15 +87,6 @@ def train_task(rank, world, host, port, task, pieces):
                  for role, Xe in evals]
     p = task.params
     with SocketCommunicator(rank, world, host, port, task.timeout) as comm:
-        if device.is_gpu:  # one GPU worker (checked by the driver): the local GPU loop
-            from .._gpu.boosting import boost as boost_gpu  # noqa: PLC0415
-
-            with numba_threads(p.n_jobs):
-                result = boost_gpu(X, train.y, train.group_ptr, train.sample_weight,
-                                   task.objective, p, eval_data, device_index=device.index)
-            return result, str(device)
-        from .._gbdt.boosting import boost  # noqa: PLC0415
-
         mapper = copy.copy(task.mapper)
         mapper.n_threads = p.n_jobs
         has_nan = np.isnan(X).any(axis=0).astype(np.uint8)
@@ -102,9 +94,17 @@ def train_task(rank, world, host, port, task, pieces):
         shard = Shard(mapper, task.init_score, train.query_index, train.n_queries,
                       tuple(role.query_index for role, _ in evals),
                       tuple(role.n_queries for role, _ in evals))
+        args = (X, train.y, train.group_ptr, train.sample_weight, task.objective, p, eval_data)
         with numba_threads(p.n_jobs):
-            result = boost(X, train.y, train.group_ptr, train.sample_weight, task.objective,
-                           p, eval_data, communicator=comm, shard=shard)
+            if device.is_gpu:  # the worker's visible GPU (one per worker: LocalCUDACluster)
+                from .._gpu.boosting import boost as boost_gpu  # noqa: PLC0415
+
+                result = boost_gpu(*args, device_index=device.index, communicator=comm,
+                                   shard=shard)
+            else:
+                from .._gbdt.boosting import boost  # noqa: PLC0415
+
+                result = boost(*args, communicator=comm, shard=shard)
         # time in the all-reduces includes waiting for slower ranks (load imbalance)
         result.timings.update(workers=world, allreduce_s=comm.seconds,
                               allreduce_calls=comm.calls, rank0_rows=int(X.shape[0]))

@@ -423,21 +423,17 @@ def test_partition_level_is_stable_and_matches_naive(default_left):
     buf = rng.permutation(n).astype(np.uint32)
     # nodes 0 = [0, 1000) split, 1 = [1000, 1001) leaf, 2 = [1001, 3000) split
     pos = np.concatenate([np.zeros(1000), [1], np.full(1999, 2)]).astype(np.int32)
-    splits = [(0, 4, 10, default_left, 0, None, 3, 4),
-              (2, 7, 0, not default_left, 1001, None, 5, 6)]
-    full = []
-    for (nid, f, b, dl, s, _, lid, rid), e in zip(splits, [1000, 3000]):
-        left, right = naive_partition(X, list(buf[s:e]), f, b, dl, mb)
-        full.append((nid, f, b, dl, s, len(left), lid, rid))
-        splits_ref = (left, right)
-        if nid == 0:
-            ref0 = splits_ref
-        else:
-            ref2 = splits_ref
-    new_buf, new_pos = partition_level(cupy.asarray(buf), cupy.asarray(pos), d.X_bytes, mb,
-                                       7, full)
+    splits = [(0, 4, 10, default_left, 0, 1000, 3, 4),
+              (2, 7, 0, not default_left, 1001, 3000, 5, 6)]
+    ref = {}
+    for nid, f, b, dl, s, e, _, _ in splits:
+        ref[nid] = naive_partition(X, list(buf[s:e]), f, b, dl, mb)
+    new_buf, new_pos, n_left = partition_level(cupy.asarray(buf), cupy.asarray(pos),
+                                               d.X_bytes, mb, 7, splits, left_counts=True)
     nb, npos = new_buf.get(), new_pos.get()
-    nl0, nl2 = full[0][5], full[1][5]
+    ref0, ref2 = ref[0], ref[2]
+    nl0, nl2 = len(ref0[0]), len(ref2[0])
+    np.testing.assert_array_equal(n_left, [nl0, nl2])  # read off the scan
     np.testing.assert_array_equal(nb[:nl0], ref0[0])
     np.testing.assert_array_equal(nb[nl0:1000], ref0[1])
     assert nb[1000] == buf[1000] and npos[1000] == 1

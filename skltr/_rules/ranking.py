@@ -269,7 +269,7 @@ def _sum_by_doc(per_task, task_doc, n_docs):
 
 class RuleDevice(NamedTuple):
     """A resolved ``device`` of the rule ranker: one :class:`~skltr._device.Device`, or
-    every visible GPU (``"cuda:all"``: documents split across them, one host thread each)."""
+    every visible GPU (``"cuda:all"``: documents split across them)."""
 
     device: Device
     all_gpus: bool = False

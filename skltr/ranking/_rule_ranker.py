@@ -90,7 +90,7 @@ class OnDemandRuleRanker(BaseRanker):
         on it.
     device : {"cpu", "cuda", "cuda:N", "cuda:all", "auto"}, default="cpu"
         Where ``predict`` counts the rules; ``"cuda:all"`` splits the documents over every
-        visible GPU (documents split between them, one host thread each). Both devices give
+        visible GPU (one contiguous share each, counted at the same time). Both devices give
         the same rule statistics, hence the same scores, bit for bit.
     n_jobs : int or None, default=None
         Threads (``None``: all of numba's threads).

@@ -313,7 +313,7 @@ def _gpu_cluster(n_workers):
 ], ids=["depthwise", "leafwise-xendcg-subsample", "holdout-early-stopping"])
 def test_several_gpu_workers_give_the_local_gpu_model(n_workers, params):
     X, y, qid, w = _data(seed=14)
-    kw = dict(n_estimators=10, random_state=0, device="cuda", eval_at=[10], **params)
+    kw = {**dict(n_estimators=10, random_state=0, device="cuda", eval_at=[10]), **params}
     fit_kw = {} if params.get("early_stopping") else dict(
         eval_set=[(X[:800], y[:800], qid[:800])])
     local = GPUHistGBDTRanker(**kw).fit(X, y, qid=qid, sample_weight=w, **fit_kw)
@@ -323,3 +323,9 @@ def test_several_gpu_workers_give_the_local_gpu_model(n_workers, params):
     _assert_same(local, dist)
     assert dist.device_ == local.device_
     assert dist.timings_["workers"] == n_workers
+    # GPU to GPU through NCCL when every worker has a GPU of its own, else through the host
+    from skltr.dask._collective import _nccl_module
+    import cupy
+
+    own_gpus = n_workers <= cupy.cuda.runtime.getDeviceCount()
+    assert dist.timings_["nccl"] == (own_gpus and _nccl_module() is not None)

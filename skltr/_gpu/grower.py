@@ -22,10 +22,11 @@ the CPU's leaf-wise trees exactly, but with ten-odd launches and a host round tr
 Distributed (:mod:`skltr.dask`, a ``communicator`` of ``world > 1``): each worker holds the
 rows of some queries; the global sums go through the communicator as in the CPU grower --
 the largest |g| and h and the row count (the quantisation scales), the root sums, and the
-histograms of the built (smaller) children, one host-staged all-reduce per level, exact as
-int64. Node counts are global (they ride in the histograms' count bits); node ranges are the
-worker's own, read off the partition scan. Every worker then makes the same decisions, and
-the tree equals the one-process tree.
+histograms of the built (smaller) children, one all-reduce per level (GPU to GPU through
+NCCL where the communicator offers it, else through the host), exact as int64. Node counts
+are global (they ride in the histograms' count bits); node ranges are the worker's own, read
+off the partition scan. Every worker then makes the same decisions, and the tree equals the
+one-process tree.
 """
 
 from __future__ import annotations
@@ -173,7 +174,9 @@ class GPUTreeGrower:
         order of additions).
     communicator : object or None
         ``allreduce_sum`` / ``allreduce_max`` on host arrays and ``world``, as for
-        :class:`skltr._gbdt.grower.TreeGrower`; None: this process holds every row.
+        :class:`skltr._gbdt.grower.TreeGrower`, and optionally ``allreduce_sum_device`` (in
+        place on a CuPy array: :class:`skltr.dask._collective.GPUCommunicator`), which the
+        histograms then take; None: this process holds every row.
     """
 
     def __init__(self, data, *, max_leaves=31, max_depth=None, growth="depthwise",
@@ -262,7 +265,11 @@ class GPUTreeGrower:
         if self._distributed:
             with stage("allreduce"):
                 built = hist[:len(nodes)]
-                built[...] = cupy.asarray(self.communicator.allreduce_sum(built.get()))
+                device_sum = getattr(self.communicator, "allreduce_sum_device", None)
+                if device_sum is not None:  # GPU to GPU (NCCL)
+                    device_sum(built)
+                else:
+                    built[...] = cupy.asarray(self.communicator.allreduce_sum(built.get()))
 
     def _find_splits(self, hist, nodes):
         with stage("split"):

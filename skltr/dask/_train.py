@@ -17,7 +17,7 @@ import numpy as np
 
 from .._engine.rounds import EvalData
 from .._engine.shard import Shard
-from ._collective import SocketCommunicator
+from ._collective import GPUCommunicator, SocketCommunicator
 
 __all__ = ["TrainTask", "train_task"]
 
@@ -99,8 +99,12 @@ def train_task(rank, world, host, port, task, pieces):
             if device.is_gpu:  # the worker's visible GPU (one per worker: LocalCUDACluster)
                 from .._gpu.boosting import boost as boost_gpu  # noqa: PLC0415
 
-                result = boost_gpu(*args, device_index=device.index, communicator=comm,
+                gpu_comm = GPUCommunicator(comm, device.index) if world > 1 else comm
+                result = boost_gpu(*args, device_index=device.index, communicator=gpu_comm,
                                    shard=shard)
+                if world > 1:
+                    result.timings.update(nccl=gpu_comm.nccl,
+                                          device_allreduce_calls=gpu_comm.device_calls)
             else:
                 from .._gbdt.boosting import boost  # noqa: PLC0415
 

@@ -212,13 +212,20 @@ class GPUCommunicator:
             self.world
         if not self.nccl:
             return
-        uid = np.zeros(128, np.int64)  # NCCL_UNIQUE_ID_BYTES
+        # rank 0's unique id (NCCL_UNIQUE_ID_BYTES = 128) to every rank; CuPy gives it as
+        # bytes or as a tuple of signed chars, and takes it back in the same form
+        uid = np.zeros(129, np.int64)
         if self.rank == 0:
-            uid[:] = nccl.get_unique_id()
+            made = nccl.get_unique_id()
+            as_bytes = isinstance(made, (bytes, bytearray))
+            uid[0] = as_bytes
+            uid[1:] = np.frombuffer(bytes(made), np.uint8) if as_bytes else \
+                np.asarray(made, np.int64) & 0xFF
         uid = host.allreduce_sum(uid)
+        raw = uid[1:].astype(np.uint8)
+        made = raw.tobytes() if uid[0] else tuple(int(v) for v in raw.view(np.int8))
         with cupy.cuda.Device(int(device_index)):
-            self._comm = nccl.NcclCommunicator(self.world, tuple(int(v) for v in uid),
-                                               self.rank)
+            self._comm = nccl.NcclCommunicator(self.world, made, self.rank)
         self._nccl = nccl
 
     @property

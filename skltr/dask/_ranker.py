@@ -59,7 +59,10 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
     Attributes
     ----------
     The fitted attributes of :class:`~skltr.GPUHistGBDTRanker`. ``timings_`` adds
-    ``"dask_s"``: seconds from ``fit`` to the trees on the driver.
+    ``"dask_s"`` (seconds from ``fit`` to the trees on the driver), ``"prepare_s"`` (of
+    which before the training tasks start: checks, layout, cut sample, row placement), and
+    rank 0's ``"workers"``, ``"allreduce_s"``, ``"allreduce_calls"``, ``"rank0_rows"``
+    (and on GPU workers ``"nccl"``: whether histograms went GPU to GPU).
 
     Examples
     --------
@@ -253,12 +256,14 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
         tasks = [TrainTask(objective, params, mapper, init, str(self.device),
                            [role.parts[r][1] for role in roles], n_features)
                  for r in range(len(workers))]
+        prepare_s = time.perf_counter() - t0  # checks, layout, cut sample, placement
         futures = _launch(client, workers, tasks,
                           [[role.parts[r][0] for role in roles] for r in range(len(workers))])
         result, device = _wait(client, futures, workers)
         _warn_if_no_split(result)
         self._set_fitted(result, device)
-        self.timings_ = {**result.timings, "dask_s": time.perf_counter() - t0}
+        self.timings_ = {**result.timings, "prepare_s": prepare_s,
+                         "dask_s": time.perf_counter() - t0}
 
     def _eval_roles(self, client, eval_set, graded):
         """The eval sets as :class:`Role` s, checked as the local ranker checks them."""

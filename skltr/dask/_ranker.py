@@ -247,8 +247,8 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
                            n_threads=self.n_jobs)
         mapper._check_max_bins()
         # the sample the local fit draws (CPU or GPU: the same cuts), from the global layout
-        mapper._set_cuts(np.sort(np.ascontiguousarray(
-            _cut_sample(client, train, mapper._sample_rows(train.order.size)).T), axis=1))
+        mapper._set_cuts(mapper._sorted_columns(
+            _cut_sample(client, train, mapper._sample_rows(train.order.size))))
 
         workers = _training_workers(client, blocks)
         roles = place_roles(client, [train, *evals],

@@ -25,8 +25,8 @@ equal to the local GPU model; ``xgboost.dask`` (``device="cuda"``, depth 6) runs
 GPU workers where its CUDA build is installed (``--engines`` names it).
 
 Usage: python benchmarks/train_dask.py [--rows 1000000] [--trees 200] [--workers 4]
-       [--threads 4] [--gpus N] [--engines skltr lightgbm xgboost] [--no-cpu] [--no-write]
-       [--out DIR]
+       [--threads 4] [--local-threads N] [--gpus N] [--engines skltr lightgbm xgboost]
+       [--no-cpu] [--no-write] [--out DIR]
 Quick check: python benchmarks/train_dask.py --rows 20000 --trees 5 --workers 2 --threads 1
 """
 
@@ -68,6 +68,8 @@ def main(argv=None):
     ap.add_argument("--workers", type=int, default=4)
     ap.add_argument("--threads", type=int, default=4)
     ap.add_argument("--docs", type=int, default=120)
+    ap.add_argument("--local-threads", type=int, default=None,
+                    help="threads of the local fit (default workers x threads)")
     ap.add_argument("--gpus", type=int, default=0, help="GPU workers (0: no GPU runs)")
     ap.add_argument("--no-cpu", action="store_true", help="skip the CPU cluster runs")
     ap.add_argument("--engines", nargs="+", default=["skltr", "lightgbm", "xgboost"])
@@ -92,6 +94,7 @@ def main(argv=None):
 
     params = {"rows": args.rows, "test_rows": int(len(yt)), "trees": args.trees,
               "workers": args.workers, "threads_per_worker": args.threads,
+              "local_threads": args.local_threads or args.workers * args.threads,
               "leaves": LEAVES, "learning_rate": LR, "min_leaf": MIN_LEAF, "bins": BINS,
               "blocks": list(chunks), **extra,
               "ndcg@10": {k: v[1] for k, v in results.items()},
@@ -111,7 +114,7 @@ def _cpu_runs(args, X, y, qid, Xt, ndcg, chunks, small, rows, extra, results):
     from skltr import GPUHistGBDTRanker
     from skltr.dask import DaskGPUHistGBDTRanker
 
-    n_threads = args.workers * args.threads
+    n_threads = args.local_threads or args.workers * args.threads
     case = f"{args.rows // 1000}k x 136, {args.trees} trees, {args.workers}x{args.threads} CPU"
     with LocalCluster(n_workers=args.workers, threads_per_worker=args.threads,
                       processes=True, dashboard_address=":0") as cluster, \

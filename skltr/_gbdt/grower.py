@@ -139,12 +139,14 @@ def can_split(node, n_leaves, max_leaves, max_depth, min_samples_leaf) -> bool:
 
 
 class _Node:
-    __slots__ = ("start", "end", "sum_g", "sum_h", "count", "depth", "hist", "split")
+    __slots__ = ("start", "end", "sum_g", "sum_h", "count", "depth", "hist", "local_hist",
+                 "split")
 
     def __init__(self, start, end, sum_g, sum_h, count, depth):
         self.start, self.end = start, end
         self.sum_g, self.sum_h, self.count, self.depth = sum_g, sum_h, count, depth
         self.hist = None
+        self.local_hist = None  # this worker's share (distributed one-word bins only)
         self.split = None  # SplitInfo
 
 
@@ -339,6 +341,8 @@ class TreeGrower:
             self._layout = ONE_WORD
         else:
             self._layout = TWO_WORD
+        # distributed one-word bins: child counts come with the all-reduce (_split_deferred)
+        self._deferred = self._layout is ONE_WORD and self._distributed
         g, h, self._inv_g, self._inv_h = self._prepare_gradients(n_rows)
         hist_dtype = self._layout.dtype
         shape = (n_features, self.missing_bin + 1 + HIST_PAD_BINS, self._layout.n_channels)
@@ -381,33 +385,47 @@ class TreeGrower:
         else:
             self._grow_depthwise()
         for node in self.nodes:
-            if node.hist is not None:
-                self.pool.release(node.hist)
-                node.hist = None
+            self._drop_hists(node)
         return self._finish()
+
+    def _drop_hists(self, node):
+        """Give the node's histograms back to the pool."""
+        for name in ("hist", "local_hist"):
+            hist = getattr(node, name)
+            if hist is not None:
+                self.pool.release(hist)
+                setattr(node, name, None)
 
     def _can_split(self, node, n_leaves):
         return can_split(node, n_leaves, self.max_leaves, self.max_depth, self.min_samples_leaf)
 
-    def _build(self, node, use_rows=True, count_along=False):
-        """Build ``node``'s histogram and sum it over the workers.
+    def _build(self, node, use_rows=True):
+        """Build ``node``'s histogram (of this worker's rows) and sum it over the workers.
 
-        ``count_along``: the node's local row count travels in a pad cell of the histogram
-        (which the split search never reads), so the same all-reduce gives ``node.count``.
+        Distributed one-word bins keep the worker's own histogram in ``node.local_hist``
+        (see :meth:`_split_deferred`).
         """
+        self._build_local(node, use_rows)
+        if self._deferred:
+            node.local_hist, node.hist = node.hist, self._summed(node.hist)
+        else:
+            node.hist = self.communicator.allreduce_sum(node.hist)
+
+    def _summed(self, local):
+        """A pool histogram holding ``local`` summed over the workers (``local`` is kept;
+        the copy keeps the pool from growing by the all-reduce's new arrays)."""
+        out = self.pool.acquire()
+        out[...] = self.communicator.allreduce_sum(local)
+        return out
+
+    def _build_local(self, node, use_rows=True):
+        """``node.hist`` = the histogram of this worker's rows of ``node``."""
         if self._n_threads > 1 and node.end - node.start >= HIST_PARALLEL_MIN_ROWS:
             build_histogram(self.X_binned, self._g, self._h, self._buf, node.start, node.end,
                             use_rows, node.hist, self.pool.scratch, *self._tasks)
         else:
             build_histogram_serial(self.X_binned, self._g, self._h, self._buf, node.start,
                                    node.end, use_rows, node.hist)
-        pad = (0, self.missing_bin + 1, 0)
-        if count_along:
-            node.hist[pad] = node.end - node.start
-        node.hist = self.communicator.allreduce_sum(node.hist)
-        if count_along:
-            node.count = int(node.hist[pad])
-            node.hist[pad] = 0
 
     def _find_split(self, node):
         parallel = self._n_threads > 1 and node.count >= SPLIT_PARALLEL_MIN_ROWS
@@ -416,8 +434,7 @@ class TreeGrower:
                                 node.sum_h, node.count, self._split_constants, self._work))
         node.split = res if res.feature >= 0 else None
         if node.split is None:
-            self.pool.release(node.hist)
-            node.hist = None
+            self._drop_hists(node)
 
     def _split(self, node_id, n_leaves_after):
         """Partition a node, create its two children, give them histograms and splits."""
@@ -432,48 +449,76 @@ class TreeGrower:
             n_left_local = partition_rows_serial(col, self._buf, node.start, node.end, b,
                                                  default_left, self.missing_bin, self._tmp)
         mid = node.start + n_left_local
-        deferred = self._layout is ONE_WORD and self._distributed
-        if self._layout is ONE_WORD and not deferred:
+        if self._layout is ONE_WORD and not self._distributed:
             cl = n_left_local  # one-word bins hold no row counts: the partition's count
-        left = _Node(node.start, mid, gl, hl, None if deferred else cl, node.depth + 1)
+        left = _Node(node.start, mid, gl, hl, None if self._deferred else cl, node.depth + 1)
         right = _Node(mid, node.end, node.sum_g - gl, node.sum_h - hl,
-                      None if deferred else node.count - cl, node.depth + 1)
+                      None if self._deferred else node.count - cl, node.depth + 1)
         ids = (len(self.nodes), len(self.nodes) + 1)
         self.nodes.extend((left, right))
         self._children[node_id] = ids
         self._children.extend((None, None))
-        if deferred:
-            # Distributed one-word bins: the children's global row counts come with the
-            # histogram all-reduce (one message a split), or at the end of the tree; until
-            # then only the leaf and depth limits decide, with the parent's count.
-            bound = _Node(node.start, node.end, 0, 0, node.count, node.depth + 1)
-            splittable = [self._can_split(bound, n_leaves_after)] * 2
-            # the split's own estimate of the left count: the same on every worker
-            small_left = cl <= node.count - cl
-        else:
-            splittable = [self._can_split(c, n_leaves_after) for c in (left, right)]
-            small_left = left.count <= right.count
+        if self._deferred:
+            self._split_deferred(node, left, right, n_leaves_after)
+            return ids
+        splittable = [self._can_split(c, n_leaves_after) for c in (left, right)]
         parent_hist, node.hist = node.hist, None
         if any(splittable):
             # Build the smaller child (global count: every worker agrees), subtract for the
             # larger in the parent's buffer.
-            small, large = (left, right) if small_left else (right, left)
+            small, large = (left, right) if left.count <= right.count else (right, left)
             small.hist = self.pool.acquire()
-            self._build(small, count_along=deferred)
-            if deferred:
-                large.count = node.count - small.count
-                splittable = [self._can_split(c, n_leaves_after) for c in (left, right)]
+            self._build(small)
             subtract_histograms(parent_hist, small.hist, parent_hist)
             large.hist = parent_hist
-            for child, ok in zip((left, right), splittable):
-                if ok:
-                    self._find_split(child)
-                else:
-                    self.pool.release(child.hist)
-                    child.hist = None
+            self._find_splits_of(left, right, splittable)
         else:
             self.pool.release(parent_hist)
         return ids
+
+    def _find_splits_of(self, left, right, splittable):
+        for child, ok in zip((left, right), splittable):
+            if ok:
+                self._find_split(child)
+            else:
+                self._drop_hists(child)
+
+    def _split_deferred(self, node, left, right, n_leaves_after):
+        """Children's histograms and splits with distributed one-word bins.
+
+        These bins hold no row counts, so no worker knows which child is globally smaller
+        before the children's counts are summed. Each worker builds the child that is
+        smaller *here* (the least histogram work), gets the other from its own parent
+        histogram by subtraction, and all-reduce the left child's histogram, its local row
+        count riding in a pad cell that the split search never reads; the right child is the
+        global parent minus the global left. One all-reduce a split, as before, and no
+        worker builds a larger child than it must.
+        """
+        # until the counts arrive only the leaf and depth limits decide, with the parent's
+        bound = _Node(node.start, node.end, 0, 0, node.count, node.depth + 1)
+        parent_local, parent_global = node.local_hist, node.hist
+        node.local_hist = node.hist = None
+        if not self._can_split(bound, n_leaves_after):
+            self.pool.release(parent_local)
+            self.pool.release(parent_global)
+            return
+        here_left, here_right = left.end - left.start, right.end - right.start
+        small, large = (left, right) if here_left <= here_right else (right, left)
+        small.hist = self.pool.acquire()
+        self._build_local(small)
+        small.local_hist, small.hist = small.hist, None
+        subtract_histograms(parent_local, small.local_hist, parent_local)
+        large.local_hist = parent_local
+        pad = (0, self.missing_bin + 1, 0)
+        left.local_hist[pad] = here_left
+        left.hist = self._summed(left.local_hist)
+        left.count = int(left.hist[pad])
+        left.hist[pad] = 0
+        right.count = node.count - left.count
+        subtract_histograms(parent_global, left.hist, parent_global)
+        right.hist = parent_global
+        self._find_splits_of(left, right,
+                             [self._can_split(c, n_leaves_after) for c in (left, right)])
 
     def _grow_leafwise(self):
         heap = []

@@ -449,8 +449,8 @@ class TreeGrower:
             n_left_local = partition_rows_serial(col, self._buf, node.start, node.end, b,
                                                  default_left, self.missing_bin, self._tmp)
         mid = node.start + n_left_local
-        if self._layout is ONE_WORD and not self._distributed:
-            cl = n_left_local  # one-word bins hold no row counts: the partition's count
+        if self._layout is ONE_WORD:  # no row counts in these bins (deferred: unused)
+            cl = n_left_local
         left = _Node(node.start, mid, gl, hl, None if self._deferred else cl, node.depth + 1)
         right = _Node(mid, node.end, node.sum_g - gl, node.sum_h - hl,
                       None if self._deferred else node.count - cl, node.depth + 1)

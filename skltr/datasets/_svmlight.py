@@ -23,6 +23,7 @@ cases, subnormals, overflow, ``nan``/``inf``) are handed to Python's ``float`` a
 from __future__ import annotations
 
 import bz2
+import contextlib
 import gzip
 import lzma
 import math
@@ -35,6 +36,7 @@ import scipy.sparse as sp
 
 from .. import _numba_cache  # noqa: F401 - kernel caches outside the package
 from .._dtypes import QID_DTYPE, Y_DTYPE
+from ..utils._atomic import atomic_write
 from ..utils._qid import check_qid, group_sizes_to_qid
 
 __all__ = ["load_letor", "dump_letor"]
@@ -791,8 +793,9 @@ def dump_letor(path, X, y, qid, *, zero_based=False, comment=None, query_file=Fa
     Parameters
     ----------
     path : str, path-like or file object
-        Destination (overwritten). A file object opened in text or binary mode also works
-        when ``query_file`` is False.
+        Destination, overwritten atomically: the file (and the ``.query`` file) is written
+        to a temporary file that replaces it only once complete, so a failed write leaves
+        the old file. A file object opened in text or binary mode also works.
     X : array-like or sparse matrix of shape (n_samples, n_features)
         Features. Zeros (also explicitly stored zeros of a sparse matrix) are not written.
         float32 values are written as their exact float64 value.
@@ -930,14 +933,19 @@ def dump_letor(path, X, y, qid, *, zero_based=False, comment=None, query_file=Fa
         )
     text = "\n".join(lines) + ("\n" if lines else "")
 
-    if hasattr(path, "write"):
-        try:
-            path.write(text)
-        except TypeError:
-            path.write(text.encode("ascii"))
-    else:
-        with open(path, "w", encoding="ascii", newline="\n") as fh:
+    # Each path is written atomically (a temporary file renamed over it), and both files
+    # are written out in full before either is renamed: a failed write leaves the old files.
+    with contextlib.ExitStack() as files:
+        if hasattr(path, "write"):
+            try:
+                path.write(text)
+            except TypeError:
+                path.write(text.encode("ascii"))
+        else:
+            fh = files.enter_context(atomic_write(path, "w", encoding="ascii", newline="\n"))
             fh.write(text)
-    if query_file is not False:
-        with open(qpath, "w", encoding="ascii", newline="\n") as fh:
+            fh.flush()
+        if query_file is not False:
+            fh = files.enter_context(atomic_write(qpath, "w", encoding="ascii", newline="\n"))
             fh.write("".join(f"{int(s)}\n" for s in sizes))
+            fh.flush()

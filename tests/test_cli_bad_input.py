@@ -25,6 +25,7 @@ import threading
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from skltr.cli import main
 from skltr.datasets import dump_letor, make_ranking
@@ -131,6 +132,61 @@ def skltr_rankers():
     return [RankBoostRanker(n_estimators=10).fit(X, y, qid=qid),
             GPUHistGBDTRanker(n_estimators=3, max_leaves=4, min_samples_leaf=5).fit(
                 X, y, qid=qid)]
+
+
+# =========================================================================== defect 2
+@pytest.mark.parametrize("which", [0, 1], ids=["rankboost", "gbdt"])
+def test_skltr_models_refuse_inf_in_the_predictor_as_in_their_own_predict(
+        skltr_rankers, which, tmp_path):
+    import pandas as pd
+
+    from skltr import QuickScorerPredictor
+
+    ranker = skltr_rankers[which]
+    bad = np.array([[np.inf, 0.0], [0.0, 1.0]])
+    with pytest.raises(ValueError, match="infinity"):
+        ranker.predict(bad)
+    path = tmp_path / "m.json"
+    ranker.save_model(path)
+    predictors = [QuickScorerPredictor.from_model(ranker),
+                  QuickScorerPredictor.from_model(ranker, backend="traversal"),
+                  QuickScorerPredictor.from_model(ranker.to_tree_ensemble()),
+                  QuickScorerPredictor.from_file(path)]
+    for qs in predictors:
+        for X in (bad, -bad, bad.astype(np.float32), sp.csr_matrix(bad), sp.csc_matrix(-bad),
+                  pd.DataFrame(bad)):
+            with time_limit(60), pytest.raises(ValueError, match="infinity"):
+                qs.predict(X)
+        # what the ranker accepts is still scored as the ranker scores it
+        ok = np.array([[np.nan, 0.0], [1e300, -1e300], [0.5, np.nan]])
+        np.testing.assert_array_equal(qs.predict(ok), ranker.predict(ok))
+        np.testing.assert_array_equal(qs.predict(sp.csr_matrix(ok)),
+                                      ranker.predict(sp.csr_matrix(ok)))
+    # the ensemble itself carries the rule
+    with pytest.raises(ValueError, match="infinity"):
+        ranker.to_tree_ensemble().predict(bad)
+
+
+@pytest.mark.parametrize("library", ["xgboost", "lightgbm"])
+def test_xgboost_and_lightgbm_models_keep_reading_inf_as_their_libraries(library):
+    from skltr import QuickScorerPredictor
+
+    X, y, qid = _nan_data(3, seed=1)
+    if library == "xgboost":
+        xgb = pytest.importorskip("xgboost")
+        model = xgb.XGBRanker(n_estimators=4, max_depth=3, n_jobs=1).fit(X, y, qid=qid)
+    else:
+        lgb = pytest.importorskip("lightgbm")
+        model = lgb.LGBMRanker(n_estimators=4, num_leaves=5, min_child_samples=5,
+                               verbose=-1, n_jobs=1).fit(X, y, group=np.full(30, 10))
+    rows = np.array([[np.inf, 0.0, 1.0], [-np.inf, np.inf, np.nan], [0.0, -np.inf, 2.0]])
+    qs = QuickScorerPredictor.from_model(model)
+    np.testing.assert_array_equal(qs.predict(rows), model.predict(rows))
+    np.testing.assert_array_equal(qs.predict(sp.csr_matrix(rows)),
+                                  model.predict(sp.csr_matrix(rows)))
+
+
+
 
 
 # =========================================================================== defect 11

@@ -189,6 +189,75 @@ def test_xgboost_and_lightgbm_models_keep_reading_inf_as_their_libraries(library
 
 
 
+# =========================================================================== defect 3
+def _ranking_rows(seed=0, n=120):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    y = rng.integers(0, 3, n).astype(np.float64)
+    qid = rng.integers(0, 12, n)  # unsorted on purpose
+    return X, y, qid
+
+
+def test_lightgbm_ranker_sample_weight_length_is_checked_before_reordering():
+    lgb = pytest.importorskip("lightgbm")
+    from skltr import QuickScorerPredictor
+
+    X, y, qid = _ranking_rows()
+    n = len(y)
+    qs = QuickScorerPredictor(lgb.LGBMRanker(n_estimators=3, verbose=-1, n_jobs=1))
+    for bad in (np.ones(n + 7), np.ones(n - 3), np.ones((n, 1))):
+        with pytest.raises(ValueError, match=f"sample_weight.* {n} rows"):
+            qs.fit(X, y, qid=qid, sample_weight=bad)
+        assert not hasattr(qs, "ensemble_")
+    with pytest.raises(ValueError, match="qid has 5 entries"):
+        qs.fit(X, y, qid=qid[:5])
+    with pytest.raises(ValueError, match="y has 4 entries"):
+        qs.fit(X, y[:4], qid=qid)
+
+
+def test_lightgbm_ranker_per_row_weights_follow_their_rows():
+    lgb = pytest.importorskip("lightgbm")
+    from skltr import QuickScorerPredictor
+
+    X, y, qid = _ranking_rows(1)
+    w = np.random.default_rng(2).uniform(0.1, 3.0, len(y))
+    params = dict(n_estimators=4, num_leaves=5, min_child_samples=3, verbose=-1, n_jobs=1)
+    qs = QuickScorerPredictor(lgb.LGBMRanker(**params)).fit(X, y, qid=qid, sample_weight=w)
+    order = np.argsort(qid, kind="stable")
+    direct = lgb.LGBMRanker(**params).fit(X[order], y[order], sample_weight=w[order],
+                                          group=np.unique(qid, return_counts=True)[1])
+    np.testing.assert_array_equal(qs.predict(X), direct.predict(X))
+
+
+def test_xgboost_ranker_takes_per_row_weights_that_are_one_per_query():
+    xgb = pytest.importorskip("xgboost")
+    from skltr import QuickScorerPredictor
+
+    X, y, qid = _ranking_rows(3)
+    per_query = np.random.default_rng(4).uniform(0.2, 2.0, 12)
+    w = per_query[qid]  # constant within each query: XGBoost's per-query weights
+    params = dict(n_estimators=4, max_depth=3, n_jobs=1)
+    qs = QuickScorerPredictor(xgb.XGBRanker(**params)).fit(X, y, qid=qid, sample_weight=w)
+    order = np.argsort(qid, kind="stable")
+    direct = xgb.XGBRanker(**params).fit(X[order], y[order], qid=qid[order],
+                                         sample_weight=per_query[np.unique(qid)])
+    np.testing.assert_array_equal(qs.predict(X), direct.predict(X))
+    unweighted = xgb.XGBRanker(**params).fit(X[order], y[order], qid=qid[order])
+    assert not np.array_equal(qs.predict(X), unweighted.predict(X))  # the weights were used
+    varying = w.copy()
+    varying[np.flatnonzero(qid == qid[0])[1]] += 1.0
+    fitted = QuickScorerPredictor(xgb.XGBRanker(**params)).fit(X, y, qid=qid)
+    before = fitted.predict(X)
+    with pytest.raises(ValueError, match="one weight per query"):
+        fitted.fit(X, y, qid=qid, sample_weight=varying)
+    np.testing.assert_array_equal(fitted.predict(X), before)  # fitted state untouched
+    with pytest.raises(ValueError, match=f"sample_weight has {len(y) + 1} entries"):
+        fitted.fit(X, y, qid=qid, sample_weight=np.ones(len(y) + 1))
+
+
+
+
+
 # =========================================================================== defect 11
 def test_atomic_write_keeps_the_old_file_when_writing_fails(tmp_path):
     from skltr.utils._atomic import atomic_write

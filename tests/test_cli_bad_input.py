@@ -310,3 +310,62 @@ def test_model_files_and_letor_files_are_written_atomically(skltr_rankers, tmp_p
     assert model.read_bytes() == before
     assert (letor.read_bytes(), (tmp_path / "d.txt.query").read_bytes()) == letor_before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d.txt", "d.txt.query", "m.json"]
+
+
+# =========================================================================== defect 12
+def test_quickscorer_predictor_sparse_tag_follows_what_fit_accepts():
+    from sklearn.ensemble import GradientBoostingRegressor, HistGradientBoostingRegressor
+    from sklearn.utils import get_tags
+    from sklearn.utils.estimator_checks import check_estimator_sparse_tag
+
+    from skltr import QuickScorerPredictor
+
+    lgb = pytest.importorskip("lightgbm")
+    xgb = pytest.importorskip("xgboost")
+    for model in (lgb.LGBMRegressor(n_estimators=3, verbose=-1),
+                  xgb.XGBRegressor(n_estimators=3), HistGradientBoostingRegressor(max_iter=3)):
+        qs = QuickScorerPredictor(model)
+        check_estimator_sparse_tag(type(qs).__name__, qs)
+        assert get_tags(qs).input_tags.sparse == get_tags(model).input_tags.sparse
+    assert get_tags(QuickScorerPredictor()).input_tags.sparse  # predict takes CSR / CSC
+    assert not get_tags(QuickScorerPredictor(GradientBoostingRegressor())).input_tags.allow_nan
+
+
+def test_from_file_sets_feature_names_in_from_the_file(tmp_path):
+    import pandas as pd
+
+    from skltr import GPUHistGBDTRanker, QuickScorerPredictor
+
+    lgb = pytest.importorskip("lightgbm")
+    xgb = pytest.importorskip("xgboost")
+    X, y, qid = _ranking_rows(5)
+    frame = pd.DataFrame(X, columns=["bm25", "pagerank", "clicks", "age"])
+    order = np.argsort(qid, kind="stable")
+    frame, X, y, qid = frame.iloc[order].reset_index(drop=True), X[order], y[order], qid[order]
+    names = ["bm25", "pagerank", "clicks", "age"]
+    fitted = {
+        "xgb.json": xgb.XGBRanker(n_estimators=2, max_depth=2).fit(frame, y, qid=qid),
+        "lgb.txt": lgb.LGBMRanker(n_estimators=2, num_leaves=3, min_child_samples=3,
+                                  verbose=-1).fit(frame, y, group=np.unique(
+                                      qid, return_counts=True)[1]),
+        "skltr.json": GPUHistGBDTRanker(n_estimators=2, max_leaves=3,
+                                        min_samples_leaf=3).fit(frame, y, qid=qid),
+    }
+    for name, model in fitted.items():
+        path = tmp_path / name
+        if name == "xgb.json":
+            model.save_model(path)
+        elif name == "lgb.txt":
+            model.booster_.save_model(path)
+        else:
+            model.save_model(path)
+        qs = QuickScorerPredictor.from_file(path)
+        assert list(qs.feature_names_in_) == names, name
+        assert qs.n_features_in_ == 4
+        np.testing.assert_array_equal(qs.predict(frame), model.predict(frame))
+    # a LightGBM model fitted on an array names its columns Column_0...: no names then
+    array_model = lgb.LGBMRanker(n_estimators=2, verbose=-1, min_child_samples=3).fit(
+        X, y, group=np.unique(qid, return_counts=True)[1])
+    array_model.booster_.save_model(tmp_path / "plain.txt")
+    assert not hasattr(QuickScorerPredictor.from_file(tmp_path / "plain.txt"),
+                       "feature_names_in_")

@@ -153,7 +153,9 @@ class QuickScorerPredictor(VersionedPickleMixin, MetaEstimatorMixin, BaseEstimat
         Size of the backend's tables in bytes (0 for traversal).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
-        Present when the source model recorded feature names.
+        Present when the source model recorded feature names: a fitted model's
+        ``feature_names_in_``, or the names a model file holds (:meth:`from_file`; not
+        LightGBM's ``Column_0, Column_1, ...`` of a model fitted on an array).
     classes_ : ndarray
         Present when the source is a classifier.
 
@@ -243,7 +245,12 @@ class QuickScorerPredictor(VersionedPickleMixin, MetaEstimatorMixin, BaseEstimat
         if hasattr(self, "node_visits_"):  # a new model: the old calibration does not apply
             del self.node_visits_
         self.n_features_in_ = ensemble.n_features
-        names = getattr(source, "feature_names_in_", None)
+        if hasattr(source, "feature_names_in_") or not _is_ensemble(source):
+            names = getattr(source, "feature_names_in_", None)  # the fitted model's own
+        else:  # a TreeEnsemble (from_file): the names its file recorded
+            from ..trees._input import _model_names  # noqa: PLC0415
+
+            names = _model_names(ensemble)
         if names is not None:
             self.feature_names_in_ = np.asarray(names, dtype=object)
         elif hasattr(self, "feature_names_in_"):
@@ -368,8 +375,17 @@ class QuickScorerPredictor(VersionedPickleMixin, MetaEstimatorMixin, BaseEstimat
         return self.predict_raw(X)
 
     def __sklearn_tags__(self):
+        # fit hands X to the model: it accepts what the model's fit accepts; a predictor
+        # without a model (from_model, from_file) takes CSR / CSC and NaN in predict
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
+        tags.input_tags.sparse = True
+        if self.model is not None:
+            from sklearn.utils import get_tags  # noqa: PLC0415
+
+            inner = get_tags(self.model).input_tags
+            tags.input_tags.allow_nan = inner.allow_nan
+            tags.input_tags.sparse = inner.sparse
         return tags
 
 

@@ -28,7 +28,7 @@ import pytest
 import scipy.sparse as sp
 
 from skltr.cli import main
-from skltr.datasets import dump_letor, make_ranking
+from skltr.datasets import dump_letor, load_letor, make_ranking
 
 
 # --------------------------------------------------------------------------- helpers
@@ -256,6 +256,22 @@ def test_xgboost_ranker_takes_per_row_weights_that_are_one_per_query():
 
 
 
+
+
+# =========================================================================== defect 8
+def test_load_letor_reads_wide_sparse_files_as_csr_and_refuses_a_huge_dense_array(files):
+    with time_limit(30):
+        X, y, qid = load_letor(files / "wide.txt", dense=False)
+    assert sp.issparse(X) and X.shape == (2, 100_000_000) and X.nnz == 2
+    with time_limit(30):
+        X_auto, _, _ = load_letor(files / "wide.txt", dense="auto")
+    assert sp.issparse(X_auto) and (X_auto != X).nnz == 0
+    with time_limit(30), pytest.raises(ValueError, match=r"line 1: .*100000000.*dense=False"):
+        load_letor(files / "wide.txt")
+    # small files stay dense with dense="auto"
+    X_small, _, _ = load_letor(files / "train.txt", dense="auto")
+    assert isinstance(X_small, np.ndarray)
+    np.testing.assert_array_equal(X_small, load_letor(files / "train.txt")[0])
 
 
 # =========================================================================== defect 11

@@ -20,6 +20,7 @@ of the issue each have a test here that failed before their fix:
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import threading
 
@@ -167,6 +168,12 @@ def test_skltr_models_refuse_inf_in_the_predictor_as_in_their_own_predict(
         ranker.to_tree_ensemble().predict(bad)
 
 
+def test_skltr_predict_refuses_inf_for_skltr_models_naming_the_line(files, capsys):
+    status, out, err = run_cli(capsys, "predict", files / "model.json", files / "inf.txt")
+    assert_one_line_error(status, err, "inf.txt", "line 1", "infinity")
+    assert out == ""
+
+
 @pytest.mark.parametrize("library", ["xgboost", "lightgbm"])
 def test_xgboost_and_lightgbm_models_keep_reading_inf_as_their_libraries(library):
     from skltr import QuickScorerPredictor
@@ -184,9 +191,6 @@ def test_xgboost_and_lightgbm_models_keep_reading_inf_as_their_libraries(library
     np.testing.assert_array_equal(qs.predict(rows), model.predict(rows))
     np.testing.assert_array_equal(qs.predict(sp.csr_matrix(rows)),
                                   model.predict(sp.csr_matrix(rows)))
-
-
-
 
 
 # =========================================================================== defect 3
@@ -255,10 +259,28 @@ def test_xgboost_ranker_takes_per_row_weights_that_are_one_per_query():
         fitted.fit(X, y, qid=qid, sample_weight=np.ones(len(y) + 1))
 
 
-
+# =========================================================================== defect 7
+@pytest.mark.parametrize("name", ["empty.txt", "comments.txt"])
+@pytest.mark.parametrize("command", ["predict", "train"])
+def test_a_data_file_without_data_lines_is_an_error(files, capsys, tmp_path, name, command):
+    out_path = tmp_path / "out"
+    if command == "predict":
+        args = ("predict", files / "model.json", files / name, "-o", out_path)
+    else:
+        args = ("train", files / name, "-o", out_path, "--quiet")
+    status, _, err = run_cli(capsys, *args)
+    assert_one_line_error(status, err, name, "no data lines")
+    assert not out_path.exists()
 
 
 # =========================================================================== defect 8
+def test_a_huge_feature_index_names_the_line_and_allocates_nothing(files, capsys, tmp_path):
+    status, _, err = run_cli(capsys, "train", files / "wide.txt", "-o", tmp_path / "m.json",
+                             "--quiet", limit=30)
+    assert_one_line_error(status, err, "wide.txt", "line 1", "100000000")
+    assert not (tmp_path / "m.json").exists()
+
+
 def test_load_letor_reads_wide_sparse_files_as_csr_and_refuses_a_huge_dense_array(files):
     with time_limit(30):
         X, y, qid = load_letor(files / "wide.txt", dense=False)
@@ -274,7 +296,59 @@ def test_load_letor_reads_wide_sparse_files_as_csr_and_refuses_a_huge_dense_arra
     np.testing.assert_array_equal(X_small, load_letor(files / "train.txt")[0])
 
 
+# =========================================================================== defect 10
+def test_a_rule_model_from_skltr_train_is_scored_by_skltr_predict(files, capsys, tmp_path,
+                                                                  data):
+    from skltr import OnDemandRuleRanker
+
+    model = tmp_path / "rules.json"
+    status, _, err = run_cli(capsys, "train", files / "train.txt", "-o", model, "--ranker",
+                             "rules", "--max-rule-size", "2", "--quiet")
+    assert status == 0, err
+    scores = tmp_path / "scores.txt"
+    status, _, err = run_cli(capsys, "predict", model, files / "train.txt", "-o", scores)
+    assert status == 0, err
+    X, y, qid = data
+    np.testing.assert_array_equal(np.loadtxt(scores), OnDemandRuleRanker.load_model(
+        model).predict(X))
+    assert "NDCG@10" in err
+    status, _, err = run_cli(capsys, "convert", model, "-o", tmp_path / "c.json")
+    assert_one_line_error(status, err, "rule", "not a tree")
+    assert not (tmp_path / "c.json").exists()
+
+
 # =========================================================================== defect 11
+def test_train_checks_the_output_path_before_training(files, capsys, tmp_path, monkeypatch):
+    from skltr.ranking._gbdt_ranker import GPUHistGBDTRanker
+
+    def no_fit(*args, **kwargs):  # pragma: no cover - reached only by the bug
+        raise AssertionError("trained before checking -o")
+
+    monkeypatch.setattr(GPUHistGBDTRanker, "fit", no_fit)
+    for output, words in ((tmp_path / "no" / "such" / "m.json", ("no such directory",)),
+                          (tmp_path, ("is a directory",))):
+        status, _, err = run_cli(capsys, "train", files / "train.txt", "-o", output,
+                                 "--quiet")
+        assert_one_line_error(status, err, str(output), *words)
+
+
+def test_train_refuses_an_unwritable_output_folder(files, capsys, tmp_path, monkeypatch):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o500)
+    if hasattr(os, "geteuid") and os.geteuid() == 0:  # root may write anywhere: pretend
+        real = os.access
+        monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if os.fspath(p) == str(
+            folder) else real(p, mode, **kw))
+    try:
+        status, _, err = run_cli(capsys, "train", files / "train.txt", "-o",
+                                 folder / "m.json", "--quiet")
+    finally:
+        folder.chmod(0o700)
+    assert_one_line_error(status, err, "not writable")
+    assert not (folder / "m.json").exists()
+
+
 def test_atomic_write_keeps_the_old_file_when_writing_fails(tmp_path):
     from skltr.utils._atomic import atomic_write
 
@@ -326,6 +400,23 @@ def test_model_files_and_letor_files_are_written_atomically(skltr_rankers, tmp_p
     assert model.read_bytes() == before
     assert (letor.read_bytes(), (tmp_path / "d.txt.query").read_bytes()) == letor_before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d.txt", "d.txt.query", "m.json"]
+
+
+def test_cli_outputs_are_written_atomically(files, capsys, tmp_path):
+    scores, converted = tmp_path / "scores.txt", tmp_path / "c.json"
+    status, _, err = run_cli(capsys, "predict", files / "model.json", files / "train.txt",
+                             "-o", scores)  # the kernels compile (and are cached) here
+    assert status == 0, err
+    scores.write_text("old scores")
+    converted.write_text("old model")
+    with file_size_limit(30):
+        status, _, err = run_cli(capsys, "predict", files / "model.json",
+                                 files / "train.txt", "-o", scores)
+        assert_one_line_error(status, err, "too large")
+        status, _, err = run_cli(capsys, "convert", files / "model.json", "-o", converted)
+        assert_one_line_error(status, err, "too large")
+    assert scores.read_text() == "old scores" and converted.read_text() == "old model"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.json", "scores.txt"]
 
 
 # =========================================================================== defect 12

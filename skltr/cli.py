@@ -129,17 +129,37 @@ def _bad_label(path, y, lines):
     return f"{path}: line {lines[row]}: label {y[row]} is not a finite number"
 
 
+def _first_entry(X, bad, used):
+    """``(row, index as written, value)`` of the first stored entry of CSR ``X`` in
+    ``bad`` (a mask over ``X.data``)."""
+    k = int(np.argmax(bad))
+    row = int(np.searchsorted(X.indptr, k, side="right")) - 1
+    return row, int(X.indices[k]) + (0 if used else 1), X.data[k]
+
+
 def _refuse_inf(path, X, lines, used, why):
     """Refuse a CSR ``X`` holding +-inf, naming the line and the index as written."""
     bad = np.isinf(X.data)
-    if not bad.any():
-        return
-    k = int(np.argmax(bad))
-    row = int(np.searchsorted(X.indptr, k, side="right")) - 1
-    index = int(X.indices[k]) + (0 if used else 1)
-    raise CommandError(
-        f"{path}: line {lines[row]}: feature {index} is {X.data[k]}: {why} refuse infinity "
-        f"(NaN is read as missing); replace it with nan or a finite value.")
+    if bad.any():
+        row, index, value = _first_entry(X, bad, used)
+        raise CommandError(
+            f"{path}: line {lines[row]}: feature {index} is {value}: {why} refuse infinity "
+            f"(NaN is read as missing); replace it with nan or a finite value.")
+
+
+def _refuse_what_xgboost_files_cannot_hold(path, X, lines, used):
+    """XGBoost's LibSVM reader (``DMatrix("file?format=libsvm")``, XGBoost 3.2) has no
+    value for a written ``nan`` or ``inf``: it reads 0.0 or refuses the file ("Input data
+    contains inf", a failed check), depending on where the entry stands on its line. Refuse
+    them, naming the line, rather than score what XGBoost would not."""
+    bad = ~np.isfinite(X.data)
+    if bad.any():
+        row, index, value = _first_entry(X, bad, used)
+        raise CommandError(
+            f"{path}: line {lines[row]}: feature {index} is {value}, which XGBoost's LibSVM "
+            f"reader does not read as a value (it reads 0.0 or refuses the file, depending on "
+            f"the entry's place on the line), so this XGBoost model has no score for it; "
+            f"write a finite value, or leave the entry out for a missing value.")
 
 
 def _rule_model_source(path):
@@ -210,9 +230,10 @@ def run_convert(args) -> None:
 
 
 def _load_scorer(args):
-    """``(predict function, n_features, source record, what refuses inf, backend words)`` of
-    the model file: a tree model through QuickScorerPredictor, a rule model through
-    ``OnDemandRuleRanker.predict``."""
+    """The model file as ``(predict function, n_features, source record, check, scorer)``:
+    a tree model through QuickScorerPredictor, a rule model through
+    ``OnDemandRuleRanker.predict``; ``check(path, X, lines, used)`` refuses, by line, values
+    the model's library refuses in a file; ``scorer`` names what scores."""
     from .ranking._quickscorer_predictor import QuickScorerPredictor  # noqa: PLC0415
     from .utils._model_io import ModelFileError  # noqa: PLC0415
 
@@ -227,8 +248,15 @@ def _load_scorer(args):
         from .trees._input import refuses_inf  # noqa: PLC0415
 
         ensemble = predictor.ensemble_
-        refuses = "models of skltr's rankers" if refuses_inf(ensemble) else None
-        return (predictor.predict, predictor.n_features_in_, ensemble.source or {}, refuses,
+        source = ensemble.source or {}
+
+        def check(path, X, lines, used):
+            if refuses_inf(ensemble):
+                _refuse_inf(path, X, lines, used, "models of skltr's rankers")
+            elif source.get("library") == "xgboost":
+                _refuse_what_xgboost_files_cannot_hold(path, X, lines, used)
+
+        return (predictor.predict, predictor.n_features_in_, source, check,
                 f"backend {predictor.backend_}")
     from .ranking._rule_ranker import OnDemandRuleRanker  # noqa: PLC0415
 
@@ -239,7 +267,9 @@ def _load_scorer(args):
     ranker = OnDemandRuleRanker.load_model(args.model)
     ranker.device_ = args.device  # where to score (a resolved device)
     return (lambda X: ranker.predict(X.toarray()), ranker.n_features_in_,
-            dict(source, library="skltr"), "rule models", "the rule model's predict")
+            dict(source, library="skltr"),
+            lambda path, X, lines, used: _refuse_inf(path, X, lines, used, "rule models"),
+            "the rule model's predict")
 
 
 def run_predict(args) -> None:
@@ -253,7 +283,7 @@ def run_predict(args) -> None:
     from .metrics import ndcg_score  # noqa: PLC0415
 
     _output_path(args.output, "scores file")
-    predict, n_features, source, refuses, backend = _load_scorer(args)
+    predict, n_features, source, check, scorer = _load_scorer(args)
     if args.zero_based is None:
         zero_based, why = model_file_indexing(source)
     else:
@@ -262,8 +292,7 @@ def run_predict(args) -> None:
                                          n_features=n_features, query_file=args.query_file,
                                          model_words="the model's ")
     print(f"read {args.data} {_indexing_words(used)}, {why}", file=sys.stderr)
-    if refuses:
-        _refuse_inf(args.data, X, lines, used, refuses)
+    check(args.data, X, lines, used)
     t = time.perf_counter()
     scores = np.asarray(predict(X))
     elapsed = time.perf_counter() - t
@@ -279,7 +308,7 @@ def run_predict(args) -> None:
     bad = _bad_label(args.data, y, lines)
     quality = (f"NDCG@10 {ndcg_score(y, columns[:, 0], qid=qid, k=10):.4f}" if bad is None
                else f"no NDCG@10 ({bad})")
-    print(f"scored {X.shape[0]} rows in {elapsed:.3f} s with {backend}; {quality}",
+    print(f"scored {X.shape[0]} rows in {elapsed:.3f} s with {scorer}; {quality}",
           file=sys.stderr)
 
 

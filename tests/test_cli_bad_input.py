@@ -476,3 +476,279 @@ def test_from_file_sets_feature_names_in_from_the_file(tmp_path):
     array_model.booster_.save_model(tmp_path / "plain.txt")
     assert not hasattr(QuickScorerPredictor.from_file(tmp_path / "plain.txt"),
                        "feature_names_in_")
+# =========================================================================== the suite: CLI
+@pytest.fixture(scope="module")
+def lib_models(files, data):
+    """An XGBoost JSON model and a LightGBM text model trained on the same data (4
+    features), and a rule model written by ``skltr train --ranker rules``."""
+    xgb = pytest.importorskip("xgboost")
+    lgb = pytest.importorskip("lightgbm")
+    X, y, qid = data
+    booster = xgb.train({"objective": "rank:ndcg", "max_depth": 3, "nthread": 1},
+                        xgb.DMatrix(X, y, qid=qid), num_boost_round=3)
+    booster.save_model(str(files / "xgb.json"))
+    lgbm = lgb.train({"objective": "lambdarank", "verbose": -1, "min_data_in_leaf": 3,
+                      "num_threads": 1}, lgb.Dataset(X, y, group=np.bincount(qid)), 3)
+    lgbm.save_model(str(files / "lgb.txt"))
+    assert main(["train", str(files / "train.txt"), "-o", str(files / "rules.json"),
+                 "--ranker", "rules", "--max-rule-size", "2", "--quiet"]) == 0
+    return {"xgboost": (files / "xgb.json", booster), "lightgbm": (files / "lgb.txt", lgbm),
+            "rules": (files / "rules.json", None)}
+
+
+PREDICT_DATA_ERRORS = {
+    # data file: words the one-line error holds
+    "missing.txt": ["missing.txt", "No such file"],
+    ".": ["Is a directory"],
+    "empty.txt": ["empty.txt", "no data lines"],
+    "comments.txt": ["comments.txt", "no data lines"],
+    "garbage.bin": ["garbage.bin", "line 1", "label"],
+    "too_many.txt": ["too_many.txt", "line 1", "feature index 9", "4 features"],
+    "negative.txt": ["negative.txt", "line 1", "-3:1"],
+    "fraction.txt": ["fraction.txt", "line 1", "1.5:1"],
+    "huge_index.txt": ["huge_index.txt", "line 1", "too large"],
+    "mixed_qid.txt": ["mixed_qid.txt", "line 2", "qid"],
+    "text_label.txt": ["text_label.txt", "line 1", "'good'"],
+    "duplicate.txt": ["duplicate.txt", "line 1", "more than once"],
+}
+
+
+@pytest.mark.parametrize("model", ["skltr", "xgboost", "lightgbm", "rules"])
+@pytest.mark.parametrize("name", sorted(PREDICT_DATA_ERRORS))
+def test_predict_bad_data_files(files, lib_models, capsys, tmp_path, model, name):
+    path = files / "model.json" if model == "skltr" else lib_models[model][0]
+    out = tmp_path / "scores.txt"
+    data = files if name == "." else files / name
+    status, stdout, err = run_cli(capsys, "predict", path, data, "-o", out, limit=60)
+    assert_one_line_error(status, err, *PREDICT_DATA_ERRORS[name])
+    assert stdout == "" and not out.exists()
+
+
+@pytest.mark.parametrize("name", ["missing.json", "empty.txt", ".", "garbage.bin",
+                                  "truncated.json", "train.txt"])
+@pytest.mark.parametrize("command", ["predict", "convert"])
+def test_bad_model_files(files, capsys, tmp_path, command, name):
+    (files / "truncated.json").write_text((files / "model.json").read_text()[:200])
+    model = files if name == "." else files / name
+    out = tmp_path / "out"
+    args = (("predict", model, files / "train.txt", "-o", out) if command == "predict"
+            else ("convert", model, "-o", out))
+    status, stdout, err = run_cli(capsys, *args, limit=60)
+    words = {"missing.json": ["No such file"], "empty.txt": ["empty"],
+             ".": ["Is a directory"], "garbage.bin": ["garbage.bin", "cannot tell"],
+             "truncated.json": ["truncated.json", "not valid JSON"],
+             "train.txt": ["train.txt", "cannot tell"]}[name]
+    assert_one_line_error(status, err, *words)
+    assert stdout == "" and not out.exists()
+
+
+@pytest.mark.parametrize("command", ["train", "predict", "convert"])
+@pytest.mark.parametrize("where", ["missing folder", "a folder", "a file as folder"])
+def test_unusable_output_paths(files, capsys, tmp_path, command, where):
+    output = {"missing folder": tmp_path / "no" / "out.json", "a folder": tmp_path,
+              "a file as folder": files / "train.txt" / "out.json"}[where]
+    args = {"train": ("train", files / "train.txt", "-o", output, "--quiet"),
+            "predict": ("predict", files / "model.json", files / "train.txt", "-o", output),
+            "convert": ("convert", files / "model.json", "-o", output)}[command]
+    status, stdout, err = run_cli(capsys, *args, limit=60)
+    words = {"missing folder": ["no such directory"], "a folder": ["is a directory"],
+             "a file as folder": ["not a directory"]}[where]
+    assert_one_line_error(status, err, *words)
+    assert stdout == ""
+
+
+TRAIN_DATA_ERRORS = {
+    "missing.txt": ["missing.txt", "No such file"],
+    ".": ["Is a directory"],
+    "empty.txt": ["empty.txt", "no data lines"],
+    "garbage.bin": ["garbage.bin", "line 1", "label"],
+    "wide.txt": ["wide.txt", "line 1", "feature index 100000000"],
+    "negative.txt": ["negative.txt", "line 1", "-3:1"],
+    "huge_index.txt": ["huge_index.txt", "line 1", "too large"],
+    "inf.txt": ["inf.txt", "line 1", "feature 2 is inf", "refuse infinity"],
+    "nan_label.txt": ["nan_label.txt", "line 3", "label nan"],
+    "mixed_qid.txt": ["mixed_qid.txt", "line 2"],
+    "duplicate.txt": ["duplicate.txt", "line 1", "more than once"],
+}
+
+
+@pytest.mark.parametrize("ranker", ["gbdt", "rankboost", "rules"])
+@pytest.mark.parametrize("name", sorted(TRAIN_DATA_ERRORS))
+def test_train_bad_data_files(files, capsys, tmp_path, ranker, name):
+    data = files if name == "." else files / name
+    out = tmp_path / "m.json"
+    status, stdout, err = run_cli(capsys, "train", data, "-o", out, "--ranker", ranker,
+                                  "--quiet", limit=60)
+    assert_one_line_error(status, err, *TRAIN_DATA_ERRORS[name])
+    assert not out.exists()
+
+
+def test_train_test_file_wider_than_the_training_file(files, capsys, tmp_path):
+    status, _, err = run_cli(capsys, "train", files / "train.txt", "-o", tmp_path / "m.json",
+                             "--test", files / "too_many.txt", "--quiet")
+    assert_one_line_error(status, err, "too_many.txt", "line 1", "feature index 9")
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_nan_values_are_missing_for_skltr_and_lightgbm_models(files, lib_models, capsys,
+                                                             tmp_path):
+    """A written ``nan`` is a missing value to skltr's rankers and to LightGBM's file reader,
+    which reads ``inf`` as +-1e308 (the same routes): the scores are the models' own."""
+    from skltr import GPUHistGBDTRanker
+
+    scores = tmp_path / "s.txt"
+    status, _, err = run_cli(capsys, "predict", files / "model.json", files / "nan.txt",
+                             "-o", scores)
+    assert status == 0, err
+    X, _, _ = load_letor(files / "nan.txt", n_features=4, zero_based=False)
+    np.testing.assert_array_equal(np.loadtxt(scores),
+                                  GPUHistGBDTRanker.load_model(files / "model.json").predict(X))
+    path, booster = lib_models["lightgbm"]
+    data = tmp_path / "lgb.txt"  # LightGBM numbers columns by the index: 0 .. 3
+    data.write_text("1 1:nan 3:1\n0 1:0.25 2:inf\n0 0:1 3:-inf\n2 0:-INF 2:Infinity\n")
+    (tmp_path / "lgb.txt.query").write_text("4\n")
+    status, _, err = run_cli(capsys, "predict", path, data, "-o", scores)
+    assert status == 0, err
+    np.testing.assert_array_equal(np.loadtxt(scores), booster.predict(str(data)))
+
+
+@pytest.mark.filterwarnings("ignore:.*Text file input has been deprecated")
+@pytest.mark.parametrize("text", ["1 qid:1 1:0.5 2:nan", "1 qid:1 1:nan 2:1",
+                                  "1 qid:1 1:0.5 2:inf", "1 qid:1 1:-inf 2:1"])
+def test_xgboost_models_refuse_what_xgboost_files_cannot_hold(files, lib_models, capsys,
+                                                              tmp_path, text):
+    """XGBoost's own LibSVM reader has no value for nan / inf (it reads 0.0 or refuses the
+    file): skltr predict refuses them rather than score them otherwise."""
+    xgb = pytest.importorskip("xgboost")
+    path, booster = lib_models["xgboost"]
+    data = tmp_path / "x.txt"
+    data.write_text(text + "\n")
+    try:
+        read = xgb.DMatrix(f"{data}?format=libsvm").get_data()
+    except xgb.core.XGBoostError:
+        pass
+    else:
+        assert read[0, 2 if text.endswith(("nan", "inf")) else 1] == 0.0
+    status, _, err = run_cli(capsys, "predict", path, data, "-o", tmp_path / "s")
+    assert_one_line_error(status, err, "x.txt", "line 1", "XGBoost's LibSVM reader")
+
+
+def test_a_label_that_is_not_finite_leaves_the_scores_and_says_why_there_is_no_ndcg(
+        files, capsys, tmp_path):
+    scores = tmp_path / "s.txt"
+    status, _, err = run_cli(capsys, "predict", files / "model.json", files / "nan_label.txt",
+                             "-o", scores)
+    assert status == 0, err
+    assert np.loadtxt(scores).shape == (2,)
+    assert "no NDCG@10 (" in err and "line 3: label nan" in err
+
+
+def test_the_cli_reports_no_traceback_in_a_subprocess(files, tmp_path):
+    """The same one-line errors from ``python -m skltr`` (what a shell user sees)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1]) + os.pathsep + env.get(
+        "PYTHONPATH", "")
+    for args in (["predict", files / "model.json", files / "empty.txt"],
+                 ["train", files / "wide.txt", "-o", tmp_path / "m.json"],
+                 ["convert", files / "garbage.bin", "-o", tmp_path / "c.json"]):
+        run = subprocess.run([sys.executable, "-m", "skltr", *map(str, args)],
+                             capture_output=True, text=True, env=env, timeout=120)
+        lines = [x for x in run.stderr.splitlines() if not x.startswith("read ")]
+        assert run.returncode == 2 and len(lines) == 1 and "Traceback" not in run.stderr, (
+            run.stderr)
+
+
+# =========================================================================== the suite: arrays
+def _sources():
+    """Fitted source models of every type on the same 3-feature data, by name."""
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    from skltr import GPUHistGBDTRanker, RankBoostRanker
+
+    X, y, qid = _nan_data(3, seed=7)
+    out = {"gbdt": GPUHistGBDTRanker(n_estimators=3, max_leaves=4, min_samples_leaf=5).fit(
+               X, y, qid=qid),
+           "rankboost": RankBoostRanker(n_estimators=5).fit(X, y, qid=qid),
+           "sklearn": HistGradientBoostingRegressor(max_iter=3).fit(X, y)}
+    try:
+        import xgboost as xgb
+
+        out["xgboost"] = xgb.XGBRanker(n_estimators=3, max_depth=3, n_jobs=1).fit(
+            X, y, qid=qid)
+    except ImportError:  # pragma: no cover
+        pass
+    try:
+        import lightgbm as lgb
+
+        out["lightgbm"] = lgb.LGBMRanker(n_estimators=3, num_leaves=5, min_child_samples=5,
+                                         verbose=-1, n_jobs=1).fit(X, y, group=np.full(30, 10))
+    except ImportError:  # pragma: no cover
+        pass
+    return out
+
+
+@pytest.fixture(scope="module")
+def predictors(tmp_path_factory):
+    """``{name: (QuickScorerPredictor, source)}`` for every source type, plus the skltr
+    GBDT read back from its file (``from_file``)."""
+    from skltr import QuickScorerPredictor
+
+    out = {name: (QuickScorerPredictor.from_model(model), model)
+           for name, model in _sources().items()}
+    path = tmp_path_factory.mktemp("qs") / "gbdt.json"
+    out["gbdt"][1].save_model(path)
+    out["gbdt file"] = (QuickScorerPredictor.from_file(path), out["gbdt"][1])
+    return out
+
+
+SOURCES = ["gbdt", "rankboost", "sklearn", "xgboost", "lightgbm", "gbdt file"]
+BAD_ARRAYS = {
+    # name: (X, error type, message pattern)
+    "too few features": (np.zeros((2, 2)), ValueError, "features"),
+    "too many features": (np.zeros((2, 5)), ValueError, "features"),
+    "CSR, too many features": (sp.csr_matrix(np.ones((2, 4))), ValueError, "features"),
+    "strings": (np.array([["a", "b", "c"]]), ValueError, "numeric|string"),
+    "3-D": (np.zeros((2, 3, 1)), ValueError, "dim|2-D|2D"),
+    "1-D": (np.zeros(3), ValueError, "2D|2-D|Reshape"),
+    "scalar": (np.float64(1.0), ValueError, "2D|2-D|scalar|Reshape"),
+    "COO": (sp.coo_matrix(np.ones((2, 3))), (TypeError, ValueError), "CSR|csr"),
+    "None": (None, (TypeError, ValueError), "None|array"),
+}
+
+
+@pytest.mark.parametrize("source", SOURCES)
+@pytest.mark.parametrize("bad", sorted(BAD_ARRAYS))
+def test_predictor_bad_arrays(predictors, source, bad):
+    if source not in predictors:
+        pytest.skip(f"{source} not installed")
+    qs, _ = predictors[source]
+    X, error, pattern = BAD_ARRAYS[bad]
+    with time_limit(60), pytest.raises(error, match=pattern):
+        qs.predict(X)
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_predictor_special_values(predictors, source):
+    """inf: refused for skltr models, the library's own result for XGBoost, LightGBM and
+    HistGradientBoosting; NaN is missing for all; an empty X gives empty scores."""
+    if source not in predictors:
+        pytest.skip(f"{source} not installed")
+    qs, model = predictors[source]
+    with time_limit(60):
+        nan_rows = np.array([[np.nan, 0.0, 1.0], [np.nan, np.nan, np.nan]])
+        np.testing.assert_array_equal(qs.predict(nan_rows), model.predict(nan_rows))
+        inf_rows = np.array([[np.inf, 0.0, 1.0], [-np.inf, np.nan, np.inf]])
+        if source in ("gbdt", "rankboost", "gbdt file"):
+            with pytest.raises(ValueError, match="infinity"):
+                qs.predict(inf_rows)
+        else:  # XGBoost, LightGBM, HistGradientBoosting: inf is a value
+            np.testing.assert_array_equal(qs.predict(inf_rows), model.predict(inf_rows))
+        assert qs.predict(np.zeros((0, 3))).shape == (0,)
+        assert qs.predict(sp.csr_matrix((0, 3))).shape == (0,)
+        objects = np.array([[1, 2.5, None]], dtype=object)  # None in an object array: NaN
+        np.testing.assert_array_equal(qs.predict(objects), qs.predict(
+            np.array([[1.0, 2.5, np.nan]])))

@@ -32,9 +32,10 @@ skltr's own rankers validate ``X`` as scikit-learn's ``validate_data`` with
 infinity"). An ensemble that came from them (``source["library"] == "skltr"``: fitted by a
 skltr ranker, or read from a file one wrote) refuses +-inf the same way on every path
 (arrays, DataFrames, sparse matrices, the GPU's CuPy input), so that no score stands where
-the model's own ``predict`` has none. XGBoost and LightGBM read +-inf as ordinary values
-(the largest / smallest), and so do their ensembles; scikit-learn's models refuse +-inf in
-their own ``predict``, which their ensembles do not reproduce (``skltr.convert._sklearn``).
+the model's own ``predict`` has none. XGBoost, LightGBM and scikit-learn's
+HistGradientBoosting read +-inf as ordinary values (the largest / smallest), and so do their
+ensembles; scikit-learn's decision trees, forests and GradientBoosting refuse +-inf in their
+own ``predict``, which their ensembles do not reproduce (``skltr.convert._sklearn``).
 
 pandas DataFrames: ``TreeEnsemble.frame_rule``
 ----------------------------------------------

@@ -256,8 +256,14 @@ def _load_scorer(args):
             elif source.get("library") == "xgboost":
                 _refuse_what_xgboost_files_cannot_hold(path, X, lines, used)
 
-        return (predictor.predict, predictor.n_features_in_, source, check,
-                f"backend {predictor.backend_}")
+        def predict(X):
+            import warnings  # noqa: PLC0415
+
+            with warnings.catch_warnings():  # a data file has no column names to check
+                warnings.filterwarnings("ignore", "X does not have valid feature names")
+                return predictor.predict(X)
+
+        return predict, predictor.n_features_in_, source, check, f"backend {predictor.backend_}"
     from .ranking._rule_ranker import OnDemandRuleRanker  # noqa: PLC0415
 
     if args.backend != "auto":

@@ -438,7 +438,13 @@ def test_quickscorer_predictor_sparse_tag_follows_what_fit_accepts():
     assert not get_tags(QuickScorerPredictor(GradientBoostingRegressor())).input_tags.allow_nan
 
 
-def test_from_file_sets_feature_names_in_from_the_file(tmp_path):
+def _letor(folder, X, y, qid):
+    path = folder / "data.txt"
+    dump_letor(path, X, y, qid, zero_based=True)
+    return path
+
+
+def test_from_file_sets_feature_names_in_from_the_file(tmp_path, capsys):
     import pandas as pd
 
     from skltr import GPUHistGBDTRanker, QuickScorerPredictor
@@ -470,6 +476,11 @@ def test_from_file_sets_feature_names_in_from_the_file(tmp_path):
         assert list(qs.feature_names_in_) == names, name
         assert qs.n_features_in_ == 4
         np.testing.assert_array_equal(qs.predict(frame), model.predict(frame))
+    # skltr predict reads files, which have no column names: no warning about them
+    status = main(["predict", str(tmp_path / "lgb.txt"), str(_letor(tmp_path, X, y, qid)),
+                   "-o", str(tmp_path / "s.txt")])
+    assert status == 0
+    assert "feature names" not in capsys.readouterr().err
     # a LightGBM model fitted on an array names its columns Column_0...: no names then
     array_model = lgb.LGBMRanker(n_estimators=2, verbose=-1, min_child_samples=3).fit(
         X, y, group=np.unique(qid, return_counts=True)[1])

@@ -168,6 +168,25 @@ def test_skltr_models_refuse_inf_in_the_predictor_as_in_their_own_predict(
         ranker.to_tree_ensemble().predict(bad)
 
 
+@pytest.mark.gpu
+def test_skltr_models_refuse_inf_on_the_gpu(skltr_rankers):
+    """CuPy input (read where it is) and host input on a GPU predictor: the same refusal."""
+    import cupy
+
+    from skltr import QuickScorerPredictor
+
+    ranker = skltr_rankers[1]
+    bad = np.array([[np.inf, 0.0], [0.0, 1.0]])
+    qs = QuickScorerPredictor.from_model(ranker, device="cuda")
+    for X in (cupy.asarray(bad), cupy.asarray(-bad, dtype=cupy.float32), bad,
+              sp.csr_matrix(bad)):
+        with pytest.raises(ValueError, match="infinity"):
+            qs.predict(X)
+    ok = np.array([[np.nan, 0.0], [1e300, -1e300]])
+    np.testing.assert_array_equal(cupy.asnumpy(qs.predict(cupy.asarray(ok))),
+                                  ranker.predict(ok))
+
+
 def test_skltr_predict_refuses_inf_for_skltr_models_naming_the_line(files, capsys):
     status, out, err = run_cli(capsys, "predict", files / "model.json", files / "inf.txt")
     assert_one_line_error(status, err, "inf.txt", "line 1", "infinity")

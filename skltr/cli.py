@@ -311,9 +311,19 @@ def run_predict(args) -> None:
 
         with atomic_write(args.output, "w", encoding="utf-8") as out:
             np.savetxt(out, columns, fmt="%.17g")
+    # the scores are written: labels NDCG cannot use only cost the NDCG line
     bad = _bad_label(args.data, y, lines)
-    quality = (f"NDCG@10 {ndcg_score(y, columns[:, 0], qid=qid, k=10):.4f}" if bad is None
-               else f"no NDCG@10 ({bad})")
+    if bad is None and (y < 0).any():
+        row = int(np.argmax(y < 0))
+        bad = (f"{args.data}: line {lines[row]}: label {y[row]} is negative; NDCG needs "
+               f"relevance grades >= 0")
+    if bad is None:
+        try:
+            quality = f"NDCG@10 {ndcg_score(y, columns[:, 0], qid=qid, k=10):.4f}"
+        except ValueError as exc:
+            quality = f"no NDCG@10 ({' '.join(str(exc).split())})"
+    else:
+        quality = f"no NDCG@10 ({bad})"
     print(f"scored {X.shape[0]} rows in {elapsed:.3f} s with {scorer}; {quality}",
           file=sys.stderr)
 

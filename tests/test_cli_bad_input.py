@@ -663,14 +663,18 @@ def test_xgboost_models_refuse_what_xgboost_files_cannot_hold(files, lib_models,
     assert_one_line_error(status, err, "x.txt", "line 1", "XGBoost's LibSVM reader")
 
 
-def test_a_label_that_is_not_finite_leaves_the_scores_and_says_why_there_is_no_ndcg(
-        files, capsys, tmp_path):
-    scores = tmp_path / "s.txt"
-    status, _, err = run_cli(capsys, "predict", files / "model.json", files / "nan_label.txt",
-                             "-o", scores)
+@pytest.mark.parametrize("text, words", [
+    ("# header\n1 qid:1 1:1\nnan qid:1 1:2\n", "line 3: label nan"),
+    ("# header\n1 qid:1 1:1\n-1 qid:1 1:2\n", "line 3: label -1.0 is negative"),
+])
+def test_labels_ndcg_cannot_use_leave_the_scores_and_say_why_there_is_no_ndcg(
+        files, capsys, tmp_path, text, words):
+    data, scores = tmp_path / "d.txt", tmp_path / "s.txt"
+    data.write_text(text)
+    status, _, err = run_cli(capsys, "predict", files / "model.json", data, "-o", scores)
     assert status == 0, err
     assert np.loadtxt(scores).shape == (2,)
-    assert "no NDCG@10 (" in err and "line 3: label nan" in err
+    assert "no NDCG@10 (" in err and words in err
 
 
 def test_the_cli_reports_no_traceback_in_a_subprocess(files, tmp_path):

@@ -82,8 +82,7 @@ def model_file_indexing(source):
 def _read_letor(path, *, zero_based, why, n_features=None, query_file=None, model_words="",
                 max_features=None, width_words=None):
     """``load_letor`` as CSR plus the indexing used and each row's line; errors become one
-    line of advice. A file without data lines, or with a label that is not a finite number,
-    is refused naming the line."""
+    line of advice. A file without data lines is refused."""
     from .datasets._svmlight import (  # noqa: PLC0415
         LetorIndexError, LetorWidthError, MissingQidError, _load_letor)
 
@@ -416,13 +415,17 @@ def run_train(args) -> dict:
         ranker.ensemble_.source["file_zero_based"] = bool(used)
         what = f"{ranker.n_estimators_} {'stumps' if args.ranker == 'rankboost' else 'trees'}"
         ranker.save_model(args.output)
-    result = {"train": ndcg_score(y, ranker.predict(X), qid=qid, k=10)}
-    if test is not None:
-        result["test"] = ndcg_score(test[1], ranker.predict(test[0]), qid=test[2], k=10)
     print(f"{args.data}: {X.shape[0]} rows x {X.shape[1]} features, "
           f"{len(np.unique(qid))} queries; {what} in {fit_s:.2f} s -> {args.output}")
-    for name, value in result.items():
-        print(f"NDCG@10 {name}: {value:.4f}")
+    result = {}
+    for name, (X_s, y_s, qid_s) in [("train", (X, y, qid))] + (
+            [] if test is None else [("test", test)]):
+        try:  # the model is saved: labels NDCG cannot use (regression's) only cost the line
+            result[name] = ndcg_score(y_s, ranker.predict(X_s), qid=qid_s, k=10)
+        except ValueError as exc:
+            print(f"NDCG@10 {name}: not computed ({' '.join(str(exc).split())})")
+        else:
+            print(f"NDCG@10 {name}: {result[name]:.4f}")
     return result
 
 

@@ -613,6 +613,19 @@ def test_train_bad_data_files(files, capsys, tmp_path, ranker, name):
     assert not out.exists()
 
 
+def test_train_with_labels_ndcg_cannot_use_saves_the_model_and_says_why(files, capsys,
+                                                                        tmp_path):
+    """The regression objective takes negative labels, NDCG does not: the model is saved and
+    the NDCG line says why it is missing (exit 2 came after the model was saved)."""
+    data, model = tmp_path / "neg.txt", tmp_path / "m.json"
+    data.write_text("-1 qid:1 1:1\n2.5 qid:1 1:2\n3 qid:2 1:3\n0 qid:2 1:4\n")
+    status, out, err = run_cli(capsys, "train", data, "-o", model, "--objective",
+                               "regression", "--min-samples-leaf", "1", "--n-estimators", "2",
+                               "--quiet")
+    assert status == 0, err
+    assert model.exists() and "NDCG@10 train: not computed (" in out
+
+
 def test_train_test_file_wider_than_the_training_file(files, capsys, tmp_path):
     status, _, err = run_cli(capsys, "train", files / "train.txt", "-o", tmp_path / "m.json",
                              "--test", files / "too_many.txt", "--quiet")

@@ -379,10 +379,18 @@ def test_atomic_write_keeps_the_old_file_when_writing_fails(tmp_path):
             raise RuntimeError("disk on fire")
     assert target.read_text() == "old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.json"]
+    target.chmod(0o640)
     with atomic_write(target, "w") as fh:
         fh.write("new")
     assert target.read_text() == "new"
+    assert target.stat().st_mode & 0o777 == 0o640  # the replaced file's permissions
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.json"]
+    fresh = tmp_path / "new.json"
+    with atomic_write(fresh, "wb") as fh:
+        fh.write(b"x")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert fresh.stat().st_mode & 0o777 == 0o666 & ~umask  # as open() would create it
 
 
 @contextlib.contextmanager

@@ -42,8 +42,9 @@ def atomic_write(path, mode: str = "w", **kwargs):
     ------
     file object
         A temporary file in ``path``'s folder; on success it is flushed, fsynced and
-        renamed to ``path`` (permissions as a newly created file would get). On any error
-        it is removed and ``path`` is left as it was.
+        renamed to ``path`` (with the permissions of the file it replaces, or of a new
+        file). On any error it is removed and ``path`` is left as it was. A symbolic link
+        at ``path`` is replaced by the file, not written through.
     """
     if mode not in ("w", "wb"):
         raise ValueError(f"atomic_write opens files with mode 'w' or 'wb'; got {mode!r}.")
@@ -55,7 +56,7 @@ def atomic_write(path, mode: str = "w", **kwargs):
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
-        _match_new_file_mode(tmp)
+        _set_mode(tmp, path)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -63,13 +64,17 @@ def atomic_write(path, mode: str = "w", **kwargs):
         raise
 
 
-def _match_new_file_mode(tmp: str) -> None:
-    """mkstemp creates files readable by the owner only; give the file the mode ``open``
-    would have (0o666 less the umask)."""
-    umask = os.umask(0)
-    os.umask(umask)
+def _set_mode(tmp: str, path: str) -> None:
+    """mkstemp creates files readable by the owner only: give the file the permissions of
+    the file it replaces, or those ``open`` gives a new file (0o666 less the umask)."""
+    try:
+        mode = os.stat(path).st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
     with contextlib.suppress(OSError):
-        os.chmod(tmp, 0o666 & ~umask)
+        os.chmod(tmp, mode)
 
 
 def check_writable(path, what: str = "output file") -> None:

@@ -14,6 +14,7 @@ Predict times are of a call after a first one on a few rows (one-off set-up left
 from __future__ import annotations
 
 import inspect
+import os
 import sys
 import time
 
@@ -189,5 +190,11 @@ def _plot(path, rows, curves) -> None:
             ax2.text(r["ndcg@10"], k, f" {r['fit_s']:.1f} s", va="center", fontsize=8)
     ax2.set_title("quality and fit time")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    from .utils._atomic import atomic_write  # noqa: PLC0415
+
+    fmt = os.path.splitext(os.fspath(path))[1][1:].lower() or "png"  # as savefig(path)
+    try:
+        with atomic_write(path, "wb") as fh:  # a failed write keeps the old picture
+            fig.savefig(fh, dpi=100, format=fmt)
+    finally:
+        plt.close(fig)

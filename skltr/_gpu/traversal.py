@@ -621,6 +621,10 @@ def device_input(ensemble, X):
             raise ValueError(f"X must be 2-D (n_samples, n_features); got shape {X.shape}.")
         if X.dtype.kind not in "biuf":
             raise ValueError(f"X must be numeric; got dtype {X.dtype}.")
+        from ..trees._input import inf_error, refuses_inf  # noqa: PLC0415
+
+        if refuses_inf(ensemble) and X.dtype.kind == "f" and bool(cupy.isinf(X).any()):
+            raise inf_error()  # as the host path (model_input) refuses it
         # A float64 array under the float32 rule stays float64: the kernels round each value
         # (a device cast would flush float32 subnormals); integers are never subnormal.
         if X.dtype.kind in "biu" and rule != "float64":

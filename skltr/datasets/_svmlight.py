@@ -23,6 +23,7 @@ cases, subnormals, overflow, ``nan``/``inf``) are handed to Python's ``float`` a
 from __future__ import annotations
 
 import bz2
+import contextlib
 import gzip
 import lzma
 import math
@@ -35,6 +36,7 @@ import scipy.sparse as sp
 
 from .. import _numba_cache  # noqa: F401 - kernel caches outside the package
 from .._dtypes import QID_DTYPE, Y_DTYPE
+from ..utils._atomic import atomic_write
 from ..utils._qid import check_qid, group_sizes_to_qid
 
 __all__ = ["load_letor", "dump_letor"]
@@ -485,6 +487,29 @@ class LetorIndexError(ValueError):
         self.zero_based, self.n_features = zero_based, n_features
 
 
+class LetorWidthError(ValueError):
+    """A feature index that makes the data wider than the caller allows (``max_features``
+    of ``_load_letor``, or a dense array far too large for its entries): ``where`` names the
+    file and line, ``index`` is the index as written, ``width`` the number of columns it
+    implies."""
+
+    def __init__(self, message, *, where, index, width, limit):
+        super().__init__(message)
+        self.where, self.index, self.width, self.limit = where, index, width, limit
+
+
+#: ``dense=True`` refuses a dense array over this many bytes that is mostly empty (more than
+#: ``_DENSE_WASTE`` times the bytes of the CSR matrix of the same entries): such a file is
+#: wide and sparse (or has a stray huge feature index), and its dense array could exhaust
+#: the memory; ``dense=False`` or ``"auto"`` reads it as CSR.
+_DENSE_REFUSE_BYTES = 1 << 30
+_DENSE_WASTE = 16
+#: ``dense="auto"``: dense when the array is at most this many bytes, or at most
+#: ``_AUTO_DENSE_RATIO`` times the CSR matrix's bytes; CSR otherwise.
+_AUTO_DENSE_BYTES = 64 << 20
+_AUTO_DENSE_RATIO = 2
+
+
 def _read_bytes(f):
     """Whole content of a path (plain, .gz, .bz2, .xz) or an open file, as bytes."""
     if hasattr(f, "read"):
@@ -543,9 +568,14 @@ def load_letor(path, *, n_features=None, dense=True, dtype=np.float64, query_fil
         Number of columns. Default: the largest index in the file + 1 (after the
         ``zero_based`` shift). A file whose largest index does not fit raises ValueError;
         pass it to load a test file with the train file's width.
-    dense : bool, default=True
+    dense : bool or "auto", default=True
         Return an ndarray; ``False`` returns a :class:`scipy.sparse.csr_matrix` with sorted
-        indices (explicit ``i:0`` entries of the file are kept as stored zeros).
+        indices (explicit ``i:0`` entries of the file are kept as stored zeros). ``"auto"``
+        returns the ndarray when it takes at most 64 MiB or at most twice the memory of
+        the CSR matrix, else the CSR matrix (wide, sparse files). ``True`` refuses, naming
+        the line of the largest feature index, an ndarray over 1 GiB that would take more
+        than 16 times the CSR matrix's memory (a wide sparse file, or a stray huge index):
+        read such files with ``dense=False`` or ``"auto"``.
     dtype : floating dtype, default=np.float64
         dtype of ``X``. Values are parsed to the correctly rounded float64 and then cast.
     query_file : None, False, str or path-like, default=None
@@ -615,9 +645,16 @@ def load_letor(path, *, n_features=None, dense=True, dtype=np.float64, query_fil
 
 
 def _load_letor(path, *, n_features=None, dense=True, dtype=np.float64, query_file=None,
-                zero_based="auto"):
+                zero_based="auto", max_features=None, return_lines=False):
     """:func:`load_letor`, also returning whether the indices were read zero-based (what
-    ``zero_based="auto"`` decided)."""
+    ``zero_based="auto"`` decided), and with ``return_lines`` the file line of every row.
+
+    ``max_features``: a file wider than this raises :class:`LetorWidthError` naming the
+    first line with an index beyond it, before anything of the file's width is allocated.
+    """
+    if not (isinstance(dense, (bool, np.bool_)) or (isinstance(dense, str)
+                                                     and dense == "auto")):
+        raise ValueError(f"dense must be True, False or 'auto'; got {dense!r}.")
     if isinstance(zero_based, (bool, np.bool_)):
         zero_based = bool(zero_based)
     elif not (isinstance(zero_based, str) and zero_based == "auto"):
@@ -679,6 +716,13 @@ def _load_letor(path, *, n_features=None, dense=True, dtype=np.float64, query_fi
     else:
         shift = 0
     width = int(indices.max()) + 1 if nnz else 0
+    if max_features is not None and width > max_features:
+        k = int(np.flatnonzero(indices >= max_features)[0])
+        where = f"{name}: line {row_line[_row_of_entry(indptr, k)]}"
+        raise LetorWidthError(
+            f"{where}: feature index {int(indices[k]) + shift} makes the data at least "
+            f"{int(indices[k]) + 1} features wide, beyond the {max_features} allowed.",
+            where=where, index=int(indices[k]) + shift, width=width, limit=max_features)
     if n_features is None:
         n_features = width
     elif width > n_features:
@@ -723,6 +767,19 @@ def _load_letor(path, *, n_features=None, dense=True, dtype=np.float64, query_fi
                 where=f"{name} has no qid: tokens{looked}")
 
     values = values.astype(dtype, copy=False)
+    dense_bytes = n_rows * n_features * dtype.itemsize
+    csr_bytes = nnz * (dtype.itemsize + 4) + (n_rows + 1) * 4
+    if dense == "auto":
+        dense = dense_bytes <= max(_AUTO_DENSE_BYTES, _AUTO_DENSE_RATIO * csr_bytes)
+    elif dense and dense_bytes > max(_DENSE_REFUSE_BYTES, _DENSE_WASTE * csr_bytes):
+        k = int(np.argmax(indices))
+        where = f"{name}: line {row_line[_row_of_entry(indptr, k)]}"
+        raise LetorWidthError(
+            f"{where}: feature index {int(indices[k]) + shift} makes the data {n_features} "
+            f"features wide: a dense array of {n_rows} x {n_features} ({dense_bytes / 2**30:.1f}"
+            f" GiB) for {nnz} values. Read the file as a CSR matrix with dense=False (or "
+            f"dense='auto'), or check that line.",
+            where=where, index=int(indices[k]) + shift, width=n_features, limit=None)
     if dense:
         # Assignment, not csr.toarray() (which adds into zeros and so turns -0.0 into 0.0).
         X = np.zeros((n_rows, n_features), dtype=dtype)
@@ -733,7 +790,8 @@ def _load_letor(path, *, n_features=None, dense=True, dtype=np.float64, query_fi
             (values, indices.astype(index_dtype), indptr.astype(index_dtype)),
             shape=(n_rows, n_features),
         )
-    return X, labels.astype(Y_DTYPE, copy=True), qid, shift == 0
+    out = X, labels.astype(Y_DTYPE, copy=True), qid, shift == 0
+    return (*out, row_line) if return_lines else out
 
 
 def _row_of_entry(indptr, k):
@@ -749,7 +807,12 @@ def _raise_parse_error(name, data, code, line, t0, t1, extra):
     elif code == _NO_COLON:
         msg = f"expected index:value, got {tok!r}."
     elif code == _BAD_INDEX:
-        msg = f"bad feature index in {tok!r}: indices are non-negative integers."
+        index = tok.split(":", 1)[0]
+        if index.isdigit():  # more digits than an int64 holds
+            msg = (f"feature index {_token(data, t0, t0 + len(index.encode()), 30)} is too "
+                   f"large (at most 18 digits).")
+        else:
+            msg = f"bad feature index in {tok!r}: indices are non-negative integers."
     elif code == _BAD_VALUE:
         msg = f"bad feature value in {tok!r}: values are numbers."
     elif code == _BAD_QID:
@@ -791,8 +854,9 @@ def dump_letor(path, X, y, qid, *, zero_based=False, comment=None, query_file=Fa
     Parameters
     ----------
     path : str, path-like or file object
-        Destination (overwritten). A file object opened in text or binary mode also works
-        when ``query_file`` is False.
+        Destination, overwritten atomically: the file (and the ``.query`` file) is written
+        to a temporary file that replaces it only once complete, so a failed write leaves
+        the old file. A file object opened in text or binary mode also works.
     X : array-like or sparse matrix of shape (n_samples, n_features)
         Features. Zeros (also explicitly stored zeros of a sparse matrix) are not written.
         float32 values are written as their exact float64 value.
@@ -930,14 +994,19 @@ def dump_letor(path, X, y, qid, *, zero_based=False, comment=None, query_file=Fa
         )
     text = "\n".join(lines) + ("\n" if lines else "")
 
-    if hasattr(path, "write"):
-        try:
-            path.write(text)
-        except TypeError:
-            path.write(text.encode("ascii"))
-    else:
-        with open(path, "w", encoding="ascii", newline="\n") as fh:
+    # Each path is written atomically (a temporary file renamed over it), and both files
+    # are written out in full before either is renamed: a failed write leaves the old files.
+    with contextlib.ExitStack() as files:
+        if hasattr(path, "write"):
+            try:
+                path.write(text)
+            except TypeError:
+                path.write(text.encode("ascii"))
+        else:
+            fh = files.enter_context(atomic_write(path, "w", encoding="ascii", newline="\n"))
             fh.write(text)
-    if query_file is not False:
-        with open(qpath, "w", encoding="ascii", newline="\n") as fh:
+            fh.flush()
+        if query_file is not False:
+            fh = files.enter_context(atomic_write(qpath, "w", encoding="ascii", newline="\n"))
             fh.write("".join(f"{int(s)}\n" for s in sizes))
+            fh.flush()

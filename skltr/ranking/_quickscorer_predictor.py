@@ -15,7 +15,7 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from .._device import Device, resolve_device
 from ..trees._backends import BACKENDS, get_backend
@@ -40,16 +40,60 @@ def _fit_source(model, X, y, qid, fit_params):
         return model.fit(X, y, qid=qid, **fit_params)
     if module not in ("xgboost", "lightgbm") or "Ranker" not in name:
         return model.fit(X, y, **fit_params)  # pointwise models do not use qid
-    # XGBoost and LightGBM rankers need each query's rows contiguous: sort stably by qid.
-    groups = group_by_qid(qid, len(y))
+    # XGBoost and LightGBM rankers need each query's rows contiguous: sort stably by qid,
+    # after checking that y, qid and sample_weight have one entry per row of X (a longer or
+    # shorter array would be cut or misread by the reordering).
+    n = _num_samples(X)
+    if y is None:
+        raise ValueError(f"{name} needs y, the relevance label of every row; got y=None.")
+    if _num_samples(y) != n:
+        raise ValueError(f"y has {_num_samples(y)} entries but X has {n} rows; pass one "
+                         f"relevance label per row.")
+    groups = group_by_qid(qid, n)
     order = groups.order
     Xs, ys = _safe_indexing(X, order), _safe_indexing(np.asarray(y), order)
     params = dict(fit_params)
     if params.get("sample_weight") is not None:
-        params["sample_weight"] = np.asarray(params["sample_weight"])[order]
+        weight = _row_weights(params["sample_weight"], n)[order]
+        if module == "xgboost":
+            weight = _query_weights(weight, groups)
+        params["sample_weight"] = weight
     if module == "xgboost":
         return model.fit(Xs, ys, qid=groups.codes[order], **params)
     return model.fit(Xs, ys, group=groups.sizes, **params)
+
+
+def _row_weights(sample_weight, n: int) -> np.ndarray:
+    """``sample_weight`` as a 1-D float64 array of one finite weight per row, checked."""
+    w = np.asarray(sample_weight.get() if hasattr(sample_weight, "__cuda_array_interface__")
+                   else sample_weight)
+    if w.ndim != 1 or w.shape[0] != n:
+        what = f"{w.shape[0]} entries" if w.ndim == 1 else f"shape {w.shape}"
+        raise ValueError(f"sample_weight has {what} but X has {n} rows; pass one weight per "
+                         f"row (a 1-D array of length {n}).")
+    if w.dtype.kind not in "biuf":
+        raise ValueError(f"sample_weight must be numeric; got dtype {w.dtype}.")
+    w = w.astype(np.float64)
+    if not np.isfinite(w).all():
+        raise ValueError(f"sample_weight contains NaN or inf (first at row "
+                         f"{int(np.flatnonzero(~np.isfinite(w))[0])}).")
+    return w
+
+
+def _query_weights(grouped, groups) -> np.ndarray:
+    """XGBoost's ranking weights are one per query: the per-row weights ``grouped`` (rows in
+    query order) when they are constant within every query, as one weight per query."""
+    starts = groups.group_ptr[:-1]
+    per_query = grouped[starts]
+    differs = grouped != np.repeat(per_query, groups.sizes)
+    if differs.any():
+        q = int(np.searchsorted(groups.group_ptr, int(np.argmax(differs)), side="right")) - 1
+        raise ValueError(
+            f"XGBoost ranking takes one weight per query, but sample_weight varies within "
+            f"query {groups.unique_qid[q]!r}; give every row of a query the same weight "
+            f"(e.g. sample_weight = query_weight[qid]), or use a ranker that weighs rows "
+            f"(LGBMRanker, skltr's rankers).")
+    return per_query
 
 
 def _source_has(name):
@@ -109,7 +153,9 @@ class QuickScorerPredictor(VersionedPickleMixin, MetaEstimatorMixin, BaseEstimat
         Size of the backend's tables in bytes (0 for traversal).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
-        Present when the source model recorded feature names.
+        Present when the source model recorded feature names: a fitted model's
+        ``feature_names_in_``, or the names a model file holds (:meth:`from_file`; not
+        LightGBM's ``Column_0, Column_1, ...`` of a model fitted on an array).
     classes_ : ndarray
         Present when the source is a classifier.
 
@@ -199,7 +245,12 @@ class QuickScorerPredictor(VersionedPickleMixin, MetaEstimatorMixin, BaseEstimat
         if hasattr(self, "node_visits_"):  # a new model: the old calibration does not apply
             del self.node_visits_
         self.n_features_in_ = ensemble.n_features
-        names = getattr(source, "feature_names_in_", None)
+        if hasattr(source, "feature_names_in_") or not _is_ensemble(source):
+            names = getattr(source, "feature_names_in_", None)  # the fitted model's own
+        else:  # a TreeEnsemble (from_file): the names its file recorded
+            from ..trees._input import _model_names  # noqa: PLC0415
+
+            names = _model_names(ensemble)
         if names is not None:
             self.feature_names_in_ = np.asarray(names, dtype=object)
         elif hasattr(self, "feature_names_in_"):
@@ -324,8 +375,17 @@ class QuickScorerPredictor(VersionedPickleMixin, MetaEstimatorMixin, BaseEstimat
         return self.predict_raw(X)
 
     def __sklearn_tags__(self):
+        # fit hands X to the model: it accepts what the model's fit accepts; a predictor
+        # without a model (from_model, from_file) takes CSR / CSC and NaN in predict
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
+        tags.input_tags.sparse = True
+        if self.model is not None:
+            from sklearn.utils import get_tags  # noqa: PLC0415
+
+            inner = get_tags(self.model).input_tags
+            tags.input_tags.allow_nan = inner.allow_nan
+            tags.input_tags.sparse = inner.sparse
         return tags
 
 

@@ -299,6 +299,11 @@ class OnDemandRuleRanker(BaseRanker):
         """Save the fitted ranker as a versioned JSON document (kind ``OnDemandRuleRanker``,
         ``docs/model_format.rst``): its parameters, the discretisation and the training
         set's item codes. No pickle is involved; :meth:`load_model` reads it back."""
+        save_document(self._document(), path)
+
+    def _document(self) -> dict:
+        """The model document :meth:`save_model` writes (``skltr train`` adds its record of
+        how it read the training file, ``meta["source"]``, before saving it)."""
         check_is_fitted(self)
         names = getattr(self, "feature_names_in_", None)
         meta = {"params": jsonable_params(self.get_params()),
@@ -307,7 +312,7 @@ class OnDemandRuleRanker(BaseRanker):
                                                  else [str(n) for n in names]),
                            "device_": self.device_}}
         arrays = {key: getattr(self, attr) for key, attr in _DOC_ARRAYS.items()}
-        save_document(make_document(DOC_KIND, meta, arrays), path)
+        return make_document(DOC_KIND, meta, arrays)
 
     @classmethod
     def load_model(cls, path) -> "OnDemandRuleRanker":

@@ -24,6 +24,19 @@ Arrays: ``TreeEnsemble.input_rule``
 The kernels always take float64 (a float32 value is exact in float64), so after the rule the
 values are widened to float64.
 
+Infinities: :func:`refuses_inf`
+-------------------------------
+
+skltr's own rankers validate ``X`` as scikit-learn's ``validate_data`` with
+``ensure_all_finite="allow-nan"``: NaN is a missing value, +-inf an error ("Input X contains
+infinity"). An ensemble that came from them (``source["library"] == "skltr"``: fitted by a
+skltr ranker, or read from a file one wrote) refuses +-inf the same way on every path
+(arrays, DataFrames, sparse matrices, the GPU's CuPy input), so that no score stands where
+the model's own ``predict`` has none. XGBoost, LightGBM and scikit-learn's
+HistGradientBoosting read +-inf as ordinary values (the largest / smallest), and so do their
+ensembles; scikit-learn's decision trees, forests and GradientBoosting refuse +-inf in their
+own ``predict``, which their ensembles do not reproduce (``skltr.convert._sklearn``).
+
 pandas DataFrames: ``TreeEnsemble.frame_rule``
 ----------------------------------------------
 
@@ -54,8 +67,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["FRAME_RULES", "INPUT_RULES", "cast_input_values", "frame_input", "is_dataframe",
-           "model_input"]
+__all__ = ["FRAME_RULES", "INPUT_RULES", "cast_input_values", "check_no_inf", "frame_input",
+           "is_dataframe", "model_input", "refuses_inf"]
 
 #: Values a ``TreeEnsemble.input_rule`` may take (see the module docstring).
 INPUT_RULES = ("float64", "float32", "float32_unless_float")
@@ -90,23 +103,65 @@ def cast_input_values(values: np.ndarray, rule: str) -> np.ndarray:
     raise ValueError(f"unknown input_rule {rule!r}; expected one of {INPUT_RULES}.")
 
 
+def refuses_inf(ensemble) -> bool:
+    """True when the model's source refuses +-inf in ``X`` (skltr's own models; see the
+    module docstring)."""
+    return (ensemble.source or {}).get("library") == "skltr"
+
+
+def inf_error(row: int | None = None, column: int | None = None) -> ValueError:
+    """The error of an ``X`` holding +-inf for a model that refuses it: scikit-learn's
+    message (what the skltr rankers' own ``predict`` raises), the place, and the fix."""
+    where = "" if row is None else f" (first at row {row}, column {column})"
+    return ValueError(
+        f"Input X contains infinity or a value too large for dtype('float64'){where}. This "
+        f"model comes from a skltr ranker, whose predict refuses +-inf (NaN is read as "
+        f"missing); replace infinities with NaN or with finite values.")
+
+
+def check_no_inf(ensemble, values, *, row_of=None) -> None:
+    """Raise :func:`inf_error` when ``ensemble`` refuses +-inf and ``values`` holds one.
+
+    ``values`` is a dense 2-D float array (the place is its row and column), or the stored
+    values of a CSR matrix with ``row_of(k)`` giving the row and column of entry ``k``.
+    """
+    if not refuses_inf(ensemble):
+        return
+    values = np.asarray(values)
+    if values.dtype.kind != "f" or values.size == 0:
+        return
+    bad = np.isinf(values)
+    if not bad.any():
+        return
+    if row_of is not None:
+        raise inf_error(*row_of(int(np.argmax(bad.ravel()))))
+    if values.ndim == 2:
+        row, column = np.unravel_index(int(np.argmax(bad)), values.shape)
+        raise inf_error(int(row), int(column))
+    raise inf_error()
+
+
 def model_input(ensemble, X) -> np.ndarray:
     """Dense 2-D ``X`` as the float64, C-contiguous array the kernels read, after the
-    ensemble's input rule. Checks the shape against ``ensemble.n_features``.
+    ensemble's input rule. Checks the shape against ``ensemble.n_features``, and refuses
+    +-inf where the model's source does (:func:`refuses_inf`).
 
     A pandas DataFrame is read by :func:`frame_input` (the ensemble's ``frame_rule``).
     """
     if is_dataframe(X):
-        return frame_input(ensemble, X)
-    X = np.asarray(X)
-    if X.ndim != 2:
-        raise ValueError(f"X must be 2-D (n_samples, n_features); got shape {X.shape}.")
-    if X.shape[1] != ensemble.n_features:
-        raise ValueError(
-            f"X has {X.shape[1]} features, but the ensemble was built for "
-            f"{ensemble.n_features}."
-        )
-    return np.ascontiguousarray(cast_input_values(X, ensemble.input_rule))
+        out = frame_input(ensemble, X)
+    else:
+        X = np.asarray(X)
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D (n_samples, n_features); got shape {X.shape}.")
+        if X.shape[1] != ensemble.n_features:
+            raise ValueError(
+                f"X has {X.shape[1]} features, but the ensemble was built for "
+                f"{ensemble.n_features}."
+            )
+        out = np.ascontiguousarray(cast_input_values(X, ensemble.input_rule))
+    check_no_inf(ensemble, out)
+    return out
 
 
 # --------------------------------------------------------------------------- DataFrames

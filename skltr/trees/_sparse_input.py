@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..utils._sparse import as_csr, check_sparse, is_sparse
-from ._input import cast_input_values
+from ._input import cast_input_values, check_no_inf
 
 __all__ = ["CHUNK_BYTES", "is_sparse", "check_sparse", "as_csr", "chunk_rows",
            "densify_rows", "dense_chunks", "map_row_chunks"]
@@ -119,6 +119,10 @@ def map_row_chunks(ensemble, X, fn, *, chunk_bytes=None):
             f"{ensemble.n_features}."
         )
     _check_source_accepts(ensemble, X)
+    X = as_csr(X)
+    # once over the stored values, naming the row (each block is checked again, cheaply)
+    check_no_inf(ensemble, X.data, row_of=lambda k: (
+        int(np.searchsorted(X.indptr, k, side="right")) - 1, int(X.indices[k])))
     fill, rule = ensemble.absent_value, ensemble.input_rule
     if X.shape[0] == 0:
         return fn(np.zeros((0, X.shape[1]), dtype=_dense_dtype(X.dtype, fill)))

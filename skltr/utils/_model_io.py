@@ -193,10 +193,14 @@ def save_document(doc: dict, path) -> None:
     """Write a model document as compact UTF-8 JSON.
 
     The document is serialised before the file is opened, so that a value JSON cannot hold
-    raises without truncating an existing file at ``path``.
+    raises without touching ``path``; the file is written atomically (a temporary file
+    renamed over ``path``: :func:`skltr.utils._atomic.atomic_write`), so a failed write
+    leaves an existing file at ``path`` as it was.
     """
+    from ._atomic import atomic_write  # noqa: PLC0415
+
     text = json.dumps(doc, separators=(",", ":"), allow_nan=False)
-    with open(os.fspath(path), "w", encoding="utf-8") as fh:
+    with atomic_write(path, "w", encoding="utf-8") as fh:
         fh.write(text)
 
 

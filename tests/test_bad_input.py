@@ -276,3 +276,26 @@ def test_random_corruptions_end_in_a_clear_error_or_a_sound_model(kinds, seed, n
     assert np.array_equal(qid[rows], shuffled_qid)
     again = _fit(name, X[rows], y[rows], qid[rows])
     assert _model(again) == _model(fitted)
+
+
+@pytest.mark.parametrize("device_params", [{}, {"growth": "depthwise", "max_depth": 3}])
+def test_gradients_beyond_float32_are_refused_not_trained_on(device_params):
+    """Gradients are float32: a regression label of 1e100 used to end in "math domain error"
+    deep in the grower, a weight of 1e39 in infinite gradients."""
+    X, y, qid = _data(6)
+    yr = y + np.linspace(-1, 1, len(y))
+    fitted = GPUHistGBDTRanker(n_estimators=2, objective="regression", **device_params)
+    for big in (1e100, 1e300):
+        _refused(lambda big=big: clone(fitted).fit(X, np.r_[big, yr[1:]], qid=qid),
+                 "float32", "rescale y")
+    _refused(lambda: clone(fitted).fit(X, yr, qid=qid, sample_weight=np.r_[1e37, np.ones(
+        len(y) - 1)]), "float32", "rescale y")
+    for objective in ("lambdarank", "rank_pairwise", "rank_xendcg"):
+        ranker = GPUHistGBDTRanker(n_estimators=2, objective=objective, **device_params)
+        _refused(lambda r=ranker: r.fit(X, y, qid=qid, sample_weight=np.r_[1e38, np.ones(
+            len(y) - 1)]), "float32", "rescale the weights")
+    # large but representable values train to finite scores
+    scores = clone(fitted).fit(X, yr * 1e30, qid=qid).predict(X)
+    assert np.all(np.isfinite(scores))
+    np.testing.assert_allclose(scores / 1e30, clone(fitted).fit(X, yr, qid=qid).predict(X),
+                               rtol=1e-5, atol=1e-6)

@@ -53,6 +53,9 @@ __all__ = ["Objective", "make_objective", "OBJECTIVES"]
 LIGHTGBM_TRUNCATION_LEVEL = 30
 #: The largest label whose gain ``2**label`` is finite in float64.
 MAX_EXP2_LABEL = 1023
+#: The largest gradient magnitude allowed: float32's range with room for the sums of a
+#: quantised histogram's scale (a power of two below it).
+_GRADIENT_LIMIT = float(np.finfo(G_H_DTYPE).max) / 2.0 ** 8
 
 _NO_WEIGHTS = np.empty(0, dtype=Y_DTYPE)  # "unweighted" for the kernels
 _ALL_PAIRS = np.iinfo(np.int64).max  # a truncation level that no query reaches
@@ -200,6 +203,25 @@ class Objective:
                     f"sample_weight has {count} negative weight(s) (first: "
                     f"{float(sample_weight[row])!r} at row {row}); weights must be >= 0."
                 )
+        self._check_gradient_range(y, group_ptr, sample_weight)
+
+    def _check_gradient_range(self, y, group_ptr, sample_weight):
+        """Gradients and hessians are float32 (as in LightGBM and XGBoost): refuse labels and
+        weights whose gradients could overflow it instead of training on infinities.
+
+        A ranking gradient is at most the row's weight times its query's size (each pair adds
+        at most 1); :class:`Regression` bounds its own (``w * |score - y|``).
+        """
+        if sample_weight is None or not sample_weight.size:
+            return
+        largest = float(sample_weight.max()) * float(np.diff(group_ptr).max())
+        if largest > _GRADIENT_LIMIT:
+            row = int(np.argmax(sample_weight))
+            raise ValueError(
+                f"sample_weight is too large for float32 gradients: weight "
+                f"{float(sample_weight[row])!r} at row {row} times its query's size could "
+                f"give gradients up to {largest:.3g}, beyond {_GRADIENT_LIMIT:.3g}. Rescale "
+                f"the weights (only their ratios matter).")
 
     def init_score(self, y, group_ptr, sample_weight):
         """Validate the labels and return the constant initial raw score (a float)."""
@@ -378,7 +400,19 @@ class Regression(Objective):
     is_ranking = False
 
     def _check_labels(self, y, group_ptr):
-        pass  # any finite labels
+        pass  # any finite labels (their range is checked with the weights)
+
+    def _check_gradient_range(self, y, group_ptr, sample_weight):
+        # scores stay within the labels' range, so |score - y| <= max(y) - min(y)
+        spread = float(y.max() - y.min()) if y.size else 0.0
+        weight = float(sample_weight.max()) if sample_weight is not None and y.size else 1.0
+        if spread * weight > _GRADIENT_LIMIT or not np.isfinite(spread):
+            raise ValueError(
+                f"regression labels span {float(y.min())!r} to {float(y.max())!r}"
+                + (f" with weights up to {weight!r}" if weight != 1.0 else "")
+                + f": gradients (weight x residual) could reach {spread * weight:.3g}, beyond "
+                f"the float32 range that gradients use ({_GRADIENT_LIMIT:.3g}, as in LightGBM "
+                f"and XGBoost). Rescale y (and sample_weight) before fitting.")
 
     def init_score(self, y, group_ptr, sample_weight):
         self.validate(y, group_ptr, sample_weight)

@@ -58,7 +58,12 @@ def load_model(path) -> TreeEnsemble:
 
     path = os.fspath(path)
     with model_file_errors(path):
-        if path.endswith(".ubj"):
+        with open(path, "rb") as fh:
+            first = fh.read(2)
+        # UBJSON: '{' then a key's length marker (or an optimised object's '$' / '#'), where
+        # JSON has a blank or '"'.
+        if path.endswith(".ubj") or (first[:1] == b"{" and first[1:2] in (
+                b"i", b"U", b"I", b"l", b"L", b"$", b"#")):
             return from_xgboost(path)
         with open(path, encoding="utf-8", errors="replace") as fh:
             head = fh.read(4096)

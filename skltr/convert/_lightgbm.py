@@ -39,13 +39,21 @@ before any tree sees it:
 from __future__ import annotations
 
 import json
+import math
 import os
 
 import numpy as np
 
 from ..trees._ensemble import NodeFlags, TreeEnsemble
+from ..utils._model_io import model_file_errors
+from ._checks import as_int
 
 __all__ = ["from_lightgbm"]
+
+#: Ends the messages about a malformed field.
+_CORRUPT = "the model text is corrupt or was not written by LightGBM"
+#: Feature indices are int32 (``skltr._dtypes.NODE_INDEX_DTYPE``).
+_MAX_FEATURE_IDX = 2**31 - 2
 
 #: LightGBM's ``kZeroThreshold`` (``const double kZeroThreshold = 1e-35f;``).
 K_ZERO_THRESHOLD = float(np.float32(1e-35))
@@ -149,6 +157,15 @@ def from_lightgbm(model, *, num_iteration=None) -> TreeEnsemble:
 
         ens = from_lightgbm("model.txt")
     """
+    if isinstance(model, (str, os.PathLike)) and not (
+            isinstance(model, str) and _looks_like_model_text(model)):
+        # A file: every error names it (ModelFileError).
+        with model_file_errors(model):
+            return _convert(model, num_iteration)
+    return _convert(model, num_iteration)
+
+
+def _convert(model, num_iteration) -> TreeEnsemble:
     text, default_iteration, extra_source = _read_model(model)
     if num_iteration is None:
         num_iteration = default_iteration
@@ -156,11 +173,19 @@ def from_lightgbm(model, *, num_iteration=None) -> TreeEnsemble:
     return _build_ensemble(parsed, num_iteration=num_iteration, extra_source=extra_source)
 
 
+def _decode(raw: bytes, what: str) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{what} is not UTF-8 text ({exc.reason} at byte {exc.start}); it is "
+                         f"corrupt or not a LightGBM text model.") from None
+
+
 # --------------------------------------------------------------------------- input reading
 def _read_model(model):
     """(model text, default num_iteration, extra provenance) of whatever ``model`` is."""
     if isinstance(model, bytes | bytearray):
-        return bytes(model).decode("utf-8"), None, {}
+        return _decode(bytes(model), "the model bytes"), None, {}
     if isinstance(model, str) and _looks_like_model_text(model):
         return model, None, {}
     if isinstance(model, str | os.PathLike):
@@ -169,8 +194,8 @@ def _read_model(model):
             raise ValueError(
                 f"{path!r} is neither a LightGBM text model nor the path of an existing file."
             )
-        with open(path, encoding="utf-8") as fh:
-            return fh.read(), None, {"path": path}
+        with open(path, "rb") as fh:
+            return _decode(fh.read(), repr(path)), None, {"path": path}
     module = type(model).__module__.split(".")[0]
     if module == "lightgbm":
         import lightgbm  # noqa: PLC0415 - only for LightGBM objects
@@ -257,7 +282,7 @@ def _parse_pandas_categorical(line: str, lineno: int):
     value = line.partition(":")[2].strip()
     try:
         return json.loads(value)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise ValueError(f"line {lineno}: pandas_categorical is not valid JSON.") from None
 
 
@@ -271,15 +296,14 @@ def _checked_pandas_categorical(value):
     return value
 
 
-def _int(header: dict, key: str, default=None) -> int:
+def _int(header: dict, key: str, default=None, *, lo=None, hi=None, where="header") -> int:
+    """Integer entry ``key=`` of the header (or of a tree: ``where="tree 3"``) in
+    ``[lo, hi]``."""
     if key not in header:
         if default is None:
-            raise ValueError(f"the LightGBM model header lacks '{key}='; the text is corrupt.")
+            raise ValueError(f"the LightGBM model {where} lacks '{key}='; {_CORRUPT}.")
         return default
-    try:
-        return int(header[key])
-    except ValueError:
-        raise ValueError(f"header {key}={header[key]!r} is not an integer.") from None
+    return as_int(header[key].strip(), f"{where} {key}=", lo=lo, hi=hi, corrupt=_CORRUPT)
 
 
 def _array(tree: dict, key: str, dtype, t: int, count: int | None = None) -> np.ndarray:
@@ -299,7 +323,8 @@ def _array(tree: dict, key: str, dtype, t: int, count: int | None = None) -> np.
     except ValueError:
         raise ValueError(f"tree {t}: '{key}=' holds a value that is not a number.") from None
     if count is not None and arr.size != count:
-        raise ValueError(f"tree {t}: '{key}=' has {arr.size} entries, expected {count}.")
+        raise ValueError(f"tree {t}: '{key}=' has {arr.size} entries, expected {count}; "
+                         f"{_CORRUPT}.")
     return arr
 
 
@@ -324,8 +349,15 @@ def _output_transform(objective: str | None, n_outputs: int):
     if name in _EXP:
         return "exp", {}
     if name in _SIGMOID or name in _OVA:
-        scale = float(params.get("sigmoid", 1.0)) if name not in ("cross_entropy",
-                                                                  "xentropy") else 1.0
+        scale = 1.0
+        if name not in ("cross_entropy", "xentropy") and "sigmoid" in params:
+            try:
+                scale = float(params["sigmoid"])
+            except ValueError:
+                scale = float("nan")
+            if not math.isfinite(scale):
+                raise ValueError(f"objective {objective!r}: the sigmoid scale "
+                                 f"{params['sigmoid']!r} is not a finite number; {_CORRUPT}.")
         return "sigmoid", {"scale": scale}
     if name in _SOFTMAX:
         if n_outputs < 2:
@@ -343,10 +375,15 @@ def _output_transform(objective: str | None, n_outputs: int):
 
 def _build_ensemble(parsed: dict, *, num_iteration, extra_source: dict) -> TreeEnsemble:
     header, trees = parsed["header"], parsed["trees"]
-    n_features = _int(header, "max_feature_idx") + 1
-    k = _int(header, "num_tree_per_iteration", _int(header, "num_class", 1))
-    if k < 1:
-        raise ValueError(f"num_tree_per_iteration={k}; expected >= 1.")
+    n_features = _int(header, "max_feature_idx", lo=0, hi=_MAX_FEATURE_IDX) + 1
+    k = _int(header, "num_tree_per_iteration", _int(header, "num_class", 1, lo=1), lo=1)
+    if "tree_sizes" in header:
+        # LightGBM's loader splits the text by these byte counts; a count that disagrees
+        # with the trees found means lost or extra trees.
+        sizes = header["tree_sizes"].split()
+        if len(sizes) != len(trees):
+            raise ValueError(f"the header's tree_sizes= lists {len(sizes)} trees but the text "
+                             f"holds {len(trees)}; it is truncated or corrupt.")
     if len(trees) % k:
         raise ValueError(f"the model has {len(trees)} trees, not a multiple of "
                          f"num_tree_per_iteration={k}; the text is truncated or corrupt.")
@@ -405,7 +442,7 @@ def _build_ensemble(parsed: dict, *, num_iteration, extra_source: dict) -> TreeE
         transform_params=transform_params,
         feature_names=feature_names,
         source=source,
-    )
+    ).check_score_range()
 
 
 def _convert_tree(tree: dict, t: int, n_features: int) -> dict:
@@ -415,12 +452,23 @@ def _convert_tree(tree: dict, t: int, n_features: int) -> dict:
             f"tree {t} is a linear tree (linear_tree=True): its leaves hold linear models, "
             f"which a TreeEnsemble cannot represent. Retrain without linear_tree to convert."
         )
-    n_leaves = _int(tree, "num_leaves")
-    if n_leaves < 1:
-        raise ValueError(f"tree {t} has num_leaves={n_leaves}; expected >= 1.")
+    n_leaves = _int(tree, "num_leaves", lo=1, where=f"tree {t}")
     n_internal = n_leaves - 1
     n_nodes = n_internal + n_leaves
+    # Parsed and counted before anything of n_nodes entries is allocated: the text bounds it.
     leaf_value = _array(tree, "leaf_value", np.float64, t, n_leaves)
+    if not np.isfinite(leaf_value).all():
+        j = int(np.flatnonzero(~np.isfinite(leaf_value))[0])
+        raise ValueError(f"tree {t}: leaf {j} has the value {leaf_value[j]}; leaf values must "
+                         f"be finite; {_CORRUPT}.")
+    if "shrinkage" in tree:  # informational (the leaves include it), but a number
+        try:
+            shrinkage = float(tree["shrinkage"])
+        except ValueError:
+            shrinkage = math.nan
+        if not math.isfinite(shrinkage):
+            raise ValueError(f"tree {t}: shrinkage={tree['shrinkage']!r:.40} is not a finite "
+                             f"number; {_CORRUPT}.")
     feature = np.full(n_nodes, -1, dtype=np.int32)
     threshold = np.zeros(n_nodes, dtype=np.float64)
     left = np.full(n_nodes, -1, dtype=np.int32)
@@ -438,15 +486,27 @@ def _convert_tree(tree: dict, t: int, n_features: int) -> dict:
         children = [_array(tree, name, np.int64, t, n_internal)
                     for name in ("left_child", "right_child")]
         if np.any((split_feature < 0) | (split_feature >= n_features)):
-            raise ValueError(f"tree {t} splits on a feature outside [0, {n_features}).")
-        for child, out in zip(children, (left, right)):
+            node = int(np.flatnonzero((split_feature < 0) | (split_feature >= n_features))[0])
+            raise ValueError(f"tree {t}, node {node} splits on feature {split_feature[node]}, "
+                             f"outside [0, {n_features}) (max_feature_idx); {_CORRUPT}.")
+        for name, child, out in zip(("left_child", "right_child"), children, (left, right)):
+            # >= 0: an internal node; < 0: leaf ~child
             bad = (child >= n_internal) | (~child >= n_leaves)
             if np.any(bad):
-                raise ValueError(f"tree {t} has a child index outside the tree; the model "
-                                 f"text is corrupt.")
+                node = int(np.flatnonzero(bad)[0])
+                raise ValueError(f"tree {t}, node {node}: {name} {child[node]} is outside the "
+                                 f"tree's {n_internal} internal nodes and {n_leaves} leaves; "
+                                 f"{_CORRUPT}.")
             out[:n_internal] = np.where(child >= 0, child, n_internal + ~child)
         feature[:n_internal] = split_feature
-        dt = (decision_type & 0x0F).astype(np.uint8)
+        # bits 0-3 only, and missing type (bits 2-3) 0, 1 or 2: 0..11 are the valid values
+        bad = (decision_type < 0) | (decision_type >= 12)
+        if bad.any():
+            node = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"tree {t}, node {node}: decision_type {decision_type[node]} is "
+                             f"not a LightGBM decision type (bits 0-3, missing type 0-2); "
+                             f"{_CORRUPT}.")
+        dt = decision_type.astype(np.uint8)
         categorical = (dt & NodeFlags.CATEGORICAL) != 0
         # numeric nodes: LightGBM's bits as they are, thresholds folded (module docstring)
         num = ~categorical
@@ -455,14 +515,19 @@ def _convert_tree(tree: dict, t: int, n_features: int) -> dict:
         node_thr[num], node_flags[num] = _numeric_nodes(thr[num], dt[num], t)
         # categorical nodes: NaN goes right; int cast before the negativity test
         if np.any(categorical):
-            num_cat = _int(tree, "num_cat", 0)
+            num_cat = _int(tree, "num_cat", 0, lo=1, where=f"tree {t}")
             boundaries = _array(tree, "cat_boundaries", np.int64, t, num_cat + 1)
             bitsets = _array(tree, "cat_threshold", np.int64, t)
             if np.any(bitsets < 0) or np.any(bitsets > 0xFFFFFFFF):
                 raise ValueError(f"tree {t}: cat_threshold holds values outside uint32.")
             bitsets = bitsets.astype(np.uint32)
-            cat_idx = thr[categorical].astype(np.int64)
-            if np.any((cat_idx < 0) | (cat_idx >= num_cat)) or np.any(np.diff(boundaries) < 0) \
+            # A categorical threshold is the index of the node's category set.
+            cat_thr = thr[categorical]
+            if np.any((cat_thr < 0) | (cat_thr >= num_cat) | (cat_thr != np.trunc(cat_thr))):
+                raise ValueError(f"tree {t}: a categorical threshold is not the index of one "
+                                 f"of the tree's {num_cat} category sets; {_CORRUPT}.")
+            cat_idx = cat_thr.astype(np.int64)
+            if np.any(np.diff(boundaries) < 0) \
                     or boundaries[0] != 0 or boundaries[-1] != bitsets.size:
                 raise ValueError(f"tree {t}: categorical thresholds do not match "
                                  f"cat_boundaries / cat_threshold; the text is corrupt.")

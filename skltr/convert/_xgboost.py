@@ -2,8 +2,11 @@
 for bit.
 
 The converter reads XGBoost's JSON model document (``Booster.save_raw("json")``, a ``.json``
-file, or a ``.ubj`` file decoded by the small UBJSON reader below), so converting a file needs
-no XGBoost installation. XGBoost itself is imported only when an XGBoost object is passed.
+file, or a ``.ubj`` file decoded by the bounded UBJSON reader of ``_ubjson.py``), so
+converting a file needs no XGBoost installation. XGBoost itself is imported only when an
+XGBoost object is passed. Every field of a document is checked as it is read (types, sizes,
+index ranges, finite values): a corrupt file ends in a ``ValueError`` naming the tree and
+node, never in a wrong model.
 
 What makes the result exact (``/work/shared/docs/FORMATS.md``)::
 
@@ -27,8 +30,8 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import os
-import struct
 
 import numpy as np
 from numba import njit
@@ -36,6 +39,9 @@ from numba import njit
 from .. import _numba_cache  # noqa: F401 - kernel caches outside the package
 from ..trees._ensemble import NodeFlags, TreeEnsemble
 from ..trees._input import XGB_CATEGORY_TYPES
+from ..utils._model_io import model_file_errors
+from ._checks import as_int, float_array, int_array
+from ._ubjson import read_ubjson
 
 __all__ = ["from_xgboost"]
 
@@ -71,6 +77,21 @@ _OBJECTIVES = {
 
 _SPLIT_NUMERICAL = 0
 _SPLIT_CATEGORICAL = 1
+
+#: Ends the messages about a malformed field.
+_CORRUPT = "the model is corrupt or was not written by XGBoost"
+#: Feature indices are int32 (``skltr._dtypes.NODE_INDEX_DTYPE``).
+_MAX_FEATURES = 2**31 - 1
+#: Outputs a model may declare beyond its trees and base scores (see _convert_document).
+_MAX_OUTPUTS_WITHOUT_TREES = 1 << 16
+#: XGBoost treats inputs of 2**24 and above as invalid categories, so no category set holds
+#: one; the bound also keeps a corrupt category from allocating a huge bitset.
+_MAX_CATEGORY = 2**24 - 1
+#: Most 32-bit words all category sets of a model may take (128 MiB): far beyond any real
+#: model, and a bound on what a corrupt file can make the converter allocate.
+_MAX_BITSET_WORDS = 1 << 25
+#: The containers a node array may come as: a JSON list or a typed UBJSON array.
+_SEQ = (list, np.ndarray)
 
 
 # --------------------------------------------------------------------------- public API
@@ -164,16 +185,38 @@ def from_xgboost(model, *, iteration_range=None, dart_predict=None) -> TreeEnsem
 
         ens = from_xgboost("model.json")   # or "model.ubj"
     """
-    doc, missing, default_range = _read_model(model)
-    if iteration_range is None:
-        iteration_range = default_range
     if dart_predict is None:
         dart_predict = "inplace" if hasattr(model, "get_booster") else "dmatrix"
     if dart_predict not in ("inplace", "dmatrix"):
         raise ValueError(f"dart_predict={dart_predict!r}; expected 'inplace' (scikit-learn "
                          f"predict, inplace_predict) or 'dmatrix' (Booster.predict(DMatrix)).")
-    return _convert_document(doc, missing=missing, iteration_range=iteration_range,
-                             dart_predict=dart_predict)
+    if iteration_range is not None:
+        try:
+            iteration_range = tuple(int(v) for v in iteration_range)
+        except (TypeError, ValueError):
+            raise ValueError(f"iteration_range={iteration_range!r}; expected (begin, end), two "
+                             f"integers.") from None
+        if len(iteration_range) != 2:
+            raise ValueError(f"iteration_range={iteration_range!r}; expected (begin, end).")
+    if isinstance(model, (str, os.PathLike)):
+        # A file: every error names it (ModelFileError).
+        with model_file_errors(model):
+            return _convert(model, iteration_range, dart_predict)
+    return _convert(model, iteration_range, dart_predict)
+
+
+def _convert(model, iteration_range, dart_predict) -> TreeEnsemble:
+    doc, missing, default_range = _read_model(model)
+    if iteration_range is None:
+        iteration_range = default_range
+    try:
+        return _convert_document(doc, missing=missing, iteration_range=iteration_range,
+                                 dart_predict=dart_predict)
+    except (KeyError, TypeError, AttributeError, IndexError) as exc:
+        # The checks of _convert_document name what they find wrong; this is the net for a
+        # document shaped in a way they do not foresee.
+        raise ValueError(f"the XGBoost model document is malformed ({type(exc).__name__}: "
+                         f"{exc}); {_CORRUPT}.") from exc
 
 
 # --------------------------------------------------------------------------- input reading
@@ -235,135 +278,47 @@ def _parse_bytes(raw: bytes, *, what: str) -> dict:
         )
     nxt = stripped[1:].lstrip()[:1]
     if nxt in (b'"', b"}"):
-        return json.loads(raw.decode("utf-8"))
-    try:
-        return _UBJReader(raw).read()
-    except (IndexError, struct.error, ValueError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{what} is not a valid UBJSON XGBoost model: {exc}") from exc
-
-
-class _UBJReader:
-    """Minimal Universal Binary JSON (draft 12) decoder, enough for XGBoost's ``.ubj``.
-
-    Typed numeric arrays (``[$d#<n>...``) come back as big-endian NumPy arrays read in one
-    go; float32 values ('d') are kept exactly.
-    """
-
-    _FIXED = {
-        b"i": ">i1", b"U": ">u1", b"I": ">i2", b"l": ">i4", b"L": ">i8",
-        b"d": ">f4", b"D": ">f8",
-    }
-
-    def __init__(self, raw: bytes):
-        self.buf = memoryview(raw)
-        self.pos = 0
-
-    def read(self):
-        value = self._value(self._marker())
-        if not isinstance(value, dict):
-            raise ValueError("the top-level UBJSON value is not an object")
-        return value
-
-    def _take(self, n: int) -> memoryview:
-        if self.pos + n > len(self.buf):
-            raise ValueError("unexpected end of data")
-        out = self.buf[self.pos:self.pos + n]
-        self.pos += n
-        return out
-
-    def _marker(self) -> bytes:
-        while True:
-            m = bytes(self._take(1))
-            if m != b"N":  # no-op
-                return m
-
-    def _int(self, marker: bytes) -> int:
-        if marker not in (b"i", b"U", b"I", b"l", b"L"):
-            raise ValueError(f"expected an integer length, got marker {marker!r}")
-        dt = np.dtype(self._FIXED[marker])
-        return int(np.frombuffer(self._take(dt.itemsize), dtype=dt)[0])
-
-    def _string(self) -> str:
-        n = self._int(self._marker())
-        return bytes(self._take(n)).decode("utf-8")
-
-    def _value(self, m: bytes):
-        if m in self._FIXED:
-            dt = np.dtype(self._FIXED[m])
-            v = np.frombuffer(self._take(dt.itemsize), dtype=dt)[0]
-            return float(v) if dt.kind == "f" else int(v)
-        if m == b"S":
-            return self._string()
-        if m == b"H":  # high-precision number, as a string
-            s = self._string()
-            return float(s) if any(c in s for c in ".eE") else int(s)
-        if m == b"C":
-            return bytes(self._take(1)).decode("latin-1")
-        if m == b"T":
-            return True
-        if m == b"F":
-            return False
-        if m == b"Z":
-            return None
-        if m == b"[":
-            return self._array()
-        if m == b"{":
-            return self._object()
-        raise ValueError(f"unknown UBJSON marker {m!r} at byte {self.pos - 1}")
-
-    def _container_header(self):
-        """Optional ``$type`` and ``#count`` of an optimised container."""
-        typ = count = None
-        m = self._marker()
-        if m == b"$":
-            typ = bytes(self._take(1))
-            m = self._marker()
-            if m != b"#":
-                raise ValueError("a typed UBJSON container must give its count")
-        if m == b"#":
-            count = self._int(self._marker())
-            m = None
-        return typ, count, m
-
-    def _array(self):
-        typ, count, m = self._container_header()
-        if count is not None:
-            if typ is not None and typ in self._FIXED:
-                dt = np.dtype(self._FIXED[typ])
-                return np.frombuffer(self._take(dt.itemsize * count), dtype=dt).copy()
-            return [self._value(typ if typ is not None else self._marker())
-                    for _ in range(count)]
-        out = []
-        while m != b"]":
-            out.append(self._value(m))
-            m = self._marker()
-        return out
-
-    def _object(self):
-        typ, count, m = self._container_header()
-        out = {}
-        if count is not None:
-            for _ in range(count):
-                key = self._string()
-                out[key] = self._value(typ if typ is not None else self._marker())
-            return out
-        while m != b"}":
-            n = self._int(m)
-            key = bytes(self._take(n)).decode("utf-8")
-            out[key] = self._value(self._marker())
-            m = self._marker()
-        return out
+        try:
+            return json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{what} is not UTF-8 text ({exc.reason} at byte {exc.start}); "
+                             f"the file is corrupt or not an XGBoost JSON model") from None
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{what} is not valid JSON ({exc}); the file is truncated or "
+                             f"corrupt") from None
+        except RecursionError:
+            raise ValueError(f"{what} nests JSON arrays or objects too deeply to be an "
+                             f"XGBoost model; the file is corrupt") from None
+    return read_ubjson(raw, what=f"{what} (UBJSON)")
 
 
 # --------------------------------------------------------------------------- conversion
-def _float32_list(text) -> np.ndarray:
-    """XGBoost's base_score: "[4.6E-1]" (3.x vector), "5E-1" (older) or numbers."""
-    if isinstance(text, str):
-        parts = [p for p in text.strip().strip("[]").split(",") if p.strip()]
-        values = [float(p) for p in parts]
+def _base_score(value) -> np.ndarray:
+    """XGBoost's base_score as float32: "[4.6E-1]" or "[1E0,2E0]" (3.x vectors), "5E-1"
+    (older) or numbers; every entry finite in float32."""
+    what = "learner_model_param.base_score"
+    if isinstance(value, str):
+        if len(value) > 1 << 20:
+            raise ValueError(f"{what} is a string of {len(value)} characters; {_CORRUPT}.")
+        parts = [p for p in value.strip().strip("[]").split(",") if p.strip()]
+        try:
+            values = [float(p) for p in parts]
+        except ValueError:
+            raise ValueError(f"{what} {value[:60]!r} is not a number or a list of numbers; "
+                             f"{_CORRUPT}.") from None
+    elif isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{what} is {value!r}, not a number; {_CORRUPT}.")
+    elif isinstance(value, (numbers.Real, list, np.ndarray)):
+        values = float_array(list(np.atleast_1d(value)) if not isinstance(value, np.ndarray)
+                             else np.atleast_1d(value), what, corrupt=_CORRUPT)
     else:
-        values = [float(v) for v in np.atleast_1d(text)]
-    return np.asarray(values, dtype=np.float32)
+        raise ValueError(f"{what} is a {type(value).__name__}, not a number; {_CORRUPT}.")
+    with np.errstate(over="ignore"):
+        base = np.asarray(values, dtype=np.float64).astype(np.float32)
+    if base.size == 0 or not np.all(np.isfinite(base)):
+        raise ValueError(f"{what} is {str(value)[:60]!r}: XGBoost's base score must be one or "
+                         f"more finite float32 numbers; {_CORRUPT}.")
+    return base
 
 
 @njit(cache=True)
@@ -397,14 +352,35 @@ def _base_margin(base: np.ndarray, link: str, objective: str) -> np.ndarray:
     return _log_f32(base)
 
 
-def _get(mapping, key, what):
+def _get(mapping, key, what, kind=dict):
+    """``mapping[key]``, which must be a ``kind`` (dict or list)."""
     try:
-        return mapping[key]
-    except (KeyError, TypeError):
+        value = mapping[key]
+    except (KeyError, TypeError, IndexError):
+        if what.startswith("tree "):  # inside a tree: the model is damaged
+            raise ValueError(f"{what} is missing; the model is truncated, corrupt or was "
+                             f"not written by XGBoost.") from None
         raise ValueError(
             f"not an XGBoost JSON model: {what} is missing. Save it with "
             f"Booster.save_model('model.json') (or .ubj) or Booster.save_raw('json')."
         ) from None
+    if not isinstance(value, kind):
+        raise ValueError(f"{what} is a {type(value).__name__}, not a JSON "
+                         f"{'object' if kind is dict else 'array'}; {_CORRUPT}.")
+    return value
+
+
+def _str(value, what) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{what} is {value!r:.60}, not a string; {_CORRUPT}.")
+    return value
+
+
+def _dict_or_empty(mapping, key, what) -> dict:
+    value = mapping.get(key, {})
+    if not isinstance(value, dict):
+        raise ValueError(f"{what} is a {type(value).__name__}, not a JSON object; {_CORRUPT}.")
+    return value
 
 
 def _iteration_slice(indptr, iteration_range, n_rounds):
@@ -425,7 +401,7 @@ def _convert_document(doc: dict, *, missing, iteration_range, dart_predict="dmat
     learner = _get(doc, "learner", "'learner'")
     params = _get(learner, "learner_model_param", "'learner.learner_model_param'")
     booster = _get(learner, "gradient_booster", "'learner.gradient_booster'")
-    booster_name = booster.get("name", "gbtree")
+    booster_name = _str(booster.get("name", "gbtree"), "gradient_booster.name")
     if booster_name == "gblinear":
         raise ValueError(
             "this XGBoost model uses booster='gblinear', a linear model rather than trees; "
@@ -434,19 +410,22 @@ def _convert_document(doc: dict, *, missing, iteration_range, dart_predict="dmat
         )
     if booster_name == "dart":
         gbtree = _get(booster, "gbtree", "'gradient_booster.gbtree' (dart)")
-        weight_drop = np.asarray(booster.get("weight_drop", []), dtype=np.float32)
+        with np.errstate(over="ignore"):  # a weight beyond float32 becomes inf: refused
+            weight_drop = float_array(booster.get("weight_drop", []), "dart weight_drop",
+                                      corrupt=_CORRUPT).astype(np.float32)
     elif booster_name == "gbtree":
         gbtree, weight_drop = booster, None
     else:
         raise ValueError(f"unknown XGBoost booster {booster_name!r}; expected gbtree or dart.")
     model = _get(gbtree, "model", "'gradient_booster.model'")
-    trees = _get(model, "trees", "'gradient_booster.model.trees'")
-    tparam = model.get("gbtree_model_param", {})
+    trees = _get(model, "trees", "'gradient_booster.model.trees'", kind=list)
+    tparam = _dict_or_empty(model, "gbtree_model_param", "gbtree_model_param")
     if str(tparam.get("multi_strategy", "one_output_per_tree")) not in (
             "one_output_per_tree", "0"):
         raise ValueError(_MULTI_OUTPUT_MSG)
 
-    objective = str(_get(learner, "objective", "'learner.objective'").get("name", ""))
+    objective = _str(_get(learner, "objective", "'learner.objective'").get("name", ""),
+                     "learner.objective.name")
     if objective not in _OBJECTIVES:
         raise ValueError(
             f"XGBoost objective {objective!r} is not supported: its base score link and "
@@ -454,16 +433,34 @@ def _convert_document(doc: dict, *, missing, iteration_range, dart_predict="dmat
         )
     transform, link, extra = _OBJECTIVES[objective]
 
-    num_class = int(params.get("num_class", 0) or 0)
-    num_target = int(params.get("num_target", 1) or 1)
-    n_outputs = max(num_class, num_target, 1)
-    n_features = int(params.get("num_feature", 0) or 0)
     n_trees_total = len(trees)
-    tree_info = np.asarray(model.get("tree_info", np.zeros(n_trees_total)), dtype=np.int64)
-    num_parallel_tree = int(tparam.get("num_parallel_tree", 1) or 1)
+    # ---- base score (output space), read first: its entries bound the outputs
+    base = _base_score(params.get("base_score", "0.5"))
+    num_class = as_int(params.get("num_class", 0), "learner_model_param.num_class", lo=0,
+                       corrupt=_CORRUPT)
+    num_target = as_int(params.get("num_target", 1), "learner_model_param.num_target", lo=0,
+                        corrupt=_CORRUPT)
+    n_outputs = max(num_class, num_target, 1)
+    # Every output has a tree or a base score, or there are few: a corrupt count must not
+    # allocate gigabytes of base scores.
+    if n_outputs > max(n_trees_total, base.size, _MAX_OUTPUTS_WITHOUT_TREES):
+        raise ValueError(f"learner_model_param gives {n_outputs} outputs (num_class / "
+                         f"num_target) for {n_trees_total} trees; {_CORRUPT}.")
+    n_features = as_int(params.get("num_feature", 0), "learner_model_param.num_feature",
+                        lo=0, hi=_MAX_FEATURES, corrupt=_CORRUPT)
+    tree_info = (int_array(model["tree_info"], "model.tree_info", size=n_trees_total,
+                           lo=0, hi=n_outputs - 1, corrupt=_CORRUPT)
+                 if "tree_info" in model else np.zeros(n_trees_total, dtype=np.int64))
+    num_parallel_tree = as_int(tparam.get("num_parallel_tree", 1),
+                               "gbtree_model_param.num_parallel_tree", lo=1,
+                               corrupt=_CORRUPT)
+    if "num_trees" in tparam:
+        as_int(tparam["num_trees"], "gbtree_model_param.num_trees", lo=n_trees_total,
+               hi=n_trees_total, corrupt=f"the model has {n_trees_total} trees; {_CORRUPT}")
 
     indptr = model.get("iteration_indptr")
-    if indptr is None or len(indptr) == 0:  # models written before XGBoost 2.0
+    if indptr is None or (isinstance(indptr, (list, np.ndarray)) and len(indptr) == 0):
+        # models written before XGBoost 2.0
         per_round = num_parallel_tree * n_outputs
         if n_trees_total % per_round:
             raise ValueError(
@@ -471,10 +468,12 @@ def _convert_document(doc: dict, *, missing, iteration_range, dart_predict="dmat
                 f"per round its parameters imply; the file is corrupt."
             )
         indptr = np.arange(0, n_trees_total + 1, per_round)
-    indptr = np.asarray(indptr, dtype=np.int64)
-    if indptr[-1] != n_trees_total:
-        raise ValueError(f"iteration_indptr ends at {indptr[-1]} but the model has "
-                         f"{n_trees_total} trees; the file is corrupt.")
+    indptr = int_array(indptr, "model.iteration_indptr", lo=0, hi=n_trees_total,
+                       corrupt=_CORRUPT)
+    if indptr[0] != 0 or indptr[-1] != n_trees_total or np.any(np.diff(indptr) < 0):
+        raise ValueError(f"iteration_indptr {indptr[:8].tolist()}... does not run from 0 to "
+                         f"the model's {n_trees_total} trees in increasing order; the file is "
+                         f"corrupt.")
     n_rounds = len(indptr) - 1
     if n_rounds == 0:
         if iteration_range is not None and tuple(iteration_range) not in ((0, 0),):
@@ -485,7 +484,6 @@ def _convert_document(doc: dict, *, missing, iteration_range, dart_predict="dmat
         begin, end, t0, t1 = _iteration_slice(indptr, iteration_range, n_rounds)
 
     # ---- base score (output space) -> margin
-    base = _float32_list(params.get("base_score", "0.5"))
     if base.size == 1 and n_outputs > 1:
         base = np.repeat(base, n_outputs)
     if base.size != n_outputs:
@@ -495,12 +493,15 @@ def _convert_document(doc: dict, *, missing, iteration_range, dart_predict="dmat
     # ---- trees
     ensemble_arrays = _convert_trees(trees[t0:t1], t0)
     max_feature = ensemble_arrays.pop("max_feature")
-    if n_features <= max_feature:
+    if n_features == 0:  # no num_feature: the splits tell
         n_features = max_feature + 1
+    elif max_feature >= n_features:
+        t, node = ensemble_arrays.pop("max_feature_at")
+        raise ValueError(f"tree {t}, node {node} splits on feature {max_feature}, but the model "
+                         f"has num_feature={n_features}; {_CORRUPT}.")
+    ensemble_arrays.pop("max_feature_at", None)
     n_features = max(n_features, 1)
     tree_output = tree_info[t0:t1]
-    if tree_output.size and (tree_output.min() < 0 or tree_output.max() >= n_outputs):
-        raise ValueError(f"tree_info refers to outputs outside [0, {n_outputs}).")
     tree_weight = None
     source_extra = {}
     if weight_drop is not None:
@@ -514,14 +515,16 @@ def _convert_document(doc: dict, *, missing, iteration_range, dart_predict="dmat
                 base_margin[tree_output], ensemble_arrays["left"] < 0)
         source_extra = {"dart_predict": dart_predict}
 
-    feature_names = learner.get("feature_names") or None
+    feature_names = _str_list(learner, "feature_names") or None
     if feature_names is not None and len(feature_names) != n_features:
         feature_names = None
-    feature_types = list(learner.get("feature_types") or [])
+    feature_types = _str_list(learner, "feature_types")
     version = doc.get("version")
+    if version is not None:
+        version = int_array(version, "version", lo=0, corrupt=_CORRUPT)
     source = {
         "library": "xgboost",
-        "version": ".".join(str(int(v)) for v in version) if version is not None else None,
+        "version": ".".join(str(v) for v in version.tolist()) if version is not None else None,
         "objective": objective,
         "booster": booster_name,
         "iteration_range": [begin, end],
@@ -540,7 +543,7 @@ def _convert_document(doc: dict, *, missing, iteration_range, dart_predict="dmat
         n_features=n_features,
         tree_output=tree_output.astype(np.int32),
         tree_weight=tree_weight,
-        base_score=base_margin.astype(np.float64),
+        base_score=_finite_margin(base_margin, objective),
         n_outputs=n_outputs,
         decision="<",
         precision="float32",
@@ -555,7 +558,22 @@ def _convert_document(doc: dict, *, missing, iteration_range, dart_predict="dmat
         transform_params={},
         feature_names=feature_names,
         source=source,
-    )
+    ).check_score_range()
+
+
+def _str_list(learner, key) -> list:
+    value = learner.get(key) or []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"learner.{key} is not a list of strings; {_CORRUPT}.")
+    return value
+
+
+def _finite_margin(margin, objective) -> np.ndarray:
+    """The base margin as float64; finite (a base score of 1e-45 has a margin of -inf)."""
+    if not np.all(np.isfinite(margin)):
+        raise ValueError(f"the base score's margin under {objective} is {margin.tolist()[:4]}, "
+                         f"not finite; {_CORRUPT}.")
+    return margin.astype(np.float64)
 
 
 def _fold_inplace_base(value, tree_ptr, tree_base, is_leaf):
@@ -583,46 +601,43 @@ def _convert_trees(trees, first_index: int) -> dict:
     offset = 0
     for i, tree in enumerate(trees):
         t = first_index + i
-        tp = tree.get("tree_param", {})
-        if int(tp.get("size_leaf_vector", 1) or 1) > 1:
+        if not isinstance(tree, dict):
+            raise ValueError(f"tree {t} is a {type(tree).__name__}, not a JSON object; "
+                             f"{_CORRUPT}.")
+        tp = _dict_or_empty(tree, "tree_param", f"tree {t}: tree_param")
+        if as_int(tp.get("size_leaf_vector", 1), f"tree {t}: size_leaf_vector", lo=0,
+                  corrupt=_CORRUPT) > 1:
             raise ValueError(_MULTI_OUTPUT_MSG)
-        left = np.asarray(tree["left_children"], dtype=np.int64)
-        right = np.asarray(tree["right_children"], dtype=np.int64)
+        # Per tree only what needs the tree (types, sizes); value ranges are checked once on
+        # the concatenated arrays below, which keeps a 1000-tree model fast to load.
+        left = _node_array(tree, "left_children", t, None, "iu")
         n = left.size
-        split_type = np.asarray(tree.get("split_type", np.zeros(n)), dtype=np.int64)
-        bad = (split_type != _SPLIT_NUMERICAL) & (split_type != _SPLIT_CATEGORICAL) & (left >= 0)
-        if np.any(bad):
-            node = int(np.flatnonzero(bad)[0])
-            raise ValueError(
-                f"tree {t}, node {node} has split_type {int(split_type[node])}; skltr "
-                f"represents numerical (0) and categorical (1) XGBoost splits only."
-            )
-        arrays = [tree["split_indices"], tree["split_conditions"], tree["default_left"],
-                  split_type]
-        arrays = [np.asarray(a) for a in arrays]
-        if n == 0 or any(a.size != n for a in arrays) or right.size != n:
-            raise ValueError(f"tree {t}: empty or unequal node arrays; the file is corrupt.")
+        if n == 0:
+            raise ValueError(f"tree {t} has no nodes; {_CORRUPT}.")
+        right = _node_array(tree, "right_children", t, n, "iu")
+        if "num_nodes" in tp:
+            as_int(tp["num_nodes"], f"tree {t}: num_nodes", lo=n, hi=n,
+                   corrupt=f"the tree has {n} nodes; {_CORRUPT}")
+        arrays = [_node_array(tree, "split_indices", t, n, "iu"),
+                  _node_array(tree, "split_conditions", t, n, "iuf"),
+                  _node_array(tree, "default_left", t, n, "biu"),
+                  (_node_array(tree, "split_type", t, n, "iu") if "split_type" in tree
+                   else np.zeros(n, dtype=np.int64))]
         order = None
-        if int(tp.get("num_deleted", 0) or 0) > 0:
-            left, right, order = _compact(left, right)
+        if as_int(tp.get("num_deleted", 0), f"tree {t}: num_deleted", lo=0,
+                  corrupt=_CORRUPT) > 0:
+            _check_children(left, right, np.full(n, n), np.zeros(1, dtype=np.int64), t)
+            left, right, order = _compact(left, right, t)
             arrays = [a[order] for a in arrays]
         lefts.append(left)
         rights.append(right)
-        feats.append(arrays[0].astype(np.int64))
-        conds.append(np.asarray(arrays[1], dtype=np.float64))
-        dlefts.append(arrays[2].astype(bool))
+        feats.append(arrays[0])
+        conds.append(arrays[1])
+        dlefts.append(arrays[2])
         stypes.append(arrays[3])
-        nodes = np.asarray(tree.get("categories_nodes", []), dtype=np.int64)
-        if nodes.size:
-            cats = np.asarray(tree["categories"], dtype=np.int64)
-            segs = np.asarray(tree["categories_segments"], dtype=np.int64)
-            lens = np.asarray(tree["categories_sizes"], dtype=np.int64)
-            if order is not None:
-                new_id = np.full(len(tree["left_children"]), -1, dtype=np.int64)
-                new_id[order] = np.arange(order.size)
-                nodes = new_id[nodes]
-            for node, seg, size in zip(nodes, segs, lens):
-                cat_nodes.append((offset + int(node), cats[seg:seg + size]))
+        if len(tree.get("categories_nodes", [])):
+            for node, cats in _category_lists(tree, t, n, order):
+                cat_nodes.append((offset + node, cats))
         sizes[i] = left.size
         offset += left.size
 
@@ -634,21 +649,46 @@ def _convert_trees(trees, first_index: int) -> dict:
     right = cat0(rights, np.int64)
     feature = cat0(feats, np.int64)
     cond = cat0(conds, np.float64)
-    default_left = cat0(dlefts, bool)
+    default_left = cat0(dlefts, np.int64)
     split_type = cat0(stypes, np.int64)
+    _check_children(left, right, np.repeat(sizes, sizes), tree_ptr, first_index)
+    bad = (split_type != _SPLIT_NUMERICAL) & (split_type != _SPLIT_CATEGORICAL) & (left >= 0)
+    if np.any(bad):
+        node = int(np.flatnonzero(bad)[0])
+        t, local = _locate(tree_ptr, node, first_index)
+        raise ValueError(
+            f"tree {t}, node {local} has split_type {int(split_type[node])}; "
+            f"skltr represents numerical (0) and categorical (1) XGBoost splits only."
+        )
+    if np.any((default_left != 0) & (default_left != 1)):
+        node = int(np.flatnonzero((default_left != 0) & (default_left != 1))[0])
+        t, local = _locate(tree_ptr, node, first_index)
+        raise ValueError(f"tree {t}, node {local}: default_left is "
+                         f"{int(default_left[node])}, not 0 or 1; {_CORRUPT}.")
+    default_left = default_left.astype(bool)
 
     leaf = left < 0
     internal = ~leaf
     categorical = internal & (split_type == _SPLIT_CATEGORICAL)
     numeric = internal & ~categorical
     # float32 thresholds and leaves, as XGBoost holds them (the JSON prints float32 values).
-    cond32 = cond.astype(np.float32).astype(np.float64)
-    if np.any(internal & (feature < 0)):
-        t, node = _locate(tree_ptr, int(np.flatnonzero(internal & (feature < 0))[0]))
-        raise ValueError(f"tree {t}, node {node} splits on a negative feature index.")
+    with np.errstate(over="ignore"):  # beyond float32: inf, refused below
+        cond32 = cond.astype(np.float32).astype(np.float64)
+    bad_feature = internal & ((feature < 0) | (feature >= _MAX_FEATURES))
+    if np.any(bad_feature):
+        node = int(np.flatnonzero(bad_feature)[0])
+        t, local = _locate(tree_ptr, node, first_index)
+        raise ValueError(f"tree {t}, node {local} splits on feature {int(feature[node])}, "
+                         f"outside [0, 2**31 - 1); {_CORRUPT}.")
     if np.any(numeric & ~np.isfinite(cond32)):
-        t, node = _locate(tree_ptr, int(np.flatnonzero(numeric & ~np.isfinite(cond32))[0]))
+        t, node = _locate(tree_ptr, int(np.flatnonzero(numeric & ~np.isfinite(cond32))[0]),
+                          first_index)
         raise ValueError(f"tree {t}, node {node} has a non-finite threshold.")
+    if np.any(leaf & ~np.isfinite(cond32)):
+        node = int(np.flatnonzero(leaf & ~np.isfinite(cond32))[0])
+        t, local = _locate(tree_ptr, node, first_index)
+        raise ValueError(f"tree {t}, node {local} has the leaf value {cond[node]!r}, not a "
+                         f"finite float32; {_CORRUPT}.")
 
     flags = np.zeros(n_nodes, dtype=np.uint8)
     flags[internal & default_left] |= NodeFlags.DEFAULT_LEFT
@@ -662,13 +702,13 @@ def _convert_trees(trees, first_index: int) -> dict:
     seen = np.zeros(n_nodes, dtype=bool)
     for node, cats in cat_nodes:
         if not categorical[node]:
-            t, local = _locate(tree_ptr, node)
+            t, local = _locate(tree_ptr, node, first_index)
             raise ValueError(f"tree {t}, node {local} lists categories but is not a "
                              f"categorical split; the file is corrupt.")
-        if cats.size and (cats.min() < 0 or cats.max() >= 1 << 31):
-            t, local = _locate(tree_ptr, node)
-            raise ValueError(f"tree {t}, node {local} has categories outside [0, 2**31).")
         nw = int(cats.max()) // 32 + 1 if cats.size else 0
+        if n_words + nw > _MAX_BITSET_WORDS:
+            raise ValueError(f"the category sets need more than {_MAX_BITSET_WORDS} words of "
+                             f"bitset; {_CORRUPT}.")
         bits = np.zeros(nw, dtype=np.uint32)
         if cats.size:
             np.bitwise_or.at(bits, cats // 32, (np.uint32(1) << (cats % 32).astype(np.uint32)))
@@ -678,7 +718,8 @@ def _convert_trees(trees, first_index: int) -> dict:
         n_words += nw
         seen[node] = True
     if np.any(categorical & ~seen):
-        t, local = _locate(tree_ptr, int(np.flatnonzero(categorical & ~seen)[0]))
+        t, local = _locate(tree_ptr, int(np.flatnonzero(categorical & ~seen)[0]),
+                           first_index)
         raise ValueError(f"tree {t}, node {local} is categorical but has no category list; "
                          f"the file is corrupt.")
 
@@ -694,23 +735,72 @@ def _convert_trees(trees, first_index: int) -> dict:
         "cat_nwords": cat_nwords,
         "cat_bitsets": (np.concatenate(words) if words else np.zeros(0, dtype=np.uint32)),
         "max_feature": int(feature[internal].max()) if np.any(internal) else -1,
+        "max_feature_at": (_locate(tree_ptr, int(np.flatnonzero(internal)[
+            np.argmax(feature[internal])]), first_index) if np.any(internal) else None),
     }
 
 
-def _locate(tree_ptr, global_node: int):
+def _node_array(tree, key, t, size, kinds) -> np.ndarray:
+    """Node array ``key`` of tree ``t``: a flat list (or typed UBJSON array) of ``size``
+    numbers of the dtype kinds ``kinds`` (``"iu"``: integers, ``"iuf"``: any number,
+    ``"biu"``: booleans or integers), as int64 or float64."""
+    value = _get(tree, key, f"tree {t}: {key}", kind=_SEQ)
+    arr = np.asarray(value) if isinstance(value, np.ndarray) else None
+    if arr is None:
+        try:
+            arr = np.asarray(value)
+        except (ValueError, TypeError, OverflowError):
+            arr = None
+    if arr is None or arr.ndim != 1 or (arr.size and arr.dtype.kind not in kinds):
+        what = "numbers" if "f" in kinds else "integers"
+        raise ValueError(f"tree {t}: {key} is not a flat list of {what}; {_CORRUPT}.")
+    if size is not None and arr.size != size:
+        raise ValueError(f"tree {t}: {key} has {arr.size} entries for the tree's {size} nodes; "
+                         f"{_CORRUPT}.")
+    if arr.dtype.kind == "u" and arr.size and arr.max() > 2**62:
+        raise ValueError(f"tree {t}: {key} holds {int(arr.max())}; {_CORRUPT}.")
+    return arr.astype(np.float64 if "f" in kinds else np.int64, copy=False)
+
+
+def _check_children(left, right, tree_size, tree_ptr, first_index) -> None:
+    """Children of every node are -1 (a leaf: both) or a node of the same tree
+    (``tree_size``: the size of each node's tree). Acyclicity is TreeEnsemble.validate's."""
+    for name, child in (("left", left), ("right", right)):
+        bad = (child < -1) | (child >= tree_size)
+        if np.any(bad):
+            node = int(np.flatnonzero(bad)[0])
+            t, local = _locate(tree_ptr, node, first_index)
+            raise ValueError(f"tree {t}, node {local}: {name} child "
+                             f"{int(child[node])} is outside the tree's {int(tree_size[node])} "
+                             f"nodes; {_CORRUPT}.")
+    one = (left < 0) != (right < 0)
+    if np.any(one):
+        t, local = _locate(tree_ptr, int(np.flatnonzero(one)[0]), first_index)
+        raise ValueError(f"tree {t}, node {local} has exactly one child; "
+                         f"{_CORRUPT}.")
+
+
+def _locate(tree_ptr, global_node: int, first_index: int = 0):
+    """(tree, local node) of a node of the trees ``first_index, ...`` that ``tree_ptr``
+    spans."""
     t = int(np.searchsorted(tree_ptr, global_node, side="right") - 1)
-    return t, global_node - int(tree_ptr[t])
+    return first_index + t, global_node - int(tree_ptr[t])
 
 
-def _compact(left, right):
-    """Renumber the nodes reachable from the root (pruned trees keep deleted nodes)."""
+def _compact(left, right, t):
+    """Renumber the nodes reachable from the root (pruned trees keep deleted nodes).
+    Children are known to lie in the tree; a node reached twice (a cycle or a shared child)
+    is refused, which also bounds the walk by the tree's size."""
     order = []
+    seen = np.zeros(left.size, dtype=bool)
     stack = [0]
     while stack:
         node = stack.pop()
+        if seen[node]:
+            raise ValueError(f"tree {t}, node {node} is reached twice from the root (its "
+                             f"child links form a cycle or share a node); {_CORRUPT}.")
+        seen[node] = True
         order.append(node)
-        if len(order) > left.size:
-            raise ValueError("a tree's child links form a cycle; the file is corrupt.")
         if left[node] >= 0:
             stack.append(int(right[node]))
             stack.append(int(left[node]))
@@ -720,6 +810,33 @@ def _compact(left, right):
     new_left = np.where(left[order] >= 0, new_id[np.maximum(left[order], 0)], -1)
     new_right = np.where(right[order] >= 0, new_id[np.maximum(right[order], 0)], -1)
     return new_left, new_right, order
+
+
+def _category_lists(tree, t, n, order):
+    """``(local node, categories)`` of the categorical nodes of XGBoost tree ``t`` (``n``
+    nodes; ``order``: the kept nodes of a pruned tree, or None), every list checked."""
+    what = f"tree {t}: categories"
+    nodes = int_array(_get(tree, "categories_nodes", f"{what}_nodes", kind=_SEQ),
+                      f"{what}_nodes", lo=0, hi=n - 1, corrupt=_CORRUPT)
+    cats = int_array(_get(tree, "categories", what, kind=_SEQ), what, lo=0, hi=_MAX_CATEGORY,
+                     corrupt=f"XGBoost's categories are below 2**24; {_CORRUPT}")
+    segs = int_array(_get(tree, "categories_segments", f"{what}_segments", kind=_SEQ),
+                     f"{what}_segments", size=nodes.size, lo=0, hi=cats.size, corrupt=_CORRUPT)
+    lens = int_array(_get(tree, "categories_sizes", f"{what}_sizes", kind=_SEQ),
+                     f"{what}_sizes", size=nodes.size, lo=0, hi=cats.size, corrupt=_CORRUPT)
+    if np.any(segs + lens > cats.size):
+        k = int(np.flatnonzero(segs + lens > cats.size)[0])
+        raise ValueError(f"tree {t}, node {int(nodes[k])}: its categories run past the "
+                         f"{cats.size} entries of 'categories'; {_CORRUPT}.")
+    if np.unique(nodes).size != nodes.size:
+        raise ValueError(f"tree {t} lists the categories of a node twice; {_CORRUPT}.")
+    if order is not None:
+        new_id = np.full(n, -1, dtype=np.int64)
+        new_id[order] = np.arange(order.size)
+        nodes = new_id[nodes]
+        if np.any(nodes < 0):
+            raise ValueError(f"tree {t} lists categories of a deleted node; {_CORRUPT}.")
+    return [(int(node), cats[seg:seg + size]) for node, seg, size in zip(nodes, segs, lens)]
 
 
 def _training_categories(cats, n_features):

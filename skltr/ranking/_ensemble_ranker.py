@@ -21,6 +21,8 @@ from ..trees._backends import get_backend
 from ..utils._model_io import (ModelFileError, load_document, model_file_errors,
                                 read_document, save_document)
 from ._base import BaseRanker, first_cutoff, jsonable_params, ranker_from_params
+from ._fitted_state import (fitted_dict, read_evals_result, read_int, read_names,
+                            read_numbers, read_str)
 
 __all__ = ["EnsembleRanker"]
 
@@ -238,30 +240,32 @@ class EnsembleRanker(BaseRanker):
                           f"written by {cls.__name__}.save_model); score it with "
                           f"skltr.QuickScorerPredictor.from_file(path)")
             ranker = _ranker_from_params(cls, state.get("params"), path)
-            fitted = state["fitted"]
+            fitted = fitted_dict(state, path)
             ensemble = TreeEnsemble.from_document(doc)
-            n_features = int(fitted["n_features_in_"])
-            split_gain = np.asarray(fitted["split_gain"], dtype=np.float64)
-            split_count = np.asarray(fitted["split_count"], dtype=np.int64)
-            names = fitted.get("feature_names_in_")
-            sizes = {"the trees' n_features": ensemble.n_features,
-                     "split_gain": split_gain.shape, "split_count": split_count.shape,
-                     "feature_names_in_": None if names is None else len(names)}
-            if (ensemble.n_features != n_features
-                    or split_gain.shape != (n_features,) or split_count.shape != (n_features,)
-                    or (names is not None and len(names) != n_features)):
+            n_features = read_int(fitted, "n_features_in_", path, lo=1)
+            if ensemble.n_features != n_features:
                 raise ModelFileError(
                     path, f"its fitted state does not match: n_features_in_={n_features} "
-                          f"but {sizes}; the file is corrupt or was edited")
+                          f"but the trees read {ensemble.n_features} features; the file is "
+                          f"corrupt or was edited")
+            split_gain = read_numbers(fitted, "split_gain", path, n_features)
+            split_count = read_numbers(fitted, "split_count", path, n_features, integer=True)
+            names = read_names(fitted, "feature_names_in_", path, n_features)
+            # Every round adds one tree and early stopping keeps the best round's: the trees
+            # kept are at most the rounds run, and exactly best_iteration_ when it is set.
+            n_trees = ensemble.n_trees
+            n_iter = read_int(fitted, "n_iter_", path, lo=n_trees)
+            best = read_int(fitted, "best_iteration_", path, lo=n_trees, hi=n_trees,
+                            optional=True)
             ranker.ensemble_ = ensemble
             ranker.n_features_in_ = n_features
             if names is not None:
                 ranker.feature_names_in_ = np.asarray(names, dtype=object)
-            ranker.n_estimators_ = ensemble.n_trees
-            ranker.n_iter_ = int(fitted["n_iter_"])
-            ranker.best_iteration_ = fitted["best_iteration_"]
-            ranker.evals_result_ = fitted["evals_result_"]
-            ranker.device_ = fitted["device_"]
+            ranker.n_estimators_ = n_trees
+            ranker.n_iter_ = n_iter
+            ranker.best_iteration_ = best
+            ranker.evals_result_ = read_evals_result(fitted, "evals_result_", path)
+            ranker.device_ = read_str(fitted, "device_", path)
             ranker.timings_ = {}
             ranker._split_gain = split_gain
             ranker._split_count = split_count

@@ -21,6 +21,7 @@ from ..utils._model_io import (ModelFileError, load_document, make_document,
                                 model_file_errors, read_document, save_document)
 from ..utils.validation import check_ranking_X
 from ._base import BaseRanker, jsonable_params, ranker_from_params
+from ._fitted_state import fitted_dict, read_int, read_names, read_str
 
 __all__ = ["OnDemandRuleRanker"]
 
@@ -332,9 +333,13 @@ class OnDemandRuleRanker(BaseRanker):
             meta, arrays = read_document(load_document(path), expected_kind=DOC_KIND)
             ranker = ranker_from_params(cls, meta.get("params"), path,
                                         hint="load it with the skltr that wrote it")
-            fitted = meta["fitted"]
+            fitted = fitted_dict(meta, path)
+            missing = sorted(set(_DOC_ARRAYS) - set(arrays))
+            if missing:
+                raise ModelFileError(path, f"it lacks the arrays {missing}; the file is "
+                                           f"truncated or corrupt")
             state = {attr: arrays[key] for key, attr in _DOC_ARRAYS.items()}
-            n_features = int(fitted["n_features_in_"])
+            n_features = read_int(fitted, "n_features_in_", path, lo=1)
             problem = _check_state(state, n_features)
             if problem:
                 raise ModelFileError(path, f"its arrays do not fit together ({problem}); the "
@@ -342,10 +347,10 @@ class OnDemandRuleRanker(BaseRanker):
             for attr, value in state.items():
                 setattr(ranker, attr, value)
             ranker.n_features_in_ = n_features
-            names = fitted.get("feature_names_in_")
+            names = read_names(fitted, "feature_names_in_", path, n_features)
             if names is not None:
                 ranker.feature_names_in_ = np.asarray(names, dtype=object)
-            ranker.device_ = str(fitted["device_"])
+            ranker.device_ = read_str(fitted, "device_", path)
             train = TrainingSet(ranker.train_codes_, ranker.level_doc_ptr_, ranker.levels_)
             ranker._set_model(build_model(train, ranker._intervals()))
             ranker._params()
@@ -368,13 +373,27 @@ def _check_state(s, n_features):
         return "cut_ptr does not index cut_values"
     if np.any(np.diff(cut_ptr) > 253):
         return "a feature has more than 254 intervals"
+    cuts = s["cut_values_"]
+    if cuts.ndim != 1 or not np.all(np.isfinite(cuts)):
+        return "cut_values holds NaN or infinite cuts"
+    # Within a feature the cuts increase strictly (the binary search needs it); where one
+    # feature's cuts end and the next one's begin, anything goes.
+    rises = np.diff(cuts) > 0
+    starts = cut_ptr[1:-1][(cut_ptr[1:-1] > 0) & (cut_ptr[1:-1] < cuts.size)] - 1
+    rises[starts] = True
+    if not rises.all():
+        return "the cuts of a feature do not increase strictly"
+    if not np.all(np.isfinite(levels)) or np.any(np.diff(levels) <= 0) or np.any(
+            levels < 0) or np.any(levels != np.floor(levels)):
+        return ("levels are not whole numbers >= 0 in strictly increasing order (fit takes "
+                "them from the labels)")
     if used.ndim != 1 or np.any(np.diff(used) <= 0) or (used.size and (
             used[0] < 0 or used[-1] >= n_features)):
         return "used_features is not an increasing list of features"
     if codes.ndim != 2 or codes.shape[1] != used.size:
         return "train_codes does not have one column per used feature"
     if levels.ndim != 1 or ldp.shape != (levels.size + 1,) or ldp[0] != 0 or np.any(
-            np.diff(ldp) < 0) or ldp[-1] != codes.shape[0] or codes.shape[0] == 0:
+            np.diff(ldp) <= 0) or ldp[-1] != codes.shape[0]:  # fit makes no empty level
         return "level_doc_ptr does not split train_codes into the levels"
     limit = np.diff(cut_ptr)[used] + 1 + s["has_missing_"][used]
     if np.any(codes >= limit[None, :]):

@@ -40,6 +40,8 @@ each output's tree sum by its number of trees (random-forest mode) before adding
 
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import dataclass, field, fields
 
 import numpy as np
@@ -59,6 +61,45 @@ _CATEGORY_TYPES = ("str", "int8", "uint8", "int16", "uint16", "int32", "uint32",
 
 OUTPUT_TRANSFORMS = ("identity", "sigmoid", "softmax", "exp", "xgb_sigmoid", "xgb_softmax",
                      "xgb_exp", "sklearn_exp", "sklearn_softmax")
+
+#: Feature indices are int32 (NODE_INDEX_DTYPE).
+_MAX_FEATURES = 2**31 - 1
+_KNOWN_FLAGS = (NodeFlags.CATEGORICAL | NodeFlags.DEFAULT_LEFT | NodeFlags.MISSING_MASK
+                | NodeFlags.CAT_SET_RIGHT | NodeFlags.CAT_INVALID_DEFAULT
+                | NodeFlags.CAT_TRUNC_FIRST)
+
+
+def _as_int(value, name: str) -> int:
+    """An integer field as int: floats with a fraction, booleans and strings are refused."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        if isinstance(value, (float, np.floating)) and float(value).is_integer():
+            return int(value)
+        raise ValueError(f"{name} must be an integer; got {value!r:.60}.")
+    return int(value)
+
+
+def _exact_array(arr, dtype, name: str) -> np.ndarray:
+    """``arr`` as a contiguous array of ``dtype``, refusing what the cast would change:
+    integers out of the dtype's range (they would wrap), fractional floats for integer
+    fields (they would be truncated), and non-numeric data."""
+    arr = np.asarray(arr)
+    dtype = np.dtype(dtype)
+    if arr.dtype == dtype:
+        return np.ascontiguousarray(arr)
+    if arr.size and arr.dtype.kind not in "biuf":
+        raise ValueError(f"{name} holds {arr.dtype} data; expected numbers ({dtype}).")
+    if dtype.kind in "iu" and arr.size:
+        if arr.dtype.kind == "f":
+            finite = np.isfinite(arr)
+            if not finite.all() or np.any(arr != np.trunc(arr)):
+                raise ValueError(f"{name} holds non-integer values; expected {dtype}.")
+        info = np.iinfo(dtype)
+        lo, hi = arr.min(), arr.max()
+        if lo < info.min or hi > info.max:
+            raise ValueError(f"{name} holds {lo if lo < info.min else hi}, outside the "
+                             f"range of {dtype}.")
+    return np.ascontiguousarray(arr, dtype=dtype)
+
 
 _NODE_ARRAYS = {
     # name: (dtype, fill value for a leaf)
@@ -163,30 +204,41 @@ class TreeEnsemble:
     source: dict = field(default_factory=dict)
 
     def __post_init__(self):
-        self.tree_ptr = np.ascontiguousarray(self.tree_ptr, dtype=np.int64)
-        if self.tree_ptr.ndim != 1:
-            raise ValueError(f"tree_ptr must be 1-D; got shape {self.tree_ptr.shape}.")
-        n_nodes = int(self.tree_ptr[-1]) if self.tree_ptr.size else 0
-        for name, (dtype, fill) in _NODE_ARRAYS.items():
+        self.tree_ptr = _exact_array(self.tree_ptr, np.int64, "tree_ptr")
+        self._validate_tree_ptr()
+        n_nodes = self.n_nodes
+        # Node counts come from tree_ptr: check it against the node arrays given before the
+        # missing ones are allocated, so that a corrupt tree_ptr cannot allocate gigabytes.
+        for name in _NODE_ARRAYS:
             arr = getattr(self, name)
-            if arr is None:
-                arr = np.full(n_nodes, fill, dtype=dtype)
-            setattr(self, name, np.ascontiguousarray(arr, dtype=dtype))
+            if arr is not None:
+                arr = _exact_array(arr, _NODE_ARRAYS[name][0], name)
+                if arr.shape != (n_nodes,):
+                    raise ValueError(f"{name} has shape {arr.shape}; expected ({n_nodes},) "
+                                     f"(tree_ptr ends at {n_nodes}).")
+                setattr(self, name, arr)
+        for name, (dtype, fill) in _NODE_ARRAYS.items():
+            if getattr(self, name) is None:
+                setattr(self, name, np.full(n_nodes, fill, dtype=dtype))
         n_trees = self.n_trees
+        self.n_outputs = _as_int(self.n_outputs, "n_outputs")
         if self.cat_bitsets is None:
             self.cat_bitsets = np.zeros(0, dtype=BITSET_DTYPE)
-        self.cat_bitsets = np.ascontiguousarray(self.cat_bitsets, dtype=BITSET_DTYPE)
+        self.cat_bitsets = _exact_array(self.cat_bitsets, BITSET_DTYPE, "cat_bitsets")
         if self.tree_output is None:
             self.tree_output = np.zeros(n_trees, dtype=np.int32)
-        self.tree_output = np.ascontiguousarray(self.tree_output, dtype=np.int32)
+        self.tree_output = _exact_array(self.tree_output, np.int32, "tree_output")
         if self.tree_weight is None:
             self.tree_weight = np.ones(n_trees, dtype=np.float64)
-        self.tree_weight = np.ascontiguousarray(self.tree_weight, dtype=np.float64)
+        self.tree_weight = _exact_array(self.tree_weight, np.float64, "tree_weight")
         if self.base_score is None:
+            if not 1 <= self.n_outputs <= max(n_trees, 1 << 16):
+                raise ValueError(f"n_outputs must lie in [1, max(n_trees, 65536)]; got "
+                                 f"{self.n_outputs}.")
             self.base_score = np.zeros(self.n_outputs, dtype=np.float64)
-        self.base_score = np.atleast_1d(np.asarray(self.base_score, dtype=np.float64)).copy()
-        self.n_features = int(self.n_features)
-        self.n_outputs = int(self.n_outputs)
+        self.base_score = np.atleast_1d(_exact_array(self.base_score, np.float64,
+                                                     "base_score")).copy()
+        self.n_features = _as_int(self.n_features, "n_features")
         self.missing_value = float(self.missing_value)
         self.absent_value = float(self.absent_value)
         self.average_output = bool(self.average_output)
@@ -241,10 +293,7 @@ class TreeEnsemble:
             Naming the tree and node at fault.
         """
         tp = self.tree_ptr
-        if tp.ndim != 1 or tp.size < 1 or tp[0] != 0 or np.any(np.diff(tp) < 1):
-            raise ValueError(
-                "tree_ptr must start at 0 and increase strictly (every tree has >= 1 node)."
-            )
+        self._validate_tree_ptr()
         n_nodes, n_trees = self.n_nodes, self.n_trees
         for name in _NODE_ARRAYS:
             arr = getattr(self, name)
@@ -253,8 +302,13 @@ class TreeEnsemble:
         for name in ("tree_output", "tree_weight"):
             if getattr(self, name).shape != (n_trees,):
                 raise ValueError(f"{name} must have one entry per tree ({n_trees}).")
-        if self.n_features < 1:
-            raise ValueError(f"n_features must be >= 1; got {self.n_features}.")
+        if not 1 <= self.n_features <= _MAX_FEATURES:
+            raise ValueError(f"n_features must be >= 1 and < 2**31; got {self.n_features}.")
+        for name in ("base_score", "tree_weight"):
+            arr = getattr(self, name)
+            if not np.all(np.isfinite(arr)):
+                bad = int(np.flatnonzero(~np.isfinite(arr))[0])
+                raise ValueError(f"{name}[{bad}] is {arr[bad]}; {name} must be finite.")
         if self.n_outputs < 1 or self.base_score.shape != (self.n_outputs,):
             raise ValueError(
                 f"base_score must have n_outputs={self.n_outputs} entries; got "
@@ -275,6 +329,9 @@ class TreeEnsemble:
         if self.output_transform.endswith("softmax") and self.n_outputs < 2:
             raise ValueError(f"output_transform={self.output_transform!r} needs n_outputs > 1; "
                              "got 1 output.")
+        self._validate_transform_params()
+        if not isinstance(self.source, dict):
+            raise ValueError(f"source must be a dict; got {type(self.source).__name__}.")
         if self.feature_names is not None and len(self.feature_names) != self.n_features:
             raise ValueError(
                 f"feature_names has {len(self.feature_names)} names for {self.n_features} "
@@ -282,7 +339,13 @@ class TreeEnsemble:
             )
         self._validate_categories()
         if not np.all(np.isfinite(self.value)):
-            raise ValueError("leaf values must be finite.")
+            bad = int(np.flatnonzero(~np.isfinite(self.value))[0])
+            raise ValueError(self._where(bad, f"has the value {self.value[bad]}; leaf values "
+                                              f"must be finite"))
+        if np.any(self.flags & ~np.uint8(_KNOWN_FLAGS)):
+            bad = int(np.flatnonzero(self.flags & ~np.uint8(_KNOWN_FLAGS))[0])
+            raise ValueError(self._where(bad, f"has flags {int(self.flags[bad])}, with bits "
+                                              f"NodeFlags does not define"))
         tree_of = np.repeat(np.arange(n_trees), np.diff(tp))
         size = np.diff(tp)[tree_of]
         leaf = self.left < 0
@@ -338,6 +401,60 @@ class TreeEnsemble:
         # With one parent per non-root node and n-1 edges per tree, a cycle would leave the
         # root's component short of nodes: check reachability explicitly.
         self._check_reachable()
+        return self
+
+    def _validate_tree_ptr(self) -> None:
+        tp = self.tree_ptr
+        if tp.ndim != 1:
+            raise ValueError(f"tree_ptr must be 1-D; got shape {tp.shape}.")
+        if tp.size < 1 or tp[0] != 0 or np.any(np.diff(tp) < 1):
+            raise ValueError(
+                "tree_ptr must start at 0 and increase strictly (every tree has >= 1 node)."
+            )
+
+    def _validate_transform_params(self) -> None:
+        params = self.transform_params
+        if not isinstance(params, dict):
+            raise ValueError(f"transform_params must be a dict; got "
+                             f"{type(params).__name__}.")
+        scale = params.get("scale", 1.0)
+        if isinstance(scale, bool) or not isinstance(scale, numbers.Real) or not (
+                math.isfinite(scale)):
+            raise ValueError(f"transform_params['scale'] is {scale!r:.40}; the sigmoid's scale "
+                             f"must be a finite number.")
+        if params.get("order", "F") not in ("C", "F"):
+            raise ValueError(f"transform_params['order'] is {params['order']!r:.40}; expected "
+                             f"'C' or 'F'.")
+
+    def check_score_range(self) -> "TreeEnsemble":
+        """Refuse an ensemble some input could make score ±inf: the largest ``|leaf| *
+        |weight|`` of each tree, summed with the largest ``|base_score|``, must stay within
+        half the range of ``sum_dtype`` (float32 for XGBoost).
+
+        The XGBoost and LightGBM converters call this after :meth:`validate`: a model those
+        libraries trained never comes near the bound, but a corrupt file can hold leaves of
+        1e38. It is not part of :meth:`validate` (nor of loading a skltr JSON file, which
+        round-trips every valid ensemble) because an ensemble may hold such values on
+        purpose, e.g. to test how overflow is summed. O(nodes), vectorised.
+
+        Raises
+        ------
+        ValueError
+            Naming the bound and the largest possible score.
+        """
+        limit = float(np.finfo(self.sum_dtype).max) / 2
+        if self.n_trees:
+            with np.errstate(over="ignore"):
+                per_tree = np.maximum.reduceat(np.abs(self.value), self.tree_ptr[:-1])
+                worst = float(np.sum(per_tree * np.abs(self.tree_weight)))
+        else:
+            worst = 0.0
+        worst += float(np.max(np.abs(self.base_score)))
+        if not worst <= limit:
+            raise ValueError(f"the leaf values, tree weights and base score can add up to "
+                             f"{worst:.3g}, beyond the {self.sum_dtype} range the scores are "
+                             f"summed in (+-{limit:.3g}); no trained model comes near this, "
+                             f"so the values are corrupt.")
         return self
 
     def _validate_categories(self) -> None:
@@ -446,8 +563,9 @@ class TreeEnsemble:
                              f"file is truncated or corrupt.")
         known = {f.name for f in fields(cls)}
         kwargs = {k: v for k, v in meta.items() if k in known}
-        kwargs["missing_value"] = float(meta.get("missing_value", "nan"))
-        kwargs["absent_value"] = float(meta.get("absent_value", "0.0"))
+        _check_meta_types(kwargs)
+        for name, default in (("missing_value", "nan"), ("absent_value", "0.0")):
+            kwargs[name] = _float_field(meta.get(name, default), f"meta.{name}")
         kwargs.update({k: v for k, v in arrays.items() if k in known})
         return cls(**kwargs)
 
@@ -481,3 +599,43 @@ class TreeEnsemble:
                 f"n_features={self.n_features}, n_outputs={self.n_outputs}, "
                 f"decision={self.decision!r}, precision={self.precision!r}, "
                 f"output_transform={self.output_transform!r})")
+
+
+#: JSON types of the ``meta`` entries of a TreeEnsemble document (``docs/model_format.rst``).
+_META_TYPES = {
+    "n_features": (int,), "n_outputs": (int,), "decision": (str,), "precision": (str,),
+    "sum_dtype": (str,), "input_rule": (str,), "frame_rule": (str,),
+    "categories": (list, type(None)), "pandas_categorical": (list, type(None)),
+    "average_output": (bool,), "output_transform": (str,), "transform_params": (dict,),
+    "feature_names": (list, type(None)), "source": (dict,),
+}
+
+
+def _check_meta_types(meta: dict) -> None:
+    """Refuse ``meta`` entries of the wrong JSON type before the constructor converts them
+    (``bool("false")`` is True, ``int(2.7)`` is 2, a string of names would become a list of
+    characters)."""
+    for name, value in meta.items():
+        types = _META_TYPES.get(name)
+        if types is None:
+            continue
+        ok = isinstance(value, types) and not (bool not in types and isinstance(value, bool))
+        if not ok:
+            want = " or ".join("null" if t is type(None) else t.__name__ for t in types)
+            raise ValueError(f"meta.{name} is {value!r:.60} ({type(value).__name__}); expected "
+                             f"{want}. The file is corrupt or was edited.")
+    names = meta.get("feature_names")
+    if names is not None and not all(isinstance(n, str) for n in names):
+        raise ValueError("meta.feature_names holds entries that are not strings; the file is "
+                         "corrupt or was edited.")
+
+
+def _float_field(value, name: str) -> float:
+    """``missing_value`` / ``absent_value``: stored as ``repr(float)`` (JSON has no NaN)."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise ValueError(f"{name} is {value!r:.60}; expected a float written as a string.")
+    try:
+        return float(value)
+    except ValueError:
+        raise ValueError(f"{name} is {value!r:.60}, not a number; the file is corrupt or was "
+                         f"edited.") from None

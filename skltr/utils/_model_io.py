@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import math
 import os
 import struct
 import warnings
@@ -122,14 +123,20 @@ def encode_array(arr: np.ndarray) -> dict:
 def decode_array(obj: dict) -> np.ndarray:
     """Inverse of :func:`encode_array`; returns a native-endian, writeable array."""
     try:
+        if not isinstance(obj["dtype"], str):
+            raise TypeError(f"dtype is {obj['dtype']!r:.40}, not a string")
         dtype = np.dtype(obj["dtype"])
-        shape = tuple(int(s) for s in obj["shape"])
+        shape = obj["shape"]
+        if not isinstance(shape, list) or len(shape) > 32 or not all(
+                type(d) is int and d >= 0 for d in shape):
+            raise ValueError(f"shape {shape!r:.60} is not a list of non-negative integers")
+        shape = tuple(shape)
         raw = base64.b64decode(obj["data"], validate=True)
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"malformed array entry in model document: {exc}") from exc
     if dtype.kind not in "biuf":
         raise ValueError(f"model document holds an array of unsupported dtype {dtype}.")
-    expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    expected = math.prod(shape) * dtype.itemsize  # Python ints: no overflow
     if len(raw) != expected:
         raise ValueError(
             f"model document array of shape {shape} and dtype {dtype} needs {expected} bytes "
@@ -184,9 +191,14 @@ def read_document(doc: dict, expected_kind: str | None = None) -> tuple[dict, di
         )
     kind = doc.get("kind")
     if expected_kind is not None and kind != expected_kind:
-        raise ValueError(f"model document holds a {kind!r}, not a {expected_kind!r}.")
-    arrays = {name: decode_array(obj) for name, obj in doc.get("arrays", {}).items()}
-    return dict(doc.get("meta", {})), arrays
+        raise ValueError(f"model document holds a {kind!r:.60}, not a {expected_kind!r}.")
+    meta, arrays = doc.get("meta", {}), doc.get("arrays", {})
+    for name, value in (("meta", meta), ("arrays", arrays)):
+        if not isinstance(value, dict):
+            raise ValueError(f"the document's {name!r} is a {type(value).__name__}, not a JSON "
+                             f"object; the file is corrupt or was edited.")
+    arrays = {name: decode_array(obj) for name, obj in arrays.items()}
+    return dict(meta), arrays
 
 
 def save_document(doc: dict, path) -> None:
@@ -223,6 +235,9 @@ def load_document(path) -> dict:
         except UnicodeDecodeError as exc:
             raise ModelFileError(path, f"not UTF-8 text ({exc}); a skltr model is a JSON "
                                        f"file") from exc
+        except RecursionError as exc:
+            raise ModelFileError(path, "its JSON nests arrays or objects too deeply to be a "
+                                       "model; the file is corrupt") from exc
     if not isinstance(doc, dict):
         raise ModelFileError(path, f"holds a JSON {type(doc).__name__}, not a skltr model "
                                    f"document (a JSON object)")

@@ -13,8 +13,6 @@ suites of their own: ``test_rule_ranker_bad_input.py``, ``test_cli_bad_input.py`
 """
 
 import pickle
-import signal
-from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -23,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone
 
+from _limits import time_limit
 from skltr import GPUHistGBDTRanker, RankBoostRanker
 
 RANKERS = {
@@ -34,21 +33,6 @@ RANKERS = {
 
 #: seconds a case may take before it counts as a hang (a fit here takes milliseconds)
 LIMIT_S = 60
-
-
-@contextmanager
-def time_limit(seconds):
-    """Raise TimeoutError in the main thread after ``seconds`` (a hang fails the test)."""
-    def _expired(signum, frame):
-        raise TimeoutError(f"the case took longer than {seconds} s (a hang)")
-
-    previous = signal.signal(signal.SIGALRM, _expired)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def _data(seed=0, n_queries=12, docs=9, n_features=4):

@@ -22,46 +22,17 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import threading
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from _limits import time_limit
 from skltr.cli import main
 from skltr.datasets import dump_letor, load_letor, make_ranking
 
 
 # --------------------------------------------------------------------------- helpers
-class CaseTimeout(AssertionError):
-    """A case ran past its time limit (a hang)."""
-
-
-@contextlib.contextmanager
-def time_limit(seconds: float):
-    """Fail the block with :class:`CaseTimeout` when it runs longer than ``seconds``.
-
-    SIGALRM (``signal.setitimer``) interrupts the main thread, so a hang in Python code
-    fails the case instead of the suite. Elsewhere (a worker thread, no SIGALRM) the block
-    runs without a limit.
-    """
-    if not hasattr(signal, "setitimer") or threading.current_thread() is not \
-            threading.main_thread():
-        yield
-        return
-
-    def _raise(signum, frame):
-        raise CaseTimeout(f"the case ran longer than {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, _raise)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
 def run_cli(capsys, *args, limit=120):
     """``skltr ARGS`` in-process: (exit status, stdout, stderr)."""
     capsys.readouterr()

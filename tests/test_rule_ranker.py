@@ -8,8 +8,12 @@ equal on both devices; scores follow from them on the host.
 
 import itertools
 import json
+import math
 import pickle
+import signal
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -248,6 +252,44 @@ def test_doc_tasks_cover_every_pair_once():
             starts, ends = r0[mine], r1[mine]
             assert starts[0] == 0 and ends[-1] == k * (k - 1) // 2
             assert (starts[1:] == ends[:-1]).all() and (ends >= starts).all()
+
+
+@pytest.mark.parametrize("K", [2, 3, 4, 6])
+def test_doc_tasks_split_documents_into_even_itemset_counts(K):
+    # the pair (a, b) heads sum_{j <= K-2} C(m - b - 1, j) itemsets: each task's share is the
+    # document's over its number of tasks, give or take the heaviest pair
+    m = np.array([0, 1, 2, 7, 30, 61])
+    budget = 50
+    doc, r0, r1 = engine.doc_tasks(m, K, 1, task_itemsets=budget)
+    for d, k in enumerate(m):
+        mine = doc == d
+        starts, ends = r0[mine], r1[mine]
+        assert starts[0] == 0 and ends[-1] == k * (k - 1) // 2
+        assert (starts[1:] == ends[:-1]).all() and (ends >= starts).all()
+        pairs = list(itertools.combinations(range(k), 2))  # in rank order
+        heads = np.array([sum(math.comb(k - b - 1, j) for j in range(K - 1))
+                          for _, b in pairs], dtype=np.int64)
+        total = heads.sum() + k  # with the singletons
+        assert total == engine.candidate_itemsets(np.array([k]), K)[0]
+        n = mine.sum()
+        assert n == max(1, min(len(pairs), -(-total // budget)))
+        share = [heads[a:b].sum() for a, b in zip(starts, ends)]
+        assert max(share, default=0) <= total / n + heads.max(initial=0)
+
+
+def test_tiny_tasks_and_batches_give_the_same_rules(monkeypatch):
+    # tasks of a pair or so, batches of a task per thread: the naive enumeration's rules
+    monkeypatch.setattr(engine, "TASK_SECONDS", 1e-9)
+    monkeypatch.setattr(engine, "BATCH_SECONDS", 1e-9)
+    stats = run_rules_equal_naive("cpu", 3, "quantile", 4, 1, 0.001, None, 64, n_bins=3)
+    assert stats.work[:, cpu_rules.W_ITEMSETS].sum() > 0
+
+
+def test_candidate_itemsets():
+    got = engine.candidate_itemsets(np.array([0, 1, 3, 10, 10_000]), 3)
+    assert got.tolist() == [0, 1, 7, 10 + 45 + 120,
+                            10_000 + math.comb(10_000, 2) + math.comb(10_000, 3)]
+    assert engine.candidate_itemsets(np.array([5, 80]), 200).tolist() == [31, 2**62]
 
 
 # -- formulas ---------------------------------------------------------------------------------
@@ -542,3 +584,219 @@ def test_docstring_example_runs():
 
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0, result
+
+
+# -- limits: itemsets a document, interrupts, the cache's memory (issue 26, defects 5 and 9) --
+
+def _run_script(code, timeout):
+    """Run ``code`` in a fresh interpreter with this skltr; its CompletedProcess. A run past
+    ``timeout`` seconds is killed and fails the test (the old kernels ran for hours)."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        p for p in (str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH"))
+        if p))
+    try:
+        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the script ran past its {timeout} s limit")
+
+
+def _wide(n=60, n_features=10_000, seed=0):
+    """The issue's shape: few rows, many features (one item each under quantile bins)."""
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(n, n_features)), rng.integers(0, 3, n), np.zeros(n, np.int64)
+
+
+def test_fit_warns_when_documents_would_make_too_many_itemsets():
+    X, y, qid = _wide()
+    with pytest.warns(UserWarning, match="max_itemsets_per_document") as record:
+        ranker = OnDemandRuleRanker(discretization="quantile").fit(X, y, qid=qid)
+    message = str(record[0].message)
+    # C(10000, 1) + C(10000, 2) + C(10000, 3): what the kernel would count for a training row
+    assert "1.67e+11" in message and "max_rule_size=3" in message
+    assert "10000 items" in message and "discretization='mdl'" in message
+    assert ranker.n_items_ > 0  # fitted: only predict refuses
+    # fewer features or shorter rules pass without a warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        OnDemandRuleRanker(discretization="quantile", max_rule_size=2).fit(X, y, qid=qid)
+        OnDemandRuleRanker(discretization="quantile").fit(X[:, :100], y, qid=qid)
+
+
+def test_predict_refuses_documents_over_the_limit_at_once():
+    # issue 26, defect 5: predict(X[:1]) ran for about two hours; now a ValueError, in
+    # seconds (a subprocess, since a numba kernel cannot be stopped from a test)
+    out = _run_script(
+        "import time, warnings\n"
+        "import numpy as np\n"
+        "from skltr import OnDemandRuleRanker\n"
+        "rng = np.random.default_rng(0)\n"
+        "X, y = rng.normal(size=(60, 10000)), rng.integers(0, 3, 60)\n"
+        "with warnings.catch_warnings():\n"
+        "    warnings.simplefilter('ignore')\n"
+        "    r = OnDemandRuleRanker(discretization='quantile').fit(X, y, qid=np.zeros(60))\n"
+        "t = time.perf_counter()\n"
+        "try:\n"
+        "    r.predict(X[:1])\n"
+        "except ValueError as e:\n"
+        "    print('REFUSED', round(time.perf_counter() - t, 3), e)\n",
+        timeout=150)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("REFUSED"), out.stdout
+    seconds = float(out.stdout.split()[1])
+    assert seconds < 5, out.stdout
+    for part in ("row 0", "1.67e+11", "max_itemsets_per_document=100000000", "max_rule_size",
+                 "None"):
+        assert part in out.stdout, part
+
+
+def test_itemset_limit_is_the_kernels_count_at_predict():
+    X, y, qid = _data()
+    X = X[:, :6]
+    ranker = OnDemandRuleRanker(max_rule_size=3, discretization="quantile", n_bins=3).fit(
+        X, y, qid=qid)
+    m = ranker.used_features_.size
+    assert m == 6
+    want = m + m * (m - 1) // 2 + m * (m - 1) * (m - 2) // 6  # 41
+    # a training row: every itemset of its items has support >= 1, nothing is pruned, so
+    # the kernel counts exactly the candidates (its counter leaves out the m singletons,
+    # whose counts it reads from the model)
+    stats = CPURuleKernels(ranker._model, ranker._params(), n_jobs=1).rule_stats(
+        transform(X[:1], ranker._intervals()))
+    assert stats.work[0, cpu_rules.W_ITEMSETS] + m == want
+    ranker.set_params(max_itemsets_per_document=want)
+    before = ranker.predict(X[:3])
+    ranker.set_params(max_itemsets_per_document=want - 1)
+    for call in (ranker.predict, ranker.rule_stats):
+        with pytest.raises(ValueError, match=f"{want} candidate itemsets") as info:
+            call(X[:3])
+        assert "row 0" in str(info.value) and f"={want - 1}" in str(info.value)
+    # a document with fewer items (NaN where training had none: no item) still passes
+    Xn = X[:3].copy()
+    Xn[:, 0] = np.nan
+    assert np.isfinite(ranker.predict(Xn)).all()
+    ranker.set_params(max_itemsets_per_document=None)  # no limit
+    np.testing.assert_array_equal(ranker.predict(X[:3]), before)
+
+
+def test_max_itemsets_per_document_is_validated_and_defaults_to_1e8():
+    X, y, qid = _data()
+    assert OnDemandRuleRanker().max_itemsets_per_document == 10**8
+    for bad in (0, -1, 1.5, "many"):
+        with pytest.raises(ValueError, match="max_itemsets_per_document"):
+            OnDemandRuleRanker(max_itemsets_per_document=bad).fit(X, y, qid=qid)
+
+
+def test_model_files_without_the_itemset_limit_load_with_its_default(tmp_path):
+    X, y, qid = _data()
+    ranker = OnDemandRuleRanker(max_rule_size=2, max_itemsets_per_document=1000).fit(
+        X, y, qid=qid)
+    path = tmp_path / "rules.json"
+    ranker.save_model(path)
+    doc = json.loads(path.read_text())
+    assert doc["meta"]["params"]["max_itemsets_per_document"] == 1000
+    del doc["meta"]["params"]["max_itemsets_per_document"]  # as an older skltr wrote it
+    path.write_text(json.dumps(doc))
+    loaded = OnDemandRuleRanker.load_model(path)
+    assert loaded.max_itemsets_per_document == 10**8
+    np.testing.assert_array_equal(loaded.predict(X), ranker.predict(X))
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process is POSIX")
+def test_predict_stops_within_a_second_of_ctrl_c():
+    # issue 26, defect 5: Ctrl-C took 48 s (a numba kernel does not see it). About a minute
+    # of work on 2 cores under the default itemset limit (10.7 million candidates a
+    # document, 240 documents): the KeyboardInterrupt reaches the caller within a second of
+    # SIGINT, sent after 1 s (measured: 0.0-0.15 s; the interpreter's exit then takes about
+    # a second more on a loaded 2-core machine, which is not predict's)
+    import os
+    import select
+    import subprocess
+    import time
+
+    code = (
+        "import signal, sys, time\n"
+        "import numpy as np\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+        "from skltr import OnDemandRuleRanker\n"
+        "rng = np.random.default_rng(0)\n"
+        "X, y = rng.normal(size=(60, 400)), rng.integers(0, 3, 60)\n"
+        "r = OnDemandRuleRanker(discretization='quantile').fit(X, y, qid=np.zeros(60))\n"
+        "r.predict(X[:1])\n"
+        "print('predicting', flush=True)\n"
+        "t = time.perf_counter()\n"
+        "try:\n"
+        "    r.predict(np.tile(X, (4, 1)))\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', flush=True)\n"
+        "    sys.exit(3)\n"
+        "print('finished', time.perf_counter() - t, flush=True)\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        p for p in (str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH"))
+        if p))
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        ready, _, _ = select.select([proc.stdout], [], [], 240)  # a cold numba cache compiles
+        assert ready and proc.stdout.readline().strip() == "predicting", proc.stderr.read()
+        time.sleep(1.0)
+        assert proc.poll() is None, "predict finished before the signal: make it heavier"
+        sent = time.perf_counter()
+        proc.send_signal(signal.SIGINT)
+        ready, _, _ = select.select([proc.stdout], [], [], 10)
+        took = time.perf_counter() - sent
+        assert ready, "predict did not stop within 10 s of SIGINT"
+        line = proc.stdout.readline().strip()
+        assert line == "interrupted", (line, proc.stderr.read())
+        assert took < 1.0, f"{took:.2f} s from SIGINT to KeyboardInterrupt"
+        assert proc.wait(timeout=30) == 3
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_a_cache_beyond_the_machines_memory_is_refused_at_fit():
+    # issue 26, defect 9: cache_size=2**40 fitted, then predict raised MemoryError (2 TiB)
+    X, y, qid = _data()
+    with pytest.raises(ValueError, match="cache_size=1099511627776") as info:
+        OnDemandRuleRanker(cache_size=2**40).fit(X, y, qid=qid)
+    assert "bytes" in str(info.value) and "physical memory" in str(info.value)
+    # a refused refit leaves the earlier model as it was
+    ranker = OnDemandRuleRanker(max_rule_size=2).fit(X, y, qid=qid)
+    before = {k: v for k, v in vars(ranker).items() if k.endswith("_")}
+    scores = ranker.predict(X)
+    ranker.set_params(cache_size=2**40)
+    with pytest.raises(ValueError, match="cache_size"):
+        ranker.fit(X[::2], y[::2], qid=qid[::2])
+    after = {k: v for k, v in vars(ranker).items() if k.endswith("_")}
+    assert after.keys() == before.keys()
+    for k in before:
+        np.testing.assert_array_equal(after[k], before[k])
+    # set after fit: predict refuses it the same way (no MemoryError), then runs again
+    with pytest.raises(ValueError, match="cache_size"):
+        ranker.predict(X)
+    ranker.set_params(cache_size=None)
+    np.testing.assert_array_equal(ranker.predict(X), scores)
+
+
+def test_the_cache_holds_no_more_slots_than_a_call_can_fill(monkeypatch):
+    X, y, qid = _data()
+    ranker = OnDemandRuleRanker(max_rule_size=2, cache_size=1 << 20).fit(X, y, qid=qid)
+    slots = []
+    real = engine.rule_work
+
+    def spy(model, params, n_threads):
+        work = real(model, params, n_threads)
+        slots.append(work.c_size.shape[1])
+        return work
+
+    monkeypatch.setattr(engine, "rule_work", spy)
+    want = OnDemandRuleRanker(max_rule_size=2, cache_size=0).fit(X, y, qid=qid).predict(X[:2])
+    np.testing.assert_array_equal(ranker.predict(X[:2]), want)
+    m = ranker.used_features_.size
+    assert slots[-1] <= 2 * 2 * (m * (m - 1) // 2)  # two documents' pairs, at half load

@@ -87,3 +87,25 @@ def test_fit_predict_score_and_every_device_string():
         np.testing.assert_array_equal(gpu.predict(X), want)
         back = pickle.loads(pickle.dumps(gpu))
         np.testing.assert_array_equal(back.predict(X), want)
+
+
+@pytest.mark.parametrize("batch_itemsets", [1, 500])
+def test_rounds_of_documents_give_the_same_stats(monkeypatch, batch_itemsets):
+    # rounds of launches (a document each, or a few), read back in turn so that Ctrl-C lands
+    # between them: the statistics of one round, exactly
+    X, y = problem(8, n=120, n_features=9)
+    intervals, train, model = fit_rules(X, y, discretization="quantile", n_bins=4, seed=0)
+    codes = transform(X[:30], intervals)
+    params = make_params(model, max_rule_size=3, min_support=1, min_confidence=0.001,
+                         cache_size=0, digest=True)
+    whole = make_kernels("cuda", model, params).rule_stats(codes)
+    monkeypatch.setattr(gpu_rules, "BATCH_ITEMSETS", batch_itemsets)
+    kernels = make_kernels("cuda", model, params)
+    rounds = kernels._rounds(codes)
+    assert len(rounds) > (1 if batch_itemsets > 1 else 29)
+    assert rounds[0][0] == 0 and rounds[-1][1] == 30
+    for a, b in zip(whole[:3], kernels.rule_stats(codes)[:3]):
+        np.testing.assert_array_equal(a, b)
+    for device in ("cuda:all",):
+        for a, b in zip(whole[:3], make_kernels(device, model, params).rule_stats(codes)[:3]):
+            np.testing.assert_array_equal(a, b)

@@ -30,10 +30,10 @@ import numpy as np
 
 from .._cpu.combinadic import binomials
 from .._cpu.rules import NO_ITEM, N_WORK, min_counts
-from .._rules.ranking import RuleStats
+from .._rules.ranking import RuleStats, candidate_itemsets
 from ._compile import module
 
-__all__ = ["GPURuleKernels", "BATCH", "CHUNK", "THREADS"]
+__all__ = ["GPURuleKernels", "BATCH", "BATCH_ITEMSETS", "CHUNK", "THREADS"]
 
 #: Prefixes built together in shared memory (a warp each): enough extensions to keep the
 #: block's threads busy (8 measured 2x slower at size 3); at most 32 (one warp's scan).
@@ -55,6 +55,12 @@ THREADS = 512
 #: Shared memory a block may take (Hopper: 227 KiB): the document's item bitmaps are staged
 #: there when they fit, else read from global memory.
 MAX_SHARED_BYTES = 227 * 1024
+#: Candidate itemsets a GPU counts in one round of launches: a call's documents go in rounds
+#: of about this many per GPU, each read back before the next is launched, so that Ctrl-C
+#: (which the host sees only between CUDA calls) stops a long call within a round: about
+#: 0.2 s on an H100 (PROFL's shape, rules of 4 items: 1.66e9 itemsets in 184 ms). A document
+#: is never split: one with more itemsets is a round of its own.
+BATCH_ITEMSETS = 2e9
 
 _SOURCE = r"""
 #define FULL_MASK 0xffffffffu
@@ -340,16 +346,37 @@ class GPURuleKernels:
         are ``codes`` (uint8, ``(n_docs, n_cols)``)."""
         codes = np.ascontiguousarray(codes, dtype=np.uint8)
         n = codes.shape[0]
-        # Every GPU's kernels are launched before any result is read: launches return at
-        # once, so the GPUs count their shares at the same time from one host thread.
-        # (One host thread per GPU, each launching and then reading, measured no faster
-        # than one GPU on two H100s: the reads serialised the launches.)
-        cuts = np.linspace(0, n, len(self.indices) + 1).astype(np.int64)
-        launched = [self._launch(i, codes[a:b])
-                    for i, a, b in zip(self.indices, cuts[:-1], cuts[1:])]
-        parts = [[a.get() for a in out] for out in launched]
+        parts = []
+        for lo, hi in self._rounds(codes):
+            # Every GPU's kernels are launched before any result is read: launches return at
+            # once, so the GPUs count their shares at the same time from one host thread.
+            # (One host thread per GPU, each launching and then reading, measured no faster
+            # than one GPU on two H100s: the reads serialised the launches.)
+            cuts = np.linspace(lo, hi, len(self.indices) + 1).astype(np.int64)
+            launched = [self._launch(i, codes[a:b])
+                        for i, a, b in zip(self.indices, cuts[:-1], cuts[1:])]
+            parts += [[a.get() for a in out] for out in launched]
         n_rules, conf_sum, dig = (np.concatenate([p[k] for p in parts]) for k in range(3))
         return RuleStats(n_rules, conf_sum, dig, np.zeros((n, N_WORK), np.int64))
+
+    def _rounds(self, codes):
+        """``(lo, hi)`` row ranges of ``codes`` of about ``BATCH_ITEMSETS`` candidate itemsets
+        a GPU each (at least one row; one empty range for no rows)."""
+        n = codes.shape[0]
+        if n == 0:
+            return [(0, 0)]
+        model, p = self.model, self.params
+        present = codes != NO_ITEM
+        item = np.where(present, codes.astype(np.int64) + model.col_item_ptr[:-1], 0)
+        m = (present & (model.item_support[item] >= p.min_support)).sum(axis=1)
+        cum = np.cumsum(candidate_itemsets(m, p.max_rule_size).astype(np.float64))
+        per_round = BATCH_ITEMSETS * len(self.indices)
+        bounds = [0]
+        while bounds[-1] < n:
+            lo = bounds[-1]
+            hi = int(np.searchsorted(cum, (cum[lo - 1] if lo else 0.0) + per_round, "right"))
+            bounds.append(min(n, max(hi, lo + 1)))
+        return list(zip(bounds[:-1], bounds[1:]))
 
     def _launch(self, index, codes):
         """Device arrays ``(n_rules, conf_sum, digest)`` of ``codes`` on GPU ``index``, their

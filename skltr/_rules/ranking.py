@@ -18,12 +18,14 @@ same scores bit for bit.
 from __future__ import annotations
 
 import math
+import os
+import time
 from typing import NamedTuple
 
 import numba
 import numpy as np
 
-from .._cpu.combinadic import binomials
+from .._cpu.combinadic import binomials, binomials_float, pair_rank_bounds
 from .._device import Device, resolve_device
 from .._cpu.rules import HASH_PRIME, HASH_SPLITMIX, N_WORK, NO_ITEM, min_counts, rule_stats
 from ..utils._threads import numba_threads
@@ -31,7 +33,8 @@ from .model import RuleModel
 from .scoring import confidence_shift, prior_score, scores
 
 __all__ = ["CPURuleKernels", "RuleDevice", "RuleParams", "RuleStats", "RuleWork",
-           "HASH_KINDS", "doc_tasks", "make_params", "predict_scores",
+           "HASH_KINDS", "BatchSizer", "TaskPlan", "cache_bytes", "candidate_itemsets", "doc_tasks",
+           "itemset_seconds", "make_params", "physical_memory", "predict_scores",
            "resolve_rule_device"]
 
 #: Cache key functions by name (``make_params(hash=...)``); see ``docs/user_guide/
@@ -53,6 +56,22 @@ CPU_CACHE_MIN_WORDS = 1024
 #: Tasks per thread when a call has few documents: a document's pairs are split so that
 #: every thread gets work.
 TASKS_PER_THREAD = 4
+#: A rough cost of a counted itemset on one core, ``ITEMSET_NS + WORD_NS * n_words``
+#: nanoseconds, from the development machine (2-core Xeon, docs/user_guide/rule_ranker.rst):
+#: 31-80 ns at 3-116 words, about 520 ns at 1,235 words (the wide cache study). It sizes the
+#: kernel's tasks and batches, and words the estimates of the itemset limit's messages.
+ITEMSET_NS = 40.0
+WORD_NS = 0.4
+#: Seconds of one thread a task is sized for (at the rough cost above): a document with more
+#: itemsets than that is split into tasks of about that many.
+TASK_SECONDS = 0.01
+#: Seconds a launch of the kernel is sized for: tasks are launched in batches from Python
+#: so that Ctrl-C (KeyboardInterrupt, which a numba kernel cannot see) lands between two
+#: batches. The first batch takes the rough cost above; later ones the rate measured, at
+#: most ``MAX_BATCH_GROWTH`` times the first. Many tasks a thread in a batch keep the
+#: threads' shares even (static scheduling: a batch lasts as long as its slowest thread).
+BATCH_SECONDS = 0.2
+MAX_BATCH_GROWTH = 2.5
 
 
 class RuleParams(NamedTuple):
@@ -182,26 +201,152 @@ def n_items_per_doc(model: RuleModel, codes, min_support):
     return ok.sum(axis=1)
 
 
-def doc_tasks(n_items, max_rule_size, n_threads):
-    """Split every document's pair ranks ``[0, C(m, 2))`` into tasks.
-
-    Returns ``(task_doc, r0, r1)`` (int64), tasks of one document consecutive and in rank
-    order. With at least ``TASKS_PER_THREAD * n_threads`` documents a task is a whole
-    document; with fewer, a document is split into about that many rank ranges so that
-    every thread gets work (one task per document when ``max_rule_size`` is 1).
-    """
+def candidate_itemsets(n_items, max_rule_size):
+    """Itemsets of 1 .. ``max_rule_size`` of ``n_items`` items (an array: each document's),
+    ``sum_k C(m, k)``: what the kernels count for a document with ``m`` items when nothing
+    is pruned (int64, exact; capped at 2**62)."""
     m = np.asarray(n_items, dtype=np.int64)
-    n_docs = m.size
-    pairs = m * (m - 1) // 2 if max_rule_size >= 2 else np.zeros(n_docs, np.int64)
-    want = TASKS_PER_THREAD * n_threads
-    per_doc = 1 if n_docs >= want else -(-want // max(n_docs, 1))
-    chunks = np.clip(np.minimum(per_doc, pairs), 1, None)
-    task_doc = np.repeat(np.arange(n_docs, dtype=np.int64), chunks)
-    first = np.repeat(np.cumsum(chunks) - chunks, chunks)
-    j = np.arange(task_doc.size, dtype=np.int64) - first  # task index within its document
-    n = chunks[task_doc]
-    total = pairs[task_doc]
-    return task_doc, total * j // n, total * (j + 1) // n
+    out = np.zeros(m.shape, dtype=np.int64)
+    K = int(max_rule_size)
+    for v in np.unique(m):
+        v = int(v)
+        total = 2**v - 1 if K >= v else sum(math.comb(v, k) for k in range(1, K + 1))
+        out[m == v] = min(total, 2**62)
+    return out
+
+
+def itemset_seconds(n_itemsets, n_words):
+    """A rough time of one core for ``n_itemsets`` counted itemsets (``ITEMSET_NS``)."""
+    return float(n_itemsets) * (ITEMSET_NS + WORD_NS * n_words) * 1e-9
+
+
+def task_itemsets(n_words):
+    """Itemsets a task is sized for (``TASK_SECONDS`` at the rough cost of an itemset)."""
+    return max(1.0, TASK_SECONDS / itemset_seconds(1, n_words))
+
+
+class BatchSizer:
+    """Itemsets of the next batch of tasks: ``BATCH_SECONDS`` of ``n_threads`` threads at
+    the rough cost of an itemset, then at the rate measured (at least a task a thread, at
+    most ``MAX_BATCH_GROWTH`` times the first batch)."""
+
+    def __init__(self, n_words, n_threads):
+        self.first = n_threads * BATCH_SECONDS / itemset_seconds(1, n_words)
+        self.least = n_threads * task_itemsets(n_words)
+        self.itemsets = self.first
+
+    def update(self, itemsets, seconds):
+        """Record that a batch of ``itemsets`` candidate itemsets took ``seconds``."""
+        if seconds > 1e-3 and itemsets > 0:
+            self.itemsets = min(MAX_BATCH_GROWTH * self.first,
+                                max(self.least, itemsets / seconds * BATCH_SECONDS))
+
+
+class TaskPlan:
+    """How a call's documents split into tasks, and which tasks a batch launches.
+
+    A task is a document and a range ``[r0, r1)`` of its pair ranks with every superset of
+    those pairs (the singletons go with the task at rank 0). A document is split into
+    ``max(per_doc, ceil(itemsets / task_itemsets))`` ranges heading near equal numbers of
+    itemsets (``skltr._cpu.combinadic.pair_rank_bound``), at most one a pair: ``per_doc``
+    is 1 with at least ``TASKS_PER_THREAD * n_threads`` documents, else enough for every
+    thread to get work. Tasks are numbered globally, a document's consecutive in rank order,
+    and are made a batch at a time (:meth:`tasks`), so a heavy call never holds them all.
+    """
+
+    def __init__(self, n_items, max_rule_size, n_threads, task_itemsets=np.inf, binom_f=None):
+        m = np.asarray(n_items, dtype=np.int64)
+        self.m, self.K = m, int(max_rule_size)
+        n_docs = m.size
+        self.pairs = m * (m - 1) // 2 if self.K >= 2 else np.zeros(n_docs, np.int64)
+        k = max(2, min(self.K, int(m.max()) if n_docs else 0))
+        if binom_f is None or binom_f.shape[0] <= (int(m.max()) if n_docs else 0) or \
+                binom_f.shape[1] <= k:
+            binom_f = binomials_float(max(int(m.max()) if n_docs else 0, 2), k)
+        self.binom_f, self.k = binom_f, k
+        # itemsets of 2..K items (headed by pairs) of each document, and with its singletons
+        heads = np.zeros(n_docs) if self.K < 2 else binom_f[m, 2:k + 1].sum(axis=1)
+        self.weight = heads + m
+        want = TASKS_PER_THREAD * n_threads
+        per_doc = 1 if n_docs >= want else -(-want // max(n_docs, 1))
+        by_weight = np.ceil(self.weight / task_itemsets) if np.isfinite(task_itemsets) else 1
+        chunks = np.maximum(per_doc, by_weight)
+        self.chunks = np.clip(np.minimum(chunks, self.pairs), 1, None).astype(np.int64)
+        self.chunk_ptr = np.zeros(n_docs + 1, np.int64)
+        np.cumsum(self.chunks, out=self.chunk_ptr[1:])
+        self.cum_weight = np.zeros(n_docs + 1)
+        np.cumsum(self.weight, out=self.cum_weight[1:])
+        self.task_weight = self.weight / self.chunks
+
+    @property
+    def n_tasks(self) -> int:
+        return int(self.chunk_ptr[-1])
+
+    @property
+    def pair_itemsets(self) -> float:
+        """Itemsets of two or more items of the call's documents (what a cache could hold)."""
+        return float((self.weight - self.m).sum())
+
+    def weight_before(self, g) -> float:
+        """Itemsets of the tasks before global task ``g``."""
+        if g >= self.n_tasks:
+            return float(self.cum_weight[-1])
+        d = int(np.searchsorted(self.chunk_ptr, g, side="right")) - 1
+        return float(self.cum_weight[d] + (g - self.chunk_ptr[d]) * self.task_weight[d])
+
+    def batch_end(self, g0, itemsets, least=1) -> int:
+        """The end of a batch from task ``g0`` heading about ``itemsets`` itemsets, with at
+        least ``least`` tasks (as many as remain)."""
+        n = self.n_tasks
+        target = self.weight_before(g0) + itemsets
+        d = int(np.searchsorted(self.cum_weight[1:], target, side="right"))
+        if d >= self.m.size:
+            g1 = n
+        else:
+            k = int((target - self.cum_weight[d]) // self.task_weight[d])
+            g1 = int(self.chunk_ptr[d]) + min(k, int(self.chunks[d]))
+        return min(n, max(g1, g0 + least))
+
+    def tasks(self, g0, g1):
+        """``(task_doc, r0, r1)`` (int64) of the global tasks ``g0:g1``."""
+        g = np.arange(g0, g1, dtype=np.int64)
+        doc = np.searchsorted(self.chunk_ptr, g, side="right") - 1
+        j = g - self.chunk_ptr[doc]
+        if self.K < 2:
+            zero = np.zeros(g.size, np.int64)
+            return doc, zero, zero.copy()
+        m, parts = self.m[doc], self.chunks[doc]
+        r0, r1 = np.empty(g.size, np.int64), np.empty(g.size, np.int64)
+        pair_rank_bounds(m, self.k, j, parts, self.binom_f, r0)
+        pair_rank_bounds(m, self.k, j + 1, parts, self.binom_f, r1)
+        return doc, r0, r1
+
+
+def doc_tasks(n_items, max_rule_size, n_threads, task_itemsets=np.inf):
+    """Every task of a :class:`TaskPlan`: ``(task_doc, r0, r1)`` (int64), tasks of one
+    document consecutive and in rank order."""
+    plan = TaskPlan(n_items, max_rule_size, n_threads, task_itemsets)
+    return plan.tasks(0, plan.n_tasks)
+
+
+def cache_bytes(model: RuleModel, max_rule_size, cache_size, n_threads) -> int:
+    """Bytes of the CPU kernel's itemset caches: ``n_threads`` tables of
+    ``cache_slots(cache_size)`` slots, a slot holding its size (1 byte), key (8), items
+    (8 a rule item) and level counts (4 a level)."""
+    slots = cache_slots(int(cache_size))
+    if slots <= 1:
+        return 0
+    per_slot = 1 + 8 + 8 * int(max_rule_size) + 4 * model.n_levels
+    return slots * per_slot * int(n_threads)
+
+
+def physical_memory():
+    """Bytes of physical memory of this machine, or None where the OS does not say."""
+    try:
+        pages, page = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):  # no sysconf (Windows), or no such name
+        return None
+    return pages * page if pages > 0 and page > 0 else None
 
 
 class CPURuleKernels:
@@ -227,6 +372,8 @@ class CPURuleKernels:
         self.n_jobs = n_jobs
         n_cols = model.train_codes.shape[1]
         self.binom = binomials(max(n_cols, 2), 2)
+        self.binom_f = binomials_float(max(n_cols, 2),
+                                       max(2, min(int(params.max_rule_size), n_cols)))
         self.min_count = min_counts(model.n_train, params.min_support, params.min_confidence)
 
     @staticmethod
@@ -237,34 +384,51 @@ class CPURuleKernels:
 
     def rule_stats(self, codes) -> RuleStats:
         """The :class:`RuleStats` of the documents whose item codes are ``codes`` (uint8,
-        ``(n_docs, n_cols)``, ``skltr._rules.intervals.transform``)."""
+        ``(n_docs, n_cols)``, ``skltr._rules.intervals.transform``).
+
+        The tasks (:class:`TaskPlan`) are launched in batches of about ``BATCH_SECONDS``, so
+        that a KeyboardInterrupt stops the call between two of them."""
         model, p = self.model, self.params
         codes = np.ascontiguousarray(codes, dtype=np.uint8)
         n_docs, n_levels = codes.shape[0], model.n_levels
+        out = RuleStats(np.zeros((n_docs, n_levels), np.int64),
+                        np.zeros((n_docs, n_levels), np.int64),
+                        np.zeros((n_docs, n_levels), np.uint64),
+                        np.zeros((n_docs, N_WORK), np.int64))
         with numba_threads(self.n_jobs):
             n_threads = numba.get_num_threads()
             m = n_items_per_doc(model, codes, p.min_support)
-            task_doc, r0, r1 = doc_tasks(m, p.max_rule_size, n_threads)
-            n_tasks = task_doc.size
-            out = (np.zeros((n_tasks, n_levels), np.int64),
-                   np.zeros((n_tasks, n_levels), np.int64),
-                   np.zeros((n_tasks, n_levels), np.uint64),
-                   np.zeros((n_tasks, N_WORK), np.int64))
+            per_task = task_itemsets(model.n_words)
+            plan = TaskPlan(m, p.max_rule_size, n_threads, per_task, self.binom_f)
+            # no more slots than the call has itemsets to put in them (at half load)
+            slots = min(p.cache_slots, cache_slots(int(min(2 * plan.pair_itemsets, 2**62))))
+            if slots < p.cache_slots:
+                p = p._replace(cache_slots=slots, cache_shift=64 - int(math.log2(slots))
+                               if slots > 1 else 63)
             work = rule_work(model, p, n_threads)
-            if n_tasks:
+            sizer, g0 = BatchSizer(model.n_words, n_threads), 0
+            while g0 < plan.n_tasks:
+                g1 = plan.batch_end(g0, sizer.itemsets, least=n_threads)
+                task_doc, r0, r1 = plan.tasks(g0, g1)
+                part = tuple(np.zeros((g1 - g0,) + a.shape[1:], a.dtype) for a in out)
+                t = time.perf_counter()
                 rule_stats(model, p, self.min_count, codes, task_doc, r0, r1, self.binom, work,
-                           *out)
-        return RuleStats(*(_sum_by_doc(a, task_doc, n_docs) for a in out))
+                           *part)
+                sizer.update(plan.weight_before(g1) - plan.weight_before(g0),
+                             time.perf_counter() - t)
+                for total, a in zip(out, part):
+                    _add_by_doc(total, task_doc, a)
+                g0 = g1
+        return out
 
 
-def _sum_by_doc(per_task, task_doc, n_docs):
-    """Rows of ``per_task`` summed per document (tasks of a document are consecutive;
-    uint64 sums wrap, as the digests do)."""
-    if per_task.shape[0] == n_docs:
-        return per_task
-    out = np.zeros((n_docs,) + per_task.shape[1:], per_task.dtype)
-    np.add.at(out, task_doc, per_task)
-    return out
+def _add_by_doc(total, task_doc, per_task):
+    """Add the rows of ``per_task`` to their documents' rows of ``total`` (uint64 sums wrap,
+    as the digests do)."""
+    if task_doc.size and (task_doc.size == 1 or (np.diff(task_doc) > 0).all()):
+        total[task_doc] += per_task  # one task a document
+    else:
+        np.add.at(total, task_doc, per_task)
 
 
 class RuleDevice(NamedTuple):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -63,7 +64,9 @@ class OnDemandRuleRanker(BaseRanker):
 
     The work is done at ``predict`` time and grows as ``C(features, max_rule_size)`` per
     document: keep the training set small (LRAR and PROFL reduce it by sampling) and
-    ``max_rule_size`` at 2-3 with many features.
+    ``max_rule_size`` at 2-3 with many features. ``max_itemsets_per_document`` bounds it:
+    ``fit`` warns when documents like the training documents would exceed it, ``predict``
+    refuses them; a running ``predict`` stops within about a second of Ctrl-C.
 
     Parameters
     ----------
@@ -82,13 +85,30 @@ class OnDemandRuleRanker(BaseRanker):
     n_bins : int in [2, 254] or None, default=None
         Most intervals of a feature. ``"quantile"``: the number of bins (None: 10).
         ``"mdl"``: a cap on the accepted cuts, coarsest first (None: no cap, as LRAR).
+    max_itemsets_per_document : int or None, default=100_000_000
+        Most candidate itemsets a document may make: ``sum_{k <= max_rule_size} C(m, k)``
+        for a document with ``m`` items (one per used feature; items held by fewer than
+        ``min_support`` training documents do not count), what the kernel counts when
+        ``min_support`` prunes nothing. ``predict`` and ``rule_stats`` refuse a call
+        (``ValueError``, before any counting) in which a document has more; ``fit`` warns
+        (``UserWarning``) when the training documents have more, since documents like them
+        would be refused. None: no limit. The default is about 3-10 s of one core a
+        document (at 30-100 ns an itemset) and admits PROFL's WEB10K shape with rules of 4
+        items (136 items: 13.6 million itemsets a document) and the shapes of
+        ``benchmarks/ondemand_rules.py``; 10,000 features with rules of 3 items make 1.7e11
+        (hours a document). Lower ``max_rule_size``, select features, or use
+        ``discretization="mdl"`` (which keeps only the features it finds informative) rather
+        than raising it.
     cache_size : int or None, default=None
         Entries of each thread's itemset cache (open addressing, linear probing, keys
         verified), shared by the documents of a ``predict`` call; 0 turns it off. None
         takes the device's default: on the CPU, 65,536 entries from 1,024 bitmap words
         (65,536 training documents) up and off below, where a look-up measured slower
         than the AND + popcount it saves (see the user guide). The scores never depend
-        on it.
+        on it. A slot takes ``9 + 8 * max_rule_size + 4 * n_levels`` bytes, a table
+        ``cache_size`` rounded up to a power of two slots a thread; ``fit`` (and
+        ``predict``) refuse a cache of more than half the machine's physical memory, and a
+        call allocates no more slots than twice the itemsets it can put in them.
     device : {"cpu", "cuda", "cuda:N", "cuda:all", "auto"}, default="cpu"
         Where ``predict`` counts the rules; ``"cuda:all"`` splits the documents over every
         visible GPU (one contiguous share each, counted at the same time). Both devices give
@@ -150,6 +170,7 @@ class OnDemandRuleRanker(BaseRanker):
         "min_confidence": [Interval(Real, 0, 1, closed="both")],
         "discretization": [StrOptions({"mdl", "quantile"})],
         "n_bins": [Interval(Integral, 2, 254, closed="both"), None],
+        "max_itemsets_per_document": [Interval(Integral, 1, None, closed="left"), None],
         "cache_size": [Interval(Integral, 0, None, closed="left"), None],
         "device": [str],
         "n_jobs": [Integral, None],
@@ -159,13 +180,14 @@ class OnDemandRuleRanker(BaseRanker):
     _integer_labels = True  # relevance levels 0, 1, 2, ...: one bitmap each
 
     def __init__(self, *, max_rule_size=3, min_support=1, min_confidence=0.001,
-                 discretization="mdl", n_bins=None, cache_size=None, device="cpu",
-                 n_jobs=None, random_state=None, verbose=0):
+                 discretization="mdl", n_bins=None, max_itemsets_per_document=100_000_000,
+                 cache_size=None, device="cpu", n_jobs=None, random_state=None, verbose=0):
         self.max_rule_size = max_rule_size
         self.min_support = min_support
         self.min_confidence = min_confidence
         self.discretization = discretization
         self.n_bins = n_bins
+        self.max_itemsets_per_document = max_itemsets_per_document
         self.cache_size = cache_size
         self.device = device
         self.n_jobs = n_jobs
@@ -189,6 +211,12 @@ class OnDemandRuleRanker(BaseRanker):
         Returns
         -------
         self
+
+        Warns
+        -----
+        UserWarning
+            When documents like the training documents would make more candidate itemsets
+            than ``max_itemsets_per_document`` (``predict`` would refuse them).
         """
         return super().fit(X, y, qid=qid)
 
@@ -211,7 +239,10 @@ class OnDemandRuleRanker(BaseRanker):
         self.level_doc_ptr_, self.levels_ = train.level_doc_ptr, train.levels
         self.device_ = str(device)
         self._set_model(model)
-        self._params()  # refuses a max_rule_size with too many itemsets, at fit
+        # refuses a max_rule_size with too many itemsets to score, and a cache too big for
+        # this machine, at fit; warns of documents over max_itemsets_per_document
+        params = self._params()
+        self._warn_itemsets(params)
         if self.verbose > 0:
             n_cuts = np.diff(self.cut_ptr_)[self.used_features_]
             mean = n_cuts.mean() + 1 if n_cuts.size else 0.0
@@ -234,9 +265,82 @@ class OnDemandRuleRanker(BaseRanker):
         cache_size = self.cache_size
         if cache_size is None:
             cache_size = self._kernels_class().default_cache_size(self._model)
-        return make_params(self._model, max_rule_size=self.max_rule_size,
-                           min_support=self.min_support, min_confidence=self.min_confidence,
-                           cache_size=cache_size)
+        params = make_params(self._model, max_rule_size=self.max_rule_size,
+                             min_support=self.min_support, min_confidence=self.min_confidence,
+                             cache_size=cache_size)
+        self._check_cache_memory(cache_size)
+        return params
+
+    def _check_cache_memory(self, cache_size):
+        """Refuse an itemset cache of more than half this machine's physical memory."""
+        from .._rules.ranking import cache_bytes, cache_slots, physical_memory  # noqa: PLC0415
+        from ..utils._threads import resolve_n_jobs  # noqa: PLC0415
+
+        n_threads = resolve_n_jobs(self.n_jobs)
+        size = cache_bytes(self._model, self.max_rule_size, cache_size, n_threads)
+        memory = physical_memory()
+        if memory is None or size <= memory // 2:
+            return
+        slots = cache_slots(int(cache_size))
+        default = cache_bytes(self._model, self.max_rule_size, 65536, 1)
+        raise ValueError(
+            f"cache_size={cache_size} makes an itemset cache of {size:,} bytes "
+            f"({_bytes(size)}: {slots:,} slots of {size // (slots * n_threads)} bytes, one "
+            f"table for each of {n_threads} threads), more than half of this machine's "
+            f"{_bytes(memory)} of physical memory. Lower cache_size (the CPU's default, "
+            f"65,536 entries, takes {_bytes(default)} a thread), set it to 0 to turn the "
+            f"cache off, or lower n_jobs.")
+
+    def _itemset_problem(self, n_items, params, what):
+        """The message refusing (or warning of) documents with too many candidate itemsets
+        (``n_items``: each document's usable items), or None when within the limit."""
+        from .._rules.ranking import candidate_itemsets, itemset_seconds  # noqa: PLC0415
+
+        limit = self.max_itemsets_per_document
+        if limit is None or n_items.size == 0:
+            return None
+        counts = candidate_itemsets(n_items, params.max_rule_size)
+        over = np.flatnonzero(counts > limit)
+        if over.size == 0:
+            return None
+        first = int(over[0])
+        count, m = int(counts[first]), int(n_items[first])
+        seconds = itemset_seconds(count, self._model.n_words)
+        hint = ("" if self.discretization == "mdl" else
+                ", use discretization='mdl' (it keeps only the features it finds informative)")
+        return (
+            f"{what(first, over.size)} {m} items that can be in a rule (one per used feature; "
+            f"min_support={self.min_support}), which makes {count:.3g} candidate itemsets of up "
+            f"to max_rule_size={params.max_rule_size} items, more than "
+            f"max_itemsets_per_document={limit} allows: roughly {_duration(seconds)} of one "
+            f"core a document (at the ~{itemset_seconds(1, self._model.n_words) * 1e9:.0f} ns "
+            f"an itemset measured on a development machine; pruning by min_support may skip "
+            f"some). Lower max_rule_size, select fewer features{hint}, or raise min_support; "
+            f"or raise max_itemsets_per_document (None: no limit) to count them anyway "
+            f"(predict stops within about a second of Ctrl-C).")
+
+    def _warn_itemsets(self, params):
+        """Warn at fit when documents like the training documents would be refused."""
+        from .._rules.ranking import n_items_per_doc  # noqa: PLC0415
+
+        m = n_items_per_doc(self._model, self._model.train_codes, params.min_support)
+        message = self._itemset_problem(
+            m[:0] if m.size == 0 else m[np.argmax(m)][None], params,
+            lambda i, n: ("OnDemandRuleRanker: predict will refuse documents like the "
+                          "training documents, which have up to"))
+        if message:
+            warnings.warn(message, UserWarning, stacklevel=5)
+
+    def _check_itemsets(self, codes, params):
+        """Refuse a predict / rule_stats call with a document over the itemset limit."""
+        from .._rules.ranking import n_items_per_doc  # noqa: PLC0415
+
+        m = n_items_per_doc(self._model, codes, params.min_support)
+        message = self._itemset_problem(
+            m, params, lambda i, n: (f"{n} of the {m.size} rows of X would cost too much to "
+                                     f"rank: row {i} has"))
+        if message:
+            raise ValueError(message)
 
     def _intervals(self):
         from .._rules.intervals import Intervals  # noqa: PLC0415
@@ -268,6 +372,7 @@ class OnDemandRuleRanker(BaseRanker):
 
         params = self._params()
         codes = transform(X, self._intervals())
+        self._check_itemsets(codes, params)
         scores, _ = predict_scores(self._model, codes, params, self._kernels(params))
         return scores
 
@@ -292,7 +397,9 @@ class OnDemandRuleRanker(BaseRanker):
         X = check_ranking_X(self, X, reset=False, allow_nan=self._allow_nan,
                             allow_inf=self._allow_inf, ensure_min_samples=0)
         params = self._params()
-        stats = self._kernels(params).rule_stats(transform(X, self._intervals()))
+        codes = transform(X, self._intervals())
+        self._check_itemsets(codes, params)
+        stats = self._kernels(params).rule_stats(codes)
         return stats.n_rules, stats.conf_sum / 2.0 ** params.shift
 
     # ------------------------------------------------------------------ persistence
@@ -355,6 +462,23 @@ class OnDemandRuleRanker(BaseRanker):
             ranker._set_model(build_model(train, ranker._intervals()))
             ranker._params()
         return ranker
+
+
+def _bytes(n):
+    """``n`` bytes in binary units, e.g. ``'3.2 MiB'``."""
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB":
+            return f"{n:.3g} {unit}" if unit != "bytes" else f"{int(n)} bytes"
+        n /= 1024
+
+
+def _duration(seconds):
+    """A rough duration in words: '40 ms', '3.5 s', '12 min', '1.9 hours', '5.1 days'."""
+    for limit, unit, scale in ((1, "ms", 1e-3), (90, "s", 1), (5400, "min", 60),
+                               (172800, "hours", 3600), (np.inf, "days", 86400)):
+        if seconds < limit:
+            value = seconds / scale
+            return f"{value:.0f} {unit}" if value >= 10 else f"{value:.2g} {unit}"
 
 
 def _check_state(s, n_features):

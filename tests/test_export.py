@@ -1,0 +1,394 @@
+"""Export of TreeEnsembles to XGBoost, LightGBM, ONNX and Treelite (issue #32).
+
+What is checked, per target (docs/user_guide/export.rst states the same):
+
+* Routing: for every input the target reads (float32 for XGBoost and its dump, float64 for
+  LightGBM), the exported model reaches the leaf skltr reaches: the exported file converted
+  back with ``skltr.convert`` keeps node numbering, so ``apply`` leaf indices are compared.
+* Scores: the target's own prediction equals skltr's prediction of the same ensemble in the
+  target's arithmetic (XGBoost: float32 leaves, float32 sum -- bit for bit; LightGBM: the
+  float64 sum -- bit for bit); ONNX Runtime within float32 summation (max difference reported).
+* Round trips XGBoost -> skltr -> XGBoost and LightGBM -> skltr -> LightGBM.
+* Refusals: a clear error naming the target, and no file left behind.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from skltr.convert import from_lightgbm, from_sklearn, from_xgboost
+from skltr.trees import NodeFlags, TreeEnsemble
+from skltr.trees._export_common import ExportError
+from skltr.trees._export_xgboost import node_order, xgboost_document, xgboost_dump
+from skltr.trees._traversal import apply
+from strategies_trees import ensembles, inputs
+
+xgb = pytest.importorskip("xgboost")
+lgb = pytest.importorskip("lightgbm")
+
+
+@pytest.fixture(autouse=True)
+def _one_thread(monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+
+
+# --------------------------------------------------------------------------- models
+def _rank_data(rng, n_queries=30, per_query=10, n_features=5, nan_frac=0.1):
+    X = rng.normal(size=(n_queries * per_query, n_features))
+    X[:, 1] = np.round(X[:, 1], 1)  # ties on bin edges
+    X[rng.random(X.shape) < nan_frac] = np.nan
+    y = rng.integers(0, 4, X.shape[0])
+    qid = np.repeat(np.arange(n_queries), per_query)
+    return X, y, qid
+
+
+def _edge_inputs(ens, X, rng):
+    """Rows of X plus rows whose entries sit on every threshold of ``ens`` and one double /
+    float32 step either side, NaN and infinities."""
+    thr = np.unique(ens.threshold[(ens.left >= 0) & ((ens.flags & 1) == 0)])
+    vals = [thr, np.nextafter(thr, np.inf), np.nextafter(thr, -np.inf)]
+    t32 = thr.astype(np.float32)
+    vals += [t32, np.nextafter(t32, np.float32(np.inf)), np.nextafter(t32, np.float32(-np.inf))]
+    pool = np.concatenate([np.asarray(v, dtype=np.float64) for v in vals]
+                          + [[np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-40, -1e-40]])
+    extra = rng.choice(pool, size=(400, X.shape[1]))
+    return np.vstack([X, extra])
+
+
+def _fitted_models():
+    from skltr.ranking import GPUHistGBDTRanker, RankBoostRanker
+
+    rng = np.random.default_rng(1)
+    X, y, qid = _rank_data(rng)
+    out = {
+        "gbdt_leafwise": GPUHistGBDTRanker(n_estimators=15, random_state=0).fit(
+            X, y, qid=qid).ensemble_,
+        "gbdt_depthwise": GPUHistGBDTRanker(n_estimators=10, growth="depthwise", max_depth=4,
+                                            max_leaves=None, random_state=0).fit(
+            X, y, qid=qid).ensemble_,
+        "rankboost": RankBoostRanker(n_estimators=30, random_state=0).fit(
+            X, y, qid=qid).ensemble_,
+    }
+    return out, X
+
+
+def _converted_models():
+    import pandas as pd
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(500, 4))
+    X[:, 3] = rng.integers(0, 40, 500)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    y = np.nan_to_num(X[:, 0]) * 2 + np.nan_to_num(X[:, 3]) % 3 + rng.normal(size=500) * 0.1
+    out = {}
+    out["xgb_numeric"] = from_xgboost(xgb.train(
+        {"max_depth": 4, "nthread": 1, "base_score": 0.3}, xgb.DMatrix(X[:, :3], y), 8))
+    df = pd.DataFrame({f"c{i}": X[:, i] for i in range(3)})
+    codes = np.where(np.isnan(X[:, 3]), -1, np.nan_to_num(X[:, 3])).astype(int)
+    df["cat"] = pd.Categorical.from_codes(codes, categories=list(range(40)))
+    out["xgb_categorical"] = from_xgboost(xgb.train(
+        {"max_depth": 4, "nthread": 1, "max_cat_to_onehot": 1},
+        xgb.DMatrix(df, y, enable_categorical=True), 8))
+    lgb_ds = lgb.Dataset(X, y, categorical_feature=[3], params={"verbose": -1})
+    out["lgb_categorical"] = from_lightgbm(lgb.train(
+        {"num_leaves": 15, "verbose": -1, "num_threads": 1, "min_data_per_group": 5,
+         "cat_smooth": 1}, lgb_ds, 8))
+    out["lgb_numeric"] = from_lightgbm(lgb.train(
+        {"num_leaves": 15, "verbose": -1, "num_threads": 1},
+        lgb.Dataset(X[:, :3], y, params={"verbose": -1}), 8))
+    out["sklearn_hgb"] = from_sklearn(HistGradientBoostingRegressor(
+        max_iter=8, random_state=0).fit(X, y))
+    return out, X
+
+
+@pytest.fixture(scope="module")
+def models():
+    fitted, Xf = _fitted_models()
+    converted, Xc = _converted_models()
+    rng = np.random.default_rng(3)
+    out = {}
+    for name, ens in fitted.items():
+        out[name] = (ens, _edge_inputs(ens, Xf, rng))
+    for name, ens in converted.items():
+        X = Xc[:, :ens.n_features]
+        out[name] = (ens, _edge_inputs(ens, X, rng))
+    return out
+
+
+MODEL_NAMES = ["gbdt_leafwise", "gbdt_depthwise", "rankboost", "xgb_numeric",
+               "xgb_categorical", "lgb_categorical", "lgb_numeric", "sklearn_hgb"]
+
+
+def _cat_safe_rows(ens, X):
+    """Rows without negative values on features of categorical splits (not categories: see
+    the exactness notes of the docs) -- all rows when the model has none."""
+    cat = (ens.left >= 0) & ((ens.flags & NodeFlags.CATEGORICAL) != 0)
+    feats = np.unique(ens.feature[cat])
+    if feats.size == 0:
+        return X
+    bad = np.any(X[:, feats] < 0, axis=1)
+    return X[~bad]
+
+
+def _xgb_leaves(ens, back, X):
+    """Leaves reached in ``back`` (converted from an XGBoost export of ``ens``), in ``ens``'s
+    local numbering (the export renumbers nodes breadth first, see ``node_order``)."""
+    leaves = apply(back, X)
+    for t in range(ens.n_trees):
+        s, e = ens.tree_ptr[t], ens.tree_ptr[t + 1]
+        left, right = ens.left[s:e].copy(), ens.right[s:e].copy()
+        cat = (left >= 0) & ((ens.flags[s:e] & NodeFlags.CATEGORICAL) != 0)
+        swap = cat & ((ens.flags[s:e] & NodeFlags.CAT_SET_RIGHT) == 0)
+        left[swap], right[swap] = right[swap], left[swap]
+        leaves[:, t] = node_order(left, right)[leaves[:, t]]
+    return leaves
+
+
+def _xgb_margin(booster, X32):
+    # inplace_predict reads +-inf as ordinary values (a DMatrix refuses them)
+    return booster.inplace_predict(X32, predict_type="margin", missing=np.nan)
+
+
+def _xgb_arithmetic(ens):
+    """``ens`` evaluated as XGBoost evaluates its export: float32 leaves and sum."""
+    return dataclasses.replace(ens, sum_dtype="float32")
+
+
+# --------------------------------------------------------------------------- XGBoost JSON
+@pytest.mark.parametrize("name", MODEL_NAMES)
+def test_xgboost_export_predicts_like_skltr(models, name, tmp_path):
+    ens, X = models[name]
+    X32 = _cat_safe_rows(ens, X).astype(np.float32)
+    path = tmp_path / "model.json"
+    ens.to_xgboost(path)
+    booster = xgb.Booster(model_file=str(path))
+    margin = _xgb_margin(booster, X32)
+    if ens.n_outputs == 1:
+        margin = margin.reshape(-1)
+    # routing: the file read back keeps node numbers, so leaf indices must agree
+    back = from_xgboost(str(path))
+    np.testing.assert_array_equal(_xgb_leaves(ens, back, X32), apply(ens, X32))
+    # scores: bit for bit the ensemble's in XGBoost's arithmetic
+    np.testing.assert_array_equal(margin, back.predict_raw(X32))
+    if not ens.average_output:
+        np.testing.assert_array_equal(margin, _xgb_arithmetic(ens).predict_raw(X32))
+    # against skltr's own (float64) prediction: float32 rounding of leaves and sum only
+    ref = ens.predict_raw(X32)
+    diff = float(np.max(np.abs(margin - ref))) if X32.size else 0.0
+    print(f"{name}: XGBoost export max |diff| vs skltr float64 predict = {diff:.3g}")
+    assert diff <= 1e-5 * max(1.0, float(np.max(np.abs(ref))))
+
+
+@pytest.mark.parametrize("params,rounds", [
+    ({"objective": "rank:ndcg", "max_depth": 3}, 6),
+    ({"objective": "binary:logistic", "max_depth": 3, "base_score": 0.37}, 6),
+    ({"objective": "multi:softprob", "num_class": 3, "max_depth": 3}, 4),
+    ({"objective": "count:poisson", "max_depth": 3}, 5),
+    ({"objective": "reg:squarederror", "max_depth": 4, "booster": "dart", "rate_drop": 0.3},
+     5),
+])
+def test_xgboost_round_trip(params, rounds, tmp_path):
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(300, 4)).astype(np.float32)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    obj = params["objective"]
+    if obj.startswith("multi"):
+        y = rng.integers(0, 3, 300)
+    elif obj.startswith("binary") or obj.startswith("rank"):
+        y = rng.integers(0, 2, 300)
+    else:
+        y = rng.poisson(2, 300)
+    dm = xgb.DMatrix(X, y)
+    if obj.startswith("rank"):
+        dm.set_group([30] * 10)
+    booster = xgb.train({**params, "nthread": 1, "seed": 0}, dm, rounds)
+    ens = from_xgboost(booster)
+    path = tmp_path / "again.json"
+    ens.to_xgboost(path)
+    again = xgb.Booster(model_file=str(path))
+    dx = xgb.DMatrix(X)
+    np.testing.assert_array_equal(again.predict(dx, output_margin=True),
+                                  booster.predict(dx, output_margin=True))
+    np.testing.assert_array_equal(again.predict(dx), booster.predict(dx))
+    assert json.loads(again.save_config())["learner"]["objective"]["name"] == (
+        obj if obj != "reg:squarederror" else "reg:squarederror")
+
+
+def _unique_leaves(ens):
+    """A copy whose leaf values are distinct small integers and whose arithmetic is plain."""
+    value = np.where(ens.left < 0, np.arange(ens.n_nodes, dtype=np.float64), 0.0)
+    return dataclasses.replace(
+        ens, value=value, tree_weight=np.ones(ens.n_trees), base_score=np.zeros(ens.n_outputs),
+        average_output=False, output_transform="identity", transform_params={},
+        missing_value=math.nan)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_xgboost_routing_hypothesis(data):
+    ens, thr = data.draw(ensembles(max_trees=4, max_splits=8))
+    ens = _unique_leaves(ens)
+    X = data.draw(inputs(ens, thr, max_rows=16))
+    try:
+        doc = xgboost_document(ens)
+    except ExportError as exc:
+        # only the two documented refusals: zero-band nodes and huge categories
+        assert "missing type 'zero'" in str(exc) or "2**24" in str(exc), str(exc)
+        return
+    back = from_xgboost(doc)
+    with np.errstate(over="ignore"):
+        X32 = _cat_safe_rows(ens, X).astype(np.float32)
+    assume(X32.shape[0] > 0)
+    np.testing.assert_array_equal(_xgb_leaves(ens, back, X32), apply(ens, X32))
+    if data.draw(st.integers(0, 4)) == 0:  # now and then, XGBoost itself
+        booster = xgb.Booster(model_file=bytearray(json.dumps(doc).encode()))
+        margin = _xgb_margin(booster, X32)
+        np.testing.assert_array_equal(margin.reshape(back.predict_raw(X32).shape),
+                                      back.predict_raw(X32))
+
+
+def test_xgboost_thresholds_exhaustive_around_edges():
+    """``x <= t`` in double equals ``x < t'`` in float32 for every float32 near t."""
+    from skltr.trees._export_common import float32_lt_thresholds
+
+    rng = np.random.default_rng(5)
+    t = np.concatenate([rng.normal(size=200), rng.normal(size=50).astype(np.float32),
+                        [0.0, -0.0, 1e-40, -1e-40, 3.4e38, -3.4e38, 1.7e308, -1.7e308, 0.1]])
+    for decision in ("<=", "<"):
+        n = t.size
+        ens = TreeEnsemble(tree_ptr=np.arange(0, 3 * n + 1, 3),
+                           feature=np.tile([0, -1, -1], n), threshold=np.repeat(t, 3),
+                           left=np.tile([1, -1, -1], n), right=np.tile([2, -1, -1], n),
+                           value=np.zeros(3 * n), n_features=1, decision=decision)
+        tp = float32_lt_thresholds(ens)[::3]
+        for ti, tpi in zip(t, tp):
+            with np.errstate(over="ignore"):
+                x = np.float32(ti) if np.isfinite(np.float32(ti)) else np.float32(3.4e38)
+            xs, up, lo = [x], x, x
+            for _ in range(40):
+                up = np.nextafter(up, np.float32(np.inf))
+                lo = np.nextafter(lo, np.float32(-np.inf))
+                xs += [up, lo]
+            xs += [np.float32(np.inf), np.float32(-np.inf), np.float32(3.4028235e38)]
+            for xv in xs:
+                want = (float(xv) <= ti) if decision == "<=" else (float(xv) < ti)
+                assert (xv < tpi) == want, (ti, xv, tpi, decision)
+
+
+# --------------------------------------------------------------------------- XGBoost dump
+def _eval_ltr_plugin(dump, X32, names):
+    """The OpenSearch / Elasticsearch LTR plugin's NaiveAdditiveDecisionTree: float features,
+    left when ``threshold > x``, float32 sum from 0, trees weight 1 (XGBoostJsonParser)."""
+    col = {n: i for i, n in enumerate(names)}
+    out = np.zeros(X32.shape[0], dtype=np.float32)
+    for r in range(X32.shape[0]):
+        acc = np.float32(0)
+        for tree in dump:
+            node = tree
+            while "leaf" not in node:
+                thr = np.float32(node["split_condition"])
+                x = X32[r, col[node["split"]]]
+                yes = thr > x
+                node = node["children"][0 if yes else 1]
+            acc = np.float32(acc + np.float32(node["leaf"]))
+        out[r] = acc
+    return out
+
+
+@pytest.mark.parametrize("name", ["gbdt_leafwise", "rankboost", "xgb_numeric", "lgb_numeric"])
+def test_xgboost_dump_matches_xgboost_and_ltr_plugin(models, name, tmp_path):
+    ens, X = models[name]
+    X32 = X.astype(np.float32)
+    names = [f"feat_{i}" for i in range(ens.n_features)]
+    dump = xgboost_dump(ens, feature_names=names)
+    # children[0] is the "yes" node, as the LTR plugin's parser requires
+    def walk(node):
+        if "leaf" in node:
+            return
+        assert node["children"][0]["nodeid"] == node["yes"]
+        assert node["children"][1]["nodeid"] == node["no"]
+        walk(node["children"][0])
+        walk(node["children"][1])
+    for tree in dump:
+        walk(tree)
+    # the dump of the exported JSON model, by XGBoost itself, is the same tree
+    if np.all(ens.base_score == 0):
+        path = tmp_path / "m.json"
+        ens.to_xgboost(path)
+        theirs = [json.loads(t) for t in xgb.Booster(model_file=str(path)).get_dump(
+            dump_format="json")]
+        mine = xgboost_dump(ens)
+
+        def same(a, b):
+            assert set(a) == set(b), (a, b)
+            for k in a:
+                if k == "children":
+                    for ca, cb in zip(a[k], b[k]):
+                        same(ca, cb)
+                elif k in ("split_condition", "leaf"):
+                    assert np.float32(a[k]) == np.float32(b[k]) or (
+                        np.isinf(np.float32(a[k])) and np.isinf(np.float32(b[k])))
+                else:
+                    assert a[k] == b[k], (k, a[k], b[k])
+        for a, b in zip(mine, theirs):
+            same(a, b)
+    # the plugin's arithmetic on finite inputs gives XGBoost's margin (base folded)
+    finite = X32[np.all(np.isfinite(X32), axis=1)]
+    got = _eval_ltr_plugin(dump, finite[:200], names)
+    want = _xgb_arithmetic(ens).predict_raw(finite[:200])
+    np.testing.assert_array_equal(got, want)
+    path = tmp_path / "dump.json"
+    ens.to_xgboost_dump(path, feature_names=names)
+    assert json.loads(path.read_text()) == json.loads(json.dumps(dump))
+
+
+def test_xgboost_dump_base_score_drop(models):
+    ens, X = models["xgb_numeric"]
+    kept = xgboost_dump(ens)
+    dropped = xgboost_dump(ens, base_score="drop")
+    assert kept != dropped
+    with pytest.raises(ValueError, match="base_score"):
+        xgboost_dump(ens, base_score="add")
+
+
+# --------------------------------------------------------------------------- refusals
+def _assert_refused(fn, tmp_path, match):
+    target = tmp_path / "out" / "model.file"
+    target.parent.mkdir(parents=True)
+    with pytest.raises(ExportError, match=match):
+        fn(target)
+    assert os.listdir(target.parent) == []
+
+
+def test_refusals_leave_no_file(models, tmp_path):
+    cat, _ = models["xgb_categorical"]
+    _assert_refused(cat.to_xgboost_dump, tmp_path / "a", "XGBoost JSON dump.*categorical")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    multi = from_xgboost(xgb.train({"objective": "multi:softprob", "num_class": 3,
+                                    "nthread": 1}, xgb.DMatrix(X, rng.integers(0, 3, 200)), 2))
+    _assert_refused(multi.to_xgboost_dump, tmp_path / "b", "XGBoost JSON dump.*3 outputs")
+    scaled = dataclasses.replace(models["gbdt_leafwise"][0], output_transform="sigmoid",
+                                 transform_params={"scale": 2.0})
+    _assert_refused(scaled.to_xgboost, tmp_path / "c", "XGBoost JSON.*transform 'sigmoid'")
+
+
+def test_atomic_write_removes_temp_on_error(tmp_path, monkeypatch):
+    from skltr.trees import _export_common
+
+    def boom(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(_export_common.os, "replace", boom)
+    with pytest.raises(OSError, match="disk full"):
+        _export_common.atomic_write(tmp_path / "m.json", "{}")
+    assert os.listdir(tmp_path) == []

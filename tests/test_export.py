@@ -284,6 +284,34 @@ def test_xgboost_thresholds_exhaustive_around_edges():
                 assert (xv < tpi) == want, (ti, xv, tpi, decision)
 
 
+@pytest.mark.parametrize("precision", ["float64", "float32"])
+@pytest.mark.parametrize("decision", ["<=", "<"])
+def test_double_thresholds_exhaustive_around_edges(precision, decision):
+    """``x <= t'`` in double is the ensemble's test (after rounding x to float32 for a
+    float32-precision ensemble) for every double near t' and near t."""
+    from skltr.trees._export_common import double_le_thresholds
+
+    rng = np.random.default_rng(6)
+    t = np.concatenate([rng.normal(size=150), rng.normal(size=150).astype(np.float32),
+                        [0.0, 3.4e38, -3.4e38, 1e-45, -1e-45, 1e-40, 1e300, -1e300]])
+    n = t.size
+    ens = TreeEnsemble(tree_ptr=np.arange(0, 3 * n + 1, 3), feature=np.tile([0, -1, -1], n),
+                       threshold=np.repeat(t, 3), left=np.tile([1, -1, -1], n),
+                       right=np.tile([2, -1, -1], n), value=np.zeros(3 * n), n_features=1,
+                       decision=decision, precision=precision)
+    tp = double_le_thresholds(ens)[::3]
+    for ti, tpi in zip(t, tp):
+        xs, up, lo = [tpi, ti], tpi, tpi
+        for _ in range(30):
+            up, lo = np.nextafter(up, np.inf), np.nextafter(lo, -np.inf)
+            xs += [up, lo]
+        for x in xs + [np.inf, -np.inf]:
+            with np.errstate(over="ignore"):
+                xr = float(np.float32(x)) if precision == "float32" else x
+            want = (xr <= ti) if decision == "<=" else (xr < ti)
+            assert (x <= tpi) == want, (ti, x, tpi)
+
+
 # --------------------------------------------------------------------------- XGBoost dump
 def _eval_ltr_plugin(dump, X32, names):
     """The OpenSearch / Elasticsearch LTR plugin's NaiveAdditiveDecisionTree: float features,
@@ -410,22 +438,21 @@ def test_lightgbm_export_predicts_like_skltr(models, name, tmp_path):
     ens.to_lightgbm(path)
     booster = lgb.Booster(model_file=str(path))
     X32 = X.astype(np.float32)
-    if ens.precision == "float64":
-        # doubles are compared as doubles: bit for bit on float64 and float32 inputs
+    if ens.sum_dtype == "float64":
+        # bit for bit on float64 and float32 inputs
         for Xi in (X, X32):
             np.testing.assert_array_equal(booster.predict(Xi, raw_score=True),
                                           ens.predict_raw(Xi))
         np.testing.assert_array_equal(booster.predict(X), ens.predict(X))
     else:
-        # XGBoost models round inputs to float32: routing is exact on float32 inputs, the
-        # sum is LightGBM's double sum of the float32 leaves
-        back = from_lightgbm(str(path))
-        got = booster.predict(X32, raw_score=True)
-        np.testing.assert_array_equal(got, back.predict_raw(X32))
-        want = dataclasses.replace(ens, sum_dtype="float64").predict_raw(X32)
-        np.testing.assert_array_equal(got, want)
+        # XGBoost models (inputs rounded to float32, float32 sums): routing is exact on every
+        # input; the sum is LightGBM's double sum of the float32 leaves
+        want = dataclasses.replace(ens, sum_dtype="float64")
+        for Xi in (X, X32):
+            got = booster.predict(Xi, raw_score=True)
+            np.testing.assert_array_equal(got, want.predict_raw(Xi))
         diff = float(np.max(np.abs(got - ens.predict_raw(X32))))
-        print(f"{name}: LightGBM export of a float32 model, max |diff| = {diff:.3g}")
+        print(f"{name}: LightGBM export of a float32-sum model, max |diff| = {diff:.3g}")
         assert diff <= 1e-5 * max(1.0, float(np.max(np.abs(got))))
 
 
@@ -484,9 +511,6 @@ def test_lightgbm_routing_hypothesis(data):
         assert "NaN into its category set" in str(exc), str(exc)
         return
     booster = lgb.Booster(model_str=text)
-    if ens.precision == "float32" or X.dtype == np.float32:
-        with np.errstate(over="ignore"):
-            X = X.astype(np.float32)
     X = _trunc_safe_rows(ens, _not_in_zero_band(_cat_safe_rows(ens, X)))
     assume(X.shape[0] > 0)
     leaves = apply(ens, X) + ens.tree_ptr[:-1]
@@ -531,3 +555,82 @@ def test_lightgbm_refusals(models, tmp_path):
     _assert_refused(sentinel.to_lightgbm, tmp_path / "b", "LightGBM.*-999.0.*missing")
     with pytest.raises(ValueError, match="format"):
         models["gbdt_leafwise"][0].to_lightgbm(tmp_path / "c.txt", format="xml")
+
+
+# --------------------------------------------------------------------------- ONNX
+def _ort_session(model):
+    ort = pytest.importorskip("onnxruntime")
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    return ort.InferenceSession(model.SerializeToString(), so,
+                                providers=["CPUExecutionProvider"])
+
+
+@pytest.mark.parametrize("input_type", ["float32", "float64"])
+@pytest.mark.parametrize("name", [n for n in MODEL_NAMES if "categorical" not in n])
+def test_onnx_export_predicts_like_skltr(models, name, input_type, tmp_path):
+    pytest.importorskip("onnx")
+    ens, X = models[name]
+    X = X.astype(input_type)
+    path = tmp_path / "model.onnx"
+    model = ens.to_onnx(path, input_type=input_type)
+    assert path.read_bytes() == model.SerializeToString()
+    got = _ort_session(model).run(None, {"X": X})[0]
+    want = ens.predict(X).reshape(got.shape)
+    diff = float(np.max(np.abs(got - want)))
+    print(f"{name} ({input_type} input): ONNX Runtime max |diff| vs skltr = {diff:.3g}")
+    # routing is exact: the only differences are float32 rounding of leaves and sums
+    assert diff <= 4e-6 * max(1.0, float(np.max(np.abs(want))))
+    # exact routing, seen through unique leaf values (small integers: exact in float32)
+    uniq = _unique_leaves(ens)
+    got_u = _ort_session(uniq.to_onnx(input_type=input_type, raw_score=True)).run(
+        None, {"X": X})[0]
+    np.testing.assert_array_equal(got_u, uniq.predict_raw(X).reshape(got_u.shape))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), st.sampled_from(["float32", "float64"]))
+def test_onnx_routing_hypothesis(data, input_type):
+    pytest.importorskip("onnx")
+    ens, thr = data.draw(ensembles(max_trees=3, max_splits=8))
+    ens = _unique_leaves(ens)
+    X = data.draw(inputs(ens, thr, max_rows=16))
+    try:
+        model = ens.to_onnx(input_type=input_type)
+    except ExportError as exc:
+        assert "categorical" in str(exc) or "missing type 'zero'" in str(exc), str(exc)
+        return
+    with np.errstate(over="ignore"):
+        X = X.astype(input_type)
+    got = _ort_session(model).run(None, {"X": X})[0]
+    want = ens.predict_raw(X).reshape(got.shape)
+    # leaf ids are < 2**24 and the sum of a few of them is exact in float32
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("objective", ["binary:logistic", "multi:softprob", "count:poisson"])
+def test_onnx_transforms(objective):
+    pytest.importorskip("onnx")
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(300, 4)).astype(np.float32)
+    y = {"binary:logistic": rng.integers(0, 2, 300), "multi:softprob": rng.integers(0, 3, 300),
+         "count:poisson": rng.poisson(2, 300)}[objective]
+    params = {"objective": objective, "nthread": 1, "max_depth": 3}
+    if objective.startswith("multi"):
+        params["num_class"] = 3
+    ens = from_xgboost(xgb.train(params, xgb.DMatrix(X, y), 5))
+    got = _ort_session(ens.to_onnx()).run(None, {"X": X})[0]
+    want = ens.predict(X).reshape(got.shape)
+    np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-7)
+
+
+def test_onnx_refusals(models, tmp_path):
+    pytest.importorskip("onnx")
+    cat, _ = models["lgb_categorical"]
+    _assert_refused(cat.to_onnx, tmp_path / "a", "ONNX.*categorical")
+    scaled = dataclasses.replace(models["gbdt_leafwise"][0], output_transform="sigmoid",
+                                 transform_params={"scale": 2.0})
+    got = _ort_session(scaled.to_onnx()).run(None, {"X": models["gbdt_leafwise"][1].astype(
+        np.float32)})[0][:, 0]
+    np.testing.assert_allclose(got, scaled.predict(models["gbdt_leafwise"][1].astype(
+        np.float32)), rtol=2e-6)

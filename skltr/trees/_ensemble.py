@@ -485,12 +485,12 @@ class TreeEnsemble:
 
         to_lightgbm(self, path, format=format)
 
-    def to_onnx(self, path=None, *, input_type="float32"):
+    def to_onnx(self, path=None, *, input_type="float32", raw_score=False):
         """An ``ai.onnx.ml`` TreeEnsembleRegressor model (needs ``onnx``: ``pip install
         skltr[export-onnx]``), written to ``path`` when given; returns the ModelProto."""
         from ._export_onnx import to_onnx  # noqa: PLC0415 - optional dependency
 
-        return to_onnx(self, path, input_type=input_type)
+        return to_onnx(self, path, input_type=input_type, raw_score=raw_score)
 
     def to_treelite(self):
         """A ``treelite.Model`` (needs ``treelite>=4``) for ``treelite.gtil`` or TL2cgen."""

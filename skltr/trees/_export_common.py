@@ -10,9 +10,9 @@ comparison and input type (see ``docs/user_guide/export.rst``):
   float32 ``x``, ``x < t'`` is then the source's test. ``t'`` may be ``+inf`` (every finite
   value left, ``+inf`` right).
 * double input, ``x <= t'`` (LightGBM, Treelite, ONNX with double input): ``t' = t`` for
-  ``decision="<="`` and the largest double below ``t`` for ``decision="<"``; exact for every
-  double the source reads unrounded (all inputs of a float64-precision ensemble, float32
-  inputs of a float32-precision one).
+  ``decision="<="`` and the largest double below ``t`` for ``decision="<"``; for a
+  float32-precision ensemble (which rounds its input to float32 first) the largest double
+  that rounds below the float32 threshold. Exact for every double input.
 
 Missing values: a target that sends NaN to a per-node default direction represents the
 missing types as follows. ``NAN``: the node's default. ``NONE`` (NaN reads as 0.0): the
@@ -120,7 +120,8 @@ def _first_float32_above(t: np.ndarray, strict: bool) -> np.ndarray:
         f = t.astype(np.float32)
     wide = f.astype(np.float64)
     bump = (wide <= t) if strict else (wide < t)
-    f = np.where(bump, np.nextafter(f, np.float32(np.inf)), f)
+    with np.errstate(over="ignore"):
+        f = np.where(bump, np.nextafter(f, np.float32(np.inf)), f)
     return f.astype(np.float32)
 
 
@@ -134,11 +135,31 @@ def float32_lt_thresholds(ens) -> np.ndarray:
 
 
 def double_le_thresholds(ens) -> np.ndarray:
-    """Thresholds ``t'`` (float64) such that ``x <= t'`` is the ensemble's numeric test for
-    every double it reads unrounded (0 on leaves and categorical nodes)."""
+    """Thresholds ``t'`` (float64) such that, for every double input ``x``, ``x <= t'`` is the
+    ensemble's numeric test (0 on leaves and categorical nodes).
+
+    A float64-precision ensemble keeps ``t`` (``"<="``) or takes the double below it
+    (``"<"``). A float32-precision ensemble rounds ``x`` to float32 first; rounding is
+    monotone, so the doubles it sends left are those up to the largest double whose float32
+    rounding is below ``float32_lt_thresholds``'s ``t32`` (a midpoint between two float32
+    values rounds to the even one).
+    """
     numeric = (ens.left >= 0) & ~_categorical(ens)
     t = np.where(numeric, ens.threshold, 0.0)
-    if ens.decision == "<":
+    if ens.precision == "float32":
+        t32 = float32_lt_thresholds(ens)
+        with np.errstate(over="ignore"):
+            below = np.nextafter(t32, np.float32(-np.inf))
+        two128 = 2.0 ** 128  # where float32 rounding overflows, in double
+        hi = np.where(np.isinf(t32), np.copysign(two128, t32.astype(np.float64)),
+                      t32.astype(np.float64))
+        lo = np.where(np.isinf(below), np.copysign(two128, below.astype(np.float64)),
+                      below.astype(np.float64))
+        mid = lo / 2 + hi / 2  # exact: both are float32 values (or +-2**128)
+        with np.errstate(over="ignore"):
+            mid_left = mid.astype(np.float32) < t32
+        t = np.where(mid_left, mid, np.nextafter(mid, -np.inf))
+    elif ens.decision == "<":
         t = np.nextafter(t, -np.inf)
     return np.where(numeric, t, 0.0)
 
@@ -179,14 +200,16 @@ def tree_roots_per_output(ens) -> np.ndarray:
     return first
 
 
-def folded_copy(ens, *, fold_base: bool, float32: bool):
+def folded_copy(ens, *, fold_base: bool, float32: bool, every_output_a_tree=False):
     """A copy of ``ens`` whose leaf values already hold tree weights and averaging
     (:func:`effective_leaves`) and, with ``fold_base``, the base score of each output added to
     the leaves of that output's first tree (a one-leaf tree is appended for an output without
     trees); ``base_score`` is then 0.
 
-    Folding is exact for the sum: the target starts from 0 and adds ``base + leaf`` first,
-    which is the source's ``base + leaf`` (rounded to float32 when ``float32``).
+    ``every_output_a_tree`` also appends a one-leaf zero tree to every output without trees
+    (for targets that need at least one tree). Folding is exact for the sum: the target
+    starts from 0 and adds ``base + leaf`` first, which is the source's ``base + leaf``
+    (rounded to float32 when ``float32``).
     """
     from ._ensemble import TreeEnsemble  # noqa: PLC0415 - avoid an import cycle
 
@@ -195,29 +218,31 @@ def folded_copy(ens, *, fold_base: bool, float32: bool):
     arrays = {name: getattr(ens, name).copy() for name in
               ("feature", "threshold", "left", "right", "flags", "cat_offset", "cat_nwords")}
     base = ens.base_score.copy()
-    if fold_base and np.any(base != 0):
-        first = tree_roots_per_output(ens)
+    first = tree_roots_per_output(ens)
+    if every_output_a_tree or (fold_base and np.any(base != 0)):
         leaf = ens.left < 0
         tree_of = np.repeat(np.arange(ens.n_trees), np.diff(ens.tree_ptr))
         for k in range(ens.n_outputs):
-            if base[k] == 0:
+            b = base[k] if fold_base else 0.0
+            if first[k] >= 0 and b == 0:
                 continue
             if first[k] >= 0:
                 sel = leaf & (tree_of == first[k])
                 if float32:
-                    value[sel] = (np.float32(base[k]) + value[sel].astype(np.float32)).astype(
+                    value[sel] = (np.float32(b) + value[sel].astype(np.float32)).astype(
                         np.float64)
                 else:
-                    value[sel] = base[k] + value[sel]
+                    value[sel] = b + value[sel]
             else:  # an output without trees: one leaf holding its base
                 tree_ptr = np.append(tree_ptr, tree_ptr[-1] + 1)
                 tree_output = np.append(tree_output, k)
-                value = np.append(value, np.float32(base[k]) if float32 else base[k])
+                value = np.append(value, np.float32(b) if float32 else b)
                 for name, fill in (("feature", -1), ("threshold", 0.0), ("left", -1),
                                    ("right", -1), ("flags", 0), ("cat_offset", 0),
                                    ("cat_nwords", 0)):
                     arrays[name] = np.append(arrays[name], fill)
-        base = np.zeros_like(base)
+        if fold_base:
+            base = np.zeros_like(base)
     if float32:
         value = value.astype(np.float32).astype(np.float64)
     return TreeEnsemble(

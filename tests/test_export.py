@@ -634,3 +634,62 @@ def test_onnx_refusals(models, tmp_path):
         np.float32)})[0][:, 0]
     np.testing.assert_allclose(got, scaled.predict(models["gbdt_leafwise"][1].astype(
         np.float32)), rtol=2e-6)
+
+
+# --------------------------------------------------------------------------- Treelite
+@pytest.mark.parametrize("name", MODEL_NAMES)
+def test_treelite_gtil_predicts_like_skltr(models, name):
+    gtil = pytest.importorskip("treelite.gtil")
+    ens, X = models[name]
+    X = _cat_safe_rows(ens, X)
+    model = ens.to_treelite()
+    want = dataclasses.replace(ens, sum_dtype="float64")  # Treelite sums float64 leaves
+    for input_type in ("float64", "float32"):
+        Xi = X.astype(input_type)
+        got = gtil.predict(model, Xi, nthread=1, pred_margin=True).reshape(
+            ens.predict_raw(Xi).shape)
+        np.testing.assert_array_equal(got, want.predict_raw(Xi))
+        diff = float(np.max(np.abs(got - ens.predict_raw(Xi))))
+        print(f"{name} ({input_type}): Treelite GTIL max |diff| vs skltr = {diff:.3g}")
+        prob = gtil.predict(model, Xi, nthread=1).reshape(got.shape)
+        np.testing.assert_allclose(prob, want.predict(Xi), rtol=1e-6, atol=1e-12)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), st.sampled_from(["float32", "float64"]))
+def test_treelite_routing_hypothesis(data, input_type):
+    gtil = pytest.importorskip("treelite.gtil")
+    ens, thr = data.draw(ensembles(max_trees=3, max_splits=8))
+    ens = _unique_leaves(ens)
+    X = data.draw(inputs(ens, thr, max_rows=16))
+    try:
+        model = ens.to_treelite()
+    except ExportError as exc:
+        assert "missing type 'zero'" in str(exc), str(exc)
+        return
+    with np.errstate(over="ignore"):
+        X = X.astype(input_type)
+    X = _cat_safe_rows(ens, X)
+    cat = (ens.left >= 0) & ((ens.flags & NodeFlags.CATEGORICAL) != 0)
+    if np.any(cat):  # Treelite: categories above 2**24 (float32) are not in any set
+        X = X[~np.any(np.abs(X[:, np.unique(ens.feature[cat])]) >= 2**24, axis=1)]
+    assume(X.shape[0] > 0)
+    got = gtil.predict(model, X, nthread=1, pred_margin=True)
+    want = dataclasses.replace(ens, sum_dtype="float64").predict_raw(X)
+    np.testing.assert_array_equal(got.reshape(want.shape), want)
+
+
+def test_tl2cgen_compiled_c_predicts_like_skltr(models, tmp_path):
+    import shutil
+
+    tl2cgen = pytest.importorskip("tl2cgen")
+    if shutil.which("gcc") is None:
+        pytest.skip("no C compiler (gcc)")
+    ens, X = models["gbdt_leafwise"]
+    lib = tmp_path / "model.so"
+    tl2cgen.export_lib(ens.to_treelite(), toolchain="gcc", libpath=str(lib),
+                       params={"parallel_comp": 1}, nthread=1)
+    predictor = tl2cgen.Predictor(str(lib), nthread=1)
+    X32 = X.astype(np.float32)
+    got = predictor.predict(tl2cgen.DMatrix(X32), pred_margin=True).reshape(-1)
+    np.testing.assert_array_equal(got, ens.predict_raw(X32))

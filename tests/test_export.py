@@ -693,3 +693,56 @@ def test_tl2cgen_compiled_c_predicts_like_skltr(models, tmp_path):
     X32 = X.astype(np.float32)
     got = predictor.predict(tl2cgen.DMatrix(X32), pred_margin=True).reshape(-1)
     np.testing.assert_array_equal(got, ens.predict_raw(X32))
+
+
+# --------------------------------------------------------------------------- estimators
+def test_estimators_export(tmp_path):
+    from sklearn.exceptions import NotFittedError
+
+    from skltr.ranking import GPUHistGBDTRanker, RankBoostRanker
+    from skltr.ranking._quickscorer_predictor import QuickScorerPredictor
+
+    rng = np.random.default_rng(8)
+    X, y, qid = _rank_data(rng, n_queries=20)
+    for est in (GPUHistGBDTRanker(n_estimators=5, random_state=0),
+                RankBoostRanker(n_estimators=10, random_state=0)):
+        with pytest.raises(NotFittedError):
+            est.to_lightgbm(tmp_path / "unfitted.txt")
+        est.fit(X, y, qid=qid)
+        est.to_lightgbm(tmp_path / "m.txt")
+        booster = lgb.Booster(model_file=str(tmp_path / "m.txt"))
+        np.testing.assert_array_equal(booster.predict(X), est.predict(X))
+        est.to_xgboost(tmp_path / "m.json")
+        margin = xgb.Booster(model_file=str(tmp_path / "m.json")).inplace_predict(
+            X.astype(np.float32), predict_type="margin")
+        np.testing.assert_allclose(margin, est.predict(X.astype(np.float32)), rtol=1e-5,
+                                   atol=1e-6)
+        est.to_xgboost_dump(tmp_path / "dump.json")
+        assert len(json.loads((tmp_path / "dump.json").read_text())) == est.ensemble_.n_trees
+        assert est.to_treelite() is not None
+        if pytest.importorskip("onnx"):
+            assert est.to_onnx() is not None
+    booster = xgb.train({"nthread": 1, "max_depth": 3}, xgb.DMatrix(X, y), 4)
+    qs = QuickScorerPredictor.from_model(booster)
+    qs.to_lightgbm(tmp_path / "qs.txt")
+    np.testing.assert_array_equal(
+        lgb.Booster(model_file=str(tmp_path / "qs.txt")).predict(X.astype(np.float32),
+                                                                   raw_score=True),
+        dataclasses.replace(qs.ensemble_, sum_dtype="float64").predict_raw(
+            X.astype(np.float32)))
+
+
+def test_rule_ranker_cannot_export(tmp_path):
+    from skltr.ranking import OnDemandRuleRanker
+
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(60, 3))
+    ranker = OnDemandRuleRanker(max_rule_size=1).fit(X, rng.integers(0, 2, 60),
+                                                      qid=np.repeat(np.arange(6), 10))
+    for method, match in ((ranker.to_xgboost, "XGBoost JSON"),
+                          (ranker.to_xgboost_dump, "XGBoost JSON dump"),
+                          (ranker.to_lightgbm, "LightGBM"), (ranker.to_onnx, "ONNX")):
+        _assert_refused(method, tmp_path / match.replace(" ", "_"),
+                        f"{match}: OnDemandRuleRanker.*no fixed model.*predict time")
+    with pytest.raises(ExportError, match="Treelite: OnDemandRuleRanker"):
+        ranker.to_treelite()

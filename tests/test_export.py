@@ -746,3 +746,47 @@ def test_rule_ranker_cannot_export(tmp_path):
                         f"{match}: OnDemandRuleRanker.*no fixed model.*predict time")
     with pytest.raises(ExportError, match="Treelite: OnDemandRuleRanker"):
         ranker.to_treelite()
+
+
+# --------------------------------------------------------------------------- CLI
+def test_cli_export(tmp_path, capsys):
+    from skltr.cli import main
+
+    rng = np.random.default_rng(10)
+    X = rng.normal(size=(200, 3))
+    y = X[:, 0] + rng.normal(size=200) * 0.1
+    booster = lgb.train({"num_leaves": 7, "verbose": -1, "num_threads": 1},
+                        lgb.Dataset(X, y, params={"verbose": -1}), 5)
+    src = tmp_path / "src.txt"
+    booster.save_model(str(src))
+    for target, name in (("xgboost", "m.json"), ("lightgbm", "m.txt"),
+                         ("lightgbm-json", "m.lgb.json"), ("xgboost-dump", "dump.json")):
+        assert main(["export", str(src), "--to", target, "-o", str(tmp_path / name)]) == 0
+    assert "(xgboost-dump)" in capsys.readouterr().out
+    np.testing.assert_array_equal(
+        lgb.Booster(model_file=str(tmp_path / "m.txt")).predict(X), booster.predict(X))
+    X32 = X.astype(np.float32)
+    xgb_margin = xgb.Booster(model_file=str(tmp_path / "m.json")).inplace_predict(X32)
+    np.testing.assert_allclose(xgb_margin, booster.predict(X32), rtol=1e-5, atol=1e-6)
+    assert main(["export", str(src), "--to", "xgboost-dump", "-o", str(tmp_path / "d2.json"),
+                 "--feature-names", "a,b,c", "--base-score", "drop"]) == 0
+    assert json.loads((tmp_path / "d2.json").read_text())[0]["split"] in ("a", "b", "c")
+    if pytest.importorskip("onnx"):
+        assert main(["export", str(src), "--to", "onnx", "-o", str(tmp_path / "m.onnx")]) == 0
+    # a refused export: one line naming the target and the reason, no file
+    codes = rng.integers(0, 5, 200)
+    cat = from_lightgbm(lgb.train(
+        {"num_leaves": 7, "verbose": -1, "num_threads": 1, "min_data_per_group": 5,
+         "cat_smooth": 1},
+        lgb.Dataset(np.c_[X[:, :2], codes], y + 3 * (codes % 2), categorical_feature=[2],
+                    params={"verbose": -1}), 3))
+    assert np.any((cat.flags & NodeFlags.CATEGORICAL) != 0)
+    cat.save(tmp_path / "cat.json")
+    out_dir = tmp_path / "refused"
+    out_dir.mkdir()
+    capsys.readouterr()
+    assert main(["export", str(tmp_path / "cat.json"), "--to", "xgboost-dump", "-o",
+                 str(out_dir / "dump.json")]) == 2
+    err = capsys.readouterr().err
+    assert "skltr export: error: cannot export to XGBoost JSON dump" in err
+    assert "categorical" in err and os.listdir(out_dir) == []

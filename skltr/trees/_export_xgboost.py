@@ -32,8 +32,9 @@ _TARGET = "XGBoost JSON"
 _DUMP = "XGBoost JSON dump"
 _XGB_VERSION = [3, 0, 0]
 _ROOT_PARENT = 2147483647
-#: a float32 threshold above every finite float32: a decimal that parses to +inf as float32
-#: (and above FLT_MAX as a double), for JSON readers without ``Infinity``.
+#: The threshold +inf (every finite float32 left, +inf right; skltr's "missing versus the
+#: rest" splits): a decimal above FLT_MAX that float32 parsers read as +inf (XGBoost does),
+#: so that the file stays standard JSON.
 _ABOVE_FLT_MAX = 3.4028236e+38
 
 # XGBoost objectives by output transform (link of base_score: identity / logit / log).
@@ -168,7 +169,11 @@ def _tree_arrays(ens, t, thr, dleft, target):
         node = s + int(i)
         in_set, other, nan_in = categorical_sides(ens, node)
         values = node_categories(ens, node)
-        if values.size and values[-1] >= 1 << 24:
+        if values.size == 0:
+            raise ExportError(target, ens._where(node, "is categorical with an empty category "
+                                                       "set, which XGBoost refuses to load")[:-1]
+                              + ".")
+        if values[-1] >= 1 << 24:
             raise ExportError(target, ens._where(node, f"has category {int(values[-1])} in its "
                                                        f"set; XGBoost compares categories "
                                                        f"below 2**24 only")[:-1] + ".")
@@ -217,7 +222,7 @@ def xgboost_document(ens) -> dict:
             "loss_changes": [0.0] * n,
             "parents": [int(v) for v in parents],
             "right_children": [int(v) for v in right],
-            "split_conditions": [_num(v) for v in cond],
+            "split_conditions": [_dump_threshold(v) for v in cond],
             "split_indices": [int(f) for f in feature],
             "split_type": [int(v) for v in split_type],
             "sum_hessian": [0.0] * n,

@@ -54,8 +54,8 @@ def _edge_inputs(ens, X, rng):
     """Rows of X plus rows whose entries sit on every threshold of ``ens`` and one double /
     float32 step either side, NaN and infinities."""
     thr = np.unique(ens.threshold[(ens.left >= 0) & ((ens.flags & 1) == 0)])
-    vals = [thr, np.nextafter(thr, np.inf), np.nextafter(thr, -np.inf)]
     with np.errstate(over="ignore"):
+        vals = [thr, np.nextafter(thr, np.inf), np.nextafter(thr, -np.inf)]
         t32 = thr.astype(np.float32)
         vals += [t32, np.nextafter(t32, np.float32(np.inf)),
                  np.nextafter(t32, np.float32(-np.inf))]
@@ -582,42 +582,64 @@ def _ort_session(model):
                                 providers=["CPUExecutionProvider"])
 
 
+def _integer_categories(ens, X):
+    """Rows whose values on categorical features are integers (or NaN): ONNX's
+    BRANCH_MEMBER compares values, where skltr truncates a fraction to its category."""
+    cat = (ens.left >= 0) & ((ens.flags & NodeFlags.CATEGORICAL) != 0)
+    feats = np.unique(ens.feature[cat])
+    if feats.size == 0:
+        return X
+    v = X[:, feats]
+    with np.errstate(invalid="ignore"):
+        ok = np.isnan(v) | (np.trunc(v) == v)
+    return X[np.all(ok, axis=1)]
+
+
+@pytest.mark.parametrize("ml_opset", [3, 5])
 @pytest.mark.parametrize("input_type", ["float32", "float64"])
-@pytest.mark.parametrize("name", [n for n in MODEL_NAMES if "categorical" not in n])
-def test_onnx_export_predicts_like_skltr(models, name, input_type, tmp_path):
+@pytest.mark.parametrize("name", MODEL_NAMES)
+def test_onnx_export_predicts_like_skltr(models, name, input_type, ml_opset, tmp_path):
     pytest.importorskip("onnx")
     ens, X = models[name]
-    X = X.astype(input_type)
+    if ml_opset == 3 and "categorical" in name:
+        pytest.skip("categorical splits need ml_opset=5 (refusal tested separately)")
+    X = _integer_categories(ens, _cat_safe_rows(ens, X)).astype(input_type)
     path = tmp_path / "model.onnx"
-    model = ens.to_onnx(path, input_type=input_type)
+    model = ens.to_onnx(path, input_type=input_type, ml_opset=ml_opset)
     assert path.read_bytes() == model.SerializeToString()
     got = _ort_session(model).run(None, {"X": X})[0]
     want = ens.predict(X).reshape(got.shape)
     diff = float(np.max(np.abs(got - want)))
-    print(f"{name} ({input_type} input): ONNX Runtime max |diff| vs skltr = {diff:.3g}")
+    print(f"{name} ({input_type} input, ml opset {ml_opset}): ONNX Runtime max |diff| vs "
+          f"skltr = {diff:.3g}")
     # routing is exact: the only differences are float32 rounding of leaves and sums
     assert diff <= 4e-6 * max(1.0, float(np.max(np.abs(want))))
+    if ml_opset == 5 and (ens.sum_dtype == "float32") == (input_type == "float32"):
+        # TreeEnsemble sums in the input's type, in tree order (one thread)
+        np.testing.assert_array_equal(got, want)
     # exact routing, seen through unique leaf values (small integers: exact in float32)
     uniq = _unique_leaves(ens)
-    got_u = _ort_session(uniq.to_onnx(input_type=input_type, raw_score=True)).run(
-        None, {"X": X})[0]
+    got_u = _ort_session(uniq.to_onnx(input_type=input_type, raw_score=True,
+                                      ml_opset=ml_opset)).run(None, {"X": X})[0]
     np.testing.assert_array_equal(got_u, uniq.predict_raw(X).reshape(got_u.shape))
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.data(), st.sampled_from(["float32", "float64"]))
-def test_onnx_routing_hypothesis(data, input_type):
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), st.sampled_from(["float32", "float64"]), st.sampled_from([3, 5]))
+def test_onnx_routing_hypothesis(data, input_type, ml_opset):
     pytest.importorskip("onnx")
     ens, thr = data.draw(ensembles(max_trees=3, max_splits=8))
     ens = _unique_leaves(ens)
     X = data.draw(inputs(ens, thr, max_rows=16))
     try:
-        model = ens.to_onnx(input_type=input_type)
+        model = ens.to_onnx(input_type=input_type, ml_opset=ml_opset)
     except ExportError as exc:
-        assert "categorical" in str(exc) or "missing type 'zero'" in str(exc), str(exc)
+        assert any(m in str(exc) for m in ("categorical", "missing type 'zero'")), str(exc)
         return
     with np.errstate(over="ignore"):
         X = X.astype(input_type)
+    X = _integer_categories(ens, _cat_safe_rows(ens, X))
+    assume(X.shape[0] > 0)
     got = _ort_session(model).run(None, {"X": X})[0]
     want = ens.predict_raw(X).reshape(got.shape)
     # leaf ids are < 2**24 and the sum of a few of them is exact in float32
@@ -642,8 +664,10 @@ def test_onnx_transforms(objective):
 
 def test_onnx_refusals(models, tmp_path):
     pytest.importorskip("onnx")
-    cat, _ = models["lgb_categorical"]
-    _assert_refused(cat.to_onnx, tmp_path / "a", "ONNX.*categorical")
+    cat, X = models["lgb_categorical"]
+    _assert_refused(lambda p: cat.to_onnx(p, ml_opset=3), tmp_path / "a",
+                    "ONNX \\(ai.onnx.ml opset 3\\).*categorical")
+    assert cat.to_onnx().opset_import[1].version == 5  # the default for categorical models
     scaled = dataclasses.replace(models["gbdt_leafwise"][0], output_transform="sigmoid",
                                  transform_params={"scale": 2.0})
     got = _ort_session(scaled.to_onnx()).run(None, {"X": models["gbdt_leafwise"][1].astype(

@@ -38,11 +38,11 @@ class ExportMixin:
         (``format="json"``, read by Vespa)."""
         self._ensemble_to_export().to_lightgbm(path, format=format)
 
-    def to_onnx(self, path=None, *, input_type="float32", raw_score=False):
-        """The model as an ONNX ``TreeEnsembleRegressor`` (needs ``onnx``); written to
-        ``path`` when given."""
+    def to_onnx(self, path=None, *, input_type="float32", raw_score=False, ml_opset=None):
+        """The model as an ONNX tree ensemble (needs ``onnx``); written to ``path`` when
+        given."""
         return self._ensemble_to_export().to_onnx(path, input_type=input_type,
-                                                  raw_score=raw_score)
+                                                  raw_score=raw_score, ml_opset=ml_opset)
 
     def to_treelite(self):
         """The model as a ``treelite.Model`` (needs ``treelite>=4``)."""
@@ -66,7 +66,7 @@ class NoExportMixin:
     def to_lightgbm(self, path, *, format="text") -> None:
         self._refuse("LightGBM")
 
-    def to_onnx(self, path=None, *, input_type="float32", raw_score=False):
+    def to_onnx(self, path=None, *, input_type="float32", raw_score=False, ml_opset=None):
         self._refuse("ONNX")
 
     def to_treelite(self):

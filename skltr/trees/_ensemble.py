@@ -485,12 +485,15 @@ class TreeEnsemble:
 
         to_lightgbm(self, path, format=format)
 
-    def to_onnx(self, path=None, *, input_type="float32", raw_score=False):
-        """An ``ai.onnx.ml`` TreeEnsembleRegressor model (needs ``onnx``: ``pip install
-        skltr[export-onnx]``), written to ``path`` when given; returns the ModelProto."""
+    def to_onnx(self, path=None, *, input_type="float32", raw_score=False, ml_opset=None):
+        """An ONNX model (needs ``onnx``: ``pip install skltr[export-onnx]``), written to
+        ``path`` when given; returns the ModelProto. ``ml_opset=3``: ``ai.onnx.ml``
+        TreeEnsembleRegressor; ``5``: TreeEnsemble (categorical splits; the default for
+        models that have them)."""
         from ._export_onnx import to_onnx  # noqa: PLC0415 - optional dependency
 
-        return to_onnx(self, path, input_type=input_type, raw_score=raw_score)
+        return to_onnx(self, path, input_type=input_type, raw_score=raw_score,
+                       ml_opset=ml_opset)
 
     def to_treelite(self):
         """A ``treelite.Model`` (needs ``treelite>=4``) for ``treelite.gtil`` or TL2cgen."""

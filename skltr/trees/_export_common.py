@@ -30,8 +30,9 @@ import numpy as np
 
 from .._dtypes import NodeFlags
 
-__all__ = ["ExportError", "atomic_write", "check_exportable", "effective_leaves",
-           "float32_lt_thresholds", "double_le_thresholds", "node_default_left",
+__all__ = ["ExportError", "atomic_write", "categorical_sides", "check_category_sets_nonempty",
+           "check_exportable", "double_le_thresholds", "effective_leaves",
+           "float32_lt_thresholds", "folded_copy", "node_categories", "node_default_left",
            "tree_roots_per_output"]
 
 #: LightGBM's ``kZeroThreshold`` (1e-35f) as a double: the band of missing type ZERO.
@@ -94,6 +95,17 @@ def check_exportable(ens, target: str, *, categorical=True, multi_output=True,
     if not average and ens.average_output:
         raise ExportError(target, "the model averages its trees (random-forest mode), which "
                                   f"{target} cannot express.")
+
+
+def check_category_sets_nonempty(ens, target: str) -> None:
+    """Refuse categorical nodes with an empty category set (XGBoost and ONNX Runtime do not
+    load them)."""
+    for node in np.flatnonzero(_categorical(ens)):
+        off, nw = int(ens.cat_offset[node]), int(ens.cat_nwords[node])
+        if not np.any(ens.cat_bitsets[off:off + nw]):
+            raise ExportError(target, ens._where(
+                int(node), f"is categorical with an empty category set, which {target} "
+                           f"does not load")[:-1] + ".")
 
 
 def effective_leaves(ens) -> np.ndarray:

@@ -22,7 +22,8 @@ import numpy as np
 from numba import njit
 
 from .. import _numba_cache  # noqa: F401 - kernel caches outside the package
-from ._export_common import (ExportError, atomic_write, categorical_sides, check_exportable,
+from ._export_common import (ExportError, atomic_write, categorical_sides,
+                             check_category_sets_nonempty, check_exportable,
                              float32_lt_thresholds, folded_copy, node_categories,
                              node_default_left)
 
@@ -127,6 +128,7 @@ def _prepared(ens, target, *, dump=False, base_score="keep"):
             probs = np.asarray(found, dtype=np.float32)
         else:
             fold = True
+    check_category_sets_nonempty(ens, target)
     prepared = folded_copy(ens, fold_base=fold, float32=True)
     if fold and link == "logit":
         probs = np.full(ens.n_outputs, 0.5, dtype=np.float32)
@@ -169,10 +171,6 @@ def _tree_arrays(ens, t, thr, dleft, target):
         node = s + int(i)
         in_set, other, nan_in = categorical_sides(ens, node)
         values = node_categories(ens, node)
-        if values.size == 0:
-            raise ExportError(target, ens._where(node, "is categorical with an empty category "
-                                                       "set, which XGBoost refuses to load")[:-1]
-                              + ".")
         if values[-1] >= 1 << 24:
             raise ExportError(target, ens._where(node, f"has category {int(values[-1])} in its "
                                                        f"set; XGBoost compares categories "

@@ -733,6 +733,14 @@ def test_tl2cgen_compiled_c_predicts_like_skltr(models, tmp_path):
     X32 = X.astype(np.float32)
     got = predictor.predict(tl2cgen.DMatrix(X32), pred_margin=True).reshape(-1)
     np.testing.assert_array_equal(got, ens.predict_raw(X32))
+    # float64 input: TL2cgen's C marks a missing entry by writing the int -1 over the double
+    # (union Entry), so a double whose low 32 bits are all ones reads as missing -- e.g.
+    # 1.2499999999999998, the double below 1.25. Exact on every other double.
+    low_ones = np.any((X.view(np.uint64) & np.uint64(0xFFFFFFFF)) == np.uint64(0xFFFFFFFF),
+                      axis=1)
+    assert np.any(low_ones)  # the edge inputs include such doubles
+    got = predictor.predict(tl2cgen.DMatrix(X[~low_ones]), pred_margin=True).reshape(-1)
+    np.testing.assert_array_equal(got, ens.predict_raw(X[~low_ones]))
 
 
 # --------------------------------------------------------------------------- estimators

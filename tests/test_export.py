@@ -25,8 +25,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from skltr.convert import from_lightgbm, from_sklearn, from_xgboost
-from skltr.trees import NodeFlags, TreeEnsemble
-from skltr.trees._export_common import ExportError, float32_lt_thresholds
+from skltr.trees import ExportError, NodeFlags, TreeEnsemble
+from skltr.trees._export_common import float32_lt_thresholds
 from skltr.trees._export_xgboost import node_order, xgboost_document, xgboost_dump
 from skltr.trees._traversal import apply
 from strategies_trees import ensembles, inputs

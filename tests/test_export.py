@@ -21,7 +21,7 @@ import os
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
 from skltr.convert import from_lightgbm, from_sklearn, from_xgboost
@@ -176,8 +176,14 @@ def _xgb_margin(booster, X32):
 
 
 def _xgb_arithmetic(ens):
-    """``ens`` evaluated as XGBoost evaluates its export: float32 leaves and sum."""
-    return dataclasses.replace(ens, sum_dtype="float32")
+    """``ens`` evaluated as XGBoost evaluates its export: float32 leaves (tree weights folded
+    in, one rounding of the product) and a float32 sum."""
+    from skltr.trees._export_common import effective_leaves
+
+    if ens.average_output:
+        return dataclasses.replace(ens, sum_dtype="float32")
+    return dataclasses.replace(ens, value=effective_leaves(ens), tree_weight=np.ones(ens.n_trees),
+                               sum_dtype="float32")
 
 
 # --------------------------------------------------------------------------- XGBoost JSON
@@ -250,11 +256,11 @@ def _unique_leaves(ens):
         missing_value=math.nan)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_xgboost_routing_hypothesis(data):
-    ens, thr = data.draw(ensembles(max_trees=4, max_splits=8))
-    ens = _unique_leaves(ens)
+    original, thr = data.draw(ensembles(max_trees=4, max_splits=8))
+    ens = _unique_leaves(original)
     X = data.draw(inputs(ens, thr, max_rows=16))
     try:
         doc = xgboost_document(ens)
@@ -272,6 +278,26 @@ def test_xgboost_routing_hypothesis(data):
     if not np.any(np.isinf(float32_lt_thresholds(ens))):
         back = from_xgboost(doc)
         np.testing.assert_array_equal(_xgb_leaves(ens, back, X32), apply(ens, X32))
+    # the drawn ensemble itself (several outputs, base scores, tree weights, transforms, a
+    # missing= sentinel given back at predict time): XGBoost's margin is the ensemble's in
+    # float32 arithmetic, bit for bit
+    full = data.draw(st.sampled_from([dataclasses.replace(original, average_output=False),
+                                      original]))
+    try:
+        full_doc = xgboost_document(full)
+    except ExportError as exc:
+        assert "transform" in str(exc), str(exc)
+        event("full ensemble: refused (transform)")
+        return
+    event(f"full ensemble: {full.n_outputs} output(s), {full.output_transform}, "
+          f"average={full.average_output}")
+    booster = xgb.Booster(model_file=bytearray(json.dumps(full_doc).encode()))
+    margin = booster.inplace_predict(X32, predict_type="margin", missing=full.missing_value)
+    want = _xgb_arithmetic(full).predict_raw(X32)
+    if full.average_output:  # averaging folded into the leaves: one rounding more
+        np.testing.assert_allclose(margin.reshape(want.shape), want, rtol=1e-5, atol=1e-3)
+    else:
+        np.testing.assert_array_equal(margin.reshape(want.shape), want)
 
 
 def test_xgboost_thresholds_exhaustive_around_edges():
@@ -510,14 +536,14 @@ def test_lightgbm_round_trip(params, tmp_path):
     np.testing.assert_array_equal(again.predict(Xt), booster.predict(Xt))
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_lightgbm_routing_hypothesis(data):
     from skltr.trees._export_lightgbm import lightgbm_text
 
-    ens, thr = data.draw(ensembles(max_trees=3, max_splits=8))
-    ens = dataclasses.replace(_unique_leaves(ens), n_outputs=1,
-                              tree_output=np.zeros(ens.n_trees, np.int32),
+    original, thr = data.draw(ensembles(max_trees=3, max_splits=8))
+    ens = dataclasses.replace(_unique_leaves(original), n_outputs=1,
+                              tree_output=np.zeros(original.n_trees, np.int32),
                               base_score=np.zeros(1))
     assume(ens.n_trees > 0)
     X = data.draw(inputs(ens, thr, max_rows=16))
@@ -533,6 +559,37 @@ def test_lightgbm_routing_hypothesis(data):
     for t in range(ens.n_trees):
         got = booster.predict(X, raw_score=True, start_iteration=t, num_iteration=1)
         np.testing.assert_array_equal(got, ens.value[leaves[:, t]])
+    # the drawn ensemble itself (outputs round robin, base scores, tree weights, transforms)
+    _assert_lightgbm_scores_like(original, X)
+
+
+def _assert_lightgbm_scores_like(ens, X):
+    """LightGBM's raw score of the export is the ensemble's float64 sum of its leaves (tree
+    weights folded in), bit for bit; transforms agree."""
+    from skltr.trees._export_common import effective_leaves
+    from skltr.trees._export_lightgbm import lightgbm_text
+
+    if not np.isnan(ens.missing_value):
+        ens = dataclasses.replace(ens, missing_value=math.nan)
+    try:
+        text = lightgbm_text(ens)
+    except ExportError as exc:
+        assert any(m in str(exc) for m in ("transform", "NaN into its category set")), str(exc)
+        event("LightGBM full ensemble: refused")
+        return
+    event(f"LightGBM full ensemble: {ens.n_outputs} output(s), {ens.output_transform}")
+    booster = lgb.Booster(model_str=text)
+    want = dataclasses.replace(ens, value=effective_leaves(ens),
+                               tree_weight=np.ones(ens.n_trees), sum_dtype="float64")
+    got = booster.predict(X, raw_score=True).reshape(want.predict_raw(X).shape)
+    if ens.average_output:  # averaging folded into the leaves: one rounding more
+        want = dataclasses.replace(ens, sum_dtype="float64")
+        np.testing.assert_allclose(got, want.predict_raw(X), rtol=1e-6, atol=1e-6)
+        return
+    np.testing.assert_array_equal(got, want.predict_raw(X))
+    if ens.output_transform in ("identity", "sigmoid", "exp", "softmax"):
+        prob = booster.predict(X).reshape(got.shape)
+        np.testing.assert_array_equal(prob, want.predict(X))
 
 
 def _trunc_safe_rows(ens, X):

@@ -231,30 +231,29 @@ def folded_copy(ens, *, fold_base: bool, float32: bool, every_output_a_tree=Fals
               ("feature", "threshold", "left", "right", "flags", "cat_offset", "cat_nwords")}
     base = ens.base_score.copy()
     first = tree_roots_per_output(ens)
-    if every_output_a_tree or (fold_base and np.any(base != 0)):
+    if fold_base and np.any(base != 0):
         leaf = ens.left < 0
         tree_of = np.repeat(np.arange(ens.n_trees), np.diff(ens.tree_ptr))
-        for k in range(ens.n_outputs):
-            b = base[k] if fold_base else 0.0
-            if first[k] >= 0 and b == 0:
-                continue
-            if first[k] >= 0:
-                sel = leaf & (tree_of == first[k])
-                if float32:
-                    value[sel] = (np.float32(b) + value[sel].astype(np.float32)).astype(
-                        np.float64)
-                else:
-                    value[sel] = b + value[sel]
-            else:  # an output without trees: one leaf holding its base
-                tree_ptr = np.append(tree_ptr, tree_ptr[-1] + 1)
-                tree_output = np.append(tree_output, k)
-                value = np.append(value, np.float32(b) if float32 else b)
-                for name, fill in (("feature", -1), ("threshold", 0.0), ("left", -1),
-                                   ("right", -1), ("flags", 0), ("cat_offset", 0),
-                                   ("cat_nwords", 0)):
-                    arrays[name] = np.append(arrays[name], fill)
-        if fold_base:
-            base = np.zeros_like(base)
+        for k in np.flatnonzero((first >= 0) & (base != 0)):
+            sel = leaf & (tree_of == first[k])
+            if float32:
+                value[sel] = (np.float32(base[k]) + value[sel].astype(np.float32)).astype(
+                    np.float64)
+            else:
+                value[sel] = base[k] + value[sel]
+    # outputs without trees: one leaf holding the base (folded) or 0
+    add = [k for k in range(ens.n_outputs) if first[k] < 0
+           and (every_output_a_tree or (fold_base and base[k] != 0))]
+    for k in add:
+        b = base[k] if fold_base else 0.0
+        tree_ptr = np.append(tree_ptr, tree_ptr[-1] + 1)
+        tree_output = np.append(tree_output, k)
+        value = np.append(value, np.float32(b) if float32 else b)
+        for name, fill in (("feature", -1), ("threshold", 0.0), ("left", -1), ("right", -1),
+                           ("flags", 0), ("cat_offset", 0), ("cat_nwords", 0)):
+            arrays[name] = np.append(arrays[name], fill)
+    if fold_base:
+        base = np.zeros_like(base)
     if float32:
         value = value.astype(np.float32).astype(np.float64)
     return TreeEnsemble(

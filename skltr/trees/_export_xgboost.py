@@ -68,6 +68,11 @@ def _objective(ens):
             return "rank:ndcg", "identity"
         return "reg:squarederror", "identity"
     scale = float(ens.transform_params.get("scale", 1.0))
+    if ens.n_outputs > 1 and not tr.endswith("softmax"):
+        raise ExportError(_TARGET, f"the output transform {tr!r} on {ens.n_outputs} outputs "
+                                   f"has no XGBoost objective (multi-output XGBoost models "
+                                   f"are identity or softmax). Export the raw scores of a "
+                                   f"copy with output_transform='identity'.")
     if tr == "xgb_sigmoid" or (tr == "sigmoid" and scale == 1.0):
         if src_obj in ("reg:logistic", "binary:logistic"):
             return src_obj, "logit"

@@ -922,8 +922,8 @@ def test_export_docs_examples_run(tmp_path, monkeypatch):
        nan_frac=st.sampled_from([0.0, 0.2]), categorical=st.booleans(),
        leaves=st.integers(2, 12))
 def test_fitted_models_export_hypothesis(seed, library, nan_frac, categorical, leaves):
-    """Freshly fitted models of every origin: XGBoost and LightGBM exports route as skltr
-    does and score in their arithmetic, bit for bit."""
+    """Freshly fitted models of every origin: the XGBoost, Treelite, ONNX and LightGBM
+    exports route as skltr does and score in their arithmetic, bit for bit."""
     import pandas as pd
 
     from skltr.ranking import GPUHistGBDTRanker
@@ -962,6 +962,20 @@ def test_fitted_models_export_hypothesis(seed, library, nan_frac, categorical, l
     booster = xgb.Booster(model_file=bytearray(json.dumps(doc).encode()))
     np.testing.assert_array_equal(_xgb_margin(booster, X32),
                                   _xgb_arithmetic(ens).predict_raw(X32))
+    # Treelite (GTIL) and ONNX Runtime on the same inputs
+    gtil = pytest.importorskip("treelite.gtil")
+    want64 = dataclasses.replace(ens, sum_dtype="float64")
+    for Xi in (Xt, X32):
+        got = gtil.predict(ens.to_treelite(), Xi, nthread=1, pred_margin=True)
+        np.testing.assert_array_equal(got.reshape(-1), want64.predict_raw(Xi))
+    pytest.importorskip("onnx")
+    Xo = _integer_categories(ens, Xt)
+    for input_type in ("float32", "float64"):
+        with np.errstate(over="ignore"):
+            Xi = Xo.astype(input_type)
+        uniq = _unique_leaves(ens)
+        got = _ort_session(uniq.to_onnx(input_type=input_type)).run(None, {"X": Xi})[0]
+        np.testing.assert_array_equal(got.reshape(-1), uniq.predict_raw(Xi))
     from skltr.trees._export_lightgbm import lightgbm_text
 
     try:

@@ -11,6 +11,9 @@ accumulator (bit for bit what ``skltr.convert.from_xgboost`` of the file predict
 Categorical nodes: XGBoost sends the categories of the set right, so a node whose set goes
 left (LightGBM, scikit-learn) is written with its children swapped. XGBoost sends negative
 values and values >= 2**24 to the not-in-set side and NaN to the default side.
+
+Nodes are renumbered as XGBoost numbers them (breadth first, siblings on consecutive ids:
+:func:`node_order`); its predictor misroutes trees numbered otherwise.
 """
 
 from __future__ import annotations
@@ -58,7 +61,7 @@ def _log_f32(p):
 
 
 def _objective(ens):
-    """(objective name, base-score link, extra learner params) for ``ens``'s transform."""
+    """(objective name, base-score link) for ``ens``'s output transform."""
     tr, src = ens.output_transform, ens.source
     src_obj = src.get("objective") if src.get("library") == "xgboost" else None
     if tr == "identity":

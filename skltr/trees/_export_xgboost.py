@@ -13,7 +13,9 @@ left (LightGBM, scikit-learn) is written with its children swapped. XGBoost send
 values and values >= 2**24 to the not-in-set side and NaN to the default side.
 
 Nodes are renumbered as XGBoost numbers them (breadth first, siblings on consecutive ids:
-:func:`node_order`); its predictor misroutes trees numbered otherwise.
+:func:`node_order`): XGBoost's CPU predictor takes a numeric node's right child to be
+``LeftChild() + 1`` (``GetNextNode`` in ``src/predictor/predict_fn.h``) whatever
+``right_children`` says.
 """
 
 from __future__ import annotations

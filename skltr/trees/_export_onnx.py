@@ -47,8 +47,8 @@ def onnx_model(ens, *, input_type="float32", raw_score=False, ml_opset=None):
     Exp).
 
     ``ml_opset=3``: ``TreeEnsembleRegressor`` (the widely supported operator; float32 output,
-    no categorical splits). ``ml_opset=5``: ``TreeEnsemble`` (ONNX >= 1.16, ONNX Runtime
-    >= 1.18): output in the input's type, categorical splits as ``BRANCH_MEMBER`` sets.
+    no categorical splits). ``ml_opset=5``: ``TreeEnsemble`` (tested with onnx 1.23 and ONNX
+    Runtime 1.32): output in the input's type, categorical splits as ``BRANCH_MEMBER`` sets.
     Default: 3, or 5 when the model has categorical splits.
     """
     if input_type not in ("float32", "float64"):

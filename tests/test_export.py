@@ -1017,3 +1017,22 @@ def test_xgboost_categorical_round_trip(tmp_path):
     np.testing.assert_array_equal(
         again.inplace_predict(X_codes, predict_type="margin"),
         booster.predict(xgb.DMatrix(df, enable_categorical=True), output_margin=True))
+
+
+def test_sparse_absent_entries_differ_as_documented(tmp_path):
+    """docs: an entry absent from a sparse row is missing to XGBoost and Treelite's GTIL,
+    0.0 to skltr's own models and LightGBM (the model formats cannot record it)."""
+    import scipy.sparse as sp
+
+    ens = TreeEnsemble(tree_ptr=[0, 3], feature=[0, -1, -1], threshold=[0.5, 0, 0],
+                       left=[1, -1, -1], right=[2, -1, -1], value=[0, 1.0, 2.0], n_features=2,
+                       flags=[NodeFlags.MISSING_NAN << NodeFlags.MISSING_SHIFT, 0, 0])
+    X = sp.csr_matrix(np.array([[0.0, 1.0]]))
+    assert ens.predict_raw(X)[0] == 1.0  # absent = 0.0 <= 0.5: left
+    ens.to_xgboost(tmp_path / "m.json")
+    booster = xgb.Booster(model_file=str(tmp_path / "m.json"))
+    assert booster.predict(xgb.DMatrix(X), output_margin=True)[0] == 2.0  # missing: right
+    ens.to_lightgbm(tmp_path / "m.txt")
+    assert lgb.Booster(model_file=str(tmp_path / "m.txt")).predict(X)[0] == 1.0
+    gtil = pytest.importorskip("treelite.gtil")
+    assert gtil.predict(ens.to_treelite(), X, pred_margin=True).ravel()[0] == 2.0

@@ -1036,3 +1036,22 @@ def test_sparse_absent_entries_differ_as_documented(tmp_path):
     assert lgb.Booster(model_file=str(tmp_path / "m.txt")).predict(X)[0] == 1.0
     gtil = pytest.importorskip("treelite.gtil")
     assert gtil.predict(ens.to_treelite(), X, pred_margin=True).ravel()[0] == 2.0
+
+
+def test_lightgbm_export_keeps_pandas_categorical(tmp_path):
+    """A LightGBM model trained on a DataFrame: the export carries pandas_categorical, so
+    LightGBM re-codes a frame whose categories come in another order exactly as before."""
+    import pandas as pd
+
+    rng = np.random.default_rng(12)
+    n = 400
+    df = pd.DataFrame({"x": rng.normal(size=n),
+                       "k": pd.Categorical(rng.choice(["a", "b", "c", "d"], n))})
+    y = df["x"] + (df["k"].cat.codes % 2)
+    booster = lgb.train({"num_leaves": 7, "verbose": -1, "num_threads": 1,
+                         "min_data_per_group": 5, "cat_smooth": 1}, lgb.Dataset(df, y), 5)
+    from_lightgbm(booster).to_lightgbm(tmp_path / "m.txt")
+    again = lgb.Booster(model_file=str(tmp_path / "m.txt"))
+    assert again.pandas_categorical == [["a", "b", "c", "d"]]
+    shuffled = df.assign(k=pd.Categorical(df["k"].astype(str), categories=["d", "c", "b", "a"]))
+    np.testing.assert_array_equal(again.predict(shuffled), booster.predict(shuffled))

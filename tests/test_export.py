@@ -1055,3 +1055,32 @@ def test_lightgbm_export_keeps_pandas_categorical(tmp_path):
     assert again.pandas_categorical == [["a", "b", "c", "d"]]
     shuffled = df.assign(k=pd.Categorical(df["k"].astype(str), categories=["d", "c", "b", "a"]))
     np.testing.assert_array_equal(again.predict(shuffled), booster.predict(shuffled))
+
+
+def test_xgboost_export_keeps_training_categories(tmp_path):
+    """An XGBoost model trained on a DataFrame with string and integer category columns:
+    the export writes the same ``cats`` document, so XGBoost re-codes a frame whose
+    categories come in another order exactly as the original does."""
+    import pandas as pd
+
+    rng = np.random.default_rng(13)
+    n = 300
+    names = ["pear", "apple", "fig", "\u00e9t\u00e9"]
+    df = pd.DataFrame({"x": rng.normal(size=n),
+                       "s": pd.Categorical(rng.choice(names, n), categories=names),
+                       "i": pd.Categorical(rng.choice([30, 10, 20], n))})
+    y = df["x"] + (df["s"].cat.codes % 2) + df["i"].cat.codes
+    booster = xgb.train({"max_depth": 3, "nthread": 1, "max_cat_to_onehot": 1},
+                        xgb.DMatrix(df, y, enable_categorical=True), 3)
+    from_xgboost(booster).to_xgboost(tmp_path / "m.json")
+    mine = json.loads((tmp_path / "m.json").read_text())["learner"]
+    theirs = json.loads(booster.save_raw("json"))["learner"]
+    assert (mine["gradient_booster"]["model"]["cats"]
+            == theirs["gradient_booster"]["model"]["cats"])
+    assert mine["feature_types"] == theirs["feature_types"]
+    again = xgb.Booster(model_file=str(tmp_path / "m.json"))
+    reordered = df.assign(i=df["i"].cat.reorder_categories([30, 20, 10]),
+                          s=df["s"].cat.reorder_categories(names[::-1]))
+    for frame in (df, reordered):
+        dm = xgb.DMatrix(frame, enable_categorical=True)
+        np.testing.assert_array_equal(again.predict(dm), booster.predict(dm))

@@ -27,6 +27,7 @@ import numpy as np
 from numba import njit
 
 from .. import _numba_cache  # noqa: F401 - kernel caches outside the package
+from ._input import XGB_CATEGORY_TYPES
 from ._export_common import (ExportError, atomic_write, categorical_sides,
                              check_category_sets_nonempty, check_exportable,
                              float32_lt_thresholds, folded_copy, node_categories,
@@ -248,8 +249,9 @@ def xgboost_document(ens) -> dict:
     cat_features = sorted({int(f) for f in prepared.feature[
         (prepared.left >= 0) & ((prepared.flags & 1) != 0)]})
     names = list(prepared.feature_names) if prepared.feature_names is not None else []
-    types = (["c" if f in cat_features else "float" for f in range(prepared.n_features)]
-             if names else [])
+    training_cats = prepared.categories or [None] * prepared.n_features
+    types = (["c" if f in cat_features or training_cats[f] is not None else "float"
+              for f in range(prepared.n_features)] if names else [])
     base_text = "[" + ",".join(f"{float(p)!r}" for p in probs) + "]"
     return {
         "learner": {
@@ -258,7 +260,7 @@ def xgboost_document(ens) -> dict:
             "feature_types": types,
             "gradient_booster": {
                 "model": {
-                    "cats": {"enc": [], "feature_segments": [], "sorted_idx": []},
+                    "cats": _cats_document(prepared.categories),
                     "gbtree_model_param": {"num_parallel_tree": "1",
                                            "num_trees": str(n_trees)},
                     "iteration_indptr": indptr,
@@ -278,6 +280,39 @@ def xgboost_document(ens) -> dict:
         },
         "version": _XGB_VERSION,
     }
+
+
+_TYPE_CODES = {name: code for code, name in XGB_CATEGORY_TYPES.items()}
+
+
+def _cats_document(categories) -> dict:
+    """XGBoost's ``model.cats`` (training categories of a DataFrame-trained model, used to
+    re-code a frame's category columns) from ``TreeEnsemble.categories``: per feature, the
+    category values in code order (strings as UTF-8 bytes cut at offsets), the features'
+    segments, and each feature's values' sorting order."""
+    if not categories:
+        return {"enc": [], "feature_segments": [], "sorted_idx": []}
+    enc, segments, sorted_idx = [], [0], []
+    for entry in categories:
+        if entry is None:
+            enc.append({"offsets": [], "values": []})
+            segments.append(segments[-1])
+            continue
+        values = entry["values"]
+        if entry["type"] == "str":
+            # XGBoost holds the UTF-8 bytes as signed chars, and sorts by them
+            raw = [[c - 256 if c > 127 else c for c in v.encode("utf-8", "surrogateescape")]
+                   for v in values]
+            offsets = np.concatenate([[0], np.cumsum([len(b) for b in raw])]).tolist()
+            enc.append({"offsets": [int(o) for o in offsets],
+                        "values": [int(c) for b in raw for c in b]})
+            order = sorted(range(len(raw)), key=lambda i: raw[i])
+        else:
+            enc.append({"type": _TYPE_CODES[entry["type"]], "values": [int(v) for v in values]})
+            order = sorted(range(len(values)), key=lambda i: values[i])
+        sorted_idx += order
+        segments.append(segments[-1] + len(values))
+    return {"enc": enc, "feature_segments": segments, "sorted_idx": sorted_idx}
 
 
 def _objective_block(objective, k):

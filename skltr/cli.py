@@ -560,7 +560,57 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--device", default="cpu", help=_DEVICE_HELP)
     train.add_argument("--quiet", action="store_true", help="no progress bar")
     train.set_defaults(func=run_train)
+    _add_export_command(sub)
     return parser
+
+
+# ---------------------------------------------------------------- skltr export (issue #32)
+_EXPORT_TARGETS = ("lightgbm", "lightgbm-json", "xgboost", "xgboost-dump", "onnx")
+
+
+def run_export(args) -> None:
+    """``skltr export MODEL --to TARGET -o OUT``: write a model file (XGBoost, LightGBM or
+    skltr) in the format a serving system loads (docs/user_guide/export.rst). A refused export
+    (a model the target cannot represent) writes nothing."""
+    from .convert import load_model  # noqa: PLC0415
+
+    ensemble = load_model(args.model)
+    names = args.feature_names.split(",") if args.feature_names else None
+    if names is not None and args.to != "xgboost-dump":
+        raise CommandError("--feature-names applies to --to xgboost-dump only")
+    if args.to == "lightgbm":
+        ensemble.to_lightgbm(args.output)
+    elif args.to == "lightgbm-json":
+        ensemble.to_lightgbm(args.output, format="json")
+    elif args.to == "xgboost":
+        ensemble.to_xgboost(args.output)
+    elif args.to == "xgboost-dump":
+        ensemble.to_xgboost_dump(args.output, base_score=args.base_score,
+                                 feature_names=names)
+    else:
+        ensemble.to_onnx(args.output, input_type=args.input_type)
+    print(f"{args.model} -> {args.output} ({args.to}): {ensemble.n_trees} trees, "
+          f"{ensemble.n_features} features")
+
+
+def _add_export_command(sub) -> None:
+    export = _sub(sub, "export", "write a model file in the format of a serving system "
+                                 "(LightGBM, XGBoost, the XGBoost JSON dump of the OpenSearch / "
+                                 "Elasticsearch LTR plugin and Vespa, ONNX)")
+    export.add_argument("model", help="XGBoost .json/.ubj, LightGBM text, or skltr JSON model")
+    export.add_argument("--to", required=True, choices=_EXPORT_TARGETS,
+                        help="target format: LightGBM text model, LightGBM dump_model() JSON, "
+                             "XGBoost JSON model, XGBoost JSON dump, ONNX")
+    export.add_argument("-o", "--output", required=True, help="output path")
+    export.add_argument("--base-score", default="fold", choices=["fold", "drop"],
+                        help="xgboost-dump: add the base score to the first tree's leaves, "
+                             "or leave it out (a constant shift keeps the ranking)")
+    export.add_argument("--feature-names", default=None,
+                        help="xgboost-dump: comma-separated feature names, as the LTR "
+                             "feature set names them (unset: the model's, else f0, f1, ...)")
+    export.add_argument("--input-type", default="float32", choices=["float32", "float64"],
+                        help="onnx: element type of the model's input")
+    export.set_defaults(func=run_export)
 
 
 def _one_line(exc: BaseException) -> str:

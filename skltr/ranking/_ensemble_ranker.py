@@ -21,6 +21,7 @@ from ..trees._backends import get_backend
 from ..utils._model_io import (ModelFileError, load_document, model_file_errors,
                                 read_document, save_document)
 from ._base import BaseRanker, first_cutoff, jsonable_params, ranker_from_params
+from ._export import ExportMixin
 from ._fitted_state import (fitted_dict, read_evals_result, read_int, read_names,
                             read_numbers, read_str)
 
@@ -79,7 +80,7 @@ def _on(device):
     return cupy.cuda.Device(device.index)
 
 
-class EnsembleRanker(BaseRanker):
+class EnsembleRanker(ExportMixin, BaseRanker):
     """Base of the rankers whose fitted model is one ``TreeEnsemble`` (``ensemble_``).
 
     Subclasses declare ``eval_at`` among their parameters and set the fitted state with

@@ -21,6 +21,7 @@ from .._device import Device, resolve_device
 from ..trees._backends import BACKENDS, get_backend
 from ..utils._model_io import VersionedPickleMixin
 from ._ensemble_ranker import _on, load_gpu_backends
+from ._export import ExportMixin
 from ..utils._qid import group_by_qid
 from ..trees._input import frame_input, is_dataframe
 from ..utils.validation import check_ranking_X
@@ -105,7 +106,7 @@ def _source_has(name):
 CALIBRATION_ROWS = 20_000
 
 
-class QuickScorerPredictor(VersionedPickleMixin, MetaEstimatorMixin, BaseEstimator):
+class QuickScorerPredictor(ExportMixin, VersionedPickleMixin, MetaEstimatorMixin, BaseEstimator):
     """Score a tree ensemble with QuickScorer (or plain traversal), reproducing its predictions.
 
     Parameters

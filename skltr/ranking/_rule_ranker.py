@@ -22,6 +22,7 @@ from ..utils._model_io import (ModelFileError, load_document, make_document,
                                 model_file_errors, read_document, save_document)
 from ..utils.validation import check_ranking_X
 from ._base import BaseRanker, jsonable_params, ranker_from_params
+from ._export import NoExportMixin
 from ._fitted_state import fitted_dict, read_int, read_names, read_str
 
 __all__ = ["OnDemandRuleRanker"]
@@ -47,7 +48,7 @@ def kernels_for(device):
     return CPURuleKernels
 
 
-class OnDemandRuleRanker(BaseRanker):
+class OnDemandRuleRanker(NoExportMixin, BaseRanker):
     """Learning to rank with association rules generated on demand (LRAR; PROFL's kernels).
 
     ``fit`` discretises every feature into intervals (an *item* is a feature's interval) and
@@ -163,6 +164,10 @@ class OnDemandRuleRanker(BaseRanker):
     >>> bool(ranker.score(X_te, y_te, qid=q_te) > 0.6)
     True
     """
+
+    _no_export_reason = ("it has no fixed model to export: it mines rules from the training "
+                         "set for each document at predict time. Export a GBDT or RankBoost "
+                         "ranker instead")
 
     _parameter_constraints = {
         "max_rule_size": [Interval(Integral, 1, None, closed="left")],

@@ -579,6 +579,46 @@ class TreeEnsemble:
         with model_file_errors(path):
             return cls.from_document(load_document(path))
 
+    # ------------------------------------------------------------------ export
+    # Thin entry points; the formats live in the _export_* modules (docs/user_guide/export.rst).
+    def to_xgboost(self, path) -> None:
+        """Write an XGBoost JSON model (``xgboost.Booster(model_file=path)``); routing of
+        float32 inputs is exact, leaves become float32 (:mod:`skltr.trees._export_xgboost`)."""
+        from ._export_xgboost import to_xgboost  # noqa: PLC0415 - loaded on use
+
+        to_xgboost(self, path)
+
+    def to_xgboost_dump(self, path, *, base_score="fold", feature_names=None) -> None:
+        """Write the JSON dump (``get_dump(dump_format="json")`` form) read by the
+        OpenSearch / Elasticsearch LTR plugin and Vespa; ``base_score`` "fold" adds the base
+        score to the first tree's leaves, "drop" leaves it out."""
+        from ._export_xgboost import to_xgboost_dump  # noqa: PLC0415 - loaded on use
+
+        to_xgboost_dump(self, path, base_score=base_score, feature_names=feature_names)
+
+    def to_lightgbm(self, path, *, format="text") -> None:
+        """Write a LightGBM model: ``format="text"`` (``lightgbm.Booster(model_file=path)``)
+        or ``"json"`` (the ``Booster.dump_model()`` document Vespa reads)."""
+        from ._export_lightgbm import to_lightgbm  # noqa: PLC0415 - loaded on use
+
+        to_lightgbm(self, path, format=format)
+
+    def to_onnx(self, path=None, *, input_type="float32", raw_score=False, ml_opset=None):
+        """An ONNX model (needs ``onnx``: ``pip install skltr[export-onnx]``), written to
+        ``path`` when given; returns the ModelProto. ``ml_opset=3``: ``ai.onnx.ml``
+        TreeEnsembleRegressor; ``5``: TreeEnsemble (categorical splits; the default for
+        models that have them)."""
+        from ._export_onnx import to_onnx  # noqa: PLC0415 - optional dependency
+
+        return to_onnx(self, path, input_type=input_type, raw_score=raw_score,
+                       ml_opset=ml_opset)
+
+    def to_treelite(self):
+        """A ``treelite.Model`` (needs ``treelite>=4``) for ``treelite.gtil`` or TL2cgen."""
+        from ._export_treelite import to_treelite  # noqa: PLC0415 - optional dependency
+
+        return to_treelite(self)
+
     def equals(self, other: "TreeEnsemble") -> bool:
         """True when both ensembles are identical, array for array and bit for bit."""
         if not isinstance(other, TreeEnsemble):

@@ -381,7 +381,8 @@ class QuickScorerPredictor(ExportMixin, VersionedPickleMixin, MetaEstimatorMixin
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
         tags.input_tags.sparse = True
-        if self.model is not None:
+        if self.model is not None and hasattr(self.model, "__sklearn_tags__"):
+            # a scikit-learn-style estimator; a fitted Booster or TreeEnsemble has no tags
             from sklearn.utils import get_tags  # noqa: PLC0415
 
             inner = get_tags(self.model).input_tags

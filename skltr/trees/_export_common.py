@@ -23,14 +23,13 @@ comparison anyway; otherwise the export is refused.
 
 from __future__ import annotations
 
-import os
-import tempfile
 
 import numpy as np
 
 from .._dtypes import NodeFlags
+from ..utils._atomic import atomic_write
 
-__all__ = ["ExportError", "atomic_write", "categorical_sides", "check_category_sets_nonempty",
+__all__ = ["ExportError", "write_file", "categorical_sides", "check_category_sets_nonempty",
            "check_exportable", "double_le_thresholds", "effective_leaves",
            "float32_lt_thresholds", "folded_copy", "node_categories", "node_default_left",
            "tree_roots_per_output"]
@@ -48,24 +47,13 @@ class ExportError(ValueError):
         self.reason = reason
 
 
-def atomic_write(path, data) -> None:
-    """Write ``data`` (str or bytes) to ``path`` through a temporary file in the same folder
-    and ``os.replace``: readers never see a partial file; the temporary file is removed on
-    any error."""
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
+def write_file(path, data) -> None:
+    """Write ``data`` (str or bytes) to ``path`` atomically
+    (:func:`skltr.utils._atomic.atomic_write`): readers never see a partial file, and a
+    failed export leaves no file behind."""
     payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
-    fd, tmp = tempfile.mkstemp(prefix=".skltr-export-", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    with atomic_write(path, "wb") as fh:
+        fh.write(payload)
 
 
 def _categorical(ens) -> np.ndarray:

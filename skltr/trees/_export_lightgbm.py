@@ -22,7 +22,7 @@ import json
 
 import numpy as np
 
-from ._export_common import (ExportError, atomic_write, categorical_sides, check_exportable,
+from ._export_common import (ExportError, write_file, categorical_sides, check_exportable,
                              double_le_thresholds, folded_copy, node_categories)
 
 __all__ = ["lightgbm_model", "lightgbm_text", "lightgbm_json", "to_lightgbm"]
@@ -240,4 +240,4 @@ def to_lightgbm(ens, path, *, format="text") -> None:
     else:
         raise ValueError(f"format={format!r}; expected 'text' (LightGBM model file) or 'json' "
                          f"(Booster.dump_model() document).")
-    atomic_write(path, data)
+    write_file(path, data)

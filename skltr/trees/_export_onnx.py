@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._dtypes import NodeFlags
-from ._export_common import (ExportError, atomic_write, categorical_sides,
+from ._export_common import (ExportError, write_file, categorical_sides,
                              check_category_sets_nonempty, check_exportable,
                              double_le_thresholds, float32_lt_thresholds, folded_copy,
                              node_categories, node_default_left)
@@ -215,5 +215,5 @@ def to_onnx(ens, path=None, *, input_type="float32", raw_score=False, ml_opset=N
     """The ONNX model of ``ens`` (see :func:`onnx_model`), written to ``path`` when given."""
     model = onnx_model(ens, input_type=input_type, raw_score=raw_score, ml_opset=ml_opset)
     if path is not None:
-        atomic_write(path, model.SerializeToString())
+        write_file(path, model.SerializeToString())
     return model

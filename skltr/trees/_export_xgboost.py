@@ -28,7 +28,7 @@ from numba import njit
 
 from .. import _numba_cache  # noqa: F401 - kernel caches outside the package
 from ._input import XGB_CATEGORY_TYPES
-from ._export_common import (ExportError, atomic_write, categorical_sides,
+from ._export_common import (ExportError, write_file, categorical_sides,
                              check_category_sets_nonempty, check_exportable,
                              float32_lt_thresholds, folded_copy, node_categories,
                              node_default_left)
@@ -376,10 +376,10 @@ def xgboost_dump(ens, *, base_score="fold", feature_names=None) -> list:
 def to_xgboost(ens, path) -> None:
     """Write ``ens`` as an XGBoost JSON model file (``xgboost.Booster(model_file=path)``)."""
     doc = xgboost_document(ens)  # all checks before the file is touched
-    atomic_write(path, json.dumps(doc))
+    write_file(path, json.dumps(doc))
 
 
 def to_xgboost_dump(ens, path, *, base_score="fold", feature_names=None) -> None:
     """Write ``ens`` as an XGBoost JSON dump (a JSON array of trees)."""
-    atomic_write(path, json.dumps(xgboost_dump(ens, base_score=base_score,
+    write_file(path, json.dumps(xgboost_dump(ens, base_score=base_score,
                                               feature_names=feature_names), indent=1))

@@ -579,6 +579,7 @@ def _convert_trees(trees, first_index: int) -> dict:
     """Per-node arrays of all ``trees`` concatenated (see the module docstring)."""
     sizes = np.empty(len(trees), dtype=np.int64)
     lefts, rights, feats, conds, dlefts, stypes = [], [], [], [], [], []
+    covers = []  # sum_hessian per node (TreeSHAP's cover); None where a tree lacks it
     cat_nodes = []  # (global node, categories)
     offset = 0
     for i, tree in enumerate(trees):
@@ -602,10 +603,14 @@ def _convert_trees(trees, first_index: int) -> dict:
         arrays = [np.asarray(a) for a in arrays]
         if n == 0 or any(a.size != n for a in arrays) or right.size != n:
             raise ValueError(f"tree {t}: empty or unequal node arrays; the file is corrupt.")
+        hess = tree.get("sum_hessian")
+        hess = None if hess is None or len(hess) != n else np.asarray(hess, dtype=np.float64)
         order = None
         if int(tp.get("num_deleted", 0) or 0) > 0:
             left, right, order = _compact(left, right)
             arrays = [a[order] for a in arrays]
+            hess = None if hess is None else hess[order]
+        covers.append(hess)
         lefts.append(left)
         rights.append(right)
         feats.append(arrays[0].astype(np.int64))
@@ -693,8 +698,18 @@ def _convert_trees(trees, first_index: int) -> dict:
         "cat_offset": cat_offset,
         "cat_nwords": cat_nwords,
         "cat_bitsets": (np.concatenate(words) if words else np.zeros(0, dtype=np.uint32)),
+        "cover": _covers(covers),
         "max_feature": int(feature[internal].max()) if np.any(internal) else -1,
     }
+
+
+def _covers(covers):
+    """The trees' ``sum_hessian`` as one cover array, or None when a tree lacks it or holds a
+    value that is not a finite number >= 0 (a model without cover statistics)."""
+    if not covers or any(c is None for c in covers):
+        return None
+    cover = np.concatenate(covers)
+    return cover if np.all(np.isfinite(cover) & (cover >= 0)) else None
 
 
 def _locate(tree_ptr, global_node: int):

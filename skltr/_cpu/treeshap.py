@@ -162,20 +162,35 @@ def extend(w, z, o, k):
 
 
 @njit(inline="always", cache=True)
-def unwound_sum(w, k, zi, oi):
+def unwound_sum(w, k, zi, oi, ratios):
     """UNWOUNDSUM: the sum of the weights of a path of depth ``k`` without an element of
-    fractions ``(zi, oi)``."""
+    fractions ``(zi, oi)``; ``oi`` is 0 or 1. ``ratios`` (:func:`unwind_ratios`) replaces
+    the divisions of the textbook loop by products."""
     total = 0.0
     if oi != 0.0:
         nxt = w[k]
         for j in range(k - 1, -1, -1):
-            tmp = nxt * (k + 1) / ((j + 1) * oi)
+            tmp = nxt * ratios[0, k, j]
             total += tmp
-            nxt = w[j] - tmp * zi * (k - j) / (k + 1)
+            nxt = w[j] - tmp * zi * ratios[1, k, j]
     elif zi != 0.0:
+        inv_z = 1.0 / zi
         for j in range(k - 1, -1, -1):
-            total += w[j] / zi / ((k - j) / (k + 1))
+            total += w[j] * inv_z * ratios[2, k, j]
     return total
+
+
+@njit(cache=True)
+def unwind_ratios(max_k):
+    """``[0, k, j] = (k + 1) / (j + 1)``, ``[1, k, j] = (k - j) / (k + 1)``,
+    ``[2, k, j] = (k + 1) / (k - j)`` for ``0 <= j < k <= max_k``."""
+    r = np.zeros((3, max_k + 1, max_k + 1), np.float64)
+    for k in range(max_k + 1):
+        for j in range(k):
+            r[0, k, j] = (k + 1) / (j + 1)
+            r[1, k, j] = (k - j) / (k + 1)
+            r[2, k, j] = (k + 1) / (k - j)
+    return r
 
 
 @njit(inline="always", cache=True)
@@ -225,6 +240,7 @@ def treeshap_contribs(X, tree_ptr, feature, threshold, left, flags, cat_offset, 
         z = np.empty(max_elems + 1, np.float64)
         o = np.empty(max_elems + 1, np.float64)
         w = np.empty(max_elems + 2, np.float64)
+        ratios = unwind_ratios(max_elems)
         for row in range(ch * chunk, min(n_samples, (ch + 1) * chunk)):
             for t in range(n_trees):
                 p0 = tree_path_ptr[t]
@@ -245,7 +261,7 @@ def treeshap_contribs(X, tree_ptr, feature, threshold, left, flags, cat_offset, 
                     v = path_value[p]
                     q = path_output[p]
                     for i in range(k):
-                        s = unwound_sum(w, k, z[i], o[i])
+                        s = unwound_sum(w, k, z[i], o[i], ratios)
                         out[row, q, elem_feature[e0 + i]] += s * (o[i] - z[i]) * v
 
 
@@ -272,6 +288,7 @@ def treeshap_interactions(X, tree_ptr, feature, threshold, left, flags, cat_offs
         o2 = np.empty(max_elems + 1, np.float64)
         w2 = np.empty(max_elems + 2, np.float64)
         phi = np.zeros((n_outputs, nf + 1), np.float64)
+        ratios = unwind_ratios(max_elems)
         for row in range(ch * chunk, min(n_samples, (ch + 1) * chunk)):
             phi[:, :] = 0.0
             for t in range(n_trees):
@@ -293,7 +310,7 @@ def treeshap_interactions(X, tree_ptr, feature, threshold, left, flags, cat_offs
                     v = path_value[p]
                     q = path_output[p]
                     for i in range(k):
-                        s = unwound_sum(w, k, z[i], o[i])
+                        s = unwound_sum(w, k, z[i], o[i], ratios)
                         phi[q, elem_feature[e0 + i]] += s * (o[i] - z[i]) * v
                     for c in range(k):  # condition on element c: drop it, scale the rest
                         scale = 0.5 * (o[c] - z[c]) * v
@@ -310,7 +327,7 @@ def treeshap_interactions(X, tree_ptr, feature, threshold, left, flags, cat_offs
                         m = 0
                         for i in range(k):
                             if i != c:
-                                s = unwound_sum(w2, k - 1, z2[m], o2[m])
+                                s = unwound_sum(w2, k - 1, z2[m], o2[m], ratios)
                                 out[row, q, fc, elem_feature[e0 + i]] += (
                                     s * (o2[m] - z2[m]) * scale)
                                 m += 1

@@ -180,6 +180,17 @@ def unwound_sum(w, k, zi, oi, ratios):
     return total
 
 
+@njit(inline="always", cache=True)
+def unwound_sum_absent(w, k, ratios):
+    """``z * UNWOUNDSUM`` of an element with ``o = 0``: the same for every such element of
+    the path (the sum is ``(1 / z) * sum_j w[j] (k + 1) / (k - j)``), so an absent element
+    adds ``-unwound_sum_absent * value`` whatever its ``z``."""
+    total = 0.0
+    for j in range(k - 1, -1, -1):
+        total += w[j] * ratios[2, k, j]
+    return total
+
+
 @njit(cache=True)
 def unwind_ratios(max_k):
     """``[0, k, j] = (k + 1) / (j + 1)``, ``[1, k, j] = (k - j) / (k + 1)``,
@@ -260,9 +271,15 @@ def treeshap_contribs(X, tree_ptr, feature, threshold, left, flags, cat_offset, 
                     extend(w, z, o, k)
                     v = path_value[p]
                     q = path_output[p]
+                    absent = np.nan
                     for i in range(k):
-                        s = unwound_sum(w, k, z[i], o[i], ratios)
-                        out[row, q, elem_feature[e0 + i]] += s * (o[i] - z[i]) * v
+                        if o[i] == 0.0:
+                            if absent != absent:
+                                absent = -unwound_sum_absent(w, k, ratios) * v
+                            out[row, q, elem_feature[e0 + i]] += absent
+                        else:
+                            s = unwound_sum(w, k, z[i], 1.0, ratios)
+                            out[row, q, elem_feature[e0 + i]] += s * (1.0 - z[i]) * v
 
 
 @njit(parallel=True, cache=True)
@@ -309,9 +326,15 @@ def treeshap_interactions(X, tree_ptr, feature, threshold, left, flags, cat_offs
                     extend(w, z, o, k)
                     v = path_value[p]
                     q = path_output[p]
+                    absent = np.nan
                     for i in range(k):
-                        s = unwound_sum(w, k, z[i], o[i], ratios)
-                        phi[q, elem_feature[e0 + i]] += s * (o[i] - z[i]) * v
+                        if o[i] == 0.0:
+                            if absent != absent:
+                                absent = -unwound_sum_absent(w, k, ratios) * v
+                            phi[q, elem_feature[e0 + i]] += absent
+                        else:
+                            s = unwound_sum(w, k, z[i], 1.0, ratios)
+                            phi[q, elem_feature[e0 + i]] += s * (1.0 - z[i]) * v
                     for c in range(k):  # condition on element c: drop it, scale the rest
                         scale = 0.5 * (o[c] - z[c]) * v
                         if scale == 0.0:
@@ -324,12 +347,18 @@ def treeshap_interactions(X, tree_ptr, feature, threshold, left, flags, cat_offs
                                 m += 1
                         extend(w2, z2, o2, k - 1)
                         fc = elem_feature[e0 + c]
+                        absent = np.nan
                         m = 0
                         for i in range(k):
                             if i != c:
-                                s = unwound_sum(w2, k - 1, z2[m], o2[m], ratios)
-                                out[row, q, fc, elem_feature[e0 + i]] += (
-                                    s * (o2[m] - z2[m]) * scale)
+                                if o2[m] == 0.0:
+                                    if absent != absent:
+                                        absent = -unwound_sum_absent(w2, k - 1, ratios) * scale
+                                    out[row, q, fc, elem_feature[e0 + i]] += absent
+                                else:
+                                    s = unwound_sum(w2, k - 1, z2[m], 1.0, ratios)
+                                    out[row, q, fc, elem_feature[e0 + i]] += (
+                                        s * (1.0 - z2[m]) * scale)
                                 m += 1
             for q in range(n_outputs):
                 for f in range(nf):

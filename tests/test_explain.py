@@ -83,9 +83,13 @@ def run_xgboost(device):
         ({"max_depth": 3, "objective": "multi:softprob", "num_class": 3}, {},
          np.digitize(y, [0.0, 2.0]).astype(float)),
         ({"max_depth": 5}, {"missing": -999.0}, y),
+        ({"max_depth": 6, "objective": "rank:ndcg"}, {}, np.digitize(y, [0.0, 1.0, 3.0])),
     ]
+    qid = np.repeat(np.arange(20), 20)
     for params, dm_kw, label in cases:
-        booster = xgb.train({**params, "seed": 0}, xgb.DMatrix(X, label, **dm_kw), 15)
+        train_kw = {"qid": qid} if params.get("objective") == "rank:ndcg" else {}
+        booster = xgb.train({**params, "seed": 0},
+                            xgb.DMatrix(X, label, **dm_kw, **train_kw), 15)
         ens = to_tree_ensemble(booster)
         if "missing" in dm_kw:
             from skltr.convert import from_xgboost
@@ -157,7 +161,7 @@ def run_lightgbm(device):
 def run_sklearn(device):
     shap = pytest.importorskip("shap")
     from sklearn.ensemble import (GradientBoostingRegressor, HistGradientBoostingRegressor,
-                                  RandomForestRegressor)
+                                  RandomForestClassifier, RandomForestRegressor)
     from sklearn.tree import DecisionTreeRegressor
 
     from skltr.convert import to_tree_ensemble
@@ -178,6 +182,15 @@ def run_sklearn(device):
                                 np.full(len(X), float(np.ravel(explainer.expected_value)[0]))])
         name = type(model).__name__
         worst[name] = _rel_close(ens.predict_contribs(X, device=device), want, what=name)
+    # a multi-class forest: one output per class (probabilities), shap's (n, features, class)
+    model = RandomForestClassifier(n_estimators=8, max_depth=5, random_state=0).fit(
+        X, np.digitize(y, [0.0, 2.0]))
+    explainer = shap.TreeExplainer(model)
+    values = np.asarray(explainer.shap_values(X, check_additivity=False))
+    base = np.broadcast_to(np.ravel(explainer.expected_value), (len(X), 3))
+    want = np.concatenate([np.moveaxis(values, 2, 1), base[:, :, None]], axis=2)
+    got = to_tree_ensemble(model).predict_contribs(X, device=device)
+    worst["RandomForestClassifier"] = _rel_close(got, want, what="forest classifier")
     return worst
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import cupy
 import numpy as np
 
+from .._cpu.treeshap import unwind_ratios
 from ..trees._shap import check_explainable, register_gpu, shap_paths
 from ._compile import EXACT_FLOAT32, blocks, module
 from .traversal import device_input
@@ -45,6 +46,9 @@ ROWS_PER_LAUNCH = 16384
 #: Threads a launch aims for (tree chunks = this / rows, at most the number of trees):
 #: 132 SMs x 2,048 resident threads.
 TARGET_THREADS = 132 * 2048
+#: Longest path (distinct features) whose loops are unrolled (registers instead of local
+#: memory): XGBoost depth <= 12; LightGBM's deep 255-leaf trees take the dynamic loops.
+UNROLL_MAX_K = 12
 #: Rows per launch of the interaction kernel (its accumulator is (features + 1)**2 per row).
 INTERACTION_ROWS_PER_LAUNCH = 1024
 
@@ -107,49 +111,70 @@ __device__ __forceinline__ void tree_hot(const Forest& F, const XT* x, int t, do
     }
 }
 
+// With MAX_K <= UNROLL_MAX_K every loop over a path's elements is unrolled to MAX_K
+// iterations, guarded by the path's length k: all indices are then compile-time constants and
+// z, o, w live in registers (the dynamic loops keep them in local memory). ``ratios`` is the
+// CPU's table (skltr._cpu.treeshap.unwind_ratios): [0][k][j] = (k+1)/(j+1),
+// [1][k][j] = (k-j)/(k+1), [2][k][j] = (k+1)/(k-j), so the arithmetic is the CPU's.
+#if MAX_K <= UNROLL_MAX_K
+#define ELEMS _Pragma("unroll") for
+#else
+#define ELEMS for
+#endif
+#define R(t, k, j) ratios[((t) * (MAX_K + 1) + (k)) * (MAX_K + 1) + (j)]
+
 __device__ __forceinline__ bool fractions(const Forest& F, const u32* hot, i64 e0, int k,
                                           double* z, double* o) {
-    for (int i = 0; i < k; ++i) {
-        const i64 e = e0 + i;
-        double oi = 1.0;
-        for (i64 c = F.elem_cond_ptr[e]; c < F.elem_cond_ptr[e + 1]; ++c) {
-            const int j = F.cond_node[c];
-            const u8 left = (u8)((hot[j >> 5] >> (u32)(j & 31)) & 1u);
-            if (left != F.cond_left[c]) { oi = 0.0; break; }
+    bool ok = true;
+    ELEMS (int i = 0; i < MAX_K; ++i) {
+        if (i < k) {
+            const i64 e = e0 + i;
+            double oi = 1.0;
+            for (i64 c = F.elem_cond_ptr[e]; c < F.elem_cond_ptr[e + 1]; ++c) {
+                const int j = F.cond_node[c];
+                const u8 left = (u8)((hot[j >> 5] >> (u32)(j & 31)) & 1u);
+                if (left != F.cond_left[c]) { oi = 0.0; break; }
+            }
+            const double zi = F.elem_zero[e];
+            if (oi == 0.0 && zi == 0.0) ok = false;
+            z[i] = zi; o[i] = oi;
         }
-        const double zi = F.elem_zero[e];
-        if (oi == 0.0 && zi == 0.0) return false;
-        z[i] = zi; o[i] = oi;
     }
-    return true;
+    return ok;
 }
 
 __device__ __forceinline__ void extend(double* w, const double* z, const double* o, int k) {
     w[0] = 1.0;
-    for (int d = 1; d <= k; ++d) {
-        const double zd = z[d - 1], od = o[d - 1], inv = 1.0 / (d + 1);
-        w[d] = 0.0;
-        for (int j = d - 1; j >= 0; --j) {
-            w[j + 1] += od * w[j] * (j + 1) * inv;
-            w[j] = zd * w[j] * (d - j) * inv;
+    ELEMS (int d = 1; d <= MAX_K; ++d) {
+        if (d <= k) {
+            const double zd = z[d - 1], od = o[d - 1], inv = 1.0 / (d + 1);
+            w[d] = 0.0;
+            ELEMS (int j = d - 1; j >= 0; --j) {
+                w[j + 1] += od * w[j] * (j + 1) * inv;
+                w[j] = zd * w[j] * (d - j) * inv;
+            }
         }
     }
 }
 
-// unwound sum of a present element (o = 1) and, for all absent ones, z * unwound sum
-__device__ __forceinline__ double unwound_present(const double* w, int k, double zi) {
-    double total = 0.0, nxt = w[k];
-    for (int j = k - 1; j >= 0; --j) {
-        const double tmp = nxt * ((double)(k + 1) / (double)(j + 1));
-        total += tmp;
-        nxt = w[j] - tmp * zi * ((double)(k - j) / (double)(k + 1));
+// unwound sum of a present element (o = 1); and z * unwound sum of every absent one (o = 0)
+__device__ __forceinline__ double unwound_present(const double* w, int k, double zi,
+                                                  const double* ratios) {
+    double total = 0.0, nxt = 0.0;
+    ELEMS (int j = 0; j <= MAX_K; ++j) if (j == k) nxt = w[j];
+    ELEMS (int j = MAX_K - 1; j >= 0; --j) {
+        if (j < k) {
+            const double tmp = nxt * R(0, k, j);
+            total += tmp;
+            nxt = w[j] - tmp * zi * R(1, k, j);
+        }
     }
     return total;
 }
 
-__device__ __forceinline__ double unwound_absent(const double* w, int k) {
+__device__ __forceinline__ double unwound_absent(const double* w, int k, const double* ratios) {
     double total = 0.0;
-    for (int j = k - 1; j >= 0; --j) total += w[j] * ((double)(k + 1) / (double)(k - j));
+    ELEMS (int j = MAX_K - 1; j >= 0; --j) if (j < k) total += w[j] * R(2, k, j);
     return total;
 }
 
@@ -163,7 +188,8 @@ __device__ __forceinline__ void add(double* acc, i64 idx, double v, bool atomic)
     const u8* flags, const i64* cat_off, const int* cat_nw, const u32* bits, \
     const i64* tree_path_ptr, const i64* path_ptr, const double* path_value, \
     const int* path_output, const int* elem_feature, const double* elem_zero, \
-    const i64* elem_cond_ptr, const int* cond_node, const u8* cond_left
+    const i64* elem_cond_ptr, const int* cond_node, const u8* cond_left, \
+    const double* ratios
 #define FOREST_INIT {tree_ptr, feature, thr, left, flags, cat_off, cat_nw, bits, \
     tree_path_ptr, path_ptr, path_value, path_output, elem_feature, elem_zero, \
     elem_cond_ptr, cond_node, cond_left}
@@ -192,13 +218,18 @@ extern "C" __global__ void contribs(const XT* X, i64 n, int nf, FOREST_PARAMS, i
             const i64 base = (i64)F.path_output[p] * (nf + 1);
             double absent = 0.0;
             bool have_absent = false;
-            for (int i = 0; i < k; ++i) {
+            ELEMS (int i = 0; i < MAX_K; ++i) {
+                if (i >= k) continue;
                 const i64 slot = (base + F.elem_feature[e0 + i]) * n + row;
                 if (o[i] == 0.0) {
-                    if (!have_absent) { absent = -unwound_absent(w, k) * v; have_absent = true; }
+                    if (!have_absent) {
+                        absent = -unwound_absent(w, k, ratios) * v;
+                        have_absent = true;
+                    }
                     add(acc, slot, absent, atomic);
                 } else {
-                    add(acc, slot, unwound_present(w, k, z[i]) * (1.0 - z[i]) * v, atomic);
+                    add(acc, slot, unwound_present(w, k, z[i], ratios) * (1.0 - z[i]) * v,
+                        atomic);
                 }
             }
         }
@@ -217,6 +248,7 @@ extern "C" __global__ void interactions(const XT* X, i64 n, int nf, FOREST_PARAM
     const i64 nf1 = nf + 1;
     u32 hot[HOT_WORDS];
     double z[MAX_K + 1], o[MAX_K + 1], z2[MAX_K + 1], o2[MAX_K + 1], w2[MAX_K + 2];
+    z2[MAX_K] = o2[MAX_K] = 0.0;
     for (int t = t0; t < t1; ++t) {
         const i64 p0 = F.tree_path_ptr[t], p1 = F.tree_path_ptr[t + 1];
         if (F.path_ptr[p1] == F.path_ptr[p0]) continue;
@@ -228,30 +260,36 @@ extern "C" __global__ void interactions(const XT* X, i64 n, int nf, FOREST_PARAM
             const double v = F.path_value[p];
             const i64 q = F.path_output[p];
             for (int c = 0; c < k; ++c) {       // condition on element c: drop it, scale
-                const double scale = 0.5 * (o[c] - z[c]) * v;
+                double zc = 0.0, oc = 0.0;
+                ELEMS (int i = 0; i < MAX_K; ++i) if (i == c) { zc = z[i]; oc = o[i]; }
+                const double scale = 0.5 * (oc - zc) * v;
                 if (scale == 0.0) continue;
-                int m = 0;
-                for (int i = 0; i < k; ++i)
-                    if (i != c) { z2[m] = z[i]; o2[m] = o[i]; ++m; }
+                // the path without element c: element m is i = m (m < c) or i = m + 1
+                ELEMS (int m = 0; m < MAX_K; ++m) {
+                    if (m < k - 1) {
+                        z2[m] = m < c ? z[m] : z[m + 1];
+                        o2[m] = m < c ? o[m] : o[m + 1];
+                    }
+                }
                 extend(w2, z2, o2, k - 1);
                 const i64 fc = F.elem_feature[e0 + c];
                 double absent = 0.0;
                 bool have_absent = false;
-                m = 0;
-                for (int i = 0; i < k; ++i) {
-                    if (i == c) continue;
+                ELEMS (int m = 0; m < MAX_K; ++m) {
+                    if (m >= k - 1) continue;
+                    const int i = m < c ? m : m + 1;
                     const i64 slot = ((q * nf1 + fc) * nf1 + F.elem_feature[e0 + i]) * n + row;
                     if (o2[m] == 0.0) {
                         if (!have_absent) {
-                            absent = -unwound_absent(w2, k - 1) * scale;
+                            absent = -unwound_absent(w2, k - 1, ratios) * scale;
                             have_absent = true;
                         }
                         add(acc, slot, absent, atomic);
                     } else {
-                        add(acc, slot, unwound_present(w2, k - 1, z2[m]) * (1.0 - z2[m]) * scale,
+                        add(acc, slot,
+                            unwound_present(w2, k - 1, z2[m], ratios) * (1.0 - z2[m]) * scale,
                             atomic);
                     }
-                    ++m;
                 }
             }
         }
@@ -264,7 +302,7 @@ extern "C" __global__ void interactions(const XT* X, i64 n, int nf, FOREST_PARAM
 def _module(strict, f32_inputs, input_f32, has_sentinel, x_dtype, max_k, hot_words):
     defines = {"STRICT": strict, "F32_INPUTS": f32_inputs, "INPUT_F32": input_f32,
                "HAS_SENTINEL": has_sentinel, "MAX_K": max(max_k, 1),
-               "HOT_WORDS": max(hot_words, 1)}
+               "HOT_WORDS": max(hot_words, 1), "UNROLL_MAX_K": UNROLL_MAX_K}
     xt = "typedef float XT;\n" if x_dtype == "float32" else "typedef double XT;\n"
     return module(xt + EXACT_FLOAT32 + SOURCE, defines)
 
@@ -290,6 +328,7 @@ class _DeviceForest:
         # at least one element each: a zero-size CuPy array has a null pointer
         self.arrays = [cupy.asarray(np.ascontiguousarray(a, dtype=dt) if np.size(a) else
                                     np.zeros(1, dt)) for a, dt in host]
+        self.arrays.append(cupy.asarray(unwind_ratios(max(int(p.max_elems), 1))))
         self.n_trees = int(e.n_trees)
         self.max_k = int(p.max_elems)
         self.hot_words = -(-int(p.max_nodes) // 32)

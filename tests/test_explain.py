@@ -337,3 +337,29 @@ def test_bad_inputs_are_refused_clearly():
     rules = OnDemandRuleRanker().fit(X, y, qid=qid)
     with pytest.raises(TypeError, match="no fixed trees"):
         rules.predict_contribs(X)
+
+
+def test_explain_returns_a_shap_explanation():
+    shap = pytest.importorskip("shap")
+    pd = pytest.importorskip("pandas")
+    xgb = pytest.importorskip("xgboost")
+    import skltr
+    from skltr import GPUHistGBDTRanker
+    from skltr.datasets import make_ranking
+
+    X, y, qid = make_ranking(n_queries=10, docs_per_query=10, n_features=3, n_informative=2,
+                             random_state=0)
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    ranker = GPUHistGBDTRanker(n_estimators=5, random_state=0).fit(df, y, qid=qid)
+    exp = skltr.explain(ranker, df.iloc[:7])
+    assert isinstance(exp, shap.Explanation)
+    assert exp.values.shape == (7, 3) and list(exp.feature_names) == ["a", "b", "c"]
+    np.testing.assert_allclose(exp.values.sum(axis=1) + exp.base_values,
+                               ranker.predict(df.iloc[:7]), rtol=0, atol=1e-9)
+    np.testing.assert_array_equal(exp.data, X[:7])
+    # a multi-class source model: shap's (rows, features, outputs), or one output
+    model = xgb.XGBClassifier(n_estimators=5, max_depth=3).fit(X, np.arange(len(X)) % 3)
+    exp = skltr.explain(model, X[:4])
+    assert exp.values.shape == (4, 3, 3) and exp.base_values.shape == (4, 3)
+    one = skltr.explain(model, X[:4], output=1)
+    np.testing.assert_array_equal(one.values, exp.values[:, :, 1])

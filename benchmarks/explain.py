@@ -17,7 +17,8 @@ Target (issue #31): CPU at least XGBoost's CPU speed on 16 threads; GPU at least
 GPU speed.
 
 Usage: python benchmarks/explain.py [--device cpu|cuda] [--threads 16] [--rows 100000]
-       [--trees 1000] [--lgb-trees 1000] [--train-rows 20000] [--out DIR]
+       [--trees 1000] [--lgb-trees 1000] [--train-rows 20000] [--gpu-acc global|shared]
+       [--out DIR]
 """
 
 import argparse
@@ -46,6 +47,8 @@ def main():
     ap.add_argument("--lgb-leaves", type=int, default=255)
     ap.add_argument("--features", type=int, default=136)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--gpu-acc", default=None, choices=["global", "shared", "auto"],
+                    help="skltr._gpu.treeshap.ACCUMULATE for --device cuda")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
 
@@ -111,6 +114,10 @@ def main():
     else:
         import cupy
 
+        from skltr._gpu import treeshap as gpu_treeshap
+
+        if args.gpu_acc:
+            gpu_treeshap.ACCUMULATE = args.gpu_acc
         Xd, Xid = cupy.asarray(Xte), cupy.asarray(Xin)
         booster.set_param({"device": "cuda"})
         dm, dmi = xgb.DMatrix(Xd), xgb.DMatrix(Xid)
@@ -144,7 +151,8 @@ def main():
         rows.append(row(lcase, "max_rel_diff", rel_diff(cupy.asnumpy(ours), peer), 0.0,
                         "lightgbm cpu", "1"))
 
-    write_result(f"explain-{args.device}", rows, out_dir=args.out,
+    acc = f"-{args.gpu_acc}" if cuda and args.gpu_acc else ""
+    write_result(f"explain-{args.device}{acc}", rows, out_dir=args.out,
                  params={**vars(args), "lgb_max_depth": lens.max_depth()},
                  packages=("xgboost", "lightgbm", "cupy-cuda12x"))
 

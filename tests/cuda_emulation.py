@@ -72,6 +72,7 @@ def build(defines, xt):
     code = code.replace('extern "C" __global__ void contribs(', "static void contribs_k(")
     code = code.replace('extern "C" __global__ void interactions(',
                         "static void interactions_k(")
+    code = code.replace("extern __shared__ double sacc[];", "static double sacc[1 << 20];")
     code += _RUNNERS
     key = hashlib.md5(code.encode()).hexdigest()[:12]
     BUILD.mkdir(exist_ok=True)
@@ -93,9 +94,11 @@ def ptr(a):
     return a.ctypes.data_as(ctypes.c_void_p)
 
 
-def run(ens, X, name, rows_per_launch=None, target_threads=None, threads=128, unroll=UNROLL):
+def run(ens, X, name, rows_per_launch=None, target_threads=None, threads=128, unroll=UNROLL,
+        shared=False):
     """``name`` ("contribs" or "interactions") of ``ens`` on ``X`` as the GPU would compute
-    them with these launch sizes; ``unroll``: the module's ``UNROLL_MAX_K``."""
+    them with these launch sizes; ``unroll``: the module's ``UNROLL_MAX_K``; ``shared``: the
+    shared-memory accumulator of ``contribs`` (``ACCUMULATE="shared"``)."""
     from skltr._cpu.treeshap import unwind_ratios
     from skltr._records import routing
     from skltr.trees._input import model_input
@@ -109,7 +112,8 @@ def run(ens, X, name, rows_per_launch=None, target_threads=None, threads=128, un
     defines = {"STRICT": int(r.strict), "F32_INPUTS": int(r.f32_inputs),
                "INPUT_F32": int(ens.input_rule == "float32"),
                "HAS_SENTINEL": int(r.has_sentinel), "MAX_K": max(int(p.max_elems), 1),
-               "HOT_WORDS": max(-(-int(p.max_nodes) // 32), 1), "UNROLL_MAX_K": unroll}
+               "HOT_WORDS": max(-(-int(p.max_nodes) // 32), 1), "UNROLL_MAX_K": unroll,
+               "SHARED_ACC": int(shared and name == "contribs"), "NOUT": ens.n_outputs}
     lib = build(defines, xt)
     i32, i64 = np.int32, np.int64
     host = [(ens.tree_ptr, i64), (ens.feature, i32), (ens.threshold, np.float64), (ens.left, i32),
@@ -147,7 +151,7 @@ def run(ens, X, name, rows_per_launch=None, target_threads=None, threads=128, un
         out[:, :, -1] += p.bias
         return out
     out = out.reshape(n, nout, nf1, nf1)
-    phi = run(ens, X, "contribs", rows_per_launch, target_threads, threads, unroll)
+    phi = run(ens, X, "contribs", rows_per_launch, target_threads, threads, unroll, shared)
     idx = np.arange(nf)
     off = out[:, :, :nf, :nf].sum(axis=3)
     out[:, :, idx, idx] = phi[:, :, :nf] - off

@@ -1,8 +1,8 @@
 """The TreeSHAP CUDA kernels' logic on the CPU: their source compiled with g++ and the grid
 emulated (tests/cuda_emulation.py) equals the numba kernels, for both loop forms (unrolled
-for short paths, dynamic for long ones) and launch splits (row launches, tree chunks adding
-into one accumulator). Skipped without g++. Runs where there is no GPU; the real launches are
-tested in tests/test_explain_gpu.py."""
+for short paths, dynamic for long ones), both accumulators and launch splits (row launches,
+tree chunks adding into one accumulator). Skipped without g++. Runs where there is no GPU;
+the real launches are tested in tests/test_explain_gpu.py."""
 
 import shutil
 
@@ -15,7 +15,7 @@ import test_explain as body
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
 
 
-def _check(ens, X, unroll, launch):
+def _check(ens, X, unroll, launch, shared=False):
     from cuda_emulation import run
 
     rows, target, threads = launch
@@ -25,7 +25,7 @@ def _check(ens, X, unroll, launch):
         want = method(X)
         want = want[:, None] if ens.n_outputs == 1 else want
         scale = max(scale, np.abs(want).max() + 1.0)
-        got = run(ens, X, name, rows, target, threads, unroll)
+        got = run(ens, X, name, rows, target, threads, unroll, shared)
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-12 * scale, err_msg=name)
 
 
@@ -33,8 +33,9 @@ def _check(ens, X, unroll, launch):
 @given(body._covered())
 def test_cuda_source_equals_cpu_on_adversarial_ensembles(case):
     ens, X = case
-    for unroll, launch in ((12, (3, 7, 4)), (0, (None, None, 32))):
-        _check(ens, X, unroll, launch)
+    for unroll, launch, shared in ((12, (3, 7, 4), False), (0, (None, None, 32), False),
+                                   (12, (5, 4, 4), True)):
+        _check(ens, X, unroll, launch, shared)
 
 
 def test_cuda_source_equals_cpu_on_library_models():
@@ -57,3 +58,4 @@ def test_cuda_source_equals_cpu_on_library_models():
         ens = to_tree_ensemble(model)
         _check(ens, X[:60], 12, (16, 64, 8))
         _check(ens, X[:60], 0, (None, 1, 32))
+        _check(ens, X[:60], 12, (32, 64, 32), shared=True)

@@ -79,12 +79,15 @@ def test_gpu_cupy_input_gives_cupy_output_and_many_launches():
     got = ens.predict_contribs(cupy.asarray(X), device="cuda")
     assert isinstance(got, cupy.ndarray)
     np.testing.assert_allclose(got.get(), want, rtol=1e-12, atol=1e-12)
-    # several row launches, each with several tree chunks (atomics) and one without
-    for rows, target in ((700, 2048), (1000, 1000), (4096, 1)):
+    # several row launches, each with several tree chunks (atomics) and one without, with
+    # either accumulator
+    for rows, target, acc in ((700, 2048, "global"), (1000, 1000, "global"),
+                              (4096, 1, "global"), (700, 2048, "shared"), (4096, 1, "shared")):
         old = treeshap.ROWS_PER_LAUNCH, treeshap.TARGET_THREADS, \
-            treeshap.INTERACTION_ROWS_PER_LAUNCH
+            treeshap.INTERACTION_ROWS_PER_LAUNCH, treeshap.ACCUMULATE
         treeshap.ROWS_PER_LAUNCH, treeshap.TARGET_THREADS = rows, target
         treeshap.INTERACTION_ROWS_PER_LAUNCH = max(rows // 4, 1)
+        treeshap.ACCUMULATE = acc
         try:
             np.testing.assert_allclose(ens.predict_contribs(X, device="cuda"), want,
                                        rtol=1e-12, atol=1e-12)
@@ -93,7 +96,7 @@ def test_gpu_cupy_input_gives_cupy_output_and_many_launches():
                                        atol=1e-12)
         finally:
             (treeshap.ROWS_PER_LAUNCH, treeshap.TARGET_THREADS,
-             treeshap.INTERACTION_ROWS_PER_LAUNCH) = old
+             treeshap.INTERACTION_ROWS_PER_LAUNCH, treeshap.ACCUMULATE) = old
 
 
 def test_gpu_deep_lightgbm_trees():

@@ -10,10 +10,12 @@ internal node of the tree into a per-thread bit set.
 Every thread of a warp works on the same path at the same time, so their additions go to the
 same feature of consecutive rows: the output is accumulated feature-major
 (``acc[(output * (n_features + 1) + feature) * rows + row]``), one coalesced transaction per
-warp, and transposed at the end. Rows are scored ``ROWS_PER_LAUNCH`` at a time (that block's
-accumulator stays in L2); each launch spreads the trees over ``grid.y`` chunks so that a GPU
-gets at least ``TARGET_THREADS`` threads, the chunks adding with ``atomicAdd`` (float64,
-native since sm_60): sums agree with the CPU's to rounding (not bit for bit)::
+warp, and transposed at the end (or, with ``ACCUMULATE = "shared"``, each thread adds into
+its own column of a shared-memory accumulator, flushed once per chunk of trees). Rows are
+scored ``ROWS_PER_LAUNCH`` at a time (that block's accumulator stays in L2); each launch
+spreads the trees over ``grid.y`` chunks so that a GPU gets at least ``TARGET_THREADS``
+threads, the chunks adding with ``atomicAdd`` (float64, native since sm_60): sums agree with
+the CPU's to rounding (not bit for bit)::
 
     grid (ceil(rows / THREADS), tree chunks)        thread (x, y): row x, trees of chunk y
         per tree:  hot bits <- go_left at every internal node
@@ -49,6 +51,20 @@ TARGET_THREADS = 132 * 2048
 #: Longest path (distinct features) whose loops are unrolled (registers instead of local
 #: memory): XGBoost depth <= 12; LightGBM's deep 255-leaf trees take the dynamic loops.
 UNROLL_MAX_K = 12
+#: Where ``contribs`` adds up a row's values: ``"global"`` straight into the feature-major
+#: accumulator (coalesced read-modify-writes, float64 atomics across tree chunks);
+#: ``"shared"`` in each thread's column of a shared-memory accumulator, flushed once per chunk
+#: of trees (far fewer global additions, fewer threads per SM); ``"auto"``: shared when
+#: ``SHARED_ACC_THREADS`` columns fit in ``SHARED_ACC_BYTES``. Not yet measured on a GPU
+#: (``benchmarks/explain.py --device cuda --gpu-acc shared`` times the other): "global" keeps
+#: the most threads per SM, and its atomics (one coalesced 256-byte addition per warp and
+#: path element) should stay below the arithmetic.
+ACCUMULATE = "global"
+#: Threads of a shared-accumulator block (its shared memory is outputs x (features + 1) x
+#: this x 8 bytes: 35 KiB for 136 features).
+SHARED_ACC_THREADS = 32
+#: Most shared memory of the shared accumulator (Hopper allows 227 KiB a block).
+SHARED_ACC_BYTES = 96 * 1024
 #: Rows per launch of the interaction kernel (its accumulator is (features + 1)**2 per row).
 INTERACTION_ROWS_PER_LAUNCH = 1024
 
@@ -182,6 +198,11 @@ __device__ __forceinline__ void add(double* acc, i64 idx, double v, bool atomic)
     if (atomic) atomicAdd(acc + idx, v); else acc[idx] += v;
 }
 
+#if SHARED_ACC
+// each thread's own column of the block's accumulator: sacc[slot * blockDim.x + thread]
+extern __shared__ double sacc[];
+#endif
+
 // the Forest's pointers as kernel parameters, in the struct's order
 #define FOREST_PARAMS \
     const i64* tree_ptr, const int* feature, const double* thr, const int* left, \
@@ -205,6 +226,13 @@ extern "C" __global__ void contribs(const XT* X, i64 n, int nf, FOREST_PARAMS, i
     const int t1 = min(n_trees, t0 + trees_per_chunk);
     u32 hot[HOT_WORDS];
     double z[MAX_K + 1], o[MAX_K + 1], w[MAX_K + 2];
+#if SHARED_ACC
+    const int bd = blockDim.x, tid = threadIdx.x, n_slots = NOUT * (nf + 1);
+    for (int s = 0; s < n_slots; ++s) sacc[s * bd + tid] = 0.0;
+#define ACC(slot, row, v) sacc[(slot) * bd + tid] += (v)
+#else
+#define ACC(slot, row, v) add(acc, (slot) * n + (row), (v), atomic)
+#endif
     for (int t = t0; t < t1; ++t) {
         const i64 p0 = F.tree_path_ptr[t], p1 = F.tree_path_ptr[t + 1];
         if (F.path_ptr[p1] == F.path_ptr[p0]) continue;   // one leaf: expected value only
@@ -220,20 +248,26 @@ extern "C" __global__ void contribs(const XT* X, i64 n, int nf, FOREST_PARAMS, i
             bool have_absent = false;
             ELEMS (int i = 0; i < MAX_K; ++i) {
                 if (i >= k) continue;
-                const i64 slot = (base + F.elem_feature[e0 + i]) * n + row;
+                const i64 slot = base + F.elem_feature[e0 + i];
                 if (o[i] == 0.0) {
                     if (!have_absent) {
                         absent = -unwound_absent(w, k, ratios) * v;
                         have_absent = true;
                     }
-                    add(acc, slot, absent, atomic);
+                    ACC(slot, row, absent);
                 } else {
-                    add(acc, slot, unwound_present(w, k, z[i], ratios) * (1.0 - z[i]) * v,
-                        atomic);
+                    ACC(slot, row, unwound_present(w, k, z[i], ratios) * (1.0 - z[i]) * v);
                 }
             }
         }
     }
+#if SHARED_ACC
+    for (int s = 0; s < n_slots; ++s) {        // one addition per slot and chunk of trees
+        const double v = sacc[s * bd + tid];
+        if (v != 0.0) add(acc, (i64)s * n + row, v, atomic);
+    }
+#endif
+#undef ACC
 }
 
 extern "C" __global__ void interactions(const XT* X, i64 n, int nf, FOREST_PARAMS,
@@ -299,10 +333,12 @@ extern "C" __global__ void interactions(const XT* X, i64 n, int nf, FOREST_PARAM
 
 
 @cupy.memoize(for_each_device=True)
-def _module(strict, f32_inputs, input_f32, has_sentinel, x_dtype, max_k, hot_words):
+def _module(strict, f32_inputs, input_f32, has_sentinel, x_dtype, max_k, hot_words,
+            shared_acc, n_outputs):
     defines = {"STRICT": strict, "F32_INPUTS": f32_inputs, "INPUT_F32": input_f32,
                "HAS_SENTINEL": has_sentinel, "MAX_K": max(max_k, 1),
-               "HOT_WORDS": max(hot_words, 1), "UNROLL_MAX_K": UNROLL_MAX_K}
+               "HOT_WORDS": max(hot_words, 1), "UNROLL_MAX_K": UNROLL_MAX_K,
+               "SHARED_ACC": shared_acc, "NOUT": n_outputs}
     xt = "typedef float XT;\n" if x_dtype == "float32" else "typedef double XT;\n"
     return module(xt + EXACT_FLOAT32 + SOURCE, defines)
 
@@ -330,14 +366,17 @@ class _DeviceForest:
                                     np.zeros(1, dt)) for a, dt in host]
         self.arrays.append(cupy.asarray(unwind_ratios(max(int(p.max_elems), 1))))
         self.n_trees = int(e.n_trees)
+        self.n_outputs = int(e.n_outputs)
+        self.n_features = int(e.n_features)
         self.max_k = int(p.max_elems)
         self.hot_words = -(-int(p.max_nodes) // 32)
         self.bias = cupy.asarray(p.bias)
 
-    def kernel(self, name, x_dtype):
+    def kernel(self, name, x_dtype, shared_acc):
         r = self.routing
         return _module(int(r.strict), int(r.f32_inputs), self.input_f32, int(r.has_sentinel),
-                       x_dtype, self.max_k, self.hot_words).get_function(name)
+                       x_dtype, self.max_k, self.hot_words, int(shared_acc),
+                       self.n_outputs).get_function(name)
 
 
 _FORESTS: dict = {}
@@ -355,18 +394,30 @@ def _forest(ensemble) -> _DeviceForest:
     return hit
 
 
+def shared_accumulator(forest, name) -> bool:
+    """Whether ``name`` accumulates in shared memory (see :data:`ACCUMULATE`)."""
+    fits = (forest.n_outputs * (forest.n_features + 1) * SHARED_ACC_THREADS * 8
+            <= SHARED_ACC_BYTES)
+    return name == "contribs" and (ACCUMULATE == "shared" or (ACCUMULATE == "auto" and fits))
+
+
 def _launch(forest, name, Xd, acc, n_rows):
+    shared = shared_accumulator(forest, name)
+    threads = SHARED_ACC_THREADS if shared else THREADS
     n_trees = max(forest.n_trees, 1)
     chunks = int(min(n_trees, max(1, TARGET_THREADS // max(n_rows, 1))))
     per_chunk = -(-n_trees // chunks)
     chunks = -(-n_trees // per_chunk)
     x_dtype = "float32" if Xd.dtype == cupy.float32 else "float64"
     r = forest.routing
-    forest.kernel(name, x_dtype)(
-        (blocks(n_rows, THREADS), chunks), (THREADS,),
-        (Xd, np.int64(n_rows), np.int32(Xd.shape[1]), *forest.arrays,
-         np.int32(forest.n_trees), np.int32(per_chunk), np.float64(r.missing_value), acc,
-         np.int32(chunks > 1)))
+    smem = forest.n_outputs * (forest.n_features + 1) * threads * 8 if shared else 0
+    kernel = forest.kernel(name, x_dtype, shared)
+    if smem > 48 * 1024:
+        kernel.max_dynamic_shared_size_bytes = smem
+    kernel((blocks(n_rows, threads), chunks), (threads,),
+           (Xd, np.int64(n_rows), np.int32(Xd.shape[1]), *forest.arrays,
+            np.int32(forest.n_trees), np.int32(per_chunk), np.float64(r.missing_value), acc,
+            np.int32(chunks > 1)), shared_mem=smem)
 
 
 def _prepare(ensemble, X):

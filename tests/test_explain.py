@@ -337,6 +337,11 @@ def test_bad_inputs_are_refused_clearly():
     rules = OnDemandRuleRanker().fit(X, y, qid=qid)
     with pytest.raises(TypeError, match="no fixed trees"):
         rules.predict_contribs(X)
+    pytest.importorskip("shap")
+    import skltr
+
+    with pytest.raises(TypeError, match="no fixed trees"):
+        skltr.explain(rules, X)
 
 
 def test_explain_returns_a_shap_explanation():

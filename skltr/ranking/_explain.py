@@ -44,19 +44,20 @@ class ExplainMixin:
         return ensemble.predict_interactions(X, device=device, n_jobs=n_jobs)
 
 
-def _ensemble_of(model):
-    """The ``TreeEnsemble`` and feature names behind ``model``."""
+def _contribs_of(model, X):
+    """``predict_contribs`` of ``model`` on ``X`` and the model's feature names."""
     from ..trees import TreeEnsemble  # noqa: PLC0415
 
     if isinstance(model, TreeEnsemble):
-        return model, model.feature_names
-    if hasattr(model, "ensemble_"):
+        return model.predict_contribs(X), model.feature_names
+    if hasattr(model, "predict_contribs"):  # a skltr estimator (the rule ranker refuses)
+        contribs = model.predict_contribs(X)
         names = getattr(model, "feature_names_in_", None)
-        return model.ensemble_, (None if names is None else [str(n) for n in names])
+        return contribs, None if names is None else [str(n) for n in names]
     from ..convert import to_tree_ensemble  # noqa: PLC0415
 
     ens = to_tree_ensemble(model)
-    return ens, ens.feature_names
+    return ens.predict_contribs(X), ens.feature_names
 
 
 def explain(model, X, *, output=None):
@@ -103,11 +104,7 @@ def explain(model, X, *, output=None):
         raise ImportError("skltr.explain returns a shap.Explanation and needs the shap package:"
                           " pip install shap (or use predict_contribs, which returns plain "
                           "arrays).") from exc
-    ensemble, names = _ensemble_of(model)
-    if hasattr(model, "predict_contribs") and hasattr(model, "_explain_inputs"):
-        contribs = model.predict_contribs(X)
-    else:
-        contribs = ensemble.predict_contribs(X)
+    contribs, names = _contribs_of(model, X)
     if getattr(X, "columns", None) is not None:
         names = [str(c) for c in X.columns]
         data = np.asarray(X.to_numpy(dtype=np.float64, na_value=np.nan)

@@ -100,7 +100,7 @@ def test_gpu_cupy_input_gives_cupy_output_and_many_launches():
 
 
 def test_gpu_deep_lightgbm_trees():
-    """255-leaf trees (depth ~20-30): long paths in the per-thread buffers."""
+    """255-leaf trees: paths longer than UNROLL_MAX_K take the kernels' dynamic loops."""
     lgb = pytest.importorskip("lightgbm")
     rng = np.random.default_rng(1)
     X = rng.normal(size=(4000, 10))
@@ -110,6 +110,6 @@ def test_gpu_deep_lightgbm_trees():
     from skltr.convert import to_tree_ensemble
 
     ens = to_tree_ensemble(m)
-    assert ens.max_depth() >= 15
+    assert ens.max_depth() > 12  # past UNROLL_MAX_K: the dynamic loops
     body._rel_close(ens.predict_contribs(X, device="cuda"), m.predict(X, pred_contrib=True),
                     what="deep lightgbm")

@@ -103,13 +103,16 @@ def test_gpu_deep_lightgbm_trees():
     """255-leaf trees: paths longer than UNROLL_MAX_K take the kernels' dynamic loops."""
     lgb = pytest.importorskip("lightgbm")
     rng = np.random.default_rng(1)
-    X = rng.normal(size=(4000, 10))
-    y = np.sin(X[:, 0] * 3) + X[:, 1] * X[:, 2] + rng.normal(size=4000) * 0.1
+    X = rng.normal(size=(4000, 30))
+    y = np.sin(X[:, 0] * 3) + X[:, 1] * X[:, 2] + X[:, 3:].sum(axis=1) * 0.3
     m = lgb.LGBMRegressor(n_estimators=20, num_leaves=255, min_child_samples=2,
                           verbose=-1).fit(X, y)
     from skltr.convert import to_tree_ensemble
 
+    from skltr._gpu.treeshap import UNROLL_MAX_K
+    from skltr.trees._shap import shap_paths
+
     ens = to_tree_ensemble(m)
-    assert ens.max_depth() > 12  # past UNROLL_MAX_K: the dynamic loops
+    assert shap_paths(ens).max_elems > UNROLL_MAX_K  # the dynamic loops
     body._rel_close(ens.predict_contribs(X, device="cuda"), m.predict(X, pred_contrib=True),
                     what="deep lightgbm")

@@ -16,6 +16,7 @@ _LAZY = {
     "QuickScorerPredictor": "skltr.ranking._quickscorer_predictor",
     "RankBoostRanker": "skltr.ranking._rankboost_ranker",
     "TreeEnsemble": "skltr.trees",
+    "explain": "skltr.ranking._explain",
 }
 
 __all__ = ["__version__", *_LAZY]

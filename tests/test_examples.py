@@ -28,6 +28,8 @@ def test_examples_found():
 def test_example_runs(script, tmp_path):
     if script.name.startswith("plot_"):
         pytest.importorskip("matplotlib")
+    if script.name == "plot_explain_ranker.py":
+        pytest.importorskip("shap")
     if script.name == "plot_convert_and_score.py":
         pytest.importorskip("lightgbm")
         pytest.importorskip("xgboost")

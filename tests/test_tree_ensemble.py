@@ -603,7 +603,7 @@ def test_save_load_round_trip(tmp_path, missing_value):
     # The file is plain JSON with the documented header.
     doc = json.loads(path.read_text())
     assert doc["format"] == "skltr-model" and doc["kind"] == "TreeEnsemble"
-    assert doc["schema_version"] == "1.2"
+    assert doc["schema_version"] == "1.3"
 
 
 def test_equals_detects_differences():
@@ -883,7 +883,7 @@ def test_frame_fields_round_trip_and_frame_input(tmp_path):
         assert back.equals(ens)
         assert (back.frame_rule, back.categories, back.pandas_categorical) == (
             ens.frame_rule, ens.categories, ens.pandas_categorical)
-        assert json.loads((tmp_path / "m.json").read_text())["schema_version"] == "1.2"
+        assert json.loads((tmp_path / "m.json").read_text())["schema_version"] == "1.3"
     # XGBoost: "green" is code 1 whatever order the frame lists its categories in
     df = pd.DataFrame({"num": [0.0, 0.0, 0.0],
                        "colour": pd.Categorical(["green", "blue", None],

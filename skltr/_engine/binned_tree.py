@@ -93,7 +93,8 @@ class GrownTree:
 
         ``threshold`` is the raw cut value of ``bin_threshold`` (the last non-missing bin, a
         "missing versus the rest" split, becomes the largest double); ``flags`` mark NaN as
-        the missing type and carry the default direction.
+        the missing type and carry the default direction; ``cover`` is ``hess_sum`` (the
+        training hessians of each node, TreeSHAP's cover).
         """
         internal = self.left >= 0
         f = np.where(internal, self.feature, 0)
@@ -110,7 +111,8 @@ class GrownTree:
         ).astype(np.uint8)
         return {"feature": self.feature.copy(), "threshold": threshold.astype(np.float64),
                 "left": self.left.copy(), "right": self.right.copy(),
-                "value": self.value.copy(), "flags": flags}
+                "value": self.value.copy(), "flags": flags,
+                "cover": np.maximum(np.asarray(self.hess_sum, dtype=np.float64), 0.0)}
 
 
 def binned_trees_to_ensemble(trees, bin_mapper, base_score=0.0, **kwargs):
@@ -127,8 +129,9 @@ def stump(feature, bin_threshold, default_left, left_value, right_value, missing
           gain=0.0):
     """A one-split ``GrownTree`` (a weak ranker "bin <= b"), leaf values given.
 
-    ``gain`` is the split's importance (what ``feature_importances_`` sums); ``count`` is
-    left at zero.
+    ``gain`` is the split's importance (what ``feature_importances_`` sums); ``count`` and
+    ``hess_sum`` are left at zero (RankBoost sets its ensemble's cover from the training rows
+    afterwards).
     """
     i32 = NODE_INDEX_DTYPE
     return GrownTree(

@@ -39,6 +39,7 @@ from .._engine.binned_tree import stump
 from .._engine.binning import BinMapper
 from .._engine.histogram import HIST_PAD_BINS, WEIGHT, histogram_tasks
 from .._engine.rounds import Rounds, binning_seed, evaluators, progress
+from ..trees._traversal import node_visits
 from ..utils._threads import numba_threads
 
 __all__ = ["CPURoundKernels", "RankBoostParams", "boost", "initial_log_weights", "R_MAX"]
@@ -243,7 +244,10 @@ def boost(X, y, group_ptr, sample_weight, params: RankBoostParams, eval_sets=(),
             bar.close()
     boosting_s = time.perf_counter() - t0 - binning_s
     stages = dict.fromkeys(STAGES, 0.0) | k.stage_seconds()
-    return log.result(mapper, 0.0, source={"library": "skltr", "estimator": "RankBoostRanker",
-                                           "pair_weighting": p.pair_weighting},
-                      feature_names=p.feature_names,
-                      timings={"binning_s": binning_s, "boosting_s": boosting_s, **stages})
+    result = log.result(mapper, 0.0, source={"library": "skltr", "estimator": "RankBoostRanker",
+                                             "pair_weighting": p.pair_weighting},
+                        feature_names=p.feature_names,
+                        timings={"binning_s": binning_s, "boosting_s": boosting_s, **stages})
+    # TreeSHAP's cover: the training rows on each side of every stump
+    result.ensemble.cover = node_visits(result.ensemble, X, n_jobs=p.n_jobs).astype(np.float64)
+    return result

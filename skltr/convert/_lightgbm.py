@@ -15,6 +15,7 @@ What makes the result exact (``/work/shared/docs/FORMATS.md``)::
     decision_type bits 0-3                   -> flags bits 0-3
     cat_boundaries / cat_threshold           -> cat_bitsets (uint32 words), CAT_TRUNC_FIRST
     leaf_value (shrinkage included)          -> value
+    internal_count, leaf_count               -> cover (TreeSHAP's data counts)
     num_tree_per_iteration K                 -> tree j adds to output j % K
     average_output                           -> average_output          (random forest)
     objective=                               -> output_transform
@@ -410,6 +411,9 @@ def _build_ensemble(parsed: dict, *, num_iteration, extra_source: dict) -> TreeE
         [np.where(p["cat_nwords"] > 0, p["cat_offset"] + base, 0)
          for p, base in zip(parts, bitset_base)])
     cat_bitsets = np.concatenate([p["bitsets"] for p in parts]).astype(np.uint32)
+    # TreeSHAP covers: LightGBM's own TreeSHAP weighs branches by data counts
+    cover = (np.concatenate([p["cover"] for p in parts])
+             if all(p["cover"] is not None for p in parts) else None)
 
     names = header.get("feature_names", "").split()
     feature_names = names if len(names) == n_features else None
@@ -442,7 +446,19 @@ def _build_ensemble(parsed: dict, *, num_iteration, extra_source: dict) -> TreeE
         transform_params=transform_params,
         feature_names=feature_names,
         source=source,
+        cover=cover,
     ).check_score_range()
+
+
+def _counts(tree: dict, t: int, n_internal: int, n_leaves: int):
+    """``internal_count`` then ``leaf_count`` as one cover array (None when absent)."""
+    if "leaf_count" not in tree or (n_internal and "internal_count" not in tree):
+        return None
+    leaf = _array(tree, "leaf_count", np.float64, t, n_leaves)
+    internal = _array(tree, "internal_count", np.float64, t, n_internal) if n_internal else (
+        np.zeros(0))
+    cover = np.concatenate([internal, leaf])
+    return cover if np.all(np.isfinite(cover) & (cover >= 0)) else None
 
 
 def _convert_tree(tree: dict, t: int, n_features: int) -> dict:
@@ -542,7 +558,7 @@ def _convert_tree(tree: dict, t: int, n_features: int) -> dict:
         flags[:n_internal] = node_flags
     return {"feature": feature, "threshold": threshold, "left": left, "right": right,
             "value": value, "flags": flags, "cat_offset": cat_offset, "cat_nwords": cat_nwords,
-            "bitsets": bitsets}
+            "bitsets": bitsets, "cover": _counts(tree, t, n_internal, n_leaves)}
 
 
 def _numeric_nodes(thr: np.ndarray, dt: np.ndarray, t: int):

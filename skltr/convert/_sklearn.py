@@ -282,6 +282,8 @@ def _tree_nodes(tree):
         "flags": flags,
         "cat_offset": np.zeros(n, dtype=np.int64),
         "cat_nwords": np.zeros(n, dtype=np.int32),
+        # TreeSHAP's cover, as shap.TreeExplainer reads a scikit-learn tree
+        "cover": np.asarray(tree.weighted_n_node_samples, dtype=np.float64),
     }
     return nodes, leaf
 
@@ -309,10 +311,12 @@ class _Trees:
                 raise ValueError("only the first ensemble added may hold category sets.")
             self.cat_bitsets = ens.cat_bitsets
         names = ("feature", "threshold", "left", "right", "value", "flags", "cat_offset",
-                 "cat_nwords")
+                 "cat_nwords", "cover")
+        cover = ens.cover if ens.cover is not None else np.full(ens.n_nodes, np.nan)
         for t in range(ens.n_trees):
             lo, hi = int(ens.tree_ptr[t]), int(ens.tree_ptr[t + 1])
-            self.parts.append({name: getattr(ens, name)[lo:hi] for name in names})
+            self.parts.append({name: (cover if name == "cover" else getattr(ens, name))[lo:hi]
+                               for name in names})
             self.outputs.append(int(ens.tree_output[t]))
             self.weights.append(float(ens.tree_weight[t]))
 
@@ -320,6 +324,8 @@ class _Trees:
         sizes = np.array([p["feature"].size for p in self.parts], dtype=np.int64)
         arrays = {name: np.concatenate([p[name] for p in self.parts])
                   for name in self.parts[0]}
+        if not np.all(np.isfinite(arrays["cover"])):  # a part without covers (NaN)
+            arrays["cover"] = None
         return TreeEnsemble(
             tree_ptr=np.concatenate([[0], np.cumsum(sizes)]),
             **arrays,
@@ -781,5 +787,7 @@ def _convert_tree(predictor, original_column, categories, known_bitsets, f_idx_m
         offset += stored.size
         words.append(stored)
     part = {"feature": feature, "threshold": threshold, "left": left, "right": right,
-            "value": value, "flags": flags, "cat_offset": cat_offset, "cat_nwords": cat_nwords}
+            "value": value, "flags": flags, "cat_offset": cat_offset, "cat_nwords": cat_nwords,
+            # TreeSHAP's cover: the node's training count, as shap.TreeExplainer reads it
+            "cover": np.asarray(nodes["count"], dtype=np.float64)}
     return part, words

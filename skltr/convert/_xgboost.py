@@ -597,6 +597,7 @@ def _convert_trees(trees, first_index: int) -> dict:
     """Per-node arrays of all ``trees`` concatenated (see the module docstring)."""
     sizes = np.empty(len(trees), dtype=np.int64)
     lefts, rights, feats, conds, dlefts, stypes = [], [], [], [], [], []
+    covers = []  # sum_hessian per node (TreeSHAP's cover); None where a tree lacks it
     cat_nodes = []  # (global node, categories)
     offset = 0
     for i, tree in enumerate(trees):
@@ -623,12 +624,16 @@ def _convert_trees(trees, first_index: int) -> dict:
                   _node_array(tree, "default_left", t, n, "biu"),
                   (_node_array(tree, "split_type", t, n, "iu") if "split_type" in tree
                    else np.zeros(n, dtype=np.int64))]
+        hess = (_node_array(tree, "sum_hessian", t, n, "iuf") if "sum_hessian" in tree
+                else None)  # TreeSHAP's cover
         order = None
         if as_int(tp.get("num_deleted", 0), f"tree {t}: num_deleted", lo=0,
                   corrupt=_CORRUPT) > 0:
             _check_children(left, right, np.full(n, n), np.zeros(1, dtype=np.int64), t)
             left, right, order = _compact(left, right, t)
             arrays = [a[order] for a in arrays]
+            hess = None if hess is None else hess[order]
+        covers.append(hess)
         lefts.append(left)
         rights.append(right)
         feats.append(arrays[0])
@@ -734,10 +739,20 @@ def _convert_trees(trees, first_index: int) -> dict:
         "cat_offset": cat_offset,
         "cat_nwords": cat_nwords,
         "cat_bitsets": (np.concatenate(words) if words else np.zeros(0, dtype=np.uint32)),
+        "cover": _covers(covers),
         "max_feature": int(feature[internal].max()) if np.any(internal) else -1,
         "max_feature_at": (_locate(tree_ptr, int(np.flatnonzero(internal)[
             np.argmax(feature[internal])]), first_index) if np.any(internal) else None),
     }
+
+
+def _covers(covers):
+    """The trees' ``sum_hessian`` as one cover array, or None when a tree lacks it or holds a
+    value that is not a finite number >= 0 (a model without cover statistics)."""
+    if not covers or any(c is None for c in covers):
+        return None
+    cover = np.concatenate(covers)
+    return cover if np.all(np.isfinite(cover) & (cover >= 0)) else None
 
 
 def _node_array(tree, key, t, size, kinds) -> np.ndarray:

@@ -21,6 +21,7 @@ from ..trees._backends import get_backend
 from ..utils._model_io import (ModelFileError, load_document, model_file_errors,
                                 read_document, save_document)
 from ._base import BaseRanker, first_cutoff, jsonable_params, ranker_from_params
+from ._explain import ExplainMixin
 from ._export import ExportMixin
 from ._fitted_state import (fitted_dict, read_evals_result, read_int, read_names,
                             read_numbers, read_str)
@@ -80,7 +81,7 @@ def _on(device):
     return cupy.cuda.Device(device.index)
 
 
-class EnsembleRanker(ExportMixin, BaseRanker):
+class EnsembleRanker(ExplainMixin, ExportMixin, BaseRanker):
     """Base of the rankers whose fitted model is one ``TreeEnsemble`` (``ensemble_``).
 
     Subclasses declare ``eval_at`` among their parameters and set the fitted state with
@@ -142,6 +143,17 @@ class EnsembleRanker(ExportMixin, BaseRanker):
             cache.backend, cache.key = backend, (ensemble, device)
         with _on(device):
             return cache.backend.predict_raw(ensemble, cache.layout, X, self.n_jobs)
+
+    def _explain_inputs(self, X):
+        """What ``predict_contribs`` needs: X validated as ``predict`` validates it."""
+        from ..utils.validation import check_ranking_X  # noqa: PLC0415
+
+        check_is_fitted(self, "ensemble_")
+        X = check_ranking_X(self, X, reset=False, allow_nan=self._allow_nan,
+                            allow_inf=self._allow_inf, ensure_min_samples=0,
+                            accept_sparse=self._accept_sparse)
+        device = _scoring_device(getattr(self, "device_", "cpu"))
+        return self.ensemble_, X, str(device), self.n_jobs
 
     def to_tree_ensemble(self):
         """The fitted model as a :class:`~skltr.trees.TreeEnsemble` (shared, not a copy)."""

@@ -21,6 +21,7 @@ from .._device import Device, resolve_device
 from ..trees._backends import BACKENDS, get_backend
 from ..utils._model_io import VersionedPickleMixin
 from ._ensemble_ranker import _on, load_gpu_backends
+from ._explain import ExplainMixin
 from ._export import ExportMixin
 from ..utils._qid import group_by_qid
 from ..trees._input import frame_input, is_dataframe
@@ -106,7 +107,8 @@ def _source_has(name):
 CALIBRATION_ROWS = 20_000
 
 
-class QuickScorerPredictor(ExportMixin, VersionedPickleMixin, MetaEstimatorMixin, BaseEstimator):
+class QuickScorerPredictor(ExplainMixin, ExportMixin, VersionedPickleMixin, MetaEstimatorMixin,
+                           BaseEstimator):
     """Score a tree ensemble with QuickScorer (or plain traversal), reproducing its predictions.
 
     Parameters
@@ -299,6 +301,12 @@ class QuickScorerPredictor(ExportMixin, VersionedPickleMixin, MetaEstimatorMixin
 
     def _device(self):
         return getattr(self, "device_", None) or Device("cpu", 0)
+
+    def _explain_inputs(self, X):
+        """``predict_contribs``' inputs: X read as ``predict_raw`` reads it (the source
+        library's input rules), on the predictor's device."""
+        X = self._validated(X)
+        return self.ensemble_, X, str(self._device()), self.n_jobs
 
     def calibrate(self, X, *, max_rows=None):
         """Order the GPU layout by how often rows like ``X`` visit each node.

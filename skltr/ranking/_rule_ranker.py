@@ -381,6 +381,23 @@ class OnDemandRuleRanker(NoExportMixin, BaseRanker):
         scores, _ = predict_scores(self._model, codes, params, self._kernels(params))
         return scores
 
+    def predict_contribs(self, X):
+        """Not available: the ranker has no fixed trees to explain (TreeSHAP needs them).
+
+        Raises
+        ------
+        TypeError
+            Always.
+        """
+        raise TypeError("OnDemandRuleRanker has no fixed trees: its rules are generated for "
+                        "each document at predict time, so TreeSHAP (predict_contribs, "
+                        "predict_interactions, skltr.explain) does not apply. Explain a tree "
+                        "ranker (GPUHistGBDTRanker, RankBoostRanker) instead, or use a "
+                        "model-agnostic explainer such as shap.KernelExplainer(ranker.predict,"
+                        " background).")
+
+    predict_interactions = predict_contribs
+
     def rule_stats(self, X):
         """The rules of each row of ``X``: per relevance level, how many and their summed
         confidence.

@@ -33,6 +33,13 @@ Routing of one input value ``x`` at internal node ``n`` (``flags[n]`` bits below
   ``cat_bitsets[cat_offset[n] + c // 32]`` is set (``c`` beyond the node's words is not in the
   set). In-set values go left, or right when ``CAT_SET_RIGHT`` is set (XGBoost).
 
+Cover (optional): ``cover[n]`` is the training weight that reached node ``n`` -- the sum of
+hessians (XGBoost's ``sum_hessian``, skltr's GBDT), the number of training rows (LightGBM's
+``internal_count`` / ``leaf_count``, RankBoost) or the weighted row count (scikit-learn's
+``weighted_n_node_samples``). It does not change a prediction; path-dependent TreeSHAP
+(``predict_contribs``) reads it as the probability of each branch. ``None``: the model
+carries no cover statistics and cannot be explained.
+
 Outputs: tree ``t`` adds ``tree_weight[t] * leaf`` to output ``tree_output[t]``; each output
 starts from ``base_score`` and sums in tree order in ``sum_dtype``; ``average_output`` divides
 each output's tree sum by its number of trees (random-forest mode) before adding the base.
@@ -171,6 +178,11 @@ class TreeEnsemble:
     feature_names : list of str or None
     source : dict
         Provenance (library, version, objective); informational only.
+    cover : ndarray of float64, shape (n_nodes,), or None
+        Training weight of each node (hessian sum or row count), read by
+        :meth:`predict_contribs`; None when the model has no cover statistics. A child's
+        cover need not add up to its parent's (hessians are summed in float), but must be
+        finite and >= 0.
     """
 
     tree_ptr: np.ndarray
@@ -202,6 +214,7 @@ class TreeEnsemble:
     transform_params: dict = field(default_factory=dict)
     feature_names: list | None = None
     source: dict = field(default_factory=dict)
+    cover: np.ndarray | None = None
 
     def __post_init__(self):
         self.tree_ptr = _exact_array(self.tree_ptr, np.int64, "tree_ptr")
@@ -239,6 +252,8 @@ class TreeEnsemble:
         self.base_score = np.atleast_1d(_exact_array(self.base_score, np.float64,
                                                      "base_score")).copy()
         self.n_features = _as_int(self.n_features, "n_features")
+        if self.cover is not None:
+            self.cover = np.ascontiguousarray(self.cover, dtype=np.float64)
         self.missing_value = float(self.missing_value)
         self.absent_value = float(self.absent_value)
         self.average_output = bool(self.average_output)
@@ -338,6 +353,11 @@ class TreeEnsemble:
                 f"features."
             )
         self._validate_categories()
+        if self.cover is not None and (
+                self.cover.shape != (n_nodes,)
+                or not np.all(np.isfinite(self.cover) & (self.cover >= 0))):
+            raise ValueError(f"cover must be None or one finite value >= 0 per node "
+                             f"({n_nodes}); got shape {self.cover.shape}.")
         if not np.all(np.isfinite(self.value)):
             bad = int(np.flatnonzero(~np.isfinite(self.value))[0])
             raise ValueError(self._where(bad, f"has the value {self.value[bad]}; leaf values "
@@ -536,12 +556,60 @@ class TreeEnsemble:
 
         return apply_transform(self, self.predict_raw(X, n_jobs=n_jobs))
 
+    # ------------------------------------------------------------------ explanations
+    def predict_contribs(self, X, *, device="cpu", n_jobs=None) -> np.ndarray:
+        """SHAP values of every feature, by exact path-dependent TreeSHAP.
+
+        Lundberg et al. (2020), Algorithm 2, with each node's ``cover`` as the probability of
+        its branches; the branch an input takes is the model's own routing (missing values,
+        categories, ``precision``), so each row sums to :meth:`predict_raw`.
+
+        Parameters
+        ----------
+        X : array-like, pandas DataFrame or scipy CSR / CSC matrix
+            Read as :meth:`predict_raw` reads it.
+        device : {"cpu", "cuda", "cuda:N"}, default="cpu"
+        n_jobs : int, optional
+            CPU threads; None uses numba's default.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_samples, n_features + 1) or, with several outputs,
+        (n_samples, n_outputs, n_features + 1)
+            XGBoost's ``pred_contribs`` layout: the last column is the expected value (the
+            base score plus each tree's cover-weighted mean leaf value).
+
+        Raises
+        ------
+        ValueError
+            If the ensemble has no ``cover`` (see :mod:`skltr.trees._shap`), or ``X`` has
+            the wrong number of columns.
+        """
+        from ._shap import predict_contribs  # noqa: PLC0415 - compile kernels on first use
+
+        return predict_contribs(self, X, device=device, n_jobs=n_jobs)
+
+    def predict_interactions(self, X, *, device="cpu", n_jobs=None) -> np.ndarray:
+        """SHAP interaction values, XGBoost's ``pred_interactions`` layout.
+
+        Returns an array of shape (n_samples, n_features + 1, n_features + 1) (with an
+        output axis after the rows when ``n_outputs > 1``): entry ``[i, j]`` is half the
+        interaction of features ``i`` and ``j``, the diagonal the main effects; each row
+        ``[i, :]`` sums to ``predict_contribs(X)[:, i]`` and ``[-1, -1]`` is the expected
+        value. See :meth:`predict_contribs` for the parameters.
+        """
+        from ._shap import predict_interactions  # noqa: PLC0415
+
+        return predict_interactions(self, X, device=device, n_jobs=n_jobs)
+
     # ------------------------------------------------------------------ persistence
     _SCALARS = ("n_features", "n_outputs", "decision", "precision", "sum_dtype", "input_rule",
                 "frame_rule", "categories", "pandas_categorical", "average_output",
                 "output_transform", "transform_params", "feature_names", "source")
     _ARRAYS = ("tree_ptr", *_NODE_ARRAYS, "cat_bitsets", "tree_output", "tree_weight",
                "base_score")
+    #: Arrays stored only when present (schema 1.3): training statistics, not routing.
+    _OPTIONAL_ARRAYS = ("cover",)
 
     def to_document(self) -> dict:
         """The ensemble as a versioned model document (see :mod:`skltr.utils._model_io`)."""
@@ -550,6 +618,8 @@ class TreeEnsemble:
         meta["missing_value"] = repr(self.missing_value)
         meta["absent_value"] = repr(self.absent_value)
         arrays = {name: getattr(self, name) for name in self._ARRAYS}
+        arrays.update({name: getattr(self, name) for name in self._OPTIONAL_ARRAYS
+                       if getattr(self, name) is not None})
         return make_document("TreeEnsemble", meta, arrays)
 
     @classmethod
@@ -620,7 +690,10 @@ class TreeEnsemble:
         return to_treelite(self)
 
     def equals(self, other: "TreeEnsemble") -> bool:
-        """True when both ensembles are identical, array for array and bit for bit."""
+        """True when both ensembles are identical, array for array and bit for bit.
+
+        ``source`` and ``cover`` (training statistics, which change no prediction) are not
+        compared."""
         if not isinstance(other, TreeEnsemble):
             return False
         for name in self._ARRAYS:

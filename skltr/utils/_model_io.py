@@ -4,7 +4,7 @@ A document looks like::
 
     {
       "format": "skltr-model",
-      "schema_version": "1.2",            # MAJOR.MINOR of this layout
+      "schema_version": "1.3",            # MAJOR.MINOR of this layout
       "skltr_version": "0.1.0",           # the writer, for information
       "kind": "TreeEnsemble",             # what the payload describes
       "meta": {...},                      # JSON scalars, lists and dicts
@@ -32,7 +32,7 @@ import numpy as np
 from .._version import __version__
 
 FORMAT_NAME = "skltr-model"
-SCHEMA_VERSION = (1, 2)
+SCHEMA_VERSION = (1, 3)
 
 __all__ = [
     "SCHEMA_VERSION",

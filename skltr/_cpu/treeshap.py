@@ -1,0 +1,370 @@
+"""numba kernels: exact path-dependent TreeSHAP over the root-to-leaf paths of an ensemble.
+
+Lundberg et al. (2020), Algorithm 2, evaluated path by path as GPUTreeShap does (Mitchell et
+al. 2022): the recursion of Algorithm 2 reaches each leaf with the "unique path" of the
+features split on above it; here those paths are built once per model
+(:func:`build_paths`) and every row walks them all. One path, its features merged::
+
+    path p            elements e = path_ptr[p] .. path_ptr[p+1]   (one per distinct feature)
+    elem_feature[e]   feature index
+    elem_zero[e]      z: product of cover(child) / cover(node) over the path's nodes on it
+    elem_cond_ptr[e]  its nodes cond_node[c] (local to the tree), cond_left[c] (path side)
+    path_value[p]     leaf value x tree weight (/ trees of the output when averaged)
+
+For a row, ``o_e`` is 1 when the row follows the path at every node of the element (the
+model's own routing: :func:`skltr._cpu.traversal.go_left`) and 0 otherwise. EXTEND over the
+``(z, o)`` of the elements gives the permutation weights; element ``e`` then adds
+``UNWOUNDSUM(e) * (o_e - z_e) * value`` to its feature. Interactions (Lundberg et al. 2020,
+as XGBoost's ``PredictInteractionContributions``): conditioning on feature ``c`` present
+(``o_c``) or absent (``z_c``) removes it from the path and scales the rest, so
+``phi[c, i] += UNWOUNDSUM_without_c(i) * (o_i - z_i) * value * (o_c - z_c) / 2``.
+
+A node whose cover is 0 (a LambdaMART node holding only queries of equal labels has no
+hessian) gives each child the fraction 1/2 instead of 0/0 (:func:`build_paths`); a path with
+an element of ``z = o = 0`` adds nothing and is skipped (its weights are all 0).
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from .traversal import go_left
+
+
+# ----------------------------------------------------------------------------- paths
+@njit(cache=True)
+def _path_sizes(tree_ptr, left, right):
+    """Leaves, total path nodes, the deepest path and the largest tree."""
+    n_trees = tree_ptr.shape[0] - 1
+    n_leaves = 0
+    n_conds = 0
+    max_depth = 0
+    max_nodes = 0
+    depth = np.zeros(tree_ptr[-1], np.int64)
+    for t in range(n_trees):
+        start = tree_ptr[t]
+        size = tree_ptr[t + 1] - start
+        max_nodes = max(max_nodes, size)
+        # children come after their parent in none of the formats for sure: walk a stack
+        stack = np.empty(size, np.int64)
+        stack[0] = 0
+        top = 1
+        depth[start] = 0
+        while top > 0:
+            top -= 1
+            j = stack[top]
+            if left[start + j] < 0:
+                n_leaves += 1
+                n_conds += depth[start + j]
+                max_depth = max(max_depth, depth[start + j])
+            else:
+                for child in (left[start + j], right[start + j]):
+                    depth[start + child] = depth[start + j] + 1
+                    stack[top] = child
+                    top += 1
+    return n_leaves, n_conds, max_depth, max_nodes
+
+
+@njit(cache=True)
+def build_paths(tree_ptr, feature, left, right, cover, value, tree_scale, tree_output):
+    """Every root-to-leaf path with its features merged (module docstring).
+
+    ``tree_scale[t]`` multiplies tree ``t``'s leaves (its weight, divided by the trees of its
+    output when the ensemble averages). Returns ``(tree_path_ptr, path_ptr, path_value,
+    path_output, path_zero, elem_feature, elem_zero, elem_cond_ptr, cond_node, cond_left,
+    max_elems)``; ``path_zero`` is the product of the path's ``z`` (the leaf's probability).
+    """
+    n_trees = tree_ptr.shape[0] - 1
+    n_leaves, n_conds, max_depth, max_nodes = _path_sizes(tree_ptr, left, right)
+    tree_path_ptr = np.zeros(n_trees + 1, np.int64)
+    path_ptr = np.zeros(n_leaves + 1, np.int64)
+    path_value = np.zeros(n_leaves, np.float64)
+    path_output = np.zeros(n_leaves, np.int32)
+    path_zero = np.ones(n_leaves, np.float64)
+    elem_feature = np.zeros(n_conds, np.int32)
+    elem_zero = np.ones(n_conds, np.float64)
+    elem_cond_ptr = np.zeros(n_conds + 1, np.int64)
+    cond_node = np.zeros(n_conds, np.int32)
+    cond_left = np.zeros(n_conds, np.uint8)
+    parent = np.full(max_nodes, -1, np.int64)
+    nodes = np.empty(max_depth + 1, np.int64)  # a path, leaf first
+    frac = np.empty(max_depth + 1, np.float64)
+    used = np.zeros(max_depth + 1, np.uint8)
+    p = 0
+    e = 0
+    c = 0
+    max_elems = 0
+    for t in range(n_trees):
+        start = tree_ptr[t]
+        size = tree_ptr[t + 1] - start
+        for j in range(size):
+            parent[j] = -1
+        for j in range(size):
+            if left[start + j] >= 0:
+                parent[left[start + j]] = j
+                parent[right[start + j]] = j
+        for leaf in range(size):
+            if left[start + leaf] >= 0:
+                continue
+            d = 0
+            j = leaf
+            while parent[j] >= 0:  # nodes[i]: the parent, frac[i]: the branch's fraction
+                par = parent[j]
+                nodes[d] = par
+                cp = cover[start + par]
+                frac[d] = cover[start + j] / cp if cp > 0.0 else 0.5
+                used[d] = 0
+                j = par
+                d += 1
+            k = 0
+            for a in range(d - 1, -1, -1):  # from the root down: features in first use order
+                if used[a]:
+                    continue
+                f = feature[start + nodes[a]]
+                z = 1.0
+                for b in range(a, -1, -1):
+                    if not used[b] and feature[start + nodes[b]] == f:
+                        used[b] = 1
+                        z *= frac[b]
+                        cond_node[c] = nodes[b]
+                        child = leaf if b == 0 else nodes[b - 1]
+                        cond_left[c] = 1 if left[start + nodes[b]] == child else 0
+                        c += 1
+                elem_feature[e] = f
+                elem_zero[e] = z
+                path_zero[p] *= z
+                e += 1
+                elem_cond_ptr[e] = c
+                k += 1
+            max_elems = max(max_elems, k)
+            path_value[p] = value[start + leaf] * tree_scale[t]
+            path_output[p] = tree_output[t]
+            p += 1
+            path_ptr[p] = e
+        tree_path_ptr[t + 1] = p
+    return (tree_path_ptr, path_ptr, path_value, path_output, path_zero, elem_feature[:e],
+            elem_zero[:e], elem_cond_ptr[:e + 1], cond_node, cond_left, max_elems)
+
+
+# ----------------------------------------------------------------------------- one path
+@njit(inline="always", cache=True)
+def extend(w, z, o, k):
+    """Permutation weights ``w[0..k]`` of a path of ``k`` elements (after the dummy root
+    element of Algorithm 2), EXTEND applied element by element."""
+    w[0] = 1.0
+    for d in range(1, k + 1):
+        zd = z[d - 1]
+        od = o[d - 1]
+        w[d] = 0.0
+        inv = 1.0 / (d + 1)
+        for j in range(d - 1, -1, -1):
+            w[j + 1] += od * w[j] * (j + 1) * inv
+            w[j] = zd * w[j] * (d - j) * inv
+
+
+@njit(inline="always", cache=True)
+def unwound_sum(w, k, zi, oi, ratios):
+    """UNWOUNDSUM: the sum of the weights of a path of depth ``k`` without an element of
+    fractions ``(zi, oi)``; ``oi`` is 0 or 1. ``ratios`` (:func:`unwind_ratios`) replaces
+    the divisions of the textbook loop by products."""
+    total = 0.0
+    if oi != 0.0:
+        nxt = w[k]
+        for j in range(k - 1, -1, -1):
+            tmp = nxt * ratios[0, k, j]
+            total += tmp
+            nxt = w[j] - tmp * zi * ratios[1, k, j]
+    elif zi != 0.0:
+        inv_z = 1.0 / zi
+        for j in range(k - 1, -1, -1):
+            total += w[j] * inv_z * ratios[2, k, j]
+    return total
+
+
+@njit(inline="always", cache=True)
+def unwound_sum_absent(w, k, ratios):
+    """``z * UNWOUNDSUM`` of an element with ``o = 0``: the same for every such element of
+    the path (the sum is ``(1 / z) * sum_j w[j] (k + 1) / (k - j)``), so an absent element
+    adds ``-unwound_sum_absent * value`` whatever its ``z``."""
+    total = 0.0
+    for j in range(k - 1, -1, -1):
+        total += w[j] * ratios[2, k, j]
+    return total
+
+
+@njit(cache=True)
+def unwind_ratios(max_k):
+    """``[0, k, j] = (k + 1) / (j + 1)``, ``[1, k, j] = (k - j) / (k + 1)``,
+    ``[2, k, j] = (k + 1) / (k - j)`` for ``0 <= j < k <= max_k``."""
+    r = np.zeros((3, max_k + 1, max_k + 1), np.float64)
+    for k in range(max_k + 1):
+        for j in range(k):
+            r[0, k, j] = (k + 1) / (j + 1)
+            r[1, k, j] = (k - j) / (k + 1)
+            r[2, k, j] = (k + 1) / (k - j)
+    return r
+
+
+@njit(inline="always", cache=True)
+def _tree_directions(X, row, start, size, feature, threshold, left, flags, cat_offset,
+                     cat_nwords, cat_bitsets, strict, f32_inputs, missing_value, has_sentinel,
+                     hot):
+    """``hot[j]``: 1 when the row goes left at internal node ``j`` of the tree."""
+    for j in range(size):
+        node = start + j
+        if left[node] >= 0:
+            hot[j] = 1 if go_left(X[row, feature[node]], node, threshold, flags, cat_offset,
+                                  cat_nwords, cat_bitsets, strict, f32_inputs, missing_value,
+                                  has_sentinel) else 0
+
+
+@njit(inline="always", cache=True)
+def _path_fractions(hot, e0, k, elem_zero, elem_cond_ptr, cond_node, cond_left, z, o):
+    """``z``, ``o`` of the path's elements; False when an element has ``z = o = 0``."""
+    for i in range(k):
+        e = e0 + i
+        oi = 1.0
+        for ci in range(elem_cond_ptr[e], elem_cond_ptr[e + 1]):
+            if hot[cond_node[ci]] != cond_left[ci]:
+                oi = 0.0
+                break
+        zi = elem_zero[e]
+        if oi == 0.0 and zi == 0.0:
+            return False
+        z[i] = zi
+        o[i] = oi
+    return True
+
+
+# ----------------------------------------------------------------------------- kernels
+@njit(parallel=True, cache=True)
+def treeshap_contribs(X, tree_ptr, feature, threshold, left, flags, cat_offset, cat_nwords,
+                      cat_bitsets, strict, f32_inputs, missing_value, has_sentinel,
+                      tree_path_ptr, path_ptr, path_value, path_output, elem_feature, elem_zero,
+                      elem_cond_ptr, cond_node, cond_left, max_elems, max_nodes, out):
+    """Add every path's SHAP values to ``out`` (n_samples, n_outputs, n_features + 1)."""
+    n_samples = X.shape[0]
+    n_trees = tree_ptr.shape[0] - 1
+    chunk = 16
+    n_chunks = (n_samples + chunk - 1) // chunk
+    for ch in prange(n_chunks):
+        hot = np.zeros(max(max_nodes, 1), np.uint8)
+        z = np.empty(max_elems + 1, np.float64)
+        o = np.empty(max_elems + 1, np.float64)
+        w = np.empty(max_elems + 2, np.float64)
+        ratios = unwind_ratios(max_elems)
+        for row in range(ch * chunk, min(n_samples, (ch + 1) * chunk)):
+            for t in range(n_trees):
+                p0 = tree_path_ptr[t]
+                p1 = tree_path_ptr[t + 1]
+                if path_ptr[p1] == path_ptr[p0]:
+                    continue  # a one-leaf tree: only the expected value
+                start = tree_ptr[t]
+                _tree_directions(X, row, start, tree_ptr[t + 1] - start, feature, threshold,
+                                 left, flags, cat_offset, cat_nwords, cat_bitsets, strict,
+                                 f32_inputs, missing_value, has_sentinel, hot)
+                for p in range(p0, p1):
+                    e0 = path_ptr[p]
+                    k = path_ptr[p + 1] - e0
+                    if not _path_fractions(hot, e0, k, elem_zero, elem_cond_ptr, cond_node,
+                                           cond_left, z, o):
+                        continue
+                    extend(w, z, o, k)
+                    v = path_value[p]
+                    q = path_output[p]
+                    absent = np.nan
+                    for i in range(k):
+                        if o[i] == 0.0:
+                            if absent != absent:
+                                absent = -unwound_sum_absent(w, k, ratios) * v
+                            out[row, q, elem_feature[e0 + i]] += absent
+                        else:
+                            s = unwound_sum(w, k, z[i], 1.0, ratios)
+                            out[row, q, elem_feature[e0 + i]] += s * (1.0 - z[i]) * v
+
+
+@njit(parallel=True, cache=True)
+def treeshap_interactions(X, tree_ptr, feature, threshold, left, flags, cat_offset,
+                          cat_nwords, cat_bitsets, strict, f32_inputs, missing_value,
+                          has_sentinel, tree_path_ptr, path_ptr, path_value, path_output,
+                          elem_feature, elem_zero, elem_cond_ptr, cond_node, cond_left,
+                          max_elems, max_nodes, bias, out):
+    """Fill ``out`` (n_samples, n_outputs, n_features + 1, n_features + 1), zeroed, with
+    SHAP interaction values; ``bias`` (n_outputs,) is each output's expected value."""
+    n_samples = X.shape[0]
+    n_trees = tree_ptr.shape[0] - 1
+    n_outputs = out.shape[1]
+    nf = out.shape[2] - 1
+    chunk = 4
+    n_chunks = (n_samples + chunk - 1) // chunk
+    for ch in prange(n_chunks):
+        hot = np.zeros(max(max_nodes, 1), np.uint8)
+        z = np.empty(max_elems + 1, np.float64)
+        o = np.empty(max_elems + 1, np.float64)
+        w = np.empty(max_elems + 2, np.float64)
+        z2 = np.empty(max_elems + 1, np.float64)
+        o2 = np.empty(max_elems + 1, np.float64)
+        w2 = np.empty(max_elems + 2, np.float64)
+        phi = np.zeros((n_outputs, nf + 1), np.float64)
+        ratios = unwind_ratios(max_elems)
+        for row in range(ch * chunk, min(n_samples, (ch + 1) * chunk)):
+            phi[:, :] = 0.0
+            for t in range(n_trees):
+                p0 = tree_path_ptr[t]
+                p1 = tree_path_ptr[t + 1]
+                if path_ptr[p1] == path_ptr[p0]:
+                    continue
+                start = tree_ptr[t]
+                _tree_directions(X, row, start, tree_ptr[t + 1] - start, feature, threshold,
+                                 left, flags, cat_offset, cat_nwords, cat_bitsets, strict,
+                                 f32_inputs, missing_value, has_sentinel, hot)
+                for p in range(p0, p1):
+                    e0 = path_ptr[p]
+                    k = path_ptr[p + 1] - e0
+                    if not _path_fractions(hot, e0, k, elem_zero, elem_cond_ptr, cond_node,
+                                           cond_left, z, o):
+                        continue
+                    extend(w, z, o, k)
+                    v = path_value[p]
+                    q = path_output[p]
+                    absent = np.nan
+                    for i in range(k):
+                        if o[i] == 0.0:
+                            if absent != absent:
+                                absent = -unwound_sum_absent(w, k, ratios) * v
+                            phi[q, elem_feature[e0 + i]] += absent
+                        else:
+                            s = unwound_sum(w, k, z[i], 1.0, ratios)
+                            phi[q, elem_feature[e0 + i]] += s * (1.0 - z[i]) * v
+                    for c in range(k):  # condition on element c: drop it, scale the rest
+                        scale = 0.5 * (o[c] - z[c]) * v
+                        if scale == 0.0:
+                            continue
+                        m = 0
+                        for i in range(k):
+                            if i != c:
+                                z2[m] = z[i]
+                                o2[m] = o[i]
+                                m += 1
+                        extend(w2, z2, o2, k - 1)
+                        fc = elem_feature[e0 + c]
+                        absent = np.nan
+                        m = 0
+                        for i in range(k):
+                            if i != c:
+                                if o2[m] == 0.0:
+                                    if absent != absent:
+                                        absent = -unwound_sum_absent(w2, k - 1, ratios) * scale
+                                    out[row, q, fc, elem_feature[e0 + i]] += absent
+                                else:
+                                    s = unwound_sum(w2, k - 1, z2[m], 1.0, ratios)
+                                    out[row, q, fc, elem_feature[e0 + i]] += (
+                                        s * (1.0 - z2[m]) * scale)
+                                m += 1
+            for q in range(n_outputs):
+                for f in range(nf):
+                    off = 0.0
+                    for g in range(nf):
+                        if g != f:
+                            off += out[row, q, f, g]
+                    out[row, q, f, f] = phi[q, f] - off
+                out[row, q, nf, nf] = bias[q]

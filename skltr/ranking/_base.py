@@ -237,6 +237,13 @@ def ranker_from_params(cls, params, path, *, hint):
         raise ModelFileError(
             path, f"it stores hyper-parameter(s) {unknown} that {cls.__name__} of this skltr "
                   f"does not have (a newer skltr wrote it, or it was edited); {hint}")
+    for key, value in params.items():
+        default = known[key]
+        if isinstance(value, bool) and isinstance(default, (int, float)) and not isinstance(
+                default, bool):
+            # JSON true/false where a number belongs: Python would read it as 1 / 0
+            raise ModelFileError(path, f"stored hyper-parameter {key} is {value!r}, not a "
+                                       f"number; the file is corrupt")
     ranker = cls(**params)
     try:
         ranker._validate_params()

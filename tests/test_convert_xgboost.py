@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 xgb = pytest.importorskip("xgboost")
+_XGB_VERSION = tuple(int(p) for p in xgb.__version__.split(".")[:2])
 pd = pytest.importorskip("pandas")
 
 from skltr.convert._xgboost import from_xgboost  # noqa: E402
@@ -702,11 +703,15 @@ def test_dart_regressor_matches_predict_bit_for_bit(params):
         np.testing.assert_array_equal(got, expected)
     booster = reg.get_booster()
     dmatrix = booster.predict(xgb.DMatrix(X), output_margin=True)
-    assert np.sum(dmatrix != expected) > 100  # XGBoost's two paths really differ here
+    if _XGB_VERSION < (3, 3):
+        assert np.sum(dmatrix != expected) > 100  # XGBoost's two paths really differ here
+        assert from_xgboost(reg).source["dart_predict"] == "inplace"
+    else:  # XGBoost 3.3 saves dart as gbtree + weights; its two paths agree ("dmatrix")
+        np.testing.assert_array_equal(dmatrix, expected)
+        assert from_xgboost(reg).source["dart_predict"] == "dmatrix"
     np.testing.assert_array_equal(from_xgboost(booster).predict_raw(X), dmatrix)
     np.testing.assert_array_equal(from_xgboost(reg, dart_predict="dmatrix").predict_raw(X),
                                   dmatrix)
-    assert from_xgboost(reg).source["dart_predict"] == "inplace"
     ranged = from_xgboost(reg, iteration_range=(3, 12))
     np.testing.assert_array_equal(
         ranged.predict_raw(X),
@@ -850,3 +855,27 @@ def test_dataframe_numeric_columns_read_one_by_one_to_float32():
     for X in variants:
         for got in _qs_outputs(reg, X):
             np.testing.assert_array_equal(got, reg.predict(X))
+
+
+def test_dart_saved_as_gbtree_with_weights_is_read_as_dart():
+    """XGBoost 3.3 and later save a dart model as ``gbtree`` with ``weight_drop`` inside the
+    tree model (and both predict paths then add float32(leaf * w)); read as plain gbtree the
+    weights were lost and every score was wrong (seen with XGBoost 3.4.1). The 3.3 layout is
+    made here from this XGBoost's dart model, whose DMatrix predict is that arithmetic."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(500, 4))
+    y = X[:, 0] + rng.normal(size=500) * 0.1
+    booster = xgb.train({"booster": "dart", "rate_drop": 0.4, "max_depth": 3,
+                         "nthread": NTHREAD}, xgb.DMatrix(X, y), 8)
+    doc = json.loads(booster.save_raw("json"))
+    gb = doc["learner"]["gradient_booster"]
+    if gb["name"] == "dart":  # XGBoost < 3.3: move the weights where 3.3 keeps them
+        weights = gb["weight_drop"]
+        doc["learner"]["gradient_booster"] = gb = {**gb["gbtree"], "name": "gbtree"}
+        gb["model"]["weight_drop"] = weights
+    assert gb["name"] == "gbtree" and len(gb["model"]["weight_drop"]) == 8
+    assert len(set(gb["model"]["weight_drop"])) > 1  # the weights matter
+    ens = from_xgboost(bytearray(json.dumps(doc).encode()))
+    assert ens.source["booster"] == "dart" and ens.source["dart_predict"] == "dmatrix"
+    np.testing.assert_array_equal(ens.predict_raw(X),
+                                  booster.predict(xgb.DMatrix(X), output_margin=True))

@@ -62,7 +62,11 @@ def run_naive_adversarial(ens, X, device):
     terms = np.abs(ens.base_score).max() + np.abs(ens.value).sum() * (
         np.abs(ens.tree_weight).max() if ens.n_trees else 0.0)
     tol = 1e-9 * scale + (4 * terms * 2.0 ** -23 if ens.sum_dtype == "float32" else 0.0)
-    assert np.all(np.abs(got.sum(axis=2) - raw) <= tol)
+    finite = np.isfinite(raw)
+    if not finite.all():  # the model's own float32 sum overflows (leaves near 3e38): no
+        with pytest.raises(ValueError, match="beyond the"):  # finite score to add up to
+            ens.check_score_range()
+    assert np.all(np.abs(got.sum(axis=2) - raw)[finite] <= tol)
     np.testing.assert_allclose(inter.sum(axis=3), got, rtol=0, atol=1e-9 * scale)
 
 

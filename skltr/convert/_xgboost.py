@@ -156,7 +156,9 @@ def from_xgboost(model, *, iteration_range=None, dart_predict=None) -> TreeEnsem
     and adds ``float32(float32(float32(base + leaf) - base) * w)``. The two differ in the last
     bits. ``"inplace"`` folds ``float32(float32(base + leaf) - base)`` into the leaf values
     (``tree_weight`` stays ``w``), so both orders are exact with the same kernels;
-    ``source["dart_predict"]`` records the choice.
+    ``source["dart_predict"]`` records the choice. XGBoost 3.3 and later save dart models as
+    ``gbtree`` with the weights in the tree model, and both of their predict paths follow the
+    ``"dmatrix"`` arithmetic: such files are read that way whatever ``dart_predict`` says.
 
     Inputs are read as XGBoost reads them: every array value rounded to float32 from its own
     dtype (``input_rule="float32"``); a DataFrame column by column (``frame_rule="xgboost"``),
@@ -415,6 +417,15 @@ def _convert_document(doc: dict, *, missing, iteration_range, dart_predict="dmat
                                       corrupt=_CORRUPT).astype(np.float32)
     elif booster_name == "gbtree":
         gbtree, weight_drop = booster, None
+        model = booster.get("model")
+        if isinstance(model, dict) and model.get("weight_drop") is not None:
+            # XGBoost >= 3.3 saves a dart model as gbtree with the dart weights in its model;
+            # its predict and inplace_predict then agree, adding float32(leaf * w) tree by
+            # tree to the base (the "dmatrix" arithmetic)
+            with np.errstate(over="ignore"):
+                weight_drop = float_array(model["weight_drop"], "dart weight_drop",
+                                          corrupt=_CORRUPT).astype(np.float32)
+            booster_name, dart_predict = "dart", "dmatrix"
     else:
         raise ValueError(f"unknown XGBoost booster {booster_name!r}; expected gbtree or dart.")
     model = _get(gbtree, "model", "'gradient_booster.model'")

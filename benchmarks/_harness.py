@@ -96,11 +96,12 @@ def time_median(fn, *, repeat: int = 5, warmup: int = 1, sync=None) -> float:
     return statistics.median(times)
 
 
-def gpu_time(fn, repeat: int = 7) -> float:
-    """Median GPU seconds of ``fn`` (CUDA events around each call), after one warm-up call."""
+def gpu_time(fn, repeat: int = 7, warmup: int = 1) -> float:
+    """Median GPU seconds of ``fn`` (CUDA events around each call), after ``warmup`` calls."""
     import cupy
 
-    fn()
+    for _ in range(warmup):
+        fn()
     times = []
     for _ in range(repeat):
         start, end = cupy.cuda.Event(), cupy.cuda.Event()

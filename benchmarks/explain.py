@@ -42,6 +42,8 @@ def main():
     ap.add_argument("--threads", type=int, default=16)
     ap.add_argument("--rows", type=int, default=100_000)
     ap.add_argument("--interaction-rows", type=int, default=2_000)
+    ap.add_argument("--lgb-rows", type=int, default=None,
+                    help="rows for the LightGBM model (default: --rows)")
     ap.add_argument("--train-rows", type=int, default=20_000)
     ap.add_argument("--trees", type=int, default=1000)
     ap.add_argument("--depth", type=int, default=6)
@@ -67,6 +69,7 @@ def main():
     Xtr, ytr = X[:args.train_rows], y[:args.train_rows]
     Xte = X[args.train_rows:args.train_rows + args.rows]
     Xin = Xte[:args.interaction_rows]
+    Xlg = Xte[:args.lgb_rows] if args.lgb_rows else Xte
     t = args.threads
     cuda = args.device == "cuda"
     rows = []
@@ -81,7 +84,7 @@ def main():
     lens = to_tree_ensemble(lgbm)
     case = f"xgboost {args.trees}x depth {args.depth}, {len(Xte)} rows"
     lcase = (f"lightgbm {args.lgb_trees}x{args.lgb_leaves} leaves (depth "
-             f"{lens.max_depth()}), {len(Xte)} rows")
+             f"{lens.max_depth()}), {len(Xlg)} rows")
 
     if not cuda:
         dm, dmi = xgb.DMatrix(Xte, nthread=t), xgb.DMatrix(Xin, nthread=t)
@@ -90,28 +93,28 @@ def main():
         peer = booster.predict(dm, pred_contribs=True)
         rows.append(row(case, "contribs_s",
                         time_median(lambda: ens.predict_contribs(Xte, n_jobs=t),
-                                    repeat=args.repeat),
+                                    repeat=args.repeat, warmup=0),
                         time_median(lambda: booster.predict(dm, pred_contribs=True),
-                                    repeat=args.repeat), "xgboost cpu", "s"))
+                                    repeat=args.repeat, warmup=0), "xgboost cpu", "s"))
         rows.append(row(case, "max_rel_diff", rel_diff(ours, peer), 0.0, "xgboost cpu", "1"))
         ours = ens.predict_interactions(Xin, n_jobs=t)
         peer = booster.predict(dmi, pred_interactions=True)
         rows.append(row(case.replace(f"{len(Xte)} rows", f"{len(Xin)} rows"),
                         "interactions_s",
                         time_median(lambda: ens.predict_interactions(Xin, n_jobs=t),
-                                    repeat=args.repeat),
+                                    repeat=args.repeat, warmup=0),
                         time_median(lambda: booster.predict(dmi, pred_interactions=True),
-                                    repeat=args.repeat), "xgboost cpu", "s"))
+                                    repeat=args.repeat, warmup=0), "xgboost cpu", "s"))
         rows.append(row(case, "inter_max_rel_diff", rel_diff(ours, peer), 0.0, "xgboost cpu",
                         "1"))
-        ours = lens.predict_contribs(Xte, n_jobs=t)
-        peer = lgbm.predict(Xte, pred_contrib=True, num_threads=t)
+        ours = lens.predict_contribs(Xlg, n_jobs=t)
+        peer = lgbm.predict(Xlg, pred_contrib=True, num_threads=t)
         rows.append(row(lcase, "contribs_s",
-                        time_median(lambda: lens.predict_contribs(Xte, n_jobs=t),
-                                    repeat=args.repeat),
-                        time_median(lambda: lgbm.predict(Xte, pred_contrib=True,
+                        time_median(lambda: lens.predict_contribs(Xlg, n_jobs=t),
+                                    repeat=args.repeat, warmup=0),
+                        time_median(lambda: lgbm.predict(Xlg, pred_contrib=True,
                                                          num_threads=t),
-                                    repeat=args.repeat), "lightgbm cpu", "s"))
+                                    repeat=args.repeat, warmup=0), "lightgbm cpu", "s"))
         rows.append(row(lcase, "max_rel_diff", rel_diff(ours, peer), 0.0, "lightgbm cpu", "1"))
     else:
         import cupy
@@ -120,16 +123,16 @@ def main():
 
         if args.gpu_acc:
             gpu_treeshap.ACCUMULATE = args.gpu_acc
-        Xd, Xid = cupy.asarray(Xte), cupy.asarray(Xin)
+        Xd, Xid, Xld = cupy.asarray(Xte), cupy.asarray(Xin), cupy.asarray(Xlg)
         booster.set_param({"device": "cuda"})
         dm, dmi = xgb.DMatrix(Xd), xgb.DMatrix(Xid)
         ours = ens.predict_contribs(Xd, device="cuda")
         peer = booster.predict(dm, pred_contribs=True)
         rows.append(row(case, "contribs_s",
                         gpu_time(lambda: ens.predict_contribs(Xd, device="cuda"),
-                                 repeat=args.repeat),
+                                 repeat=args.repeat, warmup=0),
                         gpu_time(lambda: booster.predict(dm, pred_contribs=True),
-                                 repeat=args.repeat), "xgboost cuda", "s"))
+                                 repeat=args.repeat, warmup=0), "xgboost cuda", "s"))
         rows.append(row(case, "max_rel_diff", rel_diff(cupy.asnumpy(ours), peer), 0.0,
                         "xgboost cuda", "1"))
         ours = ens.predict_interactions(Xid, device="cuda")
@@ -137,19 +140,19 @@ def main():
         rows.append(row(case.replace(f"{len(Xte)} rows", f"{len(Xin)} rows"),
                         "interactions_s",
                         gpu_time(lambda: ens.predict_interactions(Xid, device="cuda"),
-                                 repeat=args.repeat),
+                                 repeat=args.repeat, warmup=0),
                         gpu_time(lambda: booster.predict(dmi, pred_interactions=True),
-                                 repeat=args.repeat), "xgboost cuda", "s"))
+                                 repeat=args.repeat, warmup=0), "xgboost cuda", "s"))
         rows.append(row(case, "inter_max_rel_diff", rel_diff(cupy.asnumpy(ours), peer), 0.0,
                         "xgboost cuda", "1"))
-        ours = lens.predict_contribs(Xd, device="cuda")
-        peer = lgbm.predict(Xte, pred_contrib=True, num_threads=t)
+        ours = lens.predict_contribs(Xld, device="cuda")
+        peer = lgbm.predict(Xlg, pred_contrib=True, num_threads=t)
         rows.append(row(lcase, "contribs_s",
-                        gpu_time(lambda: lens.predict_contribs(Xd, device="cuda"),
-                                 repeat=args.repeat),
-                        time_median(lambda: lgbm.predict(Xte, pred_contrib=True,
+                        gpu_time(lambda: lens.predict_contribs(Xld, device="cuda"),
+                                 repeat=args.repeat, warmup=0),
+                        time_median(lambda: lgbm.predict(Xlg, pred_contrib=True,
                                                          num_threads=t),
-                                    repeat=args.repeat), f"lightgbm cpu x{t}", "s"))
+                                    repeat=args.repeat, warmup=0), f"lightgbm cpu x{t}", "s"))
         rows.append(row(lcase, "max_rel_diff", rel_diff(cupy.asnumpy(ours), peer), 0.0,
                         "lightgbm cpu", "1"))
 

@@ -24,6 +24,8 @@ Usage: python benchmarks/explain.py [--device cpu|cuda] [--threads 16] [--rows 1
 """
 
 import argparse
+import sys
+import time
 
 import numpy as np
 
@@ -73,15 +75,21 @@ def main():
     t = args.threads
     cuda = args.device == "cuda"
     rows = []
+    started = time.perf_counter()
+
+    def stage(what):  # progress on stderr: the TreeSHAP of deep trees can take minutes
+        print(f"[{time.perf_counter() - started:7.1f} s] {what}", file=sys.stderr, flush=True)
 
     booster = xgb.train({"max_depth": args.depth, "eta": 0.05, "tree_method": "hist",
                          "nthread": t, "seed": 0, "device": "cuda" if cuda else "cpu"},
                         xgb.DMatrix(Xtr, ytr, nthread=t), args.trees)
     ens = to_tree_ensemble(booster)
+    stage("xgboost model trained")
     lgbm = lgb.LGBMRegressor(n_estimators=args.lgb_trees, num_leaves=args.lgb_leaves,
                              min_child_samples=5, learning_rate=0.05, num_threads=t,
                              verbose=-1, random_state=0).fit(Xtr, ytr)
     lens = to_tree_ensemble(lgbm)
+    stage("lightgbm model trained")
     case = f"xgboost {args.trees}x depth {args.depth}, {len(Xte)} rows"
     lcase = (f"lightgbm {args.lgb_trees}x{args.lgb_leaves} leaves (depth "
              f"{lens.max_depth()}), {len(Xlg)} rows")
@@ -97,6 +105,7 @@ def main():
                         time_median(lambda: booster.predict(dm, pred_contribs=True),
                                     repeat=args.repeat, warmup=0), "xgboost cpu", "s"))
         rows.append(row(case, "max_rel_diff", rel_diff(ours, peer), 0.0, "xgboost cpu", "1"))
+        stage("xgboost contribs timed")
         ours = ens.predict_interactions(Xin, n_jobs=t)
         peer = booster.predict(dmi, pred_interactions=True)
         rows.append(row(case.replace(f"{len(Xte)} rows", f"{len(Xin)} rows"),
@@ -107,6 +116,7 @@ def main():
                                     repeat=args.repeat, warmup=0), "xgboost cpu", "s"))
         rows.append(row(case, "inter_max_rel_diff", rel_diff(ours, peer), 0.0, "xgboost cpu",
                         "1"))
+        stage("xgboost interactions timed")
         ours = lens.predict_contribs(Xlg, n_jobs=t)
         peer = lgbm.predict(Xlg, pred_contrib=True, num_threads=t)
         rows.append(row(lcase, "contribs_s",
@@ -135,6 +145,7 @@ def main():
                                  repeat=args.repeat, warmup=0), "xgboost cuda", "s"))
         rows.append(row(case, "max_rel_diff", rel_diff(cupy.asnumpy(ours), peer), 0.0,
                         "xgboost cuda", "1"))
+        stage("xgboost contribs timed")
         ours = ens.predict_interactions(Xid, device="cuda")
         peer = booster.predict(dmi, pred_interactions=True)
         rows.append(row(case.replace(f"{len(Xte)} rows", f"{len(Xin)} rows"),
@@ -145,6 +156,7 @@ def main():
                                  repeat=args.repeat, warmup=0), "xgboost cuda", "s"))
         rows.append(row(case, "inter_max_rel_diff", rel_diff(cupy.asnumpy(ours), peer), 0.0,
                         "xgboost cuda", "1"))
+        stage("xgboost interactions timed")
         ours = lens.predict_contribs(Xld, device="cuda")
         peer = lgbm.predict(Xlg, pred_contrib=True, num_threads=t)
         rows.append(row(lcase, "contribs_s",

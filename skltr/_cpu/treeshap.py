@@ -241,16 +241,10 @@ def treeshap_contribs(X, tree_ptr, feature, threshold, left, flags, cat_offset, 
                       cat_bitsets, strict, f32_inputs, missing_value, has_sentinel,
                       tree_path_ptr, path_ptr, path_value, path_output, elem_feature, elem_zero,
                       elem_cond_ptr, cond_node, cond_left, max_elems, max_nodes, out):
-    """Add every path's SHAP values to ``out`` (n_samples, n_outputs, n_features + 1).
-
-    A thread takes a block of rows and walks the trees in the outer loop, so that a tree's
-    paths are read once per block, not once per row (row-outer, 16 threads streamed every
-    tree's paths from memory for every row and ran at a third of the 2-core speed per core).
-    Each row still adds its trees in tree order, so the values do not change.
-    """
+    """Add every path's SHAP values to ``out`` (n_samples, n_outputs, n_features + 1)."""
     n_samples = X.shape[0]
     n_trees = tree_ptr.shape[0] - 1
-    chunk = 32
+    chunk = 16
     n_chunks = (n_samples + chunk - 1) // chunk
     for ch in prange(n_chunks):
         hot = np.zeros(max(max_nodes, 1), np.uint8)
@@ -258,13 +252,13 @@ def treeshap_contribs(X, tree_ptr, feature, threshold, left, flags, cat_offset, 
         o = np.empty(max_elems + 1, np.float64)
         w = np.empty(max_elems + 2, np.float64)
         ratios = unwind_ratios(max_elems)
-        for t in range(n_trees):
-            p0 = tree_path_ptr[t]
-            p1 = tree_path_ptr[t + 1]
-            if path_ptr[p1] == path_ptr[p0]:
-                continue  # a one-leaf tree: only the expected value
-            start = tree_ptr[t]
-            for row in range(ch * chunk, min(n_samples, (ch + 1) * chunk)):
+        for row in range(ch * chunk, min(n_samples, (ch + 1) * chunk)):
+            for t in range(n_trees):
+                p0 = tree_path_ptr[t]
+                p1 = tree_path_ptr[t + 1]
+                if path_ptr[p1] == path_ptr[p0]:
+                    continue  # a one-leaf tree: only the expected value
+                start = tree_ptr[t]
                 _tree_directions(X, row, start, tree_ptr[t + 1] - start, feature, threshold,
                                  left, flags, cat_offset, cat_nwords, cat_bitsets, strict,
                                  f32_inputs, missing_value, has_sentinel, hot)

@@ -384,3 +384,46 @@ def test_explain_returns_a_shap_explanation():
     assert exp.values.shape == (4, 3, 3) and exp.base_values.shape == (4, 3)
     one = skltr.explain(model, X[:4], output=1)
     np.testing.assert_array_equal(one.values, exp.values[:, :, 1])
+
+
+@settings(max_examples=30, deadline=None)
+@given(_covered())
+def test_pattern_tables_give_the_row_by_row_values_bit_for_bit(case):
+    """The CPU's per-pattern tables (paths of up to 12 elements) hold what the row-by-row
+    arithmetic computes; without tables (no memory for them) the values are the same bits."""
+    from skltr.trees import _shap
+
+    ens, X = case
+    with_tables = ens.predict_contribs(X)
+    fresh = TreeEnsemble.from_document(ens.to_document())  # a new ensemble: no cached tables
+    budget = _shap.TABLE_BYTES
+    _shap.TABLE_BYTES = 0
+    try:
+        row_by_row = fresh.predict_contribs(X)
+    finally:
+        _shap.TABLE_BYTES = budget
+    tables = _shap._TABLES[fresh][1]
+    assert tables[2].size == 0  # no path had a table
+    np.testing.assert_array_equal(with_tables, row_by_row)
+
+
+def test_pattern_tables_on_a_fitted_ranker():
+    """A fitted ranker's paths all get tables, and give the row-by-row values."""
+    from skltr import GPUHistGBDTRanker
+    from skltr.datasets import make_ranking
+    from skltr.trees import _shap
+
+    X, y, qid = make_ranking(n_queries=20, docs_per_query=15, n_features=6, n_informative=4,
+                             random_state=3)
+    ens = GPUHistGBDTRanker(n_estimators=10, max_leaves=15, random_state=0).fit(
+        X, y, qid=qid).ensemble_
+    got = ens.predict_contribs(X)
+    pat_off = _shap._TABLES[ens][1][0]
+    assert np.all(pat_off >= 0)
+    budget = _shap.TABLE_BYTES
+    _shap.TABLE_BYTES = 0
+    try:
+        np.testing.assert_array_equal(
+            TreeEnsemble.from_document(ens.to_document()).predict_contribs(X), got)
+    finally:
+        _shap.TABLE_BYTES = budget

@@ -97,12 +97,8 @@ def main():
     if not cuda:
         dm, dmi = xgb.DMatrix(Xte, nthread=t), xgb.DMatrix(Xin, nthread=t)
         booster.set_param({"nthread": t})
-        t0 = time.perf_counter()
-        ours = ens.predict_contribs(Xte, n_jobs=t)  # the first call builds the path tables
-        t1 = time.perf_counter()
+        ours = ens.predict_contribs(Xte, n_jobs=t)
         peer = booster.predict(dm, pred_contribs=True)
-        rows.append(row(case, "first_call_s", t1 - t0, time.perf_counter() - t1,
-                        "xgboost cpu", "s"))
         rows.append(row(case, "contribs_s",
                         time_median(lambda: ens.predict_contribs(Xte, n_jobs=t),
                                     repeat=args.repeat, warmup=0),

@@ -235,78 +235,13 @@ def _path_fractions(hot, e0, k, elem_zero, elem_cond_ptr, cond_node, cond_left, 
     return True
 
 
-@njit(inline="always", cache=True)
-def _path_pattern(hot, e0, k, elem_cond_ptr, cond_node, cond_left):
-    """The path's ``o`` as bits (bit ``i``: element ``i`` is on the row's side), as
-    :func:`_path_fractions` decides it."""
-    pattern = 0
-    for i in range(k):
-        e = e0 + i
-        oi = 1
-        for ci in range(elem_cond_ptr[e], elem_cond_ptr[e + 1]):
-            if hot[cond_node[ci]] != cond_left[ci]:
-                oi = 0
-                break
-        pattern |= oi << i
-    return pattern
-
-
-@njit(parallel=True, cache=True)
-def pattern_tables(path_ptr, path_value, elem_zero, pat_off, val_off, max_elems, valid,
-                   values):
-    """Fill the per-pattern SHAP values of every path with a table (``pat_off[p] >= 0``).
-
-    A path's values depend on the row only through ``o`` (which of its ``k`` elements the
-    row's side agrees with), so its ``2**k`` outcomes are computed once per model by the very
-    arithmetic of :func:`treeshap_contribs` -- bit for bit what a row would get -- and a row
-    then adds ``k`` stored values per path instead of EXTEND and ``k`` unwound sums (Fast
-    TreeSHAP's precomputation, Yang 2021). ``valid[pat_off[p] + pattern]`` is 0 where an
-    element has ``z = o = 0`` (the path adds nothing); ``values[val_off[p] + pattern * k + i]``
-    is element ``i``'s value.
-    """
-    n_paths = path_ptr.shape[0] - 1
-    for p in prange(n_paths):
-        if pat_off[p] < 0:
-            continue
-        z = np.empty(max_elems + 1, np.float64)
-        o = np.empty(max_elems + 1, np.float64)
-        w = np.empty(max_elems + 2, np.float64)
-        ratios = unwind_ratios(max_elems)
-        e0 = path_ptr[p]
-        k = path_ptr[p + 1] - e0
-        v = path_value[p]
-        for pattern in range(1 << k):
-            ok = True
-            for i in range(k):
-                z[i] = elem_zero[e0 + i]
-                o[i] = 1.0 if (pattern >> i) & 1 else 0.0
-                if o[i] == 0.0 and z[i] == 0.0:
-                    ok = False
-            valid[pat_off[p] + pattern] = 1 if ok else 0
-            if not ok:
-                continue
-            extend(w, z, o, k)
-            base = val_off[p] + pattern * k
-            absent = np.nan
-            for i in range(k):
-                if o[i] == 0.0:
-                    if absent != absent:
-                        absent = -unwound_sum_absent(w, k, ratios) * v
-                    values[base + i] = absent
-                else:
-                    s = unwound_sum(w, k, z[i], 1.0, ratios)
-                    values[base + i] = s * (1.0 - z[i]) * v
-
-
 # ----------------------------------------------------------------------------- kernels
 @njit(parallel=True, cache=True)
 def treeshap_contribs(X, tree_ptr, feature, threshold, left, flags, cat_offset, cat_nwords,
                       cat_bitsets, strict, f32_inputs, missing_value, has_sentinel,
                       tree_path_ptr, path_ptr, path_value, path_output, elem_feature, elem_zero,
-                      elem_cond_ptr, cond_node, cond_left, max_elems, max_nodes, pat_off,
-                      val_off, valid, values, out):
-    """Add every path's SHAP values to ``out`` (n_samples, n_outputs, n_features + 1); a path
-    with a table (:func:`pattern_tables`) adds its stored values for the row's pattern."""
+                      elem_cond_ptr, cond_node, cond_left, max_elems, max_nodes, out):
+    """Add every path's SHAP values to ``out`` (n_samples, n_outputs, n_features + 1)."""
     n_samples = X.shape[0]
     n_trees = tree_ptr.shape[0] - 1
     chunk = 16
@@ -330,20 +265,12 @@ def treeshap_contribs(X, tree_ptr, feature, threshold, left, flags, cat_offset, 
                 for p in range(p0, p1):
                     e0 = path_ptr[p]
                     k = path_ptr[p + 1] - e0
-                    q = path_output[p]
-                    if pat_off[p] >= 0:
-                        pattern = _path_pattern(hot, e0, k, elem_cond_ptr, cond_node,
-                                                cond_left)
-                        if valid[pat_off[p] + pattern]:
-                            base = val_off[p] + pattern * k
-                            for i in range(k):
-                                out[row, q, elem_feature[e0 + i]] += values[base + i]
-                        continue
                     if not _path_fractions(hot, e0, k, elem_zero, elem_cond_ptr, cond_node,
                                            cond_left, z, o):
                         continue
                     extend(w, z, o, k)
                     v = path_value[p]
+                    q = path_output[p]
                     absent = np.nan
                     for i in range(k):
                         if o[i] == 0.0:

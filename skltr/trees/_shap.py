@@ -100,42 +100,6 @@ def shap_paths(ensemble) -> ShapPaths:
     return paths
 
 
-#: memory the CPU's per-pattern tables may take per model (:func:`pattern_tables`)
-TABLE_BYTES = 512 * 2**20
-_TABLES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
-def pattern_tables(ensemble, paths: ShapPaths):
-    """``(pat_off, val_off, valid, values)`` for :func:`skltr._cpu.treeshap.treeshap_contribs`:
-    tables for the paths of at most ``max_k`` elements, ``max_k`` the largest (up to 12) whose
-    tables fit :data:`TABLE_BYTES`; longer paths (deep LightGBM trees) are computed row by
-    row. Built once per ensemble and paths."""
-    from .._cpu.treeshap import pattern_tables as fill  # noqa: PLC0415 - numba on use
-
-    hit = _TABLES.get(ensemble)
-    if hit is not None and hit[0] is paths:
-        return hit[1]
-    k = np.diff(paths.path_ptr)
-    for max_k in range(12, -2, -1):  # -1: no tables at all
-        chosen = k <= max_k
-        patterns = np.where(chosen, 1 << np.clip(k, 0, 12), 0)
-        if int((patterns * (k * 8 + 1)).sum()) <= TABLE_BYTES:
-            break
-    chosen = k <= max_k
-    patterns = np.where(chosen, 1 << np.clip(k, 0, 12), 0).astype(np.int64)
-    pat_off = np.where(chosen, np.cumsum(patterns) - patterns, -1).astype(np.int64)
-    sizes = patterns * k
-    val_off = np.where(chosen, np.cumsum(sizes) - sizes, -1).astype(np.int64)
-    valid = np.zeros(int(patterns.sum()), np.uint8)
-    values = np.zeros(int(sizes.sum()), np.float64)
-    if valid.size:
-        fill(paths.path_ptr, paths.path_value, paths.elem_zero, pat_off, val_off,
-             max(paths.max_elems, 1), valid, values)
-    tables = (pat_off, val_off, valid, values)
-    _TABLES[ensemble] = (paths, tables)
-    return tables
-
-
 def _device_kind(device) -> tuple[str, int]:
     from .._device import resolve_device  # noqa: PLC0415
 
@@ -171,11 +135,10 @@ def predict_contribs(ensemble, X, *, device="cpu", n_jobs=None) -> np.ndarray:
 
         r = routing(e)
         with numba_threads(n_jobs):
-            tables = pattern_tables(e, paths)
             treeshap_contribs(X, e.tree_ptr, e.feature, e.threshold, e.left, e.flags,
                               e.cat_offset, e.cat_nwords, e.cat_bitsets, r.strict,
                               r.f32_inputs, r.missing_value, r.has_sentinel,
-                              *paths.kernel_args(), *tables, out)
+                              *paths.kernel_args(), out)
     out[:, :, -1] += paths.bias
     return _shape(out, e.n_outputs)
 

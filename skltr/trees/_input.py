@@ -130,6 +130,12 @@ def check_no_inf(ensemble, values, *, row_of=None) -> None:
     values = np.asarray(values)
     if values.dtype.kind != "f" or values.size == 0:
         return
+    # One pass with no temporary array decides the usual case (a skltr ranker's predict has
+    # refused +-inf already): a finite sum has no inf. NaN (missing) or an overflowing sum
+    # needs the element-wise look.
+    with np.errstate(over="ignore", invalid="ignore"):
+        if np.isfinite(values.sum(dtype=np.float64)):
+            return
     bad = np.isinf(values)
     if not bad.any():
         return

@@ -313,7 +313,7 @@ def test_parse_many_numbers_exactly():
 
 
 def test_power_of_ten_table_matches_go():
-    from skltr.datasets._svmlight import _POW10_HI, _POW10_LO
+    from skltr.datasets._letor_kernel import _POW10_HI, _POW10_LO
 
     # strconv's detailedPowersOfTen rows for 1e-348, 1e-347 and 1e43
     assert (int(_POW10_HI[0]), int(_POW10_LO[0])) == (0xFA8FD5A0081C0288, 0x1732C869CD60E453)

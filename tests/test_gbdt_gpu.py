@@ -26,7 +26,7 @@ from skltr import GPUHistGBDTRanker  # noqa: E402
 from skltr._cpu.binning import map_to_bins as cpu_map_to_bins  # noqa: E402
 from skltr._cpu.split import find_best_splits_serial  # noqa: E402
 from skltr._engine.binning import BinMapper  # noqa: E402
-from skltr._gbdt.boosting import BoostParams  # noqa: E402
+from skltr._gbdt.params import BoostParams, TreeParams  # noqa: E402
 from skltr._gbdt.grower import TreeGrower, quantisation_exponent  # noqa: E402
 from skltr._gbdt.objectives import make_objective  # noqa: E402
 from skltr._gpu import _config  # noqa: E402
@@ -692,7 +692,9 @@ def _data(seed=0, n_queries=150, docs=40, n_features=12):
 
 def boost(X, y, group_ptr, *, objective, device, eval_sets=(), **params):
     """The boosting loop of ``device`` (what the estimator picks), parameters as keywords."""
-    p = BoostParams(**params)
+    # the GPU needs quantised histograms: the default of these tests on both devices
+    tree = TreeParams(**{"hist_mode": "quantised", **params.pop("tree_params", {})})
+    p = BoostParams(tree=tree, **params)
     if device.is_gpu:
         from skltr._gpu.boosting import boost as boost_gpu
 

@@ -23,8 +23,6 @@ log and early stopping, the ensemble builder -- lives in :mod:`skltr._engine`.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from .._dtypes import G_H_DTYPE, Y_DTYPE
@@ -34,68 +32,9 @@ from .._engine.rounds import (BoostingResult, Rounds, binning_seed, feature_subs
                               inf_error, progress, query_subsample_rows)
 from .._engine.shard import loop_start
 from .grower import TreeGrower
+from .params import BoostParams
 
-__all__ = ["BoostParams", "boost"]
-
-
-@dataclass(frozen=True)
-class BoostParams:
-    """Everything a boosting loop needs besides the data (the estimator fills it).
-
-    Attributes
-    ----------
-    objective_name : str
-        Recorded in the ensemble's ``source``.
-    n_estimators : int
-        Maximum number of rounds (one tree per round).
-    max_bins : int
-        Non-missing bins per feature (2..255).
-    tree_params : dict
-        Keyword arguments of ``TreeGrower`` (leaves, depth, growth, regularisation,
-        learning rate, ``hist_mode``).
-    subsample, colsample_bytree : float
-        Fractions of the *queries* each tree is grown on, and of the features it may use.
-    eval_at : tuple of int
-        NDCG cut-offs recorded per round; the first is monitored.
-    gain : {"exp2", "linear"}
-        Gain of the recorded NDCG.
-    n_iter_no_change : int or None
-        Stop after this many rounds without a strict improvement of the monitored score
-        (LightGBM's ``early_stopping_rounds``); None runs all rounds.
-    seed : int
-        Seed of every random draw.
-    verbose : int
-        > 0 shows a tqdm progress bar with the monitored score.
-    feature_names : list of str or None
-    n_jobs : int or None
-        Threads of every kernel (``n_jobs`` semantics); each stage sets numba's thread
-        count itself. On the GPU: the bin mapper's host threads.
-    reject_inf : bool
-        Raise ValueError when ``X`` or an eval set's ``X`` holds +inf or -inf (otherwise they
-        bin as the largest / smallest values). The estimator asks for it when it skipped its
-        own host check of X's values: the GPU loop checks while binning, for free.
-    """
-
-    objective_name: str
-    n_estimators: int
-    max_bins: int
-    tree_params: dict = field(default_factory=dict)
-    subsample: float = 1.0
-    colsample_bytree: float = 1.0
-    eval_at: tuple = (10,)
-    gain: str = "exp2"
-    n_iter_no_change: int | None = None
-    seed: int = 0
-    verbose: int = 0
-    feature_names: list | None = None
-    n_jobs: int | None = None
-    reject_inf: bool = False
-
-    @property
-    def source(self) -> dict:
-        """The fitted ensemble's provenance record."""
-        return {"library": "skltr", "estimator": "GPUHistGBDTRanker",
-                "objective": self.objective_name}
+__all__ = ["boost"]
 
 
 class _Grower:
@@ -103,7 +42,7 @@ class _Grower:
 
     def __init__(self, X_binned, mapper, tree_params, communicator, n_jobs):
         self.X_binned, self.mapper = X_binned, mapper
-        self.params, self.communicator, self.n_jobs = tree_params, communicator, n_jobs
+        self.tree, self.communicator, self.n_jobs = tree_params, communicator, n_jobs
         # Made once per fit: the grower's partition kernel reads the transpose,
         # and the pool keeps histogram pages warm across trees (gbdt_internals.rst).
         self.X_binned_T = np.ascontiguousarray(X_binned.T)
@@ -115,7 +54,7 @@ class _Grower:
                             missing_bin=m.missing_bin, has_missing=m.has_missing, rows=rows,
                             feature_mask=feature_mask, communicator=self.communicator,
                             pool=self.pool, X_binned_T=self.X_binned_T,
-                            n_threads=self.n_jobs, **self.params)
+                            n_threads=self.n_jobs, tree_params=self.tree)
         tree = grower.grow()
         self.pool = grower.pool
         return tree
@@ -174,7 +113,7 @@ def boost(X, y, group_ptr, sample_weight, objective, params: BoostParams, eval_s
     hess = np.empty(n_samples, dtype=G_H_DTYPE)
     eval_scores = [np.full(e.y.shape[0], init, dtype=Y_DTYPE) for e, _ in evals]
 
-    grow = _Grower(X_binned, mapper, p.tree_params, communicator, n_jobs)
+    grow = _Grower(X_binned, mapper, p.tree, communicator, n_jobs)
     rounds, bar = progress(range(p.n_estimators), p.verbose, "boosting")
     log = Rounds(n_features, [e.name for e in eval_sets], evals_, p.n_iter_no_change, bar)
     try:

@@ -68,6 +68,7 @@ from ..utils._threads import numba_threads
 from .._engine.binned_tree import GrownTree
 from .._records import SplitInfo, split_constants, split_work
 from .._engine.communicator import LocalCommunicator
+from .params import TreeParams
 from .._engine.histogram import (FLOAT, HIST_PAD_BINS, ONE_WORD, TWO_WORD, HistogramPool,
                                  histogram_tasks)
 
@@ -217,11 +218,8 @@ class TreeGrower:
     """
 
     def __init__(self, X_binned, grad, hess, *, n_bins, missing_bin, has_missing, rows=None,
-                 feature_mask=None, max_leaves=31, max_depth=None, growth="leafwise",
-                 min_child_weight=1e-3, min_samples_leaf=20, min_samples_leaf_counts="rows",
-                 reg_lambda=0.0, reg_alpha=0.0,
-                 min_split_gain=0.0, learning_rate=0.1, hist_mode="float", communicator=None,
-                 n_threads=None, pool=None, X_binned_T=None):
+                 feature_mask=None, tree_params=None, communicator=None, n_threads=None,
+                 pool=None, X_binned_T=None, **params):
         # The estimator validated every hyper-parameter (``_parameter_constraints``) and the
         # boosting loop built these arrays: what follows asserts invariants only.
         assert (isinstance(X_binned, np.ndarray) and X_binned.dtype == X_BINNED_DTYPE
@@ -252,22 +250,15 @@ class TreeGrower:
             feature_mask = np.ones(n_features, dtype=bool)
         self.feature_mask = np.ascontiguousarray(feature_mask, dtype=bool)
         assert self.feature_mask.shape == (n_features,)
-        assert growth in ("leafwise", "depthwise") and hist_mode in ("float", "quantised")
-        assert min_samples_leaf_counts in ("rows", "hessian")
-        assert int(max_leaves) >= 2 and (max_depth is None or int(max_depth) >= 1)
-        assert int(min_samples_leaf) >= 1
-        assert min(min_child_weight, reg_lambda, reg_alpha, min_split_gain) >= 0
-        self.max_leaves = int(max_leaves)
-        self.max_depth = None if max_depth is None else int(max_depth)
-        self.growth = growth
-        self.min_child_weight = float(min_child_weight)
-        self.min_samples_leaf = int(min_samples_leaf)
-        self.min_samples_leaf_counts = min_samples_leaf_counts
-        self.reg_lambda = float(reg_lambda)
-        self.reg_alpha = float(reg_alpha)
-        self.min_split_gain = float(min_split_gain)
-        self.learning_rate = float(learning_rate)
-        self.hist_mode = hist_mode
+        assert tree_params is None or not params, "pass tree_params or keywords, not both"
+        self.params = p = TreeParams(**params) if tree_params is None else tree_params
+        self.max_leaves, self.max_depth, self.growth = p.max_leaves, p.max_depth, p.growth
+        self.min_child_weight = p.min_child_weight
+        self.min_samples_leaf = p.min_samples_leaf
+        self.min_samples_leaf_counts = p.min_samples_leaf_counts
+        self.reg_lambda, self.reg_alpha = p.reg_lambda, p.reg_alpha
+        self.min_split_gain, self.learning_rate = p.min_split_gain, p.learning_rate
+        self.hist_mode = p.hist_mode
         self.communicator = LocalCommunicator() if communicator is None else communicator
         self._distributed = getattr(self.communicator, "world", 1) > 1
         self.n_threads = n_threads

@@ -36,7 +36,7 @@ from .._engine.communicator import LocalCommunicator
 from .._engine.rounds import (BoostingResult, Rounds, binning_seed, feature_subsample,
                               inf_error, progress, query_subsample_rows)
 from .._engine.shard import loop_start
-from .._gbdt.boosting import BoostParams
+from .._gbdt.params import BoostParams
 from .binning import fit_bin_mapper
 from .grower import DeviceBinned, GPUTreeGrower
 from ._profile import stage
@@ -54,8 +54,8 @@ def boost(X, y, group_ptr, sample_weight, objective, params: BoostParams, eval_s
     CuPy array; ``params.n_jobs`` is the bin mapper's host threads. ``reject_inf`` is checked
     by the binning kernels.
     """
-    hist_mode = params.tree_params.get("hist_mode")
-    if hist_mode not in (None, "quantised"):
+    hist_mode = params.tree.hist_mode
+    if hist_mode != "quantised":
         raise NotImplementedError(
             f"hist_mode={hist_mode!r} is not implemented on the GPU: it always sums quantised "
             f"gradients; use hist_mode='quantised' with device='cuda', or device='cpu'.")
@@ -67,9 +67,6 @@ def boost(X, y, group_ptr, sample_weight, objective, params: BoostParams, eval_s
 
 
 def _boost(X, y, group_ptr, sample_weight, objective, p, eval_sets, communicator, shard):
-    params = dict(p.tree_params)
-    params.pop("hist_mode", None)
-    params.pop("n_threads", None)
     y = cupy.asnumpy(y) if isinstance(y, cupy.ndarray) else np.asarray(y)
     n_samples, n_features = X.shape
     t0 = time.perf_counter()
@@ -95,7 +92,7 @@ def _boost(X, y, group_ptr, sample_weight, objective, p, eval_sets, communicator
     init, evals_ = start.init_score, start.evaluators
     gpu_objective = make_gpu_objective(objective, y, group_ptr, sample_weight,
                                        start.query_index)
-    grower = GPUTreeGrower(data, **params, communicator=communicator)
+    grower = GPUTreeGrower(data, tree_params=p.tree, communicator=communicator)
     scores = cupy.full(n_samples, init, dtype=cupy.float64)
     grad = cupy.empty(n_samples, dtype=G_H_DTYPE)
     hess = cupy.empty(n_samples, dtype=G_H_DTYPE)

@@ -40,6 +40,7 @@ from .._dtypes import LEAF_VALUE_DTYPE, NODE_INDEX_DTYPE
 from .._engine.binned_tree import GrownTree
 from .._engine.communicator import LocalCommunicator
 from .._gbdt.grower import can_split, quantisation_exponent
+from .._gbdt.params import TreeParams
 from . import _config
 from ._compile import blocks, module
 from ._profile import stage
@@ -179,25 +180,22 @@ class GPUTreeGrower:
         histograms then take; None: this process holds every row.
     """
 
-    def __init__(self, data, *, max_leaves=31, max_depth=None, growth="depthwise",
-                 min_child_weight=1e-3, min_samples_leaf=20, min_samples_leaf_counts="rows",
-                 reg_lambda=0.0, reg_alpha=0.0, min_split_gain=0.0, learning_rate=0.1,
-                 hist_mode="quantised", communicator=None):
+    def __init__(self, data, *, tree_params=None, communicator=None, **params):
         # validated by the estimator (and hist_mode by the GPU loop): invariants only
-        assert growth in ("depthwise", "leafwise") and hist_mode == "quantised"
-        assert min_samples_leaf_counts in ("rows", "hessian")
-        assert int(max_leaves) >= 2 and (max_depth is None or int(max_depth) >= 1)
+        assert tree_params is None or not params, "pass tree_params or keywords, not both"
+        if tree_params is None:
+            tree_params = TreeParams(**{"growth": "depthwise", "hist_mode": "quantised",
+                                        **params})
+        p = self.params = tree_params
+        assert p.hist_mode == "quantised"
         self.data = data
-        self.growth = growth
-        self.max_leaves = int(max_leaves)
-        self.max_depth = None if max_depth is None else int(max_depth)
-        self.min_child_weight = float(min_child_weight)
-        self.min_samples_leaf = int(min_samples_leaf)
-        self.min_samples_leaf_counts = min_samples_leaf_counts
-        self.reg_lambda = float(reg_lambda)
-        self.reg_alpha = float(reg_alpha)
-        self.min_split_gain = float(min_split_gain)
-        self.learning_rate = float(learning_rate)
+        self.growth = p.growth
+        self.max_leaves, self.max_depth = p.max_leaves, p.max_depth
+        self.min_child_weight = p.min_child_weight
+        self.min_samples_leaf = p.min_samples_leaf
+        self.min_samples_leaf_counts = p.min_samples_leaf_counts
+        self.reg_lambda, self.reg_alpha = p.reg_lambda, p.reg_alpha
+        self.min_split_gain, self.learning_rate = p.min_split_gain, p.learning_rate
         self.communicator = LocalCommunicator() if communicator is None else communicator
         self._distributed = getattr(self.communicator, "world", 1) > 1
         n = data.n_samples

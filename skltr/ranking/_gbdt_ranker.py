@@ -410,24 +410,22 @@ class GPUHistGBDTRanker(EnsembleRanker):
         return int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
 
     def _boost_params(self, seed, early, device):
-        """The boosting loop's :class:`~skltr._gbdt.boosting.BoostParams` of this fit."""
-        from .._gbdt.boosting import BoostParams  # noqa: PLC0415
+        """The boosting loop's :class:`~skltr._gbdt.params.BoostParams` of this fit."""
+        from .._gbdt.params import BoostParams, TreeParams  # noqa: PLC0415
 
-        tree_params = {
+        tree_params = TreeParams(
             # None: no leaf limit (max_depth, min_samples_leaf and the gains bound the tree).
-            "max_leaves": _NO_LIMIT if self.max_leaves is None else self.max_leaves,
-            "max_depth": self.max_depth, "growth": self.growth,
-            "min_child_weight": self.min_child_weight,
-            "min_samples_leaf": self.min_samples_leaf,
-            "min_samples_leaf_counts": self.min_samples_leaf_counts,
-            "reg_lambda": self.reg_lambda, "reg_alpha": self.reg_alpha,
-            "min_split_gain": self.min_split_gain,
-            "learning_rate": self.learning_rate, "hist_mode": self.hist_mode,
-        }
+            max_leaves=_NO_LIMIT if self.max_leaves is None else self.max_leaves,
+            max_depth=self.max_depth, growth=self.growth,
+            min_child_weight=self.min_child_weight, min_samples_leaf=self.min_samples_leaf,
+            min_samples_leaf_counts=self.min_samples_leaf_counts,
+            reg_lambda=self.reg_lambda, reg_alpha=self.reg_alpha,
+            min_split_gain=self.min_split_gain, learning_rate=self.learning_rate,
+            hist_mode=self.hist_mode)
         names = getattr(self, "feature_names_in_", None)
         return BoostParams(
             objective_name=self.objective, n_estimators=self.n_estimators,
-            max_bins=self.max_bins, tree_params=tree_params, subsample=self.subsample,
+            max_bins=self.max_bins, tree=tree_params, subsample=self.subsample,
             colsample_bytree=self.colsample_bytree, eval_at=tuple(self._eval_at_list()),
             gain=self.gain, n_iter_no_change=self.n_iter_no_change if early else None,
             seed=seed, verbose=self.verbose,

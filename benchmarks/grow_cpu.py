@@ -44,7 +44,7 @@ import time
 import numpy as np
 
 from skltr._engine.binning import BinMapper
-from skltr._gbdt.grower import TreeGrower
+from skltr._gbdt.grower_cpu import TreeGrower
 from skltr.datasets import make_ranking
 
 

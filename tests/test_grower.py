@@ -19,8 +19,8 @@ from skltr._engine.binning import BinMapper
 from skltr._engine.communicator import LocalCommunicator
 from skltr._engine.binned_tree import binned_trees_to_ensemble
 from skltr._engine.histogram import HistogramPool
-from skltr._gbdt.grower import (TreeGrower,
-                                quantisation_exponent)
+from skltr._gbdt.grower_cpu import TreeGrower
+from skltr._gbdt.quantisation import quantisation_exponent
 
 PARAMS = dict(reg_lambda=0.0, reg_alpha=0.0, min_child_weight=1e-3, min_samples_leaf=1,
               min_split_gain=0.0)
@@ -388,7 +388,7 @@ def test_quantised_equals_float_and_is_thread_independent():
 def force_parallel_kernels(monkeypatch):
     """Send every node through the parallel kernels, with one feature per block."""
     import skltr._engine.histogram as histogram_mod
-    import skltr._gbdt.grower as grower_mod
+    import skltr._gbdt.grower_cpu as grower_mod
 
     for name in ("HIST_PARALLEL_MIN_ROWS", "PARTITION_PARALLEL_MIN_ROWS",
                  "SPLIT_PARALLEL_MIN_ROWS"):
@@ -539,7 +539,6 @@ def test_unsorted_and_empty_rows():
 
 def test_quantised_packing_bounds():
     """Packed hessian + count never carries: check the exponent chosen for a large n."""
-    from skltr._gbdt.grower import quantisation_exponent
 
     for n in (1, 1000, 494_000, 10**7, 2**31):
         K = 63 - max(n.bit_length(), 1)
@@ -552,7 +551,7 @@ def test_quantised_packing_bounds():
 def test_float_mode_is_thread_independent_with_feature_blocks(monkeypatch):
     """With one row chunk (threads <= blocks of features) float sums keep their order."""
     import skltr._engine.histogram as histogram_mod
-    import skltr._gbdt.grower as grower_mod
+    import skltr._gbdt.grower_cpu as grower_mod
 
     monkeypatch.setattr(histogram_mod, "MIN_FEATURES_PER_BLOCK", 1)
     monkeypatch.setattr(grower_mod, "PARTITION_PARALLEL_MIN_ROWS", 1000)
@@ -622,7 +621,7 @@ def test_quantise_gradients_gh64_kernel():
 @pytest.mark.parametrize("parallel", [False, True])
 def test_one_word_and_two_word_bins_grow_the_same_trees(monkeypatch, parallel):
     """Hessian counts: one-word bins (the default up to GH64_MAX_ROWS) == two-word bins."""
-    import skltr._gbdt.grower as grower_mod
+    import skltr._gbdt.quantisation as quantisation
 
     if parallel:
         force_parallel_kernels(monkeypatch)
@@ -633,9 +632,9 @@ def test_one_word_and_two_word_bins_grow_the_same_trees(monkeypatch, parallel):
         kw = dict(max_leaves=12, min_samples_leaf=4, min_samples_leaf_counts="hessian",
                   hist_mode="quantised", rows=rows, n_threads=2 if parallel else 1)
         one = grow(X, n_bins, grad, hess, 9, **kw)
-        monkeypatch.setattr(grower_mod, "GH64_MAX_ROWS", 0)
+        monkeypatch.setattr(quantisation, "GH64_MAX_ROWS", 0)
         two = grow(X, n_bins, grad, hess, 9, **kw)
-        monkeypatch.setattr(grower_mod, "GH64_MAX_ROWS", 2**21)
+        monkeypatch.setattr(quantisation, "GH64_MAX_ROWS", 2**21)
         assert_same_tree(one, vars_of(two))
         assert_same_tree(one, naive_grow(X, grad, hess, n_bins, 9, **{
             k: v for k, v in kw.items() if k not in ("hist_mode", "n_threads")}), rows)

@@ -31,7 +31,7 @@ from .._engine.communicator import LocalCommunicator
 from .._engine.rounds import (BoostingResult, Rounds, binning_seed, feature_subsample,
                               inf_error, progress, query_subsample_rows)
 from .._engine.shard import loop_start
-from .grower import TreeGrower
+from .grower_cpu import TreeGrower
 from .params import BoostParams
 
 __all__ = ["boost"]

@@ -232,7 +232,10 @@ def print_table(doc: dict) -> None:
               f"{'ratio':>7}  peer")
     print(header)
     print("-" * len(header))
+    def num(v):
+        return f"{'-':>12}" if v is None else f"{v:>12.6g}"
+
     for r in doc["rows"]:
         ratio = "" if r["ratio"] is None else f"{r['ratio']:.3f}"
-        print(f"{r['case']:<38} {r['metric']:<14} {r['skltr']:>12.6g} {r['peer']:>12.6g} "
+        print(f"{r['case']:<38} {r['metric']:<14} {num(r['skltr'])} {num(r['peer'])} "
               f"{r['unit']:<8} {ratio:>7}  {r['peer_name']}")

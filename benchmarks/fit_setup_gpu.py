@@ -57,7 +57,8 @@ def main():
     from skltr._gbdt.objectives import make_objective
     from skltr._gpu import _config
     from skltr._gpu import binning as gb
-    from skltr._gpu.grower import DeviceBinned, GPUTreeGrower
+    from skltr._gbdt.grower_cuda import GPUTreeGrower
+    from skltr._gpu.binned import DeviceBinned
     from skltr._gpu.objectives import make_gpu_objective
     from skltr.utils.validation import check_ranking_fit_data
 

@@ -27,11 +27,13 @@ from skltr._cpu.binning import map_to_bins as cpu_map_to_bins  # noqa: E402
 from skltr._cpu.split import find_best_splits_serial  # noqa: E402
 from skltr._engine.binning import BinMapper  # noqa: E402
 from skltr._gbdt.params import BoostParams, TreeParams  # noqa: E402
-from skltr._gbdt.grower import TreeGrower, quantisation_exponent  # noqa: E402
+from skltr._gbdt.grower_cpu import TreeGrower  # noqa: E402
+from skltr._gbdt.grower_cuda import GPUTreeGrower  # noqa: E402
+from skltr._gbdt.quantisation import quantisation_exponent  # noqa: E402
 from skltr._gbdt.objectives import make_objective  # noqa: E402
 from skltr._gpu import _config  # noqa: E402
 from skltr._gpu.binning import map_to_bins, padded_features  # noqa: E402
-from skltr._gpu.grower import DeviceBinned, GPUTreeGrower  # noqa: E402
+from skltr._gpu.binned import DeviceBinned  # noqa: E402
 from skltr._gpu.histogram import (build_histograms, features_per_block,  # noqa: E402
                                   row_chunk_tasks)
 from skltr._gpu.objectives import make_gpu_objective  # noqa: E402
@@ -259,7 +261,7 @@ def test_histograms_match_naive(max_bins, n_features, rows_per_block):
     with _config.override(HIST_ROWS_PER_BLOCK=rows_per_block, HIST_MIN_ROWS_PER_BLOCK=64):
         tasks = row_chunk_tasks(starts, ends, slots, -(-n_features // fpb))
         K = 63 - max(n.bit_length(), 1)
-        qh32 = (qh - (np.int64(1) << K)).astype(np.int32)
+        qh32 = (qh - (np.int64(1) << K)).astype(np.uint32)
         build_histograms(d.X_words, cupy.asarray(buf), cupy.asarray(qg), cupy.asarray(qh32),
                          tasks, hist, n_features, max_bins + 1, K)
     got = hist.get()
@@ -463,18 +465,11 @@ GROW_CASES = [
 
 
 def _cpu_tree(X, n_bins, mb, grad, hess, rows=None, mask=None, growth="depthwise", **kw):
-    # The GPU sums two-word bins (gradients quantised to 30 bits); the CPU grows hessian-count
-    # trees on one-word bins (fewer bits, tests/test_grower.py checks both give the same trees
-    # on exactly quantised gradients): the reference is the CPU's two-word path.
-    import skltr._gbdt.grower as grower_mod
-
-    saved, grower_mod.GH64_MAX_ROWS = grower_mod.GH64_MAX_ROWS, 0
-    try:
-        return TreeGrower(X, grad, hess, n_bins=n_bins, missing_bin=mb,
-                          has_missing=np.ones(X.shape[1], bool), rows=rows, feature_mask=mask,
-                          growth=growth, hist_mode="quantised", **kw).grow()
-    finally:
-        grower_mod.GH64_MAX_ROWS = saved
+    # one quantisation rule (skltr._gbdt.quantisation): hessian counts take one-word scales
+    # on both devices, row counts two-word scales
+    return TreeGrower(X, grad, hess, n_bins=n_bins, missing_bin=mb,
+                      has_missing=np.ones(X.shape[1], bool), rows=rows, feature_mask=mask,
+                      growth=growth, hist_mode="quantised", **kw).grow()
 
 
 def assert_same_tree(got, ref):
@@ -575,6 +570,52 @@ def test_gpu_leafwise_tree_equals_cpu_leafwise_tree(kw):
             cupy.asarray(grad), cupy.asarray(hess), rows=r, feature_mask=m, leaf_of_row=True)
         assert got.n_leaves > 2
         assert_same_tree(got, ref)
+
+
+def test_gpu_quantisation_statistics_and_rounding_equal_the_cpu():
+    # the statistics behind the scales (skltr._gbdt.quantisation), exact on both devices:
+    # subnormals, a negative zero, one hessian above 2**31 after scaling, a row subset
+    from skltr._cpu.quantise import (N_FLOAT32_EXPONENTS, abs_sum_accumulators as cpu_acc,
+                                     quantise_gradients_gh64)
+    from skltr._gpu import quantise as gq
+
+    rng = np.random.default_rng(40)
+    n = 50_000
+    grad = rng.standard_cauchy(n).astype(np.float32)
+    hess = rng.uniform(0, 1, n).astype(np.float32)
+    grad[:3] = [1e-40, -3e-42, -0.0]
+    hess[3] = 0.0
+    hess[4] = 40_000.0  # most of the hessian mass (q_h > 2**31 at the one-word scale)
+    rows = np.sort(rng.choice(n, 30_000, replace=False)).astype(np.uint32)
+    for r in (None, rows):
+        n_used = n if r is None else r.size
+        rd = None if r is None else cupy.asarray(r)
+        acc, neg = gq.abs_sum_accumulators(cupy.asarray(grad), cupy.asarray(hess), rd, n_used)
+        ref = np.zeros((2, N_FLOAT32_EXPONENTS), np.int64)
+        for c, v in enumerate((grad, hess)):
+            cpu_acc(v, np.empty(0, np.uint32) if r is None else r, r is not None, 3, ref[c])
+        np.testing.assert_array_equal(acc, ref)
+        assert not neg
+        sel = slice(None) if r is None else r
+        gmax, hmax, neg = gq.gradient_maxima(cupy.asarray(grad), cupy.asarray(hess), rd,
+                                             n_used)
+        assert (gmax, hmax, neg) == (float(np.abs(grad[sel]).max()), float(hess[sel].max()),
+                                     False)
+    from skltr._gbdt.quantisation import one_word_scales
+
+    s = one_word_scales(ref, n)
+    qg, qh = cupy.zeros(n, cupy.int32), cupy.zeros(n, cupy.uint32)
+    sums = gq.quantise(cupy.asarray(grad), cupy.asarray(hess), None, n, 2.0 ** s.kg,
+                       2.0 ** s.kh, qg, qh)
+    gh = np.empty(n, np.int64)
+    quantise_gradients_gh64(grad, hess, 2.0 ** s.kg, 2.0 ** s.kh, gh, 2)
+    assert qh.get().max() > 2**31  # the row with most of the hessian
+    np.testing.assert_array_equal(qg.get().astype(np.int64), gh >> 32)
+    np.testing.assert_array_equal(qh.get().astype(np.int64), gh & 0xFFFFFFFF)
+    assert list(sums) == [int((gh >> 32).sum()), int((gh & 0xFFFFFFFF).sum())]
+    hess[7] = -1e-3
+    assert gq.abs_sum_accumulators(cupy.asarray(grad), cupy.asarray(hess), None, n)[1]
+    assert gq.gradient_maxima(cupy.asarray(grad), cupy.asarray(hess), None, n)[2]
 
 
 def test_gpu_grower_asserts_its_invariants():
@@ -726,18 +767,40 @@ def run_boost(device, objective="regression", counts="rows", growth="depthwise")
 
 @pytest.mark.parametrize("growth", ["depthwise", "leafwise"])
 @pytest.mark.parametrize("counts", ["rows", "hessian"])
-def test_regression_fit_gives_the_same_trees_on_both_devices(counts, growth, monkeypatch):
-    # The GPU sums two-word bins; the CPU's hessian-count default packs one word with other
-    # quantisation scales (same trees only where gradients are exact at both): compare the
-    # GPU with the CPU's two-word path. test_lambdarank_gpu_ndcg_matches_cpu covers defaults.
-    import skltr._gbdt.grower as grower_mod
-
-    monkeypatch.setattr(grower_mod, "GH64_MAX_ROWS", 0)
+def test_regression_fit_gives_the_same_trees_on_both_devices(counts, growth):
     cpu = run_boost("cpu", counts=counts, growth=growth)
     gpu = run_boost("cuda", counts=counts, growth=growth)
     a, b = cpu.ensemble, gpu.ensemble
     for name in ("tree_ptr", "feature", "threshold", "left", "right", "value", "flags"):
         np.testing.assert_array_equal(getattr(b, name), getattr(a, name), err_msg=name)
+
+
+SAME_MODEL_CASES = {
+    "defaults": {},
+    "depthwise": dict(growth="depthwise", max_depth=6, max_leaves=None),
+    "xendcg": dict(objective="rank_xendcg"),
+    "pairwise": dict(objective="rank_pairwise", min_samples_leaf_counts="rows"),
+    "63_leaves_63_bins_sampled": dict(max_leaves=63, max_bins=63, subsample=0.8,
+                                      colsample_bytree=0.8),
+}
+
+
+def assert_same_model(a, b, rtol=1e-9):
+    """Same trees (splits and thresholds), leaf values equal to ``rtol`` relative."""
+    for name in ("tree_ptr", "feature", "threshold", "left", "right", "flags"):
+        np.testing.assert_array_equal(getattr(b, name), getattr(a, name), err_msg=name)
+    np.testing.assert_allclose(b.value, a.value, rtol=rtol, atol=0)
+
+
+@pytest.mark.parametrize("case", list(SAME_MODEL_CASES))
+def test_cpu_and_gpu_fits_give_the_same_model(case):
+    # issue #27: one growth driver and one quantisation rule on both devices, so the same
+    # parameters (the defaults included) give the same trees for 100 rounds
+    X, y, qid = _data(11, n_queries=300)
+    params = dict(n_estimators=100, random_state=5, **SAME_MODEL_CASES[case])
+    cpu = GPUHistGBDTRanker(**params, device="cpu").fit(X, y, qid=qid)
+    gpu = GPUHistGBDTRanker(**params, device="cuda").fit(X, y, qid=qid)
+    assert_same_model(cpu.to_tree_ensemble(), gpu.to_tree_ensemble())
 
 
 def fit_ranker(device, **kw):

@@ -54,14 +54,15 @@ class Node:
 
     ``sum_g`` / ``sum_h`` are in histogram units (int64 when quantised: a right child's
     ``parent - left`` is exact); ``count`` is global (all workers), None until known;
-    ``split`` a :class:`~skltr._records.SplitInfo` or None. ``hist``, ``local_hist`` and
-    ``slot`` belong to the back-end.
+    ``split`` a :class:`~skltr._records.SplitInfo` or None; ``id`` the node's id in the
+    tree. ``hist``, ``local_hist`` and ``slot`` belong to the back-end.
     """
 
-    __slots__ = ("start", "end", "sum_g", "sum_h", "count", "depth", "split", "hist",
+    __slots__ = ("id", "start", "end", "sum_g", "sum_h", "count", "depth", "split", "hist",
                  "local_hist", "slot")
 
     def __init__(self, start, end, sum_g, sum_h, count, depth):
+        self.id = 0  # the driver's
         self.start, self.end = start, end
         self.sum_g, self.sum_h, self.count, self.depth = sum_g, sum_h, count, depth
         self.split = None
@@ -117,6 +118,7 @@ class GrowthDriver:
         after = [self.n_leaves + 1 + k for k in range(len(ids))]
         for k, (i, pair) in enumerate(zip(ids, pairs)):
             self.children[i] = (first + 2 * k, first + 2 * k + 1)
+            pair[0].id, pair[1].id = self.children[i]
             self.nodes.extend(pair)
             self.children.extend((None, None))
         self.n_leaves += len(ids)

@@ -38,7 +38,8 @@ from .._engine.rounds import (BoostingResult, Rounds, binning_seed, feature_subs
 from .._engine.shard import loop_start
 from .._gbdt.params import BoostParams
 from .binning import fit_bin_mapper
-from .grower import DeviceBinned, GPUTreeGrower
+from .._gbdt.grower_cuda import GPUTreeGrower
+from .binned import DeviceBinned
 from ._profile import stage
 from .objectives import make_gpu_objective
 from .predict_binned import DeviceTree, add_tree_binned

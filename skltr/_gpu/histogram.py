@@ -1,18 +1,21 @@
 """GPU gradient histograms: shared-memory 32-bit integer atomics, several features per block.
 
-Quantised gradients only (``hist_mode="quantised"`` of the CPU engine, the same scaling rule
-:func:`skltr._gbdt.grower.quantisation_exponent`): each row brings an int32 gradient ``q_g``
-and an int32 hessian ``q_h`` (both ``|q| <= 2**30``). Integer sums are exact in any order, so
-the atomics' arbitrary order does not change a single bit: training is deterministic and
-equals the CPU quantised engine given the same gradients.
+Quantised gradients only (the quantisation rule of :mod:`skltr._gbdt.quantisation`, the same
+scales as the CPU's): each row brings an int32 gradient ``q_g`` and a uint32 hessian ``q_h``
+(:mod:`skltr._gpu.quantise`). Integer sums are exact in any order, so the atomics' arbitrary
+order does not change a single bit: training is deterministic and equals the CPU engine
+given the same gradients. The bins are always two words (sum of ``q_g``; row count above bit
+``K`` of the hessian sum): the 32-bit shared limbs below count rows anyway, and the rule's
+one-word scales keep hessian sums below ``2**32 <= 2**K`` (at most ``GH64_MAX_ROWS`` rows).
 
 Why 32-bit limbs: on Hopper a 64-bit ``atomicAdd`` to shared memory compiles to a
 compare-and-swap spin loop (``ATOMS.CAST.SPIN.64``, seen with ``cuobjdump``), which
 collapses when many rows of a block hit the same bin; 32-bit adds are native (``ATOMS.ADD``).
 So each value is split into 16-bit limbs, ``q = hi * 2**16 + lo`` (``lo`` in ``[0, 2**16)``,
-``hi = q >> 16`` signed), and a block sums at most ``2**16`` rows: every limb sum then fits
-32 bits exactly (``lo``: < 2**32 unsigned, ``hi``: ``|.| <= 2**30``), and the flush
-recombines them in int64.
+``hi = q >> 16``: signed for gradients, unsigned for hessians), and a block sums at most
+``2**16`` rows: every limb sum then fits 32 bits exactly (``lo`` and the hessian's ``hi``:
+< 2**32 unsigned, the gradient's ``hi``: ``|.| <= 2**31``), and the flush recombines them in
+int64.
 
 One block = one row chunk (<= 65,536 rows) of one node x one group of ``FPB`` features::
 
@@ -46,7 +49,7 @@ _SOURCE = r"""
 #define CELL 5
 extern "C" __global__ void build_histograms(
         const u32* __restrict__ X, int words_per_row, int n_features, int n_bins_total,
-        const u32* __restrict__ rows, const int* __restrict__ qg, const int* __restrict__ qh,
+        const u32* __restrict__ rows, const int* __restrict__ qg, const u32* __restrict__ qh,
         const i64* __restrict__ tasks, int count_shift, i64* hist) {
     // tasks: per block (start, end, slot), 3 x int64; end - start <= 65536
     extern __shared__ u32 sh[];                    // [FPB][n_bins_total][CELL]
@@ -59,9 +62,10 @@ extern "C" __global__ void build_histograms(
     const int n_words = min(FPB / 4, words_per_row - w0);
     for (i64 p = start + threadIdx.x; p < end; p += blockDim.x) {
         const i64 row = rows[p];
-        const int g = qg[row], h = qh[row];
+        const int g = qg[row];
+        const u32 h = qh[row];
         const u32 g_lo = (u32)g & 0xffffu, g_hi = (u32)(g >> 16);   // arithmetic shift
-        const u32 h_lo = (u32)h & 0xffffu, h_hi = (u32)(h >> 16);
+        const u32 h_lo = h & 0xffffu, h_hi = h >> 16;                 // hessians >= 0
         const u32* xr = X + row * words_per_row + w0;
         for (int w = 0; w < n_words; ++w) {
             const u32 word = xr[w];
@@ -86,7 +90,7 @@ extern "C" __global__ void build_histograms(
         const u32 cnt = cell[4];
         if (cnt == 0) continue;
         const i64 g = (i64)(int)cell[1] * 65536 + (i64)cell[0];
-        const i64 h = (i64)(int)cell[3] * 65536 + (i64)cell[2];
+        const i64 h = (i64)cell[3] * 65536 + (i64)cell[2];
         i64* o = out + ((i64)f0 * n_bins_total + k) * 2;
         atomicAdd((u64*)o, (u64)g);
         atomicAdd((u64*)(o + 1), (u64)((((i64)cnt) << count_shift) + h));
@@ -134,8 +138,8 @@ def build_histograms(X_words, rows, qg, qh, tasks, hist, n_features, n_bins_tota
     rows : cupy.ndarray of uint32
         Partition buffer: every node owns a contiguous range of it.
     qg : cupy.ndarray of int32, shape (n_samples,)
-    qh : cupy.ndarray of int32, shape (n_samples,)
-        Quantised hessians (>= 0).
+    qh : cupy.ndarray of uint32, shape (n_samples,)
+        Quantised hessians.
     tasks : cupy.ndarray of int64, shape (n_tasks, 3)
         ``(start, end, slot)``: one row chunk of one node each (:func:`row_chunk_tasks`).
     hist : cupy.ndarray of int64, shape (n_slots, n_features, n_bins_total, 2)

@@ -39,7 +39,7 @@ from .._rankboost import boosting
 from ._compile import blocks, module
 from ._profile import StageTimer
 from .binning import fit_bin_mapper
-from .grower import DeviceBinned
+from .binned import DeviceBinned
 
 __all__ = ["GPURoundKernels", "boost", "features_per_block"]
 

@@ -1,0 +1,51 @@
+"""A binned matrix on the GPU and its bin layout (made once per data set, read by every
+GPU learner: the GBDT grower and score updates, RankBoost's rounds)."""
+
+from __future__ import annotations
+
+import cupy
+import numpy as np
+
+from .binning import map_to_bins
+
+__all__ = ["DeviceBinned"]
+
+
+class DeviceBinned:
+    """A binned matrix on the GPU and its bin layout (made once per data set).
+
+    Parameters
+    ----------
+    X_bytes : cupy.ndarray of uint8, shape (n_samples, stride)
+        From :func:`skltr._gpu.binning.map_to_bins` (rows padded to whole 32-bit words).
+    n_features : int
+    n_bins : ndarray of int32, shape (n_features,)
+    missing_bin : int
+    """
+
+    def __init__(self, X_bytes, n_features, n_bins, missing_bin):
+        self.X_bytes = X_bytes
+        self.X_words = X_bytes.view(cupy.uint32)
+        self.n_samples = X_bytes.shape[0]
+        self.n_features = int(n_features)
+        self.n_bins_host = np.ascontiguousarray(n_bins, np.int32)
+        self.n_bins = cupy.asarray(self.n_bins_host)
+        self.missing_bin = int(missing_bin)
+        self.n_bins_total = self.missing_bin + 1
+
+    @classmethod
+    def from_mapper(cls, X, mapper):
+        """Bin ``X`` (host or CuPy) on the GPU with a fitted ``BinMapper``'s cuts.
+
+        ``self.has_missing`` (host bool per feature) says which features had a NaN,
+        ``self.has_inf`` whether some value was +inf or -inf (one read of both).
+        """
+        n_features = X.shape[1]
+        flags = cupy.zeros(n_features + 1, cupy.int32)  # NaN per feature, then inf
+        out = cls(map_to_bins(X, mapper.cut_ptr, mapper.cut_values, mapper.missing_bin,
+                              flags[:max(n_features, 1)], flags[n_features:]),
+                  n_features, mapper.n_bins, mapper.missing_bin)
+        host = flags.get()
+        out.has_missing = host[:n_features].astype(bool)
+        out.has_inf = bool(host[n_features])
+        return out

@@ -596,6 +596,8 @@ def test_gpu_quantisation_statistics_and_rounding_equal_the_cpu():
             cpu_acc(v, np.empty(0, np.uint32) if r is None else r, r is not None, 3, ref[c])
         np.testing.assert_array_equal(acc, ref)
         assert not neg
+        if r is None:
+            all_rows = ref
         sel = slice(None) if r is None else r
         gmax, hmax, neg = gq.gradient_maxima(cupy.asarray(grad), cupy.asarray(hess), rd,
                                              n_used)
@@ -603,7 +605,7 @@ def test_gpu_quantisation_statistics_and_rounding_equal_the_cpu():
                                      False)
     from skltr._gbdt.quantisation import one_word_scales
 
-    s = one_word_scales(ref, n)
+    s = one_word_scales(all_rows, n)
     qg, qh = cupy.zeros(n, cupy.int32), cupy.zeros(n, cupy.uint32)
     sums = gq.quantise(cupy.asarray(grad), cupy.asarray(hess), None, n, 2.0 ** s.kg,
                        2.0 ** s.kh, qg, qh)

@@ -59,7 +59,7 @@ def main():
     from skltr._gpu import binning as gb
     from skltr._gbdt.grower_cuda import GPUTreeGrower
     from skltr._gpu.binned import DeviceBinned
-    from skltr._gpu.objectives import make_gpu_objective
+    from skltr._gbdt.objectives_cuda import make_cuda_gradients
     from skltr.utils.validation import check_ranking_fit_data
 
     X, _, y, _, qid, _ = ranking_data(args.rows, DOCS)
@@ -136,7 +136,7 @@ def main():
     obj = make_objective("lambdarank", truncation_level=30)
     gp = data.group_ptr
     step("objective init_score", lambda: obj.init_score(data.y, gp, None))
-    step("make_gpu_objective", lambda: make_gpu_objective(obj, data.y, gp, None))
+    step("make_cuda_gradients", lambda: make_cuda_gradients(obj, data.y, gp, None))
     step("GPUTreeGrower()", lambda: GPUTreeGrower(binned, max_depth=8, max_leaves=2**31 - 1,
                                                   min_samples_leaf=20))
 

@@ -36,7 +36,7 @@ def main():
 
     import cupy
 
-    from skltr._gpu.objectives import make_gpu_objective
+    from skltr._gbdt.objectives_cuda import make_cuda_gradients
 
     rng = np.random.default_rng(0)
     n_queries = max(args.rows // args.docs, 1)
@@ -54,7 +54,7 @@ def main():
         g_cpu = np.empty(n, np.float32)
         h_cpu = np.empty(n, np.float32)
         cpu_s = time_median(lambda: obj.gradients(scores, y, group_ptr, None, g_cpu, h_cpu, 3))
-        gobj = make_gpu_objective(obj, y, group_ptr)
+        gobj = make_cuda_gradients(obj, y, group_ptr)
         s_dev = cupy.asarray(scores)
         g = cupy.empty(n, cupy.float32)
         h = cupy.empty(n, cupy.float32)

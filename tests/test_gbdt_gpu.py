@@ -36,7 +36,7 @@ from skltr._gpu.binning import map_to_bins, padded_features  # noqa: E402
 from skltr._gpu.binned import DeviceBinned  # noqa: E402
 from skltr._gpu.histogram import (build_histograms, features_per_block,  # noqa: E402
                                   row_chunk_tasks)
-from skltr._gpu.objectives import make_gpu_objective  # noqa: E402
+from skltr._gbdt.objectives_cuda import make_cuda_gradients  # noqa: E402
 from skltr._gpu.partition import partition_level  # noqa: E402
 from skltr._gpu.split import find_best_splits  # noqa: E402
 from skltr._records import split_constants, split_work  # noqa: E402
@@ -654,7 +654,7 @@ def test_pair_gradients_match_cpu(name, weighted, shared_max):
     g_cpu, h_cpu = np.empty(n, np.float32), np.empty(n, np.float32)
     obj.gradients(scores, y, group_ptr, w, g_cpu, h_cpu, 0)
     with _config.override(QUERY_SHARED_MAX_DOCS=shared_max):
-        gobj = make_gpu_objective(obj, y, group_ptr, w)
+        gobj = make_cuda_gradients(obj, y, group_ptr, w)
     g, h = cupy.empty(n, cupy.float32), cupy.empty(n, cupy.float32)
     gobj.gradients(cupy.asarray(scores), g, h, 0)
     np.testing.assert_allclose(g.get(), g_cpu, rtol=2e-6, atol=1e-7 * np.abs(g_cpu).max())
@@ -667,7 +667,7 @@ def test_pair_gradients_are_deterministic_and_regression_exact():
     rng = np.random.default_rng(8)
     y, group_ptr, scores = _queries(rng, [120] * 50 + [3000])
     obj = make_objective("lambdarank")
-    gobj = make_gpu_objective(obj, y, group_ptr)
+    gobj = make_cuda_gradients(obj, y, group_ptr)
     outs = []
     for _ in range(2):
         g, h = cupy.empty(y.size, cupy.float32), cupy.empty(y.size, cupy.float32)
@@ -679,7 +679,7 @@ def test_pair_gradients_are_deterministic_and_regression_exact():
     g_cpu, h_cpu = np.empty(y.size, np.float32), np.empty(y.size, np.float32)
     reg.gradients(scores, y, group_ptr, None, g_cpu, h_cpu, 0)
     g, h = cupy.empty(y.size, cupy.float32), cupy.empty(y.size, cupy.float32)
-    make_gpu_objective(reg, y, group_ptr).gradients(cupy.asarray(scores), g, h)
+    make_cuda_gradients(reg, y, group_ptr).gradients(cupy.asarray(scores), g, h)
     np.testing.assert_array_equal(g.get(), g_cpu)
     np.testing.assert_array_equal(h.get(), h_cpu)
 
@@ -696,7 +696,7 @@ def test_xendcg_gradients_match_cpu(weighted, seed):
     scores[group_ptr[6]:group_ptr[6] + 3] += 40.0  # one document holds nearly all the mass
     w = rng.random(y.size) + 0.5 if weighted else None
     obj = make_objective("rank_xendcg", random_state=seed)
-    gobj = make_gpu_objective(obj, y, group_ptr, w)
+    gobj = make_cuda_gradients(obj, y, group_ptr, w)
     for it in (0, 1, 7):
         g_cpu, h_cpu = np.empty(y.size, np.float32), np.empty(y.size, np.float32)
         obj.gradients(scores, y, group_ptr, w, g_cpu, h_cpu, it)
@@ -738,14 +738,9 @@ def boost(X, y, group_ptr, *, objective, device, eval_sets=(), **params):
     # the GPU needs quantised histograms: the default of these tests on both devices
     tree = TreeParams(**{"hist_mode": "quantised", **params.pop("tree_params", {})})
     p = BoostParams(tree=tree, **params)
-    if device.is_gpu:
-        from skltr._gpu.boosting import boost as boost_gpu
+    from skltr._gbdt.boosting import boost as boost_on_device
 
-        return boost_gpu(X, y, group_ptr, None, objective, p, eval_sets,
-                         device_index=device.index)
-    from skltr._gbdt.boosting import boost as boost_cpu
-
-    return boost_cpu(X, y, group_ptr, None, objective, p, eval_sets)
+    return boost_on_device(X, y, group_ptr, None, objective, p, eval_sets, device=device)
 
 
 def run_boost(device, objective="regression", counts="rows", growth="depthwise"):
@@ -1042,17 +1037,19 @@ def test_gpu_fit_with_query_and_feature_subsampling_is_deterministic(growth):
 
 
 def test_every_objective_has_a_device_implementation():
+    from skltr._gbdt import objectives_cuda
     from skltr._gbdt.objectives import OBJECTIVES, make_objective
-    from skltr._gpu.objectives import GPU_OBJECTIVES, make_gpu_objective
 
-    assert set(GPU_OBJECTIVES) == set(OBJECTIVES)
+    # one registry: every objective names its CUDA class, which exists
+    assert all(isinstance(getattr(objectives_cuda, cls.cuda_gradients), type)
+               for cls in OBJECTIVES.values())
     y = np.array([2.0, 0.0, 1.0, 1.0, 0.0])
     gp = np.array([0, 3, 5])
     for name in OBJECTIVES:
         host = make_objective(name, random_state=0)
         g_cpu, h_cpu = np.empty(5, np.float32), np.empty(5, np.float32)
         host.gradients(np.zeros(5), y, gp, None, g_cpu, h_cpu, 0)
-        dev = make_gpu_objective(host, y, gp)
+        dev = make_cuda_gradients(host, y, gp)
         g, h = cupy.empty(5, cupy.float32), cupy.empty(5, cupy.float32)
         dev.gradients(cupy.zeros(5), g, h, 0)
         np.testing.assert_allclose(g.get(), g_cpu, rtol=1e-6, atol=1e-7)

@@ -33,8 +33,10 @@ each row by its own weight and XGBoost takes one weight per query (and rescales 
 to mean 1). All three agree when weights are constant within each query, up to XGBoost's
 global rescaling. ``"regression"`` weighs each row by its own weight.
 
-``OBJECTIVES`` maps each name to its class (scikit-learn's ``_LOSSES`` pattern); the GPU
-kernels of each name are registered in ``skltr._gpu.objectives.GPU_OBJECTIVES``. Speed
+``OBJECTIVES`` maps each name to its class (scikit-learn's ``_LOSSES`` pattern), the one
+registry of both devices: each class names its CUDA twin (``cuda_gradients``, in
+:mod:`skltr._gbdt.objectives_cuda`); ``bind`` / ``make_cuda_gradients`` give both the same
+``gradients(scores, grad, hess, iteration)``. Speed
 against LightGBM's objectives: ``benchmarks/objectives_cpu.py`` and ``docs/gbdt_internals.rst``.
 """
 
@@ -47,7 +49,7 @@ import numpy as np
 from .._dtypes import G_H_DTYPE, QID_DTYPE, Y_DTYPE
 from .._cpu import objectives as _kernels
 
-__all__ = ["Objective", "make_objective", "OBJECTIVES"]
+__all__ = ["Objective", "BoundGradients", "make_objective", "OBJECTIVES"]
 
 #: LightGBM 4.x's default ``lambdarank_truncation_level``.
 LIGHTGBM_TRUNCATION_LEVEL = 30
@@ -165,6 +167,8 @@ class Objective:
     """
 
     name = ""
+    #: The class of :mod:`skltr._gbdt.objectives_cuda` that computes it on the GPU.
+    cuda_gradients = ""
     #: Ranking objectives need queries and start from a score of 0.
     is_ranking = True
     #: Labels must be relevance grades 0, 1, 2, ... (gains are computed from them).
@@ -265,12 +269,37 @@ class Objective:
         self._gradients(scores, y, group_ptr, weights, grad, hess, int(iteration),
                         np.ascontiguousarray(query_index, dtype=QID_DTYPE))
 
+    def bind(self, y, group_ptr, sample_weight=None, query_index=None) -> BoundGradients:
+        """This objective on one training set (host arrays converted once): the CPU twin of
+        :func:`skltr._gbdt.objectives_cuda.make_cuda_gradients`."""
+        return BoundGradients(self, y, group_ptr, sample_weight, query_index)
+
     def __repr__(self):
         params = ", ".join(f"{k}={v!r}" for k, v in self._params().items())
         return f"make_objective({self.name!r}{', ' if params else ''}{params})"
 
     def _params(self):
         return {}
+
+
+class BoundGradients:
+    """An objective bound to one training set: ``gradients(scores, grad, hess, iteration)``
+    (:meth:`Objective.bind`); the arguments of :meth:`Objective.gradients`."""
+
+    def __init__(self, objective, y, group_ptr, sample_weight, query_index):
+        self.objective = objective
+        self.y = _as_float64(y, "y")
+        self.group_ptr = np.ascontiguousarray(group_ptr, dtype=QID_DTYPE)
+        self.weights = _NO_WEIGHTS if sample_weight is None else _as_float64(
+            sample_weight, "sample_weight")
+        self.query_index = np.ascontiguousarray(
+            np.arange(self.group_ptr.size - 1) if query_index is None else query_index,
+            dtype=QID_DTYPE)
+
+    def gradients(self, scores, grad, hess, iteration=0):
+        """Fill ``grad`` / ``hess`` (float32) at ``scores`` (float64)."""
+        self.objective._gradients(scores, self.y, self.group_ptr, self.weights, grad, hess,
+                                  int(iteration), self.query_index)
 
 
 class LambdaRank(Objective):
@@ -285,6 +314,7 @@ class LambdaRank(Objective):
     """
 
     name = "lambdarank"
+    cuda_gradients = "PairGradients"
     graded = True
 
     @classmethod
@@ -329,6 +359,7 @@ class RankPairwise(Objective):
     """
 
     name = "rank_pairwise"
+    cuda_gradients = "PairGradients"
 
     @classmethod
     def from_params(cls, *, gain, truncation_level, sigmoid, normalize, random_state):
@@ -367,6 +398,7 @@ class RankXENDCG(Objective):
     """
 
     name = "rank_xendcg"
+    cuda_gradients = "XENDCGGradients"
     graded = True
     gains = ("exp2",)
 
@@ -397,6 +429,7 @@ class Regression(Objective):
     ``boost_from_average``)."""
 
     name = "regression"
+    cuda_gradients = "RegressionGradients"
     is_ranking = False
 
     def _check_labels(self, y, group_ptr):

@@ -1,4 +1,6 @@
-"""GPU objectives: lambdarank / RankNet gradients of every query in one launch, regression.
+"""CUDA kernels of the GBDT objectives: lambdarank / RankNet gradients of every query in one
+launch, XE-NDCG, regression (sources and launchers; the device objectives that hold each
+fit's constants are :mod:`skltr._gbdt.objectives_cuda`).
 
 The pair rule is :mod:`skltr._cpu.objectives`' formula for formula (LightGBM 4.x
 ``lambdarank``; XGBoost top-k ``rank:pairwise``); only float64 summation orders differ (see
@@ -35,7 +37,6 @@ from __future__ import annotations
 import cupy
 import numpy as np
 
-from .._cpu.objectives import discounts
 from . import _config
 from ._compile import blocks, module
 
@@ -285,151 +286,55 @@ def _module(global_scratch):
 
 
 #: Bytes of shared memory per document in the small-query kernel (5 float64 + 1 int32).
-_BYTES_PER_DOC = 44
+BYTES_PER_DOC = 44
 
 
-class _DeviceObjective:
-    """Device gradients of one fit's training set: ``gradients(scores, grad, hess, it)``.
+def regression(scores, y, w, grad, hess):
+    """``grad = w * (scores - y)``, ``hess = w`` (``w`` None: 1)."""
+    n = y.shape[0]
+    t = _config.ELEMENTWISE_THREADS
+    _module(False).get_function("regression")(
+        (blocks(n, t),), (t,),
+        (scores, y, w if w is not None else y, np.int32(w is not None), np.int64(n), grad,
+         hess))
 
-    Built by :func:`make_gpu_objective` from the host objective of the same name; a subclass
-    per kernel family holds its per-query constants, computed once.
+
+def query_stats(sorted_gain, y, w, group_ptr, k, discount, inv_max_dcg, qweight):
+    """Per query: ``1 / maxDCG@k`` of ``sorted_gain`` (gains sorted descending within each
+    query; ``k = 0``: none) and the mean row weight (``w`` None: 1), in the CPU's order."""
+    n_queries = qweight.shape[0]
+    t = _config.ELEMENTWISE_THREADS
+    _module(False).get_function("query_stats")(
+        (blocks(n_queries, t),), (t,),
+        (sorted_gain, w if w is not None else y, group_ptr, np.int32(n_queries), np.int32(k),
+         discount, np.int32(w is not None), inv_max_dcg, qweight))
+
+
+def xendcg(scores, y, group_ptr, qweight, query_index, seed, iteration, scratch, grad, hess):
+    """XE-NDCG gradients, one thread per query (``scratch``: 3 x n_rows float64)."""
+    n_queries = qweight.shape[0]
+    t = _config.ELEMENTWISE_THREADS
+    _module(False).get_function("xendcg")(
+        (blocks(n_queries, t),), (t,),
+        (scores, y, group_ptr, np.int32(n_queries), qweight, query_index,
+         np.uint64(seed & 0xFFFFFFFFFFFFFFFF), np.uint64(int(iteration)),
+         scratch[0], scratch[1], scratch[2], grad, hess))
+
+
+def pair_gradients(queries, scores, key, group_ptr, qweight, query_args, tail, *,
+                   max_docs=0, global_scratch=False):
+    """Pair gradients of ``queries`` (int32 device array), one block per query.
+
+    ``query_args``: ``(inv_max_dcg or qweight, discount, truncation, sigmoid, normalize,
+    ranknet, grad, hess)``; ``tail``: ``(perm, scratch, n_rows)`` (global scratch, queries
+    above ``QUERY_SHARED_MAX_DOCS`` documents, sorted by one global segmented sort) or
+    unused arrays and ``max_docs``, the largest query (shared memory).
     """
-
-    def __init__(self, objective, y, group_ptr, sample_weight, query_index=None):
-        self.name = objective.name
-        y = np.ascontiguousarray(y, np.float64)
-        self.n = y.shape[0]
-        self.y = cupy.asarray(y)
-        self.w = None if sample_weight is None else cupy.asarray(
-            np.ascontiguousarray(sample_weight, np.float64))
-
-    def gradients(self, scores, grad, hess, iteration=0):
-        """Fill float32 ``grad`` / ``hess`` (device) at float64 device ``scores``.
-
-        ``iteration`` (0-based round) only matters to ``rank_xendcg``'s random gammas.
-        """
-        raise NotImplementedError
-
-
-class _Regression(_DeviceObjective):
-    def gradients(self, scores, grad, hess, iteration=0):
-        t = _config.ELEMENTWISE_THREADS
-        _module(False).get_function("regression")(
-            (blocks(self.n, t),), (t,),
-            (scores, self.y, self.w if self.w is not None else self.y,
-             np.int32(self.w is not None), np.int64(self.n), grad, hess))
-
-
-class _XENDCG(_DeviceObjective):
-    def __init__(self, objective, y, group_ptr, sample_weight, query_index=None):
-        super().__init__(objective, y, group_ptr, sample_weight)
-        group_ptr = np.ascontiguousarray(group_ptr, np.int64)
-        self.seed = int(objective.seed)
-        self.n_queries = int(group_ptr.size - 1)
-        self.group_ptr = cupy.asarray(group_ptr)
-        # each query's mean row weight, summed in the CPU's order (query_stats; k = 0: no DCG)
-        self.qweight = cupy.empty(self.n_queries, cupy.float64)
-        unused = cupy.empty(self.n_queries, cupy.float64)
-        t = _config.ELEMENTWISE_THREADS
-        _module(False).get_function("query_stats")(
-            (blocks(self.n_queries, t),), (t,),
-            (self.y, self.w if self.w is not None else self.y, self.group_ptr,
-             np.int32(self.n_queries), np.int32(0), self.y, np.int32(self.w is not None),
-             unused, self.qweight))
-        self.scratch = cupy.empty((3, self.n), cupy.float64)
-        # the gammas are seeded by the query's index in the whole training set
-        self.query_index = cupy.asarray(np.ascontiguousarray(
-            np.arange(self.n_queries) if query_index is None else query_index, np.int64))
-
-    def gradients(self, scores, grad, hess, iteration=0):
-        t = _config.ELEMENTWISE_THREADS
-        _module(False).get_function("xendcg")(
-            (blocks(self.n_queries, t),), (t,),
-            (scores, self.y, self.group_ptr, np.int32(self.n_queries), self.qweight,
-             self.query_index, np.uint64(self.seed & 0xFFFFFFFFFFFFFFFF),
-             np.uint64(int(iteration)),
-             self.scratch[0], self.scratch[1], self.scratch[2], grad, hess))
-
-
-class _PairGradients(_DeviceObjective):
-    """lambdarank and rank_pairwise: one kernel, pairs weighted by |delta NDCG| or 1."""
-
-    def __init__(self, objective, y, group_ptr, sample_weight, query_index=None):
-        super().__init__(objective, y, group_ptr, sample_weight)
-        name = objective.name
-        y = np.ascontiguousarray(y, np.float64)
-        group_ptr = np.ascontiguousarray(group_ptr, np.int64)
-        self.ranknet = name == "rank_pairwise"
-        self.sigmoid = float(objective.sigmoid)
-        self.normalize = bool(objective.normalize)
-        if self.ranknet:
-            level = objective.truncation_level
-            self.truncation = np.iinfo(np.int32).max if level is None else int(level)
-            key = y
-        else:
-            self.truncation = int(objective.truncation_level)
-            key = np.power(2.0, y) - 1.0 if objective.gain == "exp2" else y
-        self.truncation = int(min(self.truncation, np.iinfo(np.int32).max))
-        self.key = cupy.asarray(np.ascontiguousarray(key, np.float64))
-        sizes = np.diff(group_ptr)
-        n_queries = sizes.size
-        self.group_ptr = cupy.asarray(group_ptr)
-        max_cnt = int(sizes.max(initial=1))
-        self.discount = cupy.asarray(discounts(max(max_cnt, 1)))
-        qid = np.repeat(np.arange(n_queries, dtype=np.int64), sizes)
-        self.qid = cupy.asarray(qid.astype(np.float64))
-        self.rowf = cupy.arange(self.n, dtype=cupy.float64)
-        # ideal DCG: gains sorted descending within each query (one-time global sort)
-        if self.ranknet:
-            sorted_gain = cupy.zeros(self.n, cupy.float64)
-        else:
-            order = cupy.lexsort(cupy.stack([-self.key, self.qid]))
-            sorted_gain = self.key[order]
-        self.inv_max_dcg = cupy.empty(n_queries, cupy.float64)
-        self.qweight = cupy.empty(n_queries, cupy.float64)
-        t = _config.ELEMENTWISE_THREADS
-        _module(False).get_function("query_stats")(
-            (blocks(n_queries, t),), (t,),
-            (sorted_gain, self.w if self.w is not None else self.y, self.group_ptr,
-             np.int32(n_queries), np.int32(min(self.truncation, max_cnt + 1)), self.discount,
-             np.int32(self.w is not None), self.inv_max_dcg, self.qweight))
-        big = sizes > _config.QUERY_SHARED_MAX_DOCS
-        self.small = cupy.asarray(np.flatnonzero(~big).astype(np.int32))
-        self.big = cupy.asarray(np.flatnonzero(big).astype(np.int32))
-        self.small_max = int(sizes[~big].max(initial=0))
-        self.scratch = cupy.empty(6 * self.n, cupy.float64) if big.any() else None
-
-    def gradients(self, scores, grad, hess, iteration=0):
-        common = (self.inv_max_dcg if not self.ranknet else self.qweight, self.discount,
-                  np.int32(self.truncation), np.float64(self.sigmoid),
-                  np.int32(self.normalize), np.int32(self.ranknet), grad, hess)
-        threads = _config.QUERY_THREADS
-        if self.small.size:
-            kern = _module(False).get_function("pair_gradients")
-            smem = max(self.small_max, 1) * _BYTES_PER_DOC
-            kern.max_dynamic_shared_size_bytes = max(smem, 48 * 1024)
-            kern((int(self.small.size),), (threads,),
-                 (scores, self.key, self.group_ptr, self.small, self.qweight) + common
-                 + (self.group_ptr, self.y, np.int64(self.n)), shared_mem=smem)
-        if self.big.size:
-            # global segmented sort: by query, then descending score, then row (stable)
-            neg = -scores + 0.0  # + 0.0: -0.0 and 0.0 are one key, as for numpy's sort
-            perm = cupy.lexsort(cupy.stack([self.rowf, neg, self.qid])).astype(cupy.int64)
-            kern = _module(True).get_function("pair_gradients")
-            kern((int(self.big.size),), (threads,),
-                 (scores, self.key, self.group_ptr, self.big, self.qweight) + common
-                 + (perm, self.scratch, np.int64(self.n)))
-
-
-#: objective name -> device implementation; the names of ``skltr._gbdt.objectives.OBJECTIVES``.
-GPU_OBJECTIVES = {"lambdarank": _PairGradients, "rank_pairwise": _PairGradients,
-                  "rank_xendcg": _XENDCG, "regression": _Regression}
-
-
-def make_gpu_objective(objective, y, group_ptr, sample_weight=None, query_index=None):
-    """The device version of a host :class:`skltr._gbdt.objectives.Objective`.
-
-    ``query_index``: the global index of each query when ``group_ptr`` holds a worker's
-    share of them (``rank_xendcg`` seeds its gammas by it); None: ``0 .. n_queries - 1``.
-    """
-    return GPU_OBJECTIVES[objective.name](objective, y, group_ptr, sample_weight, query_index)
+    kern = _module(global_scratch).get_function("pair_gradients")
+    smem = 0
+    if not global_scratch:
+        smem = max(max_docs, 1) * BYTES_PER_DOC
+        kern.max_dynamic_shared_size_bytes = max(smem, 48 * 1024)
+    kern((int(queries.size),), (_config.QUERY_THREADS,),
+         (scores, key, group_ptr, queries, qweight) + tuple(query_args) + tuple(tail),
+         shared_mem=smem)

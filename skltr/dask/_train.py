@@ -3,7 +3,7 @@
 The driver (:class:`skltr.dask.DaskGPUHistGBDTRanker`) sends each rank a :class:`TrainTask`
 and the row blocks of its queries; the rank puts its rows in global order, finishes the bin
 mapper (which features have NaN: an all-reduce), and runs the boosting loop of
-:mod:`skltr._gbdt.boosting` (CPU) or :mod:`skltr._gpu.boosting` (the worker's GPU) with a
+:mod:`skltr._gbdt.boosting` (on the CPU or the worker's GPU) with a
 :class:`~skltr.dask._collective.SocketCommunicator` and a :class:`~skltr._engine.shard.Shard`.
 Every rank grows the same trees; rank 0 returns them.
 """
@@ -96,19 +96,15 @@ def train_task(rank, world, host, port, task, pieces):
                       tuple(role.n_queries for role, _ in evals))
         args = (X, train.y, train.group_ptr, train.sample_weight, task.objective, p, eval_data)
         with numba_threads(p.n_jobs):
-            if device.is_gpu:  # the worker's visible GPU (one per worker: LocalCUDACluster)
-                from .._gpu.boosting import boost as boost_gpu  # noqa: PLC0415
+            from .._gbdt.boosting import boost  # noqa: PLC0415
 
-                gpu_comm = GPUCommunicator(comm, device.index) if world > 1 else comm
-                result = boost_gpu(*args, device_index=device.index, communicator=gpu_comm,
-                                   shard=shard)
-                if world > 1:
-                    result.timings.update(nccl=gpu_comm.nccl,
-                                          device_allreduce_calls=gpu_comm.device_calls)
-            else:
-                from .._gbdt.boosting import boost  # noqa: PLC0415
-
-                result = boost(*args, communicator=comm, shard=shard)
+            # the worker's visible GPU (one per worker: LocalCUDACluster)
+            gpu_comm = (GPUCommunicator(comm, device.index) if device.is_gpu and world > 1
+                        else comm)
+            result = boost(*args, device=device, communicator=gpu_comm, shard=shard)
+            if gpu_comm is not comm:
+                result.timings.update(nccl=gpu_comm.nccl,
+                                      device_allreduce_calls=gpu_comm.device_calls)
         # time in the all-reduces includes waiting for slower ranks (load imbalance)
         result.timings.update(workers=world, allreduce_s=comm.seconds,
                               allreduce_calls=comm.calls, rank0_rows=int(X.shape[0]))

@@ -381,15 +381,9 @@ class GPUHistGBDTRanker(EnsembleRanker):
         objective = make_objective(**self._objective_params(seed))
         params = self._boost_params(seed, early, device)
         with numba_threads(self.n_jobs):
-            if device.is_gpu:  # imports CuPy
-                from .._gpu.boosting import boost as boost_gpu  # noqa: PLC0415
+            from .._gbdt.boosting import boost  # noqa: PLC0415
 
-                result = boost_gpu(X, y, group_ptr, w, objective, params, evals,
-                                   device_index=device.index)
-            else:
-                from .._gbdt.boosting import boost  # noqa: PLC0415
-
-                result = boost(X, y, group_ptr, w, objective, params, evals)
+            result = boost(X, y, group_ptr, w, objective, params, evals, device=device)
         _warn_if_no_split(result)
         return self._set_fitted(result, device)
 

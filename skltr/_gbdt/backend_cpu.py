@@ -1,0 +1,101 @@
+"""The CPU back-end of the boosting loop: host arrays, numba kernels, the CPU grower.
+
+What :func:`skltr._gbdt.boosting.boost` asks of a device (the CUDA twin is
+:mod:`skltr._gbdt.backend_cuda`, with the same methods): bin the data once, bind the objective
+to the training set, grow a tree, add a tree to the training and eval scores, hand scores to
+the host. The round logic itself is the loop's alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+from .._dtypes import G_H_DTYPE, Y_DTYPE
+from .._engine.binning import BinMapper
+from .._engine.rounds import binning_seed, inf_error
+from .grower_cpu import TreeGrower
+
+__all__ = ["CPUBackend"]
+
+
+class CPUBackend:
+    """Host arrays and numba kernels (``n_jobs`` threads).
+
+    Parameters
+    ----------
+    params : BoostParams
+    communicator : object
+        ``allreduce_sum`` / ``allreduce_max`` of a distributed fit (or a local one).
+    """
+
+    label = "boosting"
+
+    def __init__(self, params, communicator, device=None):
+        self.params, self.communicator = params, communicator
+        self.n_jobs = params.n_jobs
+        self.pool = None
+
+    def activate(self):
+        """The context the loop runs in (nothing to select on the CPU)."""
+        return contextlib.nullcontext()
+
+    def bin(self, X, eval_sets, shard):
+        """Bin the training and eval rows once; returns the fitted ``BinMapper``."""
+        p = self.params
+        if p.reject_inf and any(np.isinf(a).any() for a in [X] + [e.X for e in eval_sets]):
+            raise inf_error()
+        if shard is None:
+            mapper = BinMapper(max_bins=p.max_bins, random_state=binning_seed(p.seed),
+                               n_threads=self.n_jobs)
+            self.X_binned = mapper.fit_transform(X)
+        else:
+            mapper = shard.mapper
+            self.X_binned = mapper.transform(X)
+        self.evals = [mapper.transform(e.X) for e in eval_sets]
+        self.mapper = mapper
+        # made once per fit: the grower's partition kernel reads the transpose
+        self.X_binned_T = np.ascontiguousarray(self.X_binned.T)
+        return mapper
+
+    def gradients(self, objective, y, group_ptr, sample_weight, query_index):
+        """The objective bound to the training rows: ``f(scores, grad, hess, iteration)``."""
+        return objective.bind(y, group_ptr, sample_weight, query_index).gradients
+
+    def full(self, n, value):
+        """A float64 score array."""
+        return np.full(n, value, dtype=Y_DTYPE)
+
+    def empty_gh(self, n):
+        """Gradient or hessian storage (float32)."""
+        return np.empty(n, dtype=G_H_DTYPE)
+
+    def grow(self, grad, hess, rows, feature_mask):
+        """One tree (histogram pages stay warm across trees: ``docs/gbdt_internals.rst``)."""
+        m = self.mapper
+        grower = TreeGrower(self.X_binned, grad, hess, n_bins=m.n_bins,
+                            missing_bin=m.missing_bin, has_missing=m.has_missing, rows=rows,
+                            feature_mask=feature_mask, communicator=self.communicator,
+                            pool=self.pool, X_binned_T=self.X_binned_T,
+                            n_threads=self.n_jobs, tree_params=self.params.tree)
+        tree = grower.grow()
+        self.pool = grower.pool
+        return tree
+
+    def add_to_training_scores(self, tree, rows, scores):
+        if rows is None:  # the grower's row -> leaf map: no traversal
+            tree.add_to_training_scores(scores)
+        else:  # the tree saw only the sampled queries; every row's score moves
+            tree.add_to_scores(self.X_binned, scores, self.n_jobs)
+        # The row -> leaf map is a full column of int32 per tree: drop it once used, or
+        # 200 trees on 500k rows would hold 400 MB until the end of the fit.
+        tree.leaf_of_row = tree.rows = None
+
+    def add_to_eval_scores(self, k, tree, scores):
+        """Add ``tree`` to eval set ``k``'s scores; returns them on the host."""
+        tree.add_to_scores(self.evals[k], scores, self.n_jobs)
+        return scores
+
+    def synchronize(self):
+        """Nothing is in flight on the CPU."""

@@ -657,10 +657,46 @@ def test_pair_gradients_match_cpu(name, weighted, shared_max):
         gobj = make_cuda_gradients(obj, y, group_ptr, w)
     g, h = cupy.empty(n, cupy.float32), cupy.empty(n, cupy.float32)
     gobj.gradients(cupy.asarray(scores), g, h, 0)
-    np.testing.assert_allclose(g.get(), g_cpu, rtol=2e-6, atol=1e-7 * np.abs(g_cpu).max())
-    np.testing.assert_allclose(h.get(), h_cpu, rtol=2e-6, atol=1e-7 * np.abs(h_cpu).max())
+    # the CPU's order of every sum, its exp and log2: the same bits (issue #27)
+    np.testing.assert_array_equal(g.get(), g_cpu)
+    np.testing.assert_array_equal(h.get(), h_cpu)
     for q in (0, 2, 4):  # 1 document, equal labels, 1 document
         assert not g.get()[group_ptr[q]:group_ptr[q + 1]].any()
+
+
+def test_libm_exp_and_log2_are_the_same_bits_on_both_devices():
+    # skltr._cpu.libm (numba) and skltr._gpu.libm (CUDA): one sequence of IEEE operations
+    from numba import njit
+
+    from skltr._cpu import libm
+    from skltr._gpu._compile import module
+    from skltr._gpu.libm import SOURCE
+
+    @njit
+    def host(x, e, lg):
+        for i in range(x.size):
+            e[i] = libm.exp(x[i])
+            lg[i] = libm.log2(abs(x[i]) + 1.0)
+
+    rng = np.random.default_rng(3)
+    x = np.concatenate([rng.uniform(-746, 710, 200_000), rng.uniform(-1, 1, 200_000),
+                        rng.normal(scale=1e-6, size=1000),
+                        [0.0, -0.0, 709.78, -745.1, 0.3465735902799726, -0.3465735902799727,
+                         3.7e-9, -3.8e-9, 1e-300, np.nan]])
+    e, lg = np.empty_like(x), np.empty_like(x)
+    host(x, e, lg)
+    kern = module(SOURCE + r"""
+    extern "C" __global__ void run(const double* x, i64 n, double* e, double* lg) {
+        const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) { e[i] = det_exp(x[i]); lg[i] = det_log2(fabs(x[i]) + 1.0); }
+    }""").get_function("run")
+    xd = cupy.asarray(x)
+    ed, lgd = cupy.empty_like(xd), cupy.empty_like(xd)
+    kern((-(-x.size // 256),), (256,), (xd, np.int64(x.size), ed, lgd))
+    np.testing.assert_array_equal(ed.get(), e)
+    np.testing.assert_array_equal(lgd.get(), lg)
+    ok = np.isfinite(x) & (np.abs(x) < 700)
+    np.testing.assert_allclose(e[ok], np.exp(x[ok]), rtol=3e-16)
 
 
 def test_pair_gradients_are_deterministic_and_regression_exact():
@@ -702,8 +738,8 @@ def test_xendcg_gradients_match_cpu(weighted, seed):
         obj.gradients(scores, y, group_ptr, w, g_cpu, h_cpu, it)
         g, h = cupy.empty(y.size, cupy.float32), cupy.empty(y.size, cupy.float32)
         gobj.gradients(cupy.asarray(scores), g, h, it)
-        np.testing.assert_allclose(g.get(), g_cpu, rtol=2e-6, atol=1e-7 * np.abs(g_cpu).max())
-        np.testing.assert_allclose(h.get(), h_cpu, rtol=2e-6, atol=1e-7 * np.abs(h_cpu).max())
+        np.testing.assert_array_equal(g.get(), g_cpu)
+        np.testing.assert_array_equal(h.get(), h_cpu)
         assert np.any(g.get()[group_ptr[2]:group_ptr[3]])
         for q in (0, 4):  # single documents
             assert not g.get()[group_ptr[q]:group_ptr[q + 1]].any()
@@ -1052,8 +1088,8 @@ def test_every_objective_has_a_device_implementation():
         dev = make_cuda_gradients(host, y, gp)
         g, h = cupy.empty(5, cupy.float32), cupy.empty(5, cupy.float32)
         dev.gradients(cupy.zeros(5), g, h, 0)
-        np.testing.assert_allclose(g.get(), g_cpu, rtol=1e-6, atol=1e-7)
-        np.testing.assert_allclose(h.get(), h_cpu, rtol=1e-6, atol=1e-7)
+        np.testing.assert_array_equal(g.get(), g_cpu)
+        np.testing.assert_array_equal(h.get(), h_cpu)
 
 
 def test_cuda_leaf_objective_is_the_cpu_formula():

@@ -29,7 +29,9 @@ pairs.
 
 Differences from the libraries (all deliberate, all documented where they apply):
 
-* the sigmoid is the exact ``exp``; LightGBM reads a 2**20-bin lookup table over
+* the sigmoid is ``exp`` to under 1 ulp (fdlibm's, :mod:`skltr._cpu.libm`: the same bits
+  on the GPU; so are ``log2`` and the order of every sum, so that both devices give the
+  same gradients); LightGBM reads a 2**20-bin lookup table over
   ``[-25 / sigmoid, 25 / sigmoid]`` (the value at each bin's left edge, clamped beyond),
   which shifts its pair probabilities by up to ~5e-5 relative for score gaps of order 1 and
   more for large gaps (tiny probabilities): measured on LightGBM's tree leaves, 1e-5 typically
@@ -57,6 +59,8 @@ import math
 
 import numpy as np
 from numba import njit, prange
+
+from .libm import exp, log2
 
 # ------------------------------------------------------------------------------------------
 # helpers shared by the ranking kernels
@@ -184,6 +188,7 @@ def _pair_lambdas(ps, py, pg, pe, discount, inv_max_dcg, n_high, sigmoid, norm_b
         ei = pe[i]
         lam_i = 0.0
         hes_i = 0.0
+        row = 0.0  # this row's 2 * |lambda|s: sum_lambdas adds rows (the GPU's order too)
         for j in range(i + 1, cnt):
             yj = py[j]
             if yj == yi:
@@ -192,7 +197,7 @@ def _pair_lambdas(ps, py, pg, pe, discount, inv_max_dcg, n_high, sigmoid, norm_b
             i_high = yi > yj
             dist = dist0 + dist1 * ds
             if exact:  # the exponentials may underflow: one exp per pair
-                p = 1.0 / (1.0 + math.exp(sigmoid * (ds if i_high else -ds)))
+                p = 1.0 / (1.0 + exp(sigmoid * (ds if i_high else -ds)))
                 pl = p / dist
                 ql = 1.0 - p
             else:  # p = e_low / (e_high + e_low), and a single division
@@ -216,9 +221,10 @@ def _pair_lambdas(ps, py, pg, pe, discount, inv_max_dcg, n_high, sigmoid, norm_b
                 plam[j] -= lam
             hes_i += hes
             phes[j] += hes
-            sum_lambdas += 2.0 * lam
+            row += 2.0 * lam
         plam[i] += lam_i
         phes[i] += hes_i
+        sum_lambdas += row
     return sum_lambdas
 
 
@@ -246,7 +252,7 @@ def _pairwise_query(scores, y, lo, hi, weights, gain_exp2, discount, truncation_
         ps[i] = scores[r]
         py[i] = y[r]
         pg[i] = 2.0 ** y[r] - 1.0 if gain_exp2 else y[r]
-        pe[i] = math.exp(sigmoid * (scores[r] - s_max))
+        pe[i] = exp(sigmoid * (scores[r] - s_max))
         plam[i] = 0.0
         phes[i] = 0.0
     inv_max_dcg = 0.0
@@ -261,7 +267,7 @@ def _pairwise_query(scores, y, lo, hi, weights, gain_exp2, discount, truncation_
                                 norm_by_diff, ranknet, exact, plam, phes)
     factor = _query_weight(weights, lo, hi)
     if normalize and sum_lambdas > 0.0:
-        factor *= math.log2(1.0 + sum_lambdas) / sum_lambdas
+        factor *= log2(1.0 + sum_lambdas) / sum_lambdas
     for i in range(cnt):
         r = lo + order[i]
         grad[r] = plam[i] * factor
@@ -410,7 +416,7 @@ def _xendcg_query(scores, y, lo, hi, weights, seed, iteration, q, grad, hess, rh
             m = r
     total = 0.0
     for i in range(cnt):
-        rho[i] = math.exp(scores[lo + i] - scores[m])
+        rho[i] = exp(scores[lo + i] - scores[m])
         total += rho[i]
     # 1 - rho of the most probable document, from the others' mass: 1 - rho cancels
     # catastrophically when one document holds nearly all of it (any other has rho <= 1/2)

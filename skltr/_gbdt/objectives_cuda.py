@@ -7,11 +7,10 @@ training set on the GPU, as ``Objective.bind`` does on the CPU: the result's
 float64 device ``scores``. The class of each objective is named by its host class
 (``Objective.cuda_gradients``): one registry, ``skltr._gbdt.objectives.OBJECTIVES``.
 
-The kernels compute the CPU kernels' formulas statement for statement (``--fmad=false``), so
-the float32 gradients are the CPU's: only the summation order of a document's pair terms and
-CUDA's ``exp`` differ, by ~1e-15 relative before the float32 rounding
-(``tests/test_gbdt_gpu.py``; whole fits give the same model,
-``benchmarks/results/same_model-*.json``).
+The kernels compute the CPU kernels' formulas statement for statement, in the same order,
+with the same ``exp`` and ``log2`` (:mod:`skltr._cpu.libm`) and no fused multiply-adds, so the
+float32 gradients are the CPU's bit for bit (``tests/test_gbdt_gpu.py``; whole fits give the
+same model, ``benchmarks/results/same_model-*.json``).
 """
 
 from __future__ import annotations
@@ -115,7 +114,7 @@ class PairGradients(_CUDAGradients):
         self.small = cupy.asarray(np.flatnonzero(~big).astype(np.int32))
         self.big = cupy.asarray(np.flatnonzero(big).astype(np.int32))
         self.small_max = int(sizes[~big].max(initial=0))
-        self.scratch = cupy.empty(6 * self.n, cupy.float64) if big.any() else None
+        self.scratch = cupy.empty(7 * self.n, cupy.float64) if big.any() else None
 
     def gradients(self, scores, grad, hess, iteration=0):
         args = (self.inv_max_dcg if not self.ranknet else self.qweight, self.discount,

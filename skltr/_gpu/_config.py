@@ -44,9 +44,9 @@ STATS_BLOCKS = 4 * 132
 
 #: Threads of a per-query lambda block.
 QUERY_THREADS = 128
-#: Largest query computed from shared memory (44 bytes a document, ``_BYTES_PER_DOC`` of
-#: ``skltr._gpu.objectives``: 1024 -> 44 KiB, within the 48 KiB default); longer queries take
-#: the global-memory variant, ordered by a global segmented sort.
+#: Largest query computed from shared memory (52 bytes a document, ``BYTES_PER_DOC`` of
+#: ``skltr._gpu.objectives``: 1024 -> 52 KiB, above the 48 KiB default: the launch opts in);
+#: longer queries take the global-memory variant, ordered by a global segmented sort.
 QUERY_SHARED_MAX_DOCS = 1024
 
 

@@ -3,9 +3,9 @@ launch, XE-NDCG, regression (sources and launchers; the device objectives that h
 fit's constants are :mod:`skltr._gbdt.objectives_cuda`).
 
 The pair rule is :mod:`skltr._cpu.objectives`' formula for formula (LightGBM 4.x
-``lambdarank``; XGBoost top-k ``rank:pairwise``); only float64 summation orders differ (see
-below), so gradients agree with the CPU's to about 1e-12 relative before their float32
-rounding.
+``lambdarank``; XGBoost top-k ``rank:pairwise``), in the CPU's order of every sum and with
+its ``exp`` and ``log2`` (:mod:`skltr._gpu.libm`, fdlibm's algorithms on both devices), so
+the gradients are the CPU's, bit for bit (``tests/test_gbdt_gpu.py``).
 
 One thread block per query (no host loop over queries)::
 
@@ -15,21 +15,19 @@ One thread block per query (no host loop over queries)::
                  in shared memory); larger queries: positions from one global segmented sort
                  (cupy.lexsort by (query, -score, row)) and scratch in global memory
       2. arrays by position: score, gain (or label), exp(sigmoid (s - s_max))
-      3. for i < min(truncation, cnt - 1):   threads take j = i+1+t, i+1+t+T, ...
-             pair (i, j): plam[j] += .., phes[j] += ..   (each j by one thread: no atomics)
-             lam_i, hes_i: block reduction in a fixed tree order, added by thread 0
+      3. one thread per position p:  the pairs (i, p), i < min(p, n_high), in i order, then
+             p's own row (p, j), j > p, summed apart: the CPU's accumulation of plam[p] and
+             phes[p] (each pair's terms are computed by both of its threads: no atomics, no
+             reductions); row sums of 2 |lambda| added in row order by thread 0
       4. factor = mean weight * log2(1 + S) / S (LightGBM's normalisation), write float32
 
-Differences from the CPU kernel: the CPU adds document ``i``'s partner terms in ``j`` order,
-here a fixed-shape tree reduction adds them (deterministic, not the same rounding); ``exp`` is
-CUDA's. No atomics anywhere: two runs give identical bits.
+No atomics anywhere: two runs give identical bits.
 
 ``rank_xendcg`` (``xendcg`` kernel): one thread per query runs the CPU's
 ``_xendcg_query`` statement for statement -- softmax, LightGBM's random gammas by the same
 jump-ahead of ``Random(seed + q)``, the three-term series -- with per-row scratch in global
-memory; only CUDA's ``exp`` differs from the CPU's, so gradients agree to ~1e-15 relative
-before their float32 rounding. XE-NDCG is O(documents) per query (no pairs), so a thread per
-query is enough: the kernel is a small part of a round.
+memory: the CPU's gradients, bit for bit. XE-NDCG is O(documents) per query (no pairs), so a
+thread per query is enough: the kernel is a small part of a round.
 """
 
 from __future__ import annotations
@@ -39,22 +37,36 @@ import numpy as np
 
 from . import _config
 from ._compile import blocks, module
+from .libm import SOURCE as LIBM
 
-_SOURCE = r"""
-__device__ __forceinline__ double block_sum(double v, double* red) {
-    // deterministic: fixed warp-shuffle tree, then warp partials in order by thread 0
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    __syncthreads();
-    if (lane == 0) red[warp] = v;
-    __syncthreads();
-    double total = 0.0;
-    if (threadIdx.x == 0) {
-        for (int w = 0; w < (int)(blockDim.x >> 5); ++w) total += red[w];
-        red[32] = total;
+_SOURCE = LIBM + r"""
+__device__ __forceinline__ void pair_terms(
+        int i, int j, const double* ps, const double* pg, const double* pe,
+        const double* __restrict__ discount, double imd, double sigmoid, double sig2,
+        double dist0, double dist1, bool exact, int ranknet, double* lam, double* hs) {
+    // the CPU's _pair_lambdas statement for statement: pair (i, j), i < j by position
+    const double yi = pg[i], yj = pg[j];
+    const double ds = ps[i] - ps[j];
+    const bool i_high = yi > yj;
+    const double dist = dist0 + dist1 * ds;
+    double pl, ql;
+    if (exact) {
+        const double p = 1.0 / (1.0 + det_exp(sigmoid * (i_high ? ds : -ds)));
+        pl = p / dist; ql = 1.0 - p;
+    } else {
+        const double ei = pe[i], ej = pe[j];
+        const double inv = 1.0 / ((ei + ej) * dist);
+        pl = (i_high ? ej : ei) * inv;
+        ql = (i_high ? ei : ej) * inv * dist;
     }
-    __syncthreads();
-    return red[32];
+    if (ranknet) {
+        *lam = sigmoid * pl;
+        *hs = 2.0 * sig2 * fmax(pl * ql, 1e-16);
+    } else {
+        const double w = fabs((yi - yj) * (discount[i] - discount[j])) * imd;
+        *lam = sigmoid * w * pl;
+        *hs = sig2 * w * pl * ql;
+    }
 }
 
 extern "C" __global__ void pair_gradients(
@@ -69,7 +81,7 @@ extern "C" __global__ void pair_gradients(
     const int q = queries[blockIdx.x];
     const i64 lo = group_ptr[q], hi = group_ptr[q + 1];
     const int cnt = (int)(hi - lo);
-    __shared__ double red[33];
+    __shared__ double red[1];
     if (cnt <= 1) {
         for (int i = threadIdx.x; i < cnt; i += blockDim.x) {
             grad[lo + i] = 0.f; hess[lo + i] = 0.f;
@@ -84,10 +96,11 @@ extern "C" __global__ void pair_gradients(
         }
         return;
     }
-    double *ps, *pg, *pe, *plam, *phes; int* prow;
+    double *ps, *pg, *pe, *plam, *phes, *prs; int* prow;
 #if GLOBAL_SCRATCH
     ps = g_scratch + lo; pg = ps + n_rows; pe = pg + n_rows; plam = pe + n_rows;
-    phes = plam + n_rows; prow = (int*)(g_scratch + 5 * n_rows) + lo;  // 6th block: ints
+    phes = plam + n_rows; prs = phes + n_rows;
+    prow = (int*)(g_scratch + 6 * n_rows) + lo;  // 7th block: ints
     for (int i = threadIdx.x; i < cnt; i += blockDim.x) {
         const i64 r = perm[lo + i];
         ps[i] = scores[r]; pg[i] = key_row[r]; prow[i] = (int)(r - lo);
@@ -95,7 +108,7 @@ extern "C" __global__ void pair_gradients(
 #else
     extern __shared__ double sh[];
     ps = sh; pg = ps + cnt; pe = pg + cnt; plam = pe + cnt; phes = plam + cnt;
-    prow = (int*)(phes + cnt);
+    prs = phes + cnt; prow = (int*)(prs + cnt);
     for (int i = threadIdx.x; i < cnt; i += blockDim.x) {
         const double si = scores[lo + i];
         int rank = 0;
@@ -108,9 +121,7 @@ extern "C" __global__ void pair_gradients(
 #endif
     __syncthreads();
     const double s_max = ps[0], s_min = ps[cnt - 1];
-    for (int i = threadIdx.x; i < cnt; i += blockDim.x) {
-        pe[i] = exp(sigmoid * (ps[i] - s_max)); plam[i] = 0.0; phes[i] = 0.0;
-    }
+    for (int i = threadIdx.x; i < cnt; i += blockDim.x) pe[i] = det_exp(sigmoid * (ps[i] - s_max));
     __syncthreads();
     const double imd = ranknet ? 0.0 : inv_max_dcg[q];
     const bool norm_by_diff = normalize && s_max != s_min && !ranknet;
@@ -119,48 +130,47 @@ extern "C" __global__ void pair_gradients(
     const double dist0 = norm_by_diff ? 0.009999999776482582 : 1.0;
     const double dist1 = norm_by_diff ? 1.0 : 0.0;
     const double sig2 = sigmoid * sigmoid;
-    double sum_local = 0.0;
-    for (int i = 0; i < n_high; ++i) {
-        const double yi = pg[i], si = ps[i], ei = pe[i];
-        const double di = ranknet ? 0.0 : discount[i];
-        double lam_i = 0.0, hes_i = 0.0;
-        for (int j = i + 1 + threadIdx.x; j < cnt; j += blockDim.x) {
-            const double yj = pg[j];
-            if (yj == yi) continue;
-            const double ds = si - ps[j];
-            const bool i_high = yi > yj;
-            const double dist = dist0 + dist1 * ds;
-            double pl, ql;
-            if (exact) {
-                const double p = 1.0 / (1.0 + exp(sigmoid * (i_high ? ds : -ds)));
-                pl = p / dist; ql = 1.0 - p;
-            } else {
-                const double ej = pe[j];
-                const double inv = 1.0 / ((ei + ej) * dist);
-                pl = (i_high ? ej : ei) * inv;
-                ql = (i_high ? ei : ej) * inv * dist;
-            }
-            double lam, hs;
-            if (ranknet) {
-                lam = sigmoid * pl;
-                hs = 2.0 * sig2 * fmax(pl * ql, 1e-16);
-            } else {
-                const double w = fabs((yi - yj) * (di - discount[j])) * imd;
-                lam = sigmoid * w * pl;
-                hs = sig2 * w * pl * ql;
-            }
-            if (i_high) { lam_i -= lam; plam[j] += lam; } else { lam_i += lam; plam[j] -= lam; }
-            hes_i += hs; phes[j] += hs;
-            sum_local += 2.0 * lam;
+    // One thread per position p, in the CPU's order: p's terms as the lower position of
+    // the pairs (i, p), i < min(p, n_high), added in i order, then p's own row (p, j),
+    // j > p, summed apart and added once -- the CPU's plam[p] bit for bit.
+    for (int p = threadIdx.x; p < cnt; p += blockDim.x) {
+        const double yp = pg[p];
+        double acc_l = 0.0, acc_h = 0.0, lam, hs;
+        const int n_up = min(p, n_high);
+        for (int i = 0; i < n_up; ++i) {
+            const double yi = pg[i];
+            if (yi == yp) continue;
+            pair_terms(i, p, ps, pg, pe, discount, imd, sigmoid, sig2, dist0, dist1, exact,
+                       ranknet, &lam, &hs);
+            if (yi > yp) acc_l += lam; else acc_l -= lam;
+            acc_h += hs;
         }
-        const double tl = block_sum(lam_i, red);
-        const double th = block_sum(hes_i, red);
-        if (threadIdx.x == 0) { plam[i] += tl; phes[i] += th; }
-        __syncthreads();
+        double row = 0.0;
+        if (p < n_high) {
+            double lam_p = 0.0, hes_p = 0.0;
+            for (int j = p + 1; j < cnt; ++j) {
+                const double yj = pg[j];
+                if (yj == yp) continue;
+                pair_terms(p, j, ps, pg, pe, discount, imd, sigmoid, sig2, dist0, dist1,
+                           exact, ranknet, &lam, &hs);
+                if (yp > yj) lam_p -= lam; else lam_p += lam;
+                hes_p += hs;
+                row += 2.0 * lam;
+            }
+            acc_l += lam_p; acc_h += hes_p;
+        }
+        plam[p] = acc_l; phes[p] = acc_h; prs[p] = row;
     }
-    const double sum_lambdas = block_sum(sum_local, red);
+    __syncthreads();
+    if (threadIdx.x == 0) {  // LightGBM's sum_lambdas, rows added in the CPU's order
+        double total = 0.0;
+        for (int i = 0; i < n_high; ++i) total += prs[i];
+        red[0] = total;
+    }
+    __syncthreads();
+    const double sum_lambdas = red[0];
     double factor = qweight[q];
-    if (normalize && sum_lambdas > 0.0) factor *= log2(1.0 + sum_lambdas) / sum_lambdas;
+    if (normalize && sum_lambdas > 0.0) factor *= det_log2(1.0 + sum_lambdas) / sum_lambdas;
     for (int i = threadIdx.x; i < cnt; i += blockDim.x) {
         const i64 r = lo + prow[i];
         grad[r] = (float)(plam[i] * factor);
@@ -230,7 +240,7 @@ extern "C" __global__ void xendcg(const double* __restrict__ scores,
     i64 m = lo;
     for (i64 r = lo; r < hi; ++r) if (scores[r] > scores[m]) m = r;
     double total = 0.0;
-    for (i64 r = lo; r < hi; ++r) { rho[r] = exp(scores[r] - scores[m]); total += rho[r]; }
+    for (i64 r = lo; r < hi; ++r) { rho[r] = det_exp(scores[r] - scores[m]); total += rho[r]; }
     double others = 0.0;
     for (i64 r = lo; r < hi; ++r) if (r != m) others += rho[r];
     const double one_minus_top = others / total;
@@ -285,8 +295,8 @@ def _module(global_scratch):
     return module(_SOURCE, {"GLOBAL_SCRATCH": int(global_scratch)})
 
 
-#: Bytes of shared memory per document in the small-query kernel (5 float64 + 1 int32).
-BYTES_PER_DOC = 44
+#: Bytes of shared memory per document in the small-query kernel (6 float64 + 1 int32).
+BYTES_PER_DOC = 52
 
 
 def regression(scores, y, w, grad, hess):

@@ -245,10 +245,8 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
         params = self._boost_params(seed, early, SimpleNamespace(is_gpu=is_gpu))
         mapper = BinMapper(max_bins=self.max_bins, random_state=binning_seed(seed),
                            n_threads=self.n_jobs)
-        mapper._check_max_bins()
         # the sample the local fit draws (CPU or GPU: the same cuts), from the global layout
-        mapper._set_cuts(mapper._sorted_columns(
-            _cut_sample(client, train, mapper._sample_rows(train.order.size))))
+        mapper.fit_sample(_cut_sample(client, train, mapper.sample_rows(train.order.size)))
 
         workers = _training_workers(client, blocks)
         roles = place_roles(client, [train, *evals],

@@ -90,7 +90,7 @@ def train_task(rank, world, host, port, task, pieces):
         mapper = copy.copy(task.mapper)
         mapper.n_threads = p.n_jobs
         has_nan = np.isnan(X).any(axis=0).astype(np.uint8)
-        mapper.has_missing = comm.allreduce_max(has_nan) > 0
+        mapper.set_has_missing(comm.allreduce_max(has_nan) > 0)
         shard = Shard(mapper, task.init_score, train.query_index, train.n_queries,
                       tuple(role.query_index for role, _ in evals),
                       tuple(role.n_queries for role, _ in evals))

@@ -172,7 +172,8 @@ def test_defaults_are_lightgbms():
     # benchmarks/defaults_quality.py).
     lgb = pytest.importorskip("lightgbm")
     from skltr._engine.binning import BinMapper
-    from skltr._gbdt.objectives import LIGHTGBM_TRUNCATION_LEVEL, make_objective
+    from skltr._gbdt.fit import fit_objective
+    from skltr._gbdt.objectives import LIGHTGBM_TRUNCATION_LEVEL
 
     ours = GPUHistGBDTRanker().get_params()
     theirs = lgb.LGBMRanker().get_params()
@@ -192,7 +193,7 @@ def test_defaults_are_lightgbms():
     # label_gain 2**i - 1.
     assert ours["max_bins"] == 255 and ours["gain"] == "exp2"
     assert LIGHTGBM_TRUNCATION_LEVEL == 30 and ours["lambdarank_truncation_level"] is None
-    obj = make_objective(**GPUHistGBDTRanker()._objective_params(0))
+    obj = fit_objective(GPUHistGBDTRanker().get_params(), 0)
     assert obj._params() == {"gain": "exp2", "truncation_level": 30, "sigmoid": 1.0,
                              "normalize": True}
 
@@ -388,6 +389,30 @@ def test_devices():
         with pytest.warns(UserWarning, match="fell back to the CPU"):
             r = GPUHistGBDTRanker(**SMALL, device="auto").fit(X, y, qid=qid)
         assert r.device_ == "cpu"
+
+
+def test_boost_on_runs_the_devices_loop(monkeypatch):
+    # the fit recipe's one dispatch: the CPU loop, or skltr._gpu.boosting.boost (loaded by
+    # name, so a CPU-only run checks the name and the arguments with a stand-in module)
+    import sys
+    import types
+
+    from skltr._device import Device
+    from skltr._gbdt.fit import boost_on
+
+    calls = []
+    fake = types.ModuleType("skltr._gpu.boosting")
+    fake.boost = lambda *args, **kw: calls.append((args, kw)) or "gpu result"
+    monkeypatch.setitem(sys.modules, "skltr._gpu.boosting", fake)
+    data = ("X", "y", "group_ptr", "sample_weight", "objective")
+    params = types.SimpleNamespace(n_jobs=1)
+    assert boost_on(Device("cuda", 1), *data, params, "evals", communicator="comm",
+                    shard="shard") == "gpu result"
+    assert calls == [((*data, params, "evals"),
+                      {"device_index": 1, "communicator": "comm", "shard": "shard"})]
+    X, y, qid = _data(21)
+    cpu = GPUHistGBDTRanker(**SMALL).fit(X, y, qid=qid)
+    assert not calls[1:] and cpu.device_ == "cpu"
 
 
 def test_registered_and_exported():

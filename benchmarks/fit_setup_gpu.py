@@ -40,6 +40,12 @@ def _timed(fn, sync, repeat):
     return out, statistics.median(times), times[0]
 
 
+def _host_cuts(mapper, X):
+    """The host's whole cut search (``BinMapper.fit`` without ``has_missing``)."""
+    rows = mapper.sample_rows(X.shape[0])
+    return mapper.fit_sample(X if rows is None else X[rows])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -52,7 +58,7 @@ def main():
 
     import cupy
 
-    from skltr._engine.binning import BinMapper
+    from skltr._engine.binning import BinMapper, sorted_sample_cuts
     from skltr._engine.rounds import binning_seed
     from skltr._gbdt.objectives import make_objective
     from skltr._gpu import _config
@@ -98,14 +104,14 @@ def main():
         model, X, y, qid, dtype=[np.float64, np.float32], allow_inf=True))
     seed = binning_seed(0)
     mapper = BinMapper(max_bins=bins, random_state=seed, n_threads=threads)
-    rows = step("sample rows (host rng)", lambda: mapper._sample_rows(X.shape[0]))
+    rows = step("sample rows (host rng)", lambda: mapper.sample_rows(X.shape[0]))
     # the host cut search, step by step (what the GPU fit did before)
     sample = step("host: gather sample rows", lambda: X[rows])
     cols = step("host: transpose sample", lambda: np.ascontiguousarray(sample.T))
     srt = step("host: np.sort per feature", lambda: np.sort(cols, axis=1))
-    step("host: find_cuts", lambda: mapper._set_cuts(srt))
-    step("host: whole BinMapper._fit_cuts", lambda: BinMapper(
-        max_bins=bins, random_state=seed, n_threads=threads)._fit_cuts(X))
+    step("host: find_cuts", lambda: mapper.set_cuts(*sorted_sample_cuts(srt, bins, threads)))
+    step("host: whole cut search (sample_rows, gather, fit_sample)",
+         lambda: _host_cuts(BinMapper(max_bins=bins, random_state=seed, n_threads=threads), X))
     for chunk in (65536, 262144):
         with _config.override(BIN_CHUNK_ROWS=chunk):
             step(f"host chunks of {chunk} rows: map_to_bins", lambda: gb.map_to_bins(
@@ -118,11 +124,12 @@ def main():
          lambda: gb.sorted_sample_columns(X_dev, rows))
     srt_host = step("device: sorted sample to host (old route)", lambda: srt_dev.get())
     assert np.array_equal(srt_host, srt, equal_nan=True)
-    step("device: find_cuts on the host (old route)", lambda: mapper._set_cuts(srt_host))
+    step("device: find_cuts on the host (old route)",
+         lambda: mapper.set_cuts(*sorted_sample_cuts(srt_host, bins, threads)))
     ref = (mapper.cut_ptr.copy(), mapper.cut_values.copy())
     cuts = step("device: column_cuts (GPU cut rule, cuts to host)",
                 lambda: gb.column_cuts(srt_dev, bins))
-    mapper._store_cuts(*cuts)
+    mapper.set_cuts(*cuts)
     assert np.array_equal(mapper.cut_ptr, ref[0]) and np.array_equal(mapper.cut_values, ref[1])
     step("device: map_to_bins (X already on the GPU)", lambda: gb.map_to_bins(
         X_dev, mapper.cut_ptr, mapper.cut_values, mapper.missing_bin))

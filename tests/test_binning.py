@@ -289,3 +289,69 @@ def test_sparse_input_errors():
         bm.transform(dup)
     with pytest.raises(ValueError, match="3 features"):
         bm.transform(sp.csr_matrix(np.eye(3)))
+
+
+# ---------------------------------------------------------------------- fit in steps
+@pytest.mark.parametrize("subsample", [None, 500, 5000])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_fit_in_steps_equals_fit(subsample, dtype, sparse):
+    # what the Dask driver (sample_rows, gather, fit_sample, then has_missing from its
+    # workers) and the GPU (sample_rows, cuts found on the device, set_cuts) do: fit's cuts
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(5)
+    X = np.where(rng.random((3000, 6)) < 0.4, 0.0, rng.normal(size=(3000, 6))).astype(dtype)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    X[:, 4] = 1.0  # constant
+    M = sp.csr_matrix(X) if sparse else X
+    ref = BinMapper(max_bins=31, subsample=subsample, random_state=9).fit(M)
+    steps = BinMapper(max_bins=31, subsample=subsample, random_state=9)
+    rows = steps.sample_rows(X.shape[0])
+    assert (rows is None) == (subsample is None or subsample >= X.shape[0])
+    if rows is not None:
+        assert rows.size == subsample and np.all(np.diff(rows) > 0)
+    assert steps.fit_sample(M if rows is None else M[rows]) is steps
+    assert not hasattr(steps, "has_missing")  # a sample does not see every NaN
+    steps.set_has_missing(np.isnan(X).any(axis=0))
+    _assert_same_mapper(steps, ref)
+    np.testing.assert_array_equal(steps.transform(M), ref.transform(M))
+
+    found = np.full((6, 30), np.nan)  # cuts found elsewhere, in find_cuts' layout
+    n_cuts = np.diff(ref.cut_ptr)
+    for f in range(6):
+        found[f, :n_cuts[f]] = ref.cut_values[ref.cut_ptr[f]:ref.cut_ptr[f + 1]]
+    elsewhere = BinMapper(max_bins=31).set_cuts(found, n_cuts)
+    elsewhere.set_has_missing(ref.has_missing)
+    _assert_same_mapper(elsewhere, ref)
+
+
+def test_sorted_sample_cuts_are_fit_samples():
+    from skltr._engine.binning import sorted_sample_cuts
+
+    X = np.random.default_rng(3).exponential(size=(800, 4))
+    X[::9, 1] = np.nan
+    ref = BinMapper(max_bins=20).fit(X)
+    got = BinMapper(max_bins=20).set_cuts(*sorted_sample_cuts(np.sort(X.T, axis=1), 20))
+    np.testing.assert_array_equal(got.cut_ptr, ref.cut_ptr)
+    assert got.cut_values.tobytes() == ref.cut_values.tobytes()
+
+
+def test_fit_in_steps_errors():
+    with pytest.raises(ValueError, match="0 rows"):
+        BinMapper().sample_rows(0)
+    with pytest.raises(ValueError, match="max_bins"):
+        BinMapper(max_bins=300).sample_rows(10)
+    with pytest.raises(ValueError, match="max_bins"):
+        BinMapper(max_bins=1).fit_sample(np.zeros((3, 1)))
+    with pytest.raises(ValueError, match="2-D"):
+        BinMapper().fit_sample(np.zeros(3))
+    with pytest.raises(ValueError, match="shape"):
+        BinMapper(max_bins=4).set_cuts(np.zeros((2, 4)), np.zeros(2, int))
+    with pytest.raises(ValueError, match="shape"):
+        BinMapper(max_bins=4).set_cuts(np.zeros((2, 3)), np.array([1, 4]))
+    with pytest.raises(ValueError, match="no cuts"):
+        BinMapper().set_has_missing([True])
+    bm = BinMapper(max_bins=4).fit_sample(np.zeros((3, 2)))
+    with pytest.raises(ValueError, match=r"shape \(2,\)"):
+        bm.set_has_missing([True])

@@ -172,7 +172,8 @@ def test_defaults_are_lightgbms():
     # benchmarks/defaults_quality.py).
     lgb = pytest.importorskip("lightgbm")
     from skltr._engine.binning import BinMapper
-    from skltr._gbdt.objectives import LIGHTGBM_TRUNCATION_LEVEL, make_objective
+    from skltr._gbdt.fit import fit_objective
+    from skltr._gbdt.objectives import LIGHTGBM_TRUNCATION_LEVEL
 
     ours = GPUHistGBDTRanker().get_params()
     theirs = lgb.LGBMRanker().get_params()
@@ -192,7 +193,7 @@ def test_defaults_are_lightgbms():
     # label_gain 2**i - 1.
     assert ours["max_bins"] == 255 and ours["gain"] == "exp2"
     assert LIGHTGBM_TRUNCATION_LEVEL == 30 and ours["lambdarank_truncation_level"] is None
-    obj = make_objective(**GPUHistGBDTRanker()._objective_params(0))
+    obj = fit_objective(GPUHistGBDTRanker().get_params(), 0)
     assert obj._params() == {"gain": "exp2", "truncation_level": 30, "sigmoid": 1.0,
                              "normalize": True}
 
@@ -388,6 +389,26 @@ def test_devices():
         with pytest.warns(UserWarning, match="fell back to the CPU"):
             r = GPUHistGBDTRanker(**SMALL, device="auto").fit(X, y, qid=qid)
         assert r.device_ == "cpu"
+
+
+def test_one_loop_picks_the_devices_back_end(monkeypatch):
+    # one boosting loop; the device decides only its back-end (CuPy imported for a GPU
+    # only: a CPU-only run checks the choice with a stand-in CUDA module)
+    import sys
+    import types
+
+    from skltr._device import Device
+    from skltr._gbdt.backend_cpu import CPUBackend
+    from skltr._gbdt.boosting import make_backend
+    from skltr._gbdt.params import BoostParams
+
+    params = BoostParams(objective_name="lambdarank", n_estimators=1, max_bins=15)
+    assert isinstance(make_backend(params, "comm", Device("cpu")), CPUBackend)
+    fake = types.ModuleType("skltr._gbdt.backend_cuda")
+    fake.CUDABackend = lambda *args: ("cuda back-end", args)
+    monkeypatch.setitem(sys.modules, "skltr._gbdt.backend_cuda", fake)
+    assert make_backend(params, "comm", Device("cuda", 1)) == (
+        "cuda back-end", (params, "comm", Device("cuda", 1)))
 
 
 def test_registered_and_exported():

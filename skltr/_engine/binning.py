@@ -22,6 +22,13 @@ per-feature numpy loop, 2.0-2.9 s with the kernel.
 The cut values double as split thresholds: "bin <= b goes left" is exactly the raw test
 ``x <= cut_values[cut_ptr[f] + b]`` (``docs/gbdt_internals.rst``).
 
+``fit`` is also public in steps, for fits whose rows are not one host array and that must
+still get its cuts bit for bit: :meth:`BinMapper.sample_rows` (which rows to gather for a
+seed), :meth:`BinMapper.fit_sample` (cuts from the gathered rows: the Dask driver), or
+:meth:`BinMapper.set_cuts` (cuts found elsewhere by the same rule: the GPU), then
+:meth:`BinMapper.set_has_missing` (NaN flags found elsewhere: the GPU's binning kernel, an
+all-reduce over Dask workers).
+
 A scipy CSR or CSC matrix is binned as the dense matrix with 0.0 in every absent entry, bin
 for bin, without a dense copy: the cut sample's rows are taken as a sparse matrix, and each
 feature's sorted column is its stored values sorted with the absent zeros put in
@@ -40,7 +47,7 @@ from .._cpu.binning import find_cuts, find_cuts_csc, map_to_bins, map_to_bins_cs
 from ..trees._sparse_input import as_csr, check_sparse, is_sparse
 from ..utils._threads import numba_threads, resolve_n_jobs
 
-__all__ = ["BinMapper"]
+__all__ = ["BinMapper", "sorted_sample_cuts"]
 
 
 class BinMapper:
@@ -68,7 +75,8 @@ class BinMapper:
     missing_bin : int
         Code of NaN (``max_bins``).
     has_missing : ndarray of bool, shape (n_features,)
-        Whether the feature had NaN in the data given to :meth:`fit`.
+        Whether the feature had NaN in the data given to :meth:`fit` (or as set by
+        :meth:`set_has_missing`).
 
     Examples
     --------
@@ -116,17 +124,126 @@ class BinMapper:
         return self
 
     def _fit_cuts(self, X):
-        # fit without has_missing (the GPU path finds it on the device); returns checked X
+        # fit without has_missing; returns the checked X
         self._check_max_bins()
         X = self._check_X(X)
-        n = self._check_n_rows(X.shape[0])
-        idx = self._sample_rows(n)
-        sample = X if idx is None else X[idx]
+        idx = self.sample_rows(X.shape[0])
+        self._cuts_from_sample(X if idx is None else X[idx])
+        return X
+
+    # ---- the fit in steps, for rows that are not in one host array ------------------------
+    # fit(X) is sample_rows -> gather -> fit_sample -> has_missing. A fit whose rows live
+    # elsewhere takes the same steps and gets the same cuts: the Dask driver gathers the
+    # sample rows from the workers and calls fit_sample, and each worker sets has_missing
+    # from an all-reduce; the GPU fit (skltr._gpu.binning.fit_bin_mapper) gathers and sorts
+    # the sample on the device, runs find_cuts' rule there and calls set_cuts.
+    def sample_rows(self, n_rows):
+        """Row indices of the cut sample of a matrix of ``n_rows`` rows (what :meth:`fit` draws).
+
+        Parameters
+        ----------
+        n_rows : int
+            Rows of the whole training matrix.
+
+        Returns
+        -------
+        ndarray of int64 or None
+            Sorted row positions, ``subsample`` of them drawn without replacement, the same
+            for the same ``random_state``; None when every row is in the sample (``n_rows <=
+            subsample``, or ``subsample=None``). Gather them (``X[rows]``, or all of ``X``)
+            and pass them to :meth:`fit_sample`.
+
+        Raises
+        ------
+        ValueError
+            ``max_bins`` outside [2, 255], or ``n_rows`` is 0.
+        """
+        self._check_max_bins()
+        n = self._check_n_rows(n_rows)
+        if self.subsample is not None and n > self.subsample:
+            rng = np.random.default_rng(self.random_state)
+            return np.sort(rng.choice(n, size=int(self.subsample), replace=False))
+        return None
+
+    def fit_sample(self, sample):
+        """Find the cuts from the rows :meth:`sample_rows` picked, already gathered.
+
+        Parameters
+        ----------
+        sample : ndarray or scipy CSR / CSC matrix, shape (n_sample_rows, n_features)
+            ``X[sample_rows(len(X))]`` (or ``X`` itself when that is None), in the row order
+            of the indices: the cuts are then those of :meth:`fit` on ``X``, bit for bit.
+
+        Returns
+        -------
+        self
+            With the cut attributes set; ``has_missing`` is not (the sample does not see
+            every NaN): set it with :meth:`set_has_missing`.
+        """
+        self._check_max_bins()
+        self._cuts_from_sample(self._check_X(sample))
+        return self
+
+    def set_cuts(self, cuts, n_cuts):
+        """Set cuts found elsewhere with this mapper's rule (the GPU's ``column_cuts``).
+
+        Parameters
+        ----------
+        cuts : ndarray of float64, shape (n_features, max_bins - 1)
+            Feature ``f``'s cuts are ``cuts[f, :n_cuts[f]]``, increasing and finite (the rest
+            of the row is ignored): the layout ``skltr._cpu.binning.find_cuts`` fills.
+        n_cuts : ndarray of int, shape (n_features,)
+            Each in ``[0, max_bins - 1]``.
+
+        Returns
+        -------
+        self
+            With the cut attributes set; ``has_missing`` is not: :meth:`set_has_missing`.
+        """
+        self._check_max_bins()
+        cuts = np.asarray(cuts)
+        n_cuts = np.asarray(n_cuts)
+        mb = int(self.max_bins)
+        if (cuts.ndim != 2 or cuts.shape[1] != mb - 1 or n_cuts.shape != cuts.shape[:1]
+                or (n_cuts.size and not 0 <= n_cuts.min() <= n_cuts.max() <= mb - 1)):
+            raise ValueError(
+                f"cuts must have shape (n_features, max_bins - 1 = {mb - 1}) and n_cuts shape "
+                f"(n_features,) with values in [0, {mb - 1}]; got cuts of shape {cuts.shape} "
+                f"and n_cuts of shape {n_cuts.shape}.")
+        self._store_cuts(cuts, n_cuts)
+        return self
+
+    def set_has_missing(self, has_missing):
+        """Set which features have NaN in the training rows (after the cuts).
+
+        A fit that saw only a sample, or only some of the rows (a Dask worker: the
+        all-reduced maximum of every worker's flags), sets it here; :meth:`fit` finds it.
+
+        Parameters
+        ----------
+        has_missing : array-like of bool, shape (n_features,)
+
+        Returns
+        -------
+        self
+        """
+        if not hasattr(self, "cut_ptr"):
+            raise ValueError("This BinMapper has no cuts yet; set them first.")
+        has_missing = np.asarray(has_missing, dtype=bool)
+        if has_missing.shape != (self.n_features_in_,):
+            raise ValueError(f"has_missing must have shape ({self.n_features_in_},); got "
+                             f"{has_missing.shape}.")
+        self.has_missing = has_missing
+        return self
+
+    # ---- the steps' kernels ---------------------------------------------------------------
+    def _cuts_from_sample(self, sample):
+        # sample: checked by _check_X
         if is_sparse(sample):
             self._set_cuts_sparse(sample)
-            return X
-        self._set_cuts(self._sorted_columns(sample))
-        return X
+        else:
+            self._store_cuts(*sorted_sample_cuts(self._sorted_columns(sample), self.max_bins,
+                                                 self.n_threads))
 
     def _sorted_columns(self, sample):
         """One sorted row per feature of the dense ``sample``, NaN last.
@@ -149,7 +266,7 @@ class BinMapper:
         return columns
 
     def _set_cuts_sparse(self, sample):
-        """``_set_cuts`` of a sparse sample (absent entries 0.0), column by column."""
+        """The cuts of a sparse sample (absent entries 0.0), column by column."""
         csc = sample.tocsc()
         mb = int(self.max_bins)
         n_features = csc.shape[1]
@@ -159,9 +276,6 @@ class BinMapper:
             find_cuts_csc(csc.indptr, csc.data, csc.shape[0], mb, cuts, n_cuts)
         self._store_cuts(cuts, n_cuts)
 
-    # The steps of the cut search, shared with the GPU path (skltr._gpu.binning.
-    # fit_bin_mapper draws the same sample rows, sorts them and applies find_cuts' rule on
-    # the device, and stores the result with _store_cuts).
     def _check_max_bins(self):
         mb = self.max_bins
         if isinstance(mb, bool) or not isinstance(mb, (int, np.integer)) or not 2 <= mb <= 255:
@@ -175,23 +289,6 @@ class BinMapper:
         if n == 0:
             raise ValueError("X has 0 rows; BinMapper needs at least one row to fit.")
         return n
-
-    def _sample_rows(self, n):
-        """Sorted row indices of the cut sample of ``n`` rows, or None for every row."""
-        if self.subsample is not None and n > self.subsample:
-            rng = np.random.default_rng(self.random_state)
-            return np.sort(rng.choice(n, size=int(self.subsample), replace=False))
-        return None
-
-    def _set_cuts(self, sorted_columns):
-        """Set the cuts from the sample: one row per feature, sorted ascending, NaN last."""
-        mb = int(self.max_bins)
-        n_features = sorted_columns.shape[0]
-        cuts = np.empty((n_features, mb - 1), dtype=np.float64)
-        n_cuts = np.zeros(n_features, dtype=np.int64)
-        with numba_threads(self.n_threads):
-            find_cuts(sorted_columns, mb, cuts, n_cuts)
-        self._store_cuts(cuts, n_cuts)
 
     def _store_cuts(self, cuts, n_cuts):
         """Set the fitted attributes from ``find_cuts``' output (``cuts[f, :n_cuts[f]]``)."""
@@ -231,3 +328,29 @@ class BinMapper:
     def fit_transform(self, X):
         """``fit(X).transform(X)``."""
         return self.fit(X).transform(X)
+
+
+def sorted_sample_cuts(sorted_columns, max_bins, n_threads=None):
+    """The cut rule on a dense sample sorted per feature (``find_cuts``, in numba threads).
+
+    Parameters
+    ----------
+    sorted_columns : ndarray of float32 or float64, shape (n_features, n_sample_rows)
+        One row per feature, ascending, NaN last.
+    max_bins : int
+    n_threads : int or None
+        ``n_jobs`` semantics.
+
+    Returns
+    -------
+    cuts : ndarray of float64, shape (n_features, max_bins - 1)
+    n_cuts : ndarray of int64, shape (n_features,)
+        What :meth:`BinMapper.set_cuts` takes.
+    """
+    mb = int(max_bins)
+    n_features = sorted_columns.shape[0]
+    cuts = np.empty((n_features, mb - 1), dtype=np.float64)
+    n_cuts = np.zeros(n_features, dtype=np.int64)
+    with numba_threads(n_threads):
+        find_cuts(sorted_columns, mb, cuts, n_cuts)
+    return cuts, n_cuts

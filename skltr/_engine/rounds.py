@@ -20,7 +20,7 @@ from ..metrics import NDCGEvaluator
 from .binned_tree import binned_trees_to_ensemble
 
 __all__ = ["EvalData", "BoostingResult", "Rounds", "rng", "binning_seed", "evaluators",
-           "split_queries", "sub_group_ptr",
+           "split_queries", "hold_out", "sub_group_ptr",
            "query_subsample_rows", "feature_subsample", "progress", "inf_error",
            "STREAM_VALIDATION", "STREAM_SUBSAMPLE", "STREAM_COLSAMPLE", "STREAM_BINNING"]
 
@@ -90,14 +90,37 @@ def evaluators(eval_sets, eval_at, gain="exp2"):
 def split_queries(group_ptr, fraction, seed):
     """Hold out ``ceil(fraction * n_queries)`` whole queries (at least 1, at most all but 1).
 
-    Returns boolean row masks ``(train, validation)``; deterministic given ``seed``.
+    Returns boolean row masks ``(train, validation)``; deterministic given ``seed``. Raises
+    ValueError for fewer than 2 queries (early stopping without an eval set: nothing to hold
+    out).
     """
     n_queries = group_ptr.size - 1
+    if n_queries < 2:
+        raise ValueError(
+            f"early_stopping=True without an eval_set holds out validation_fraction "
+            f"of the queries, but the training data has {n_queries} query; pass "
+            f"eval_set=[(X_val, y_val, qid_val)] or set early_stopping=False.")
     n_val = min(max(int(np.ceil(fraction * n_queries)), 1), n_queries - 1)
     held_out = np.zeros(n_queries, dtype=bool)
     held_out[rng(seed, STREAM_VALIDATION).permutation(n_queries)[:n_val]] = True
     val_rows = np.repeat(held_out, np.diff(group_ptr))
     return ~val_rows, val_rows
+
+
+def hold_out(X, y, sample_weight, group_ptr, fraction, seed):
+    """Hold ``fraction`` of the queries out for early stopping (:func:`split_queries`).
+
+    Returns ``((X, y, sample_weight, group_ptr) of the training queries, [EvalData
+    "validation" of the held-out ones], held-out row mask)``; the same queries for the same
+    ``seed``.
+    """
+    w = sample_weight
+    train, val = split_queries(group_ptr, fraction, seed)
+    evals = [EvalData("validation", X[val], y[val], sub_group_ptr(group_ptr, val),
+                      None if w is None else w[val])]
+    kept = (X[train], y[train], None if w is None else w[train],
+            sub_group_ptr(group_ptr, train))
+    return kept, evals, val
 
 
 def sub_group_ptr(group_ptr, row_mask):

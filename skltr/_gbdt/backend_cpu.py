@@ -13,8 +13,7 @@ import contextlib
 import numpy as np
 
 from .._dtypes import G_H_DTYPE, Y_DTYPE
-from .._engine.binning import BinMapper
-from .._engine.rounds import binning_seed, inf_error
+from .._engine.rounds import inf_error
 from .grower_cpu import TreeGrower
 
 __all__ = ["CPUBackend"]
@@ -47,8 +46,7 @@ class CPUBackend:
         if p.reject_inf and any(np.isinf(a).any() for a in [X] + [e.X for e in eval_sets]):
             raise inf_error()
         if shard is None:
-            mapper = BinMapper(max_bins=p.max_bins, random_state=binning_seed(p.seed),
-                               n_threads=self.n_jobs)
+            mapper = p.bin_mapper()
             self.X_binned = mapper.fit_transform(X)
         else:
             mapper = shard.mapper

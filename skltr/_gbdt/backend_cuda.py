@@ -71,7 +71,7 @@ class CUDABackend:
             mapper = shard.mapper
         self.data = DeviceBinned.from_mapper(X, mapper)
         if shard is None:
-            mapper.has_missing = self.data.has_missing
+            mapper.set_has_missing(self.data.has_missing)
         binned = [DeviceBinned.from_mapper(e.X, mapper) for e in eval_sets]
         has_inf = np.array([self.data.has_inf or any(b.has_inf for b in binned)], np.uint8)
         if p.reject_inf and self.communicator.allreduce_max(has_inf)[0]:

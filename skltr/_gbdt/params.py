@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .._engine.binning import BinMapper
+from .._engine.rounds import binning_seed
+
 __all__ = ["TreeParams", "BoostParams"]
 
 
@@ -129,6 +132,14 @@ class BoostParams:
     feature_names: list | None = None
     n_jobs: int | None = None
     reject_inf: bool = False
+
+    def bin_mapper(self):
+        """The unfitted, seeded bin mapper of this fit (one process fits it on its rows; a
+        distributed fit's driver on the gathered sample, with
+        :meth:`~skltr._engine.binning.BinMapper.sample_rows` and ``fit_sample``: the same
+        cuts)."""
+        return BinMapper(max_bins=self.max_bins, random_state=binning_seed(self.seed),
+                         n_threads=self.n_jobs)
 
     @property
     def source(self) -> dict:

@@ -12,13 +12,13 @@ that a row is a whole number of 32-bit words: the histogram kernel reads 4 bins 
 The cuts come from the CPU ``BinMapper``'s own row sample and cut rule, with the sample
 gathered and sorted on the GPU (:func:`fit_bin_mapper`)::
 
-    host   rows = BinMapper._sample_rows(n)          same draw as the CPU (seeded)
+    host   rows = BinMapper.sample_rows(n)           same draw as the CPU (seeded)
     host   X[rows] (numba, parallel) -> GPU          only the sample crosses the bus here
     GPU    keys[f, j] = orderable bits of X[rows[j], f]   (transpose, one launch; NaN -> the
                                                      largest key, so it sorts last)
            sort keys[f] for every f (radix sort of unsigned ints) -> sorted values, X's dtype
            column_cuts: find_cuts' rule, one block per feature (same double operations)
-    host   BinMapper._store_cuts(cuts, n_cuts)       a few hundred KB come back
+    host   BinMapper.set_cuts(cuts, n_cuts)          a few hundred KB come back
 
 Then X streams through one staging buffer of ``_config.BIN_CHUNK_ROWS`` rows into the binning
 kernel. X is read in its own dtype (float32 or float64): a float32 value widened to double
@@ -440,11 +440,12 @@ def column_cuts(sorted_columns, max_bins):
 def fit_bin_mapper(X, max_bins, random_state, n_threads=None):
     """``BinMapper(max_bins, random_state=...).fit(X)`` on the GPU, with the CPU's cuts.
 
-    The host ``BinMapper``'s row sample (same seeded draw, ``BinMapper._sample_rows``),
-    gathered and sorted on the GPU (:func:`sorted_sample_columns`), and its cut rule run
-    there (:func:`column_cuts`, the numba ``find_cuts`` step for step), so the cuts are
-    identical to the CPU's (``tests/test_gbdt_gpu.py`` checks it); only the cuts (a few
-    hundred KB) come back to the host. ``has_missing`` is left for :func:`map_to_bins` to find
+    The host ``BinMapper``'s row sample (same seeded draw, :meth:`BinMapper.sample_rows
+    <skltr._engine.binning.BinMapper.sample_rows>`), gathered and sorted on the GPU
+    (:func:`sorted_sample_columns`), and its cut rule run there (:func:`column_cuts`, the
+    numba ``find_cuts`` step for step), so the cuts are identical to the CPU's
+    (``tests/test_gbdt_gpu.py`` checks it); only the cuts (a few hundred KB) come back to the
+    host (``BinMapper.set_cuts``). ``has_missing`` is left for :func:`map_to_bins` to find
     (``mapper.has_missing`` is set by the caller). ``n_threads`` are the host
     threads of the sample gather (and the mapper's own).
 
@@ -454,9 +455,7 @@ def fit_bin_mapper(X, max_bins, random_state, n_threads=None):
         A host array has its sample rows gathered on the host; a CuPy array on the device.
     """
     mapper = BinMapper(max_bins=max_bins, random_state=random_state, n_threads=n_threads)
-    mapper._check_max_bins()
     X = _float_device(X) if isinstance(X, cupy.ndarray) else _float_host(X)
-    rows = mapper._sample_rows(mapper._check_n_rows(X.shape[0]))
-    cuts, n_cuts = column_cuts(sorted_sample_columns(X, rows, n_threads), mapper.max_bins)
-    mapper._store_cuts(cuts, n_cuts)
-    return mapper
+    rows = mapper.sample_rows(X.shape[0])
+    return mapper.set_cuts(*column_cuts(sorted_sample_columns(X, rows, n_threads),
+                                        mapper.max_bins))

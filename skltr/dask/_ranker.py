@@ -2,26 +2,28 @@
 one process trains.
 
 The driver validates the per-row columns with the local ranker's checks, lays the rows out
-as a one-process fit does (:mod:`skltr.dask._data`), fits the bin mapper from the global cut
-sample and the initial score from the global labels, and starts one training task per
-worker that holds training rows (:mod:`skltr.dask._train`); the tasks all-reduce through
-TCP (:mod:`skltr.dask._collective`). Every decision of the boosting loop is made from exact
-global sums, so the trees equal those of ``GPUHistGBDTRanker`` on the same rows, for any
-number of workers and any partitioning.
+as a one-process fit does (:mod:`skltr.dask._data`), makes the fit's decisions with the local
+ranker's fit recipe (:mod:`skltr._gbdt.fit`: seed, early stopping and held-out queries,
+objective, loop parameters, the initial score of the global labels), fits the recipe's bin
+mapper from the global cut sample it gathers (``BinMapper.sample_rows`` / ``fit_sample``),
+and starts one training task per worker that holds training rows (:mod:`skltr.dask._train`);
+the tasks all-reduce through TCP (:mod:`skltr.dask._collective`). Every decision of the
+boosting loop is made from exact global sums, so the trees equal those of
+``GPUHistGBDTRanker`` on the same rows, for any number of workers and any partitioning.
 """
 
 from __future__ import annotations
 
 import time
 import uuid
-from types import SimpleNamespace
 from urllib.parse import urlparse
 
 import numpy as np
 
-from .._engine.rounds import binning_seed, split_queries, sub_group_ptr
-from ..ranking._gbdt_ranker import (OBJECTIVES, GPUHistGBDTRanker, _check_gpu_support,
-                                    _warn_auto_holdout, _warn_if_no_split)
+from .._engine.rounds import split_queries, sub_group_ptr
+from .._gbdt import fit as recipe
+from .._gbdt.objectives import OBJECTIVES
+from ..ranking import GPUHistGBDTRanker
 from ..utils.validation import check_ranking_X, check_ranking_y
 from ._data import Role, blocks_of, collect_column, place_roles
 from ._train import TrainTask, train_task
@@ -186,25 +188,23 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
     def _fit_dask(self, X, y, qid, sample_weight, eval_set):
         from sklearn.utils.validation import _check_sample_weight  # noqa: PLC0415
 
-        from .._engine.binning import BinMapper  # noqa: PLC0415
-        from .._gbdt.objectives import make_objective  # noqa: PLC0415
         from ..utils._qid import group_by_qid  # noqa: PLC0415
 
         t0 = time.perf_counter()
         client = self._client()
         self._check_gain()
-        self._eval_at_list()
+        eval_at = self._eval_at_list()
         if self.hist_mode != "quantised":
             raise ValueError(
                 f"DaskGPUHistGBDTRanker needs hist_mode='quantised' (exact integer "
                 f"histograms, whose sums over workers do not depend on the order); got "
                 f"hist_mode={self.hist_mode!r}.")
         is_gpu = str(self.device).startswith("cuda")
-        if is_gpu:
-            _check_gpu_support(self)
+        hp = self._local_params()
+        recipe.check_device(hp, is_gpu)
         for name in ("n_features_in_", "feature_names_in_"):
             self.__dict__.pop(name, None)
-        stub = GPUHistGBDTRanker(**self._local_params())
+        stub = GPUHistGBDTRanker(**hp)
         n_workers = max(len(client.scheduler_info()["workers"]), 1)
         blocks = blocks_of(client, X, stub, reset=True, dtype=list(self._fit_X_dtypes),
                            n_default=n_workers)
@@ -227,40 +227,35 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
         evals = self._eval_roles(client, eval_set, graded)
         order, gptr = groups.order, groups.group_ptr
         y_g, w_g = y[order], None if w is None else w[order]
-        early = self._early_stopping_on(n, groups.n_queries, bool(evals))
-        seed = self._fit_seed()
+        plan = recipe.plan_fit(
+            hp, n_rows=n, n_queries=groups.n_queries, has_eval_sets=bool(evals),
+            eval_at=eval_at, feature_names=getattr(self, "feature_names_in_", None),
+            reject_inf=not self._allow_inf and is_gpu)
         train = Role("train", blocks, order, gptr, y_g, w_g)
-        if early and not evals:
-            if groups.n_queries < 2:
-                self._hold_out(None, y_g, None, gptr, seed)  # the local error
-            keep, val = split_queries(gptr, self.validation_fraction, seed)
+        if plan.hold_out:
+            keep, val = split_queries(gptr, self.validation_fraction, plan.seed)
             train = Role("train", blocks, order[keep], sub_group_ptr(gptr, keep), y_g[keep],
                          None if w_g is None else w_g[keep])
             evals = [Role("validation", blocks, order[val], sub_group_ptr(gptr, val),
                           y_g[val], None if w_g is None else w_g[val])]
-            if self.early_stopping == "auto":
-                _warn_auto_holdout(self, n, groups.n_queries, gptr, val)
-        objective = make_objective(**self._objective_params(seed))
-        init = float(objective.init_score(train.y, train.group_ptr, train.sample_weight))
-        params = self._boost_params(seed, early, SimpleNamespace(is_gpu=is_gpu))
-        mapper = BinMapper(max_bins=self.max_bins, random_state=binning_seed(seed),
-                           n_threads=self.n_jobs)
-        mapper._check_max_bins()
+            recipe.warn_auto_hold_out(hp, gptr, val)
+        init = recipe.start_score(plan.objective, train.y, train.group_ptr,
+                                  train.sample_weight)
+        mapper = plan.params.bin_mapper()
         # the sample the local fit draws (CPU or GPU: the same cuts), from the global layout
-        mapper._set_cuts(mapper._sorted_columns(
-            _cut_sample(client, train, mapper._sample_rows(train.order.size))))
+        mapper.fit_sample(_cut_sample(client, train, mapper.sample_rows(train.order.size)))
 
         workers = _training_workers(client, blocks)
         roles = place_roles(client, [train, *evals],
                             {addr: r for r, addr in enumerate(workers)})
-        tasks = [TrainTask(objective, params, mapper, init, str(self.device),
+        tasks = [TrainTask(plan.objective, plan.params, mapper, init, str(self.device),
                            [role.parts[r][1] for role in roles], n_features)
                  for r in range(len(workers))]
         prepare_s = time.perf_counter() - t0  # checks, layout, cut sample, placement
         futures = _launch(client, workers, tasks,
                           [[role.parts[r][0] for role in roles] for r in range(len(workers))])
         result, device = _wait(client, futures, workers)
-        _warn_if_no_split(result)
+        recipe.warn_if_no_split(result)
         self._set_fitted(result, device)
         self.timings_ = {**result.timings, "prepare_s": prepare_s,
                          "dask_s": time.perf_counter() - t0}

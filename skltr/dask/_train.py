@@ -2,10 +2,11 @@
 
 The driver (:class:`skltr.dask.DaskGPUHistGBDTRanker`) sends each rank a :class:`TrainTask`
 and the row blocks of its queries; the rank puts its rows in global order, finishes the bin
-mapper (which features have NaN: an all-reduce), and runs the boosting loop of
-:mod:`skltr._gbdt.boosting` (on the CPU or the worker's GPU) with a
-:class:`~skltr.dask._collective.SocketCommunicator` and a :class:`~skltr._engine.shard.Shard`.
-Every rank grows the same trees; rank 0 returns them.
+mapper (which features have NaN: an all-reduce, ``BinMapper.set_has_missing``), and runs
+the boosting loop of its device (the fit recipe's :func:`~skltr._gbdt.fit.boost_on`: the CPU,
+or the worker's GPU) with a :class:`~skltr.dask._collective.SocketCommunicator` (on GPUs
+with more than one rank, a :class:`~skltr.dask._collective.GPUCommunicator` over it) and a
+:class:`~skltr._engine.shard.Shard`. Every rank grows the same trees; rank 0 returns them.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import numpy as np
 
 from .._engine.rounds import EvalData
 from .._engine.shard import Shard
+from .._gbdt.fit import boost_on
 from ._collective import GPUCommunicator, SocketCommunicator
 
 __all__ = ["TrainTask", "train_task"]
@@ -74,7 +76,6 @@ def train_task(rank, world, host, port, task, pieces):
     device)`` on rank 0 and ``(None, device)`` elsewhere.
     """
     from .._device import resolve_device  # noqa: PLC0415
-    from ..utils._threads import numba_threads  # noqa: PLC0415
 
     data = [(role, _rows(role, p, task.n_features)) for role, p in zip(task.roles, pieces)]
     (train, X), evals = data[0], data[1:]
@@ -90,21 +91,20 @@ def train_task(rank, world, host, port, task, pieces):
         mapper = copy.copy(task.mapper)
         mapper.n_threads = p.n_jobs
         has_nan = np.isnan(X).any(axis=0).astype(np.uint8)
-        mapper.has_missing = comm.allreduce_max(has_nan) > 0
+        mapper.set_has_missing(comm.allreduce_max(has_nan) > 0)
         shard = Shard(mapper, task.init_score, train.query_index, train.n_queries,
                       tuple(role.query_index for role, _ in evals),
                       tuple(role.n_queries for role, _ in evals))
-        args = (X, train.y, train.group_ptr, train.sample_weight, task.objective, p, eval_data)
-        with numba_threads(p.n_jobs):
-            from .._gbdt.boosting import boost  # noqa: PLC0415
-
-            # the worker's visible GPU (one per worker: LocalCUDACluster)
-            gpu_comm = (GPUCommunicator(comm, device.index) if device.is_gpu and world > 1
+        # the worker's visible GPU (one per worker: LocalCUDACluster) sums its histograms GPU
+        # to GPU where it can
+        communicator = (GPUCommunicator(comm, device.index) if device.is_gpu and world > 1
                         else comm)
-            result = boost(*args, device=device, communicator=gpu_comm, shard=shard)
-            if gpu_comm is not comm:
-                result.timings.update(nccl=gpu_comm.nccl,
-                                      device_allreduce_calls=gpu_comm.device_calls)
+        result = boost_on(device, X, train.y, train.group_ptr, train.sample_weight,
+                          task.objective, p, eval_data, communicator=communicator,
+                          shard=shard)
+        if communicator is not comm:
+            result.timings.update(nccl=communicator.nccl,
+                                  device_allreduce_calls=communicator.device_calls)
         # time in the all-reduces includes waiting for slower ranks (load imbalance)
         result.timings.update(workers=world, allreduce_s=comm.seconds,
                               allreduce_calls=comm.calls, rank0_rows=int(X.shape[0]))

@@ -102,27 +102,6 @@ class EnsembleRanker(ExplainMixin, ExportMixin, BaseRanker):
         self._layout_cache = _LayoutCache()
         return self
 
-    def _hold_out(self, X, y, w, group_ptr, seed):
-        """Hold ``validation_fraction`` of the queries out for early stopping.
-
-        Returns ``((X, y, w, group_ptr) of the training queries, [EvalData of the held-out
-        ones], held-out row mask)``; the same queries for the same ``seed``.
-        """
-        from .._engine.rounds import EvalData, split_queries, sub_group_ptr  # noqa: PLC0415
-
-        n_queries = group_ptr.size - 1
-        if n_queries < 2:
-            raise ValueError(
-                f"early_stopping=True without an eval_set holds out validation_fraction "
-                f"of the queries, but the training data has {n_queries} query; pass "
-                f"eval_set=[(X_val, y_val, qid_val)] or set early_stopping=False.")
-        train, val = split_queries(group_ptr, self.validation_fraction, seed)
-        evals = [EvalData("validation", X[val], y[val], sub_group_ptr(group_ptr, val),
-                          None if w is None else w[val])]
-        kept = (X[train], y[train], None if w is None else w[train],
-                sub_group_ptr(group_ptr, train))
-        return kept, evals, val
-
     def _eval_at_list(self) -> list[int]:
         ks = self.eval_at if isinstance(self.eval_at, (list, tuple)) else [self.eval_at]
         if not ks or any(isinstance(k, bool) or not isinstance(k, Integral) or k < 1

@@ -1,7 +1,9 @@
 """``GPUHistGBDTRanker``: histogram gradient-boosted trees for learning to rank (LambdaMART).
 
-A thin scikit-learn front-end: parameters, validation, the validation split, fitted
-attributes and persistence. The boosting loop is :func:`skltr._gbdt.boosting.boost`; the
+A thin scikit-learn front-end: parameters, input validation, fitted attributes and
+persistence. What a fit decides from the parameters (early stopping, the held-out queries,
+the objective, the loop's parameters, the device's loop) is the fit recipe
+:mod:`skltr._gbdt.fit`, shared with :mod:`skltr.dask` so that both train the same model; the
 stages beneath it are described in ``docs/gbdt_internals.rst``.
 """
 
@@ -11,21 +13,14 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._device import resolve_device
 from .._gbdt.objectives import OBJECTIVES
-from ..utils._threads import numba_threads
 from ..utils.validation import check_ranking_y
 from ._ensemble_ranker import EnsembleRanker
 
 __all__ = ["GPUHistGBDTRanker"]
-
-#: "auto" early stopping turns on above this many training rows (scikit-learn's
-#: HistGradientBoosting uses the same threshold).
-_AUTO_EARLY_STOPPING_ROWS = 10_000
-_NO_LIMIT = int(np.iinfo(np.int32).max)
 
 
 class GPUHistGBDTRanker(EnsembleRanker):
@@ -350,16 +345,16 @@ class GPUHistGBDTRanker(EnsembleRanker):
                 return False  # _fit raises the device error with its message
 
     def _fit(self, data, eval_set=None):
-        from .._engine.rounds import EvalData  # noqa: PLC0415
-        from .._gbdt.objectives import make_objective  # noqa: PLC0415
+        from .._engine.rounds import EvalData, hold_out  # noqa: PLC0415
+        from .._gbdt import fit as recipe  # noqa: PLC0415
         from .._numba_cache import announce_first_compile  # noqa: PLC0415
 
         self._check_gain()
         announce_first_compile()
         device = resolve_device(self.device)
-        if device.is_gpu:
-            _check_gpu_support(self)
-        self._eval_at_list()  # checked before any work
+        hp = self.get_params(deep=False)
+        recipe.check_device(hp, device.is_gpu)
+        eval_at = self._eval_at_list()  # checked before any work
         if OBJECTIVES[self.objective].graded:
             # The shared label check with the graded-relevance rules, on the caller's row
             # order so that its message names the caller's row.
@@ -369,22 +364,18 @@ class GPUHistGBDTRanker(EnsembleRanker):
         evals = [EvalData(f"valid_{i}", *parts)
                  for i, parts in enumerate(self._check_eval_set(
                      eval_set, integer_labels=OBJECTIVES[self.objective].graded))]
-        n_queries = data.groups.n_queries
-        early = self._early_stopping_on(data.X.shape[0], n_queries, bool(evals))
-        seed = self._fit_seed()
+        plan = recipe.plan_fit(
+            hp, n_rows=data.X.shape[0], n_queries=data.groups.n_queries,
+            has_eval_sets=bool(evals), eval_at=eval_at,
+            feature_names=getattr(self, "feature_names_in_", None),
+            reject_inf=not self._allow_inf and device.is_gpu)
         X, y, w, group_ptr = data.X, data.y, data.sample_weight, data.group_ptr
-        if early and not evals:
-            (X, y, w, group_ptr), evals, val = self._hold_out(X, y, w, group_ptr, seed)
-            if self.early_stopping == "auto":
-                _warn_auto_holdout(self, data.X.shape[0], n_queries, data.group_ptr, val)
-
-        objective = make_objective(**self._objective_params(seed))
-        params = self._boost_params(seed, early, device)
-        with numba_threads(self.n_jobs):
-            from .._gbdt.boosting import boost  # noqa: PLC0415
-
-            result = boost(X, y, group_ptr, w, objective, params, evals, device=device)
-        _warn_if_no_split(result)
+        if plan.hold_out:
+            (X, y, w, group_ptr), evals, val = hold_out(X, y, w, group_ptr,
+                                                        self.validation_fraction, plan.seed)
+            recipe.warn_auto_hold_out(hp, data.group_ptr, val)
+        result = recipe.boost_on(device, X, y, group_ptr, w, plan.objective, plan.params, evals)
+        recipe.warn_if_no_split(result)
         return self._set_fitted(result, device)
 
     def _check_gain(self):
@@ -392,65 +383,6 @@ class GPUHistGBDTRanker(EnsembleRanker):
             raise ValueError(f"objective={self.objective!r} only has the gain(s) "
                              f"{OBJECTIVES[self.objective].gains}; got gain={self.gain!r}. Use "
                              f"gain='exp2', or objective='lambdarank' for gain='linear'.")
-
-    def _early_stopping_on(self, n_rows, n_queries, has_evals) -> bool:
-        """Whether this fit stops early (``early_stopping``, ``"auto"`` resolved)."""
-        if self.early_stopping == "auto":
-            return n_rows > _AUTO_EARLY_STOPPING_ROWS and (has_evals or n_queries >= 2)
-        return bool(self.early_stopping)
-
-    def _fit_seed(self) -> int:
-        """The seed of every random draw of this fit (one draw from ``random_state``)."""
-        return int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
-
-    def _boost_params(self, seed, early, device):
-        """The boosting loop's :class:`~skltr._gbdt.params.BoostParams` of this fit."""
-        from .._gbdt.params import BoostParams, TreeParams  # noqa: PLC0415
-
-        tree_params = TreeParams(
-            # None: no leaf limit (max_depth, min_samples_leaf and the gains bound the tree).
-            max_leaves=_NO_LIMIT if self.max_leaves is None else self.max_leaves,
-            max_depth=self.max_depth, growth=self.growth,
-            min_child_weight=self.min_child_weight, min_samples_leaf=self.min_samples_leaf,
-            min_samples_leaf_counts=self.min_samples_leaf_counts,
-            reg_lambda=self.reg_lambda, reg_alpha=self.reg_alpha,
-            min_split_gain=self.min_split_gain, learning_rate=self.learning_rate,
-            hist_mode=self.hist_mode)
-        names = getattr(self, "feature_names_in_", None)
-        return BoostParams(
-            objective_name=self.objective, n_estimators=self.n_estimators,
-            max_bins=self.max_bins, tree=tree_params, subsample=self.subsample,
-            colsample_bytree=self.colsample_bytree, eval_at=tuple(self._eval_at_list()),
-            gain=self.gain, n_iter_no_change=self.n_iter_no_change if early else None,
-            seed=seed, verbose=self.verbose,
-            feature_names=None if names is None else list(names),
-            n_jobs=self.n_jobs, reject_inf=not self._allow_inf and device.is_gpu)
-
-    def _objective_params(self, seed) -> dict:
-        return {"name": self.objective, "gain": self.gain,
-                "truncation_level": self.lambdarank_truncation_level,
-                "random_state": seed}
-
-def _warn_if_no_split(result):
-    if not np.any(np.diff(result.ensemble.tree_ptr) > 1):
-        warnings.warn(
-            "no tree found a split: every gradient was zero or no split met min_samples_leaf"
-            " / min_child_weight / min_split_gain (e.g. all labels of every query are "
-            "equal, or every query has a single document); the model scores every row "
-            "the same.", UserWarning, stacklevel=4)
-
-
-def _warn_auto_holdout(est, n_rows, n_queries, group_ptr, val_mask):
-    """Say that ``early_stopping="auto"`` held queries out of training, and how to avoid it."""
-    n_val = int(np.count_nonzero(val_mask[group_ptr[:-1]]))  # whole queries are held out
-    warnings.warn(
-        f"early_stopping='auto' turned early stopping on ({n_rows} training rows > "
-        f"{_AUTO_EARLY_STOPPING_ROWS}) and held {n_val} of the {n_queries} training queries "
-        f"out of training (validation_fraction={est.validation_fraction}) to stop after "
-        f"n_iter_no_change={est.n_iter_no_change} rounds without NDCG gain on them; this can "
-        f"cost test NDCG. Pass early_stopping=False (the default) to train on every query, or "
-        f"eval_set=[(X_val, y_val, qid_val)] to monitor a validation set of your own.",
-        UserWarning, stacklevel=5)  # the caller of GPUHistGBDTRanker.fit
 
 
 def _to_host(a):
@@ -462,13 +394,3 @@ def _to_host(a):
     if hasattr(a, "__cuda_array_interface__") and hasattr(a, "get"):
         return a.get()
     return a
-
-
-def _check_gpu_support(est):
-    """Raise, before any work, for what the CUDA path does not do: float histograms (its
-    determinism rests on integer sums)."""
-    if est.hist_mode != "quantised":
-        raise NotImplementedError(
-            f"hist_mode={est.hist_mode!r} is not implemented with device={est.device!r}: the "
-            f"GPU always sums quantised gradients; use hist_mode='quantised' (the default) on "
-            f"the GPU, or device='cpu'.")

@@ -141,7 +141,7 @@ class RankBoostRanker(EnsembleRanker):
         return super().fit(X, y, qid=qid, sample_weight=sample_weight, eval_set=eval_set)
 
     def _fit(self, data, eval_set=None):
-        from .._engine.rounds import EvalData  # noqa: PLC0415
+        from .._engine.rounds import EvalData, hold_out  # noqa: PLC0415
         from .._numba_cache import announce_first_compile  # noqa: PLC0415
         from .._rankboost.boosting import RankBoostParams, boost  # noqa: PLC0415
 
@@ -154,7 +154,8 @@ class RankBoostRanker(EnsembleRanker):
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         X, y, w, group_ptr = data.X, data.y, data.sample_weight, data.group_ptr
         if self.early_stopping and not evals:
-            (X, y, w, group_ptr), evals, _ = self._hold_out(X, y, w, group_ptr, seed)
+            (X, y, w, group_ptr), evals, _ = hold_out(X, y, w, group_ptr,
+                                                      self.validation_fraction, seed)
         names = getattr(self, "feature_names_in_", None)
         params = RankBoostParams(
             n_estimators=self.n_estimators, n_thresholds=self.n_thresholds,

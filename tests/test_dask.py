@@ -324,7 +324,7 @@ def test_several_gpu_workers_give_the_local_gpu_model(n_workers, params):
     assert dist.device_ == local.device_
     assert dist.timings_["workers"] == n_workers
     # GPU to GPU through NCCL when every worker has a GPU of its own, else through the host
-    from skltr.dask._collective import _nccl_module
+    from skltr.dask._collective_cuda import _nccl_module
     import cupy
 
     own_gpus = n_workers <= cupy.cuda.runtime.getDeviceCount()

@@ -24,6 +24,7 @@ import numpy as np
 from .._dtypes import G_H_DTYPE
 from .._engine.rounds import binning_seed, inf_error
 from .._gpu._profile import stage
+from .._gpu.arrays import device_context
 from .._gpu.binned import DeviceBinned
 from .._gpu.binning import fit_bin_mapper
 from .._gpu.predict_binned import DeviceTree, add_tree_binned
@@ -59,7 +60,7 @@ class CUDABackend:
 
     def activate(self):
         """Every launch and allocation of the fit on the chosen GPU."""
-        return cupy.cuda.Device(self.index)
+        return device_context(self.index)
 
     def bin(self, X, eval_sets, shard):
         """Bin on the GPU (the sample rows cross the bus, then X in chunks, in its own

@@ -64,7 +64,7 @@ class GPUTreeGrower:
     communicator : object or None
         ``allreduce_sum`` / ``allreduce_max`` on host arrays and ``world``, as for
         :class:`skltr._gbdt.grower_cpu.TreeGrower`, and optionally ``allreduce_sum_device``
-        (in place on a CuPy array: :class:`skltr.dask._collective.GPUCommunicator`), which
+        (in place on a CuPy array: :class:`skltr.dask._collective_cuda.GPUCommunicator`), which
         the histograms then take; None: this process holds every row.
     """
 

@@ -5,7 +5,7 @@ and the row blocks of its queries; the rank puts its rows in global order, finis
 mapper (which features have NaN: an all-reduce, ``BinMapper.set_has_missing``), and runs
 the boosting loop of its device (the fit recipe's :func:`~skltr._gbdt.fit.boost_on`: the CPU,
 or the worker's GPU) with a :class:`~skltr.dask._collective.SocketCommunicator` (on GPUs
-with more than one rank, a :class:`~skltr.dask._collective.GPUCommunicator` over it) and a
+with more than one rank, a :class:`~skltr.dask._collective_cuda.GPUCommunicator` over it) and a
 :class:`~skltr._engine.shard.Shard`. Every rank grows the same trees; rank 0 returns them.
 """
 
@@ -19,7 +19,7 @@ import numpy as np
 from .._engine.rounds import EvalData
 from .._engine.shard import Shard
 from .._gbdt.fit import boost_on
-from ._collective import GPUCommunicator, SocketCommunicator
+from ._collective import SocketCommunicator
 
 __all__ = ["TrainTask", "train_task"]
 
@@ -97,8 +97,11 @@ def train_task(rank, world, host, port, task, pieces):
                       tuple(role.n_queries for role, _ in evals))
         # the worker's visible GPU (one per worker: LocalCUDACluster) sums its histograms GPU
         # to GPU where it can
-        communicator = (GPUCommunicator(comm, device.index) if device.is_gpu and world > 1
-                        else comm)
+        communicator = comm
+        if device.is_gpu and world > 1:
+            from ._collective_cuda import GPUCommunicator  # noqa: PLC0415 - imports CuPy
+
+            communicator = GPUCommunicator(comm, device.index)
         result = boost_on(device, X, train.y, train.group_ptr, train.sample_weight,
                           task.objective, p, eval_data, communicator=communicator,
                           shard=shard)

@@ -407,9 +407,9 @@ def _like(ref, host):
     """``host`` (NumPy) on the device of ``ref``: a CuPy array when ``ref`` is one (numeric
     results only; class labels of object dtype stay NumPy)."""
     if _is_cupy(ref) and np.asarray(host).dtype.kind in "biuf":
-        import cupy  # noqa: PLC0415
+        from .._gpu.arrays import to_device  # noqa: PLC0415 - imports CuPy
 
-        return cupy.asarray(host)
+        return to_device(host)
     return host
 
 

@@ -36,7 +36,7 @@ import numpy as np
 
 from ..trees._quickscorer_layout import build_quickscorer_layout
 from ._compile import EXACT_FLOAT32, blocks, module
-from .traversal import DEVICE_SOURCE
+from .tree_walk import DEVICE_SOURCE
 
 __all__ = ["QuickScorerTables", "qs_module", "QS_DOCS", "QS_TREE_BLOCK", "QS_THREADS"]
 

@@ -1,8 +1,12 @@
 """Resolve the ``device`` parameter shared by every estimator.
 
-Accepted values are ``"cpu"``, ``"cuda"``, ``"cuda:N"`` and ``"auto"``. CuPy is imported only
-here and under :mod:`skltr._gpu`, and only when a CUDA device is asked for, so that
-``import skltr`` stays fast and works on machines without a GPU.
+Accepted values are ``"cpu"``, ``"cuda"``, ``"cuda:N"`` and ``"auto"``, and ``"cuda:all"``
+(every visible GPU) for the estimators that split their work over GPUs (they pass
+``allow_all=True``; the others refuse it with a ``ValueError`` that names them). One resolver
+for every estimator, so that a device string means the same everywhere and its errors read the
+same. CuPy is imported only here and by the CUDA back-ends (:mod:`skltr._gpu`, the engines'
+``kernels_cuda`` modules), and only when a CUDA device is asked for, so that ``import skltr``
+stays fast and works on machines without a GPU.
 """
 
 from __future__ import annotations
@@ -13,22 +17,33 @@ import warnings
 from dataclasses import dataclass
 
 _GPU_INSTALL_HINT = 'pip install "skltr[gpu]" (CUDA 12) or "skltr[gpu-cuda13]" (CUDA 13)'
-_DEVICE_RE = re.compile(r"^(cpu|cuda|auto)(?::(\d+))?$")
+_DEVICE_RE = re.compile(r"^(cpu|cuda|auto)(?::(\d+|all))?$")
+_ACCEPTED = "'cpu', 'cuda', 'cuda:N' (N a GPU index) or 'auto'"
+_ACCEPTED_ALL = "'cpu', 'cuda', 'cuda:N' (N a GPU index), 'cuda:all' (every visible GPU) or 'auto'"
 
 
 @dataclass(frozen=True)
 class Device:
-    """A resolved device: ``kind`` is ``"cpu"`` or ``"cuda"``; ``index`` is the GPU ordinal."""
+    """A resolved device: ``kind`` is ``"cpu"`` or ``"cuda"``; ``index`` is the GPU ordinal;
+    ``all_gpus``: every visible GPU (``"cuda:all"``; ``index`` is then 0, the first of them).
+
+    ``str(device)`` is the device string it was resolved from, in canonical form (``"cpu"``,
+    ``"cuda:N"``, ``"cuda:all"``): estimators store it as ``device_`` and resolve it again
+    after unpickling or loading a model file.
+    """
 
     kind: str
     index: int = 0
+    all_gpus: bool = False
 
     @property
     def is_gpu(self) -> bool:
         return self.kind == "cuda"
 
     def __str__(self) -> str:
-        return "cpu" if self.kind == "cpu" else f"cuda:{self.index}"
+        if self.kind == "cpu":
+            return "cpu"
+        return "cuda:all" if self.all_gpus else f"cuda:{self.index}"
 
 
 def is_cupy_available() -> bool:
@@ -45,14 +60,37 @@ def _cuda_device_count() -> int:
         return 0
 
 
-def resolve_device(device) -> Device:
+def names_gpu(device) -> bool:
+    """Whether ``device`` asks for a GPU (``"cuda"``, ``"cuda:N"``, ``"cuda:all"`` or a GPU
+    :class:`Device`), read from the string alone: neither CuPy nor a GPU is looked for, and
+    nothing is raised (``"auto"``, ``"cpu"`` and anything not understood: False).
+
+    For code that must decide before it can resolve the device, or without resolving it: a
+    front-end whose GPUs are on other machines, a fitted ``device_`` that may name a GPU this
+    machine lacks.
+    """
+    if isinstance(device, Device):
+        return device.is_gpu
+    if not isinstance(device, str):
+        return False
+    match = _DEVICE_RE.match(device.strip().lower())
+    return match is not None and match.group(1) == "cuda"
+
+
+def resolve_device(device, *, allow_all=False, estimator=None) -> Device:
     """Turn a ``device`` parameter into a :class:`Device`, or raise a helpful error.
 
     Parameters
     ----------
-    device : {"cpu", "cuda", "cuda:N", "auto"} or Device
+    device : {"cpu", "cuda", "cuda:N", "cuda:all", "auto"} or Device
         ``"auto"`` picks the first GPU when CuPy and a GPU are present, and otherwise falls
         back to the CPU with a :class:`UserWarning`. ``"cuda"`` never falls back.
+        ``"cuda:all"`` (every visible GPU) needs CuPy and a GPU as ``"cuda"`` does.
+    allow_all : bool, default=False
+        Whether the caller accepts ``"cuda:all"``; when False, ``"cuda:all"`` (or a
+        :class:`Device` with ``all_gpus``) raises a ``ValueError``.
+    estimator : str, optional
+        Named in that ``ValueError`` (the estimator that refuses ``"cuda:all"``).
 
     Returns
     -------
@@ -61,9 +99,11 @@ def resolve_device(device) -> Device:
     Examples
     --------
     >>> resolve_device("cpu")
-    Device(kind='cpu', index=0)
+    Device(kind='cpu', index=0, all_gpus=False)
     """
     if isinstance(device, Device):
+        if device.all_gpus and not allow_all:
+            raise ValueError(_all_refused(device, estimator))
         return device
     if not isinstance(device, str):
         raise TypeError(
@@ -73,10 +113,13 @@ def resolve_device(device) -> Device:
     match = _DEVICE_RE.match(device.strip().lower())
     if match is None or (match.group(1) != "cuda" and match.group(2) is not None):
         raise ValueError(
-            f"device={device!r} is not understood; use 'cpu', 'cuda', 'cuda:N' (N a GPU "
-            f"index) or 'auto'."
+            f"device={device!r} is not understood; use "
+            f"{_ACCEPTED_ALL if allow_all else _ACCEPTED}."
         )
-    kind, index = match.group(1), int(match.group(2) or 0)
+    all_gpus = match.group(2) == "all"
+    if all_gpus and not allow_all:
+        raise ValueError(_all_refused(device, estimator))
+    kind, index = match.group(1), 0 if all_gpus else int(match.group(2) or 0)
     if kind == "cpu":
         return Device("cpu")
     if kind == "auto":
@@ -103,4 +146,12 @@ def resolve_device(device) -> Device:
             f"device={device!r} asks for GPU {index}, but only {n_gpus} GPU(s) are visible "
             f"(valid: cuda:0 .. cuda:{n_gpus - 1})."
         )
-    return Device("cuda", index)
+    return Device("cuda", index, all_gpus)
+
+
+def _all_refused(device, estimator) -> str:
+    """The message of a ``"cuda:all"`` that the caller does not accept."""
+    what = f"device={str(device)!r} (every visible GPU)"
+    refused = f"{estimator} does not support {what}" if estimator else \
+        f"{what} is not supported here"
+    return f"{refused}; use {_ACCEPTED}."

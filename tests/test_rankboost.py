@@ -183,6 +183,9 @@ def test_save_load_and_device_errors(tmp_path):
 
     with pytest.raises(ValueError, match="device='tpu' is not understood"):
         RankBoostRanker(device="tpu").fit(X, y, qid=qid)
+    # every visible GPU is OnDemandRuleRanker's alone: refused by name, before CuPy is looked for
+    with pytest.raises(ValueError, match="RankBoostRanker does not support device='cuda:all'"):
+        RankBoostRanker(device="cuda:all").fit(X, y, qid=qid)
     if not is_cupy_available():  # with CuPy: tests/test_rankboost_gpu.py
         gpu = RankBoostRanker(device="cuda")
         with pytest.raises(ImportError, match="skltr\\[gpu\\]"):

@@ -23,11 +23,11 @@ from hypothesis import strategies as st
 import naive_rules as naive
 from skltr._cpu import rules as cpu_rules
 from skltr._cpu.combinadic import binomials, rank, unrank
+from skltr._device import Device, resolve_device
 from skltr._rules import ranking as engine
 from skltr._rules.intervals import fit_intervals, transform
 from skltr._rules.model import fit_rules
-from skltr._rules.ranking import (CPURuleKernels, make_params, predict_scores,
-                                  resolve_rule_device)
+from skltr._rules.ranking import CPURuleKernels, make_params, predict_scores
 from skltr.ranking._rule_ranker import kernels_for
 from skltr._rules.scoring import confidence_shift, prior_score
 
@@ -54,7 +54,7 @@ def naive_setup(X, y, intervals):
 
 
 def make_kernels(device, model, params, n_jobs=None):
-    device = resolve_rule_device(device)
+    device = resolve_device(device, allow_all=True)
     return kernels_for(device)(model, params, n_jobs=n_jobs, device=device)
 
 
@@ -471,12 +471,10 @@ def test_devices():
         for device in ("cuda", "cuda:all", "cuda:1"):
             with pytest.raises(ImportError, match="pip install"):
                 OnDemandRuleRanker(device=device).fit(X, y, qid=qid)
-    from skltr._device import Device
-
-    assert str(engine.RuleDevice(Device("cuda", 0), True)) == "cuda:all"
-    assert kernels_for(resolve_rule_device("cpu")) is CPURuleKernels
+    assert str(Device("cuda", 0, all_gpus=True)) == "cuda:all"
+    assert kernels_for(resolve_device("cpu", allow_all=True)) is CPURuleKernels
     with pytest.raises(ValueError, match="on the CPU"):
-        CPURuleKernels(None, None, device=engine.RuleDevice(Device("cuda", 1)))
+        CPURuleKernels(None, None, device=Device("cuda", 1))
 
 
 def test_random_state_only_seeds_the_quantile_sample():

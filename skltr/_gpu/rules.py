@@ -305,10 +305,10 @@ def _module(n_levels, kmax, digest, stage, group, batch):
 class GPURuleKernels:
     """The rule kernels on the GPU, with :class:`~skltr._rules.ranking.CPURuleKernels`'
     constructor and methods. ``n_jobs`` and the cache (``params.cache_slots``) concern the
-    CPU and are not used; the work counters come back as zeros. ``device``: a
-    ``RuleDevice``; ``"cuda:all"`` splits the documents into one contiguous share per
-    visible GPU, each with its own copy of the bitmaps (PROFL's multi-GPU scheme), launched
-    from one host thread."""
+    CPU and are not used; the work counters come back as zeros. ``device``: a resolved
+    :class:`~skltr._device.Device` (None: GPU 0); ``"cuda:all"`` (``all_gpus``) splits the
+    documents into one contiguous share per visible GPU, each with its own copy of the
+    bitmaps (PROFL's multi-GPU scheme), launched from one host thread."""
 
     def __init__(self, model, params, *, n_jobs=None, device=None):
         self.model, self.params = model, params
@@ -316,7 +316,7 @@ class GPURuleKernels:
         self.binom = binomials(max(n_cols, 1), max(1, int(params.max_rule_size)))
         self.min_count = min_counts(model.n_train, params.min_support, params.min_confidence)
         if device is None or not device.all_gpus:
-            self.indices = [0 if device is None else int(device.device.index)]
+            self.indices = [0 if device is None else int(device.index)]
         else:
             self.indices = list(range(cupy.cuda.runtime.getDeviceCount()))
         self._tables = {}

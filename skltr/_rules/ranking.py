@@ -26,16 +26,14 @@ import numba
 import numpy as np
 
 from .._cpu.combinadic import binomials, binomials_float, pair_rank_bounds
-from .._device import Device, resolve_device
 from .._cpu.rules import HASH_PRIME, HASH_SPLITMIX, N_WORK, NO_ITEM, min_counts, rule_stats
 from ..utils._threads import numba_threads
 from .model import RuleModel
 from .scoring import confidence_shift, prior_score, scores
 
-__all__ = ["CPURuleKernels", "RuleDevice", "RuleParams", "RuleStats", "RuleWork",
-           "HASH_KINDS", "BatchSizer", "TaskPlan", "cache_bytes", "candidate_itemsets", "doc_tasks",
-           "itemset_seconds", "make_params", "physical_memory", "predict_scores",
-           "resolve_rule_device"]
+__all__ = ["CPURuleKernels", "RuleParams", "RuleStats", "RuleWork", "HASH_KINDS",
+           "BatchSizer", "TaskPlan", "cache_bytes", "candidate_itemsets", "doc_tasks",
+           "itemset_seconds", "make_params", "physical_memory", "predict_scores"]
 
 #: Cache key functions by name (``make_params(hash=...)``); see ``docs/user_guide/
 #: rule_ranker.rst`` for the measurement behind the default.
@@ -359,9 +357,9 @@ class CPURuleKernels:
     params : RuleParams
     n_jobs : int or None
         Threads (``skltr.utils._threads.numba_threads`` semantics).
-    device : RuleDevice or None
-        The resolved device (the GPU's kernels read its index, or ``all_gpus``); the CPU's
-        must be the CPU.
+    device : Device or None
+        The resolved device (``skltr._device.resolve_device``; the GPU's kernels read its
+        index, or ``all_gpus``); the CPU's must be the CPU.
     """
 
     def __init__(self, model: RuleModel, params: RuleParams, *, n_jobs=None, device=None):
@@ -429,28 +427,6 @@ def _add_by_doc(total, task_doc, per_task):
         total[task_doc] += per_task  # one task a document
     else:
         np.add.at(total, task_doc, per_task)
-
-
-class RuleDevice(NamedTuple):
-    """A resolved ``device`` of the rule ranker: one :class:`~skltr._device.Device`, or
-    every visible GPU (``"cuda:all"``: documents split across them)."""
-
-    device: Device
-    all_gpus: bool = False
-
-    @property
-    def is_gpu(self) -> bool:
-        return self.device.is_gpu
-
-    def __str__(self) -> str:
-        return "cuda:all" if self.all_gpus else str(self.device)
-
-
-def resolve_rule_device(device) -> RuleDevice:
-    """``resolve_device`` plus ``"cuda:all"`` (which needs CuPy and a GPU as ``"cuda"``)."""
-    if isinstance(device, str) and device.strip().lower() == "cuda:all":
-        return RuleDevice(resolve_device("cuda"), True)
-    return RuleDevice(resolve_device(device), False)
 
 
 def predict_scores(model: RuleModel, codes, params: RuleParams, kernels):

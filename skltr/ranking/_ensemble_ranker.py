@@ -16,7 +16,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from .._device import Device, resolve_device
+from .._device import Device, names_gpu, resolve_device
 from ..trees._backends import get_backend
 from ..utils._model_io import (ModelFileError, load_document, model_file_errors,
                                 read_document, save_document)
@@ -62,7 +62,7 @@ def _scoring_device(fitted_on):
     """Where a model fitted on ``fitted_on`` scores: on that GPU when CuPy and the GPU are
     here (the scores are the CPU's, bit for bit), else on the CPU (e.g. a model fitted on a
     GPU machine and loaded on a laptop)."""
-    if not str(fitted_on).startswith("cuda"):
+    if not names_gpu(fitted_on):
         return Device("cpu", 0)
     try:
         device = resolve_device(str(fitted_on))

@@ -228,7 +228,7 @@ class QuickScorerPredictor(ExplainMixin, ExportMixin, VersionedPickleMixin, Meta
         from .._numba_cache import announce_first_compile  # noqa: PLC0415
 
         announce_first_compile()
-        device = resolve_device(self.device)
+        device = resolve_device(self.device, estimator=type(self).__name__)
         if device.is_gpu:
             load_gpu_backends()
         if isinstance(self.n_jobs, int) and self.n_jobs == 0:

@@ -147,7 +147,7 @@ class RankBoostRanker(EnsembleRanker):
 
         self._validate_params()
         eval_at = self._eval_at_list()
-        device = resolve_device(self.device)
+        device = resolve_device(self.device, estimator=type(self).__name__)
         announce_first_compile()
         evals = [EvalData(f"valid_{i}", *parts)
                  for i, parts in enumerate(self._check_eval_set(eval_set))]

@@ -37,8 +37,8 @@ _DOC_ARRAYS = {"cut_ptr": "cut_ptr_", "cut_values": "cut_values_",
 
 
 def kernels_for(device):
-    """The rule kernels class of a resolved ``RuleDevice`` -- the one place devices branch;
-    the GPU's (``skltr._gpu.rules``, CuPy) are imported only when a GPU is asked for."""
+    """The rule kernels class of a resolved ``Device`` -- the one place devices branch; the
+    GPU's (``skltr._gpu.rules``, CuPy) are imported only when a GPU is asked for."""
     if device.is_gpu:
         from .._gpu.rules import GPURuleKernels  # noqa: PLC0415 - CuPy on request only
 
@@ -228,10 +228,10 @@ class OnDemandRuleRanker(NoExportMixin, BaseRanker):
     def _fit(self, data):
         from .._numba_cache import announce_first_compile  # noqa: PLC0415
         from .._rules.model import fit_rules  # noqa: PLC0415
-        from .._rules.ranking import resolve_rule_device  # noqa: PLC0415
+        from .._device import resolve_device  # noqa: PLC0415
 
         self._validate_params()
-        device = resolve_rule_device(self.device)
+        device = resolve_device(self.device, allow_all=True)  # "cuda:all": every GPU
         kernels_for(device)  # refuses a device without kernels before any work
         announce_first_compile()
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
@@ -356,13 +356,12 @@ class OnDemandRuleRanker(NoExportMixin, BaseRanker):
     def _device(self):
         """The fitted device; the CPU when it is a GPU this machine lacks (a model fitted on
         a GPU predicts anywhere, with the same scores)."""
-        from .._device import Device  # noqa: PLC0415
-        from .._rules.ranking import RuleDevice, resolve_rule_device  # noqa: PLC0415
+        from .._device import Device, resolve_device  # noqa: PLC0415
 
         try:
-            return resolve_rule_device(self.device_)
+            return resolve_device(self.device_, allow_all=True)
         except (ImportError, RuntimeError, ValueError):
-            return RuleDevice(Device("cpu"))
+            return Device("cpu")
 
     def _kernels_class(self):
         return kernels_for(self._device())

@@ -1,5 +1,6 @@
-"""RankBoost on the GPU (``skltr._gpu.rankboost``) against the CPU kernels and the naive
-reference that materialises every pair (tests/naive_rankboost.py).
+"""RankBoost on the GPU (``skltr._rankboost.kernels_cuda``, launching ``skltr._gpu.rankboost``)
+against the CPU kernels and the naive reference that materialises every pair
+(tests/naive_rankboost.py).
 
 Skipped without CuPy and a CUDA GPU (the ``gpu`` marker). The histogram and the stump search
 sum integers, so they must equal the CPU's exactly; the potentials go through CUDA's
@@ -23,8 +24,10 @@ from skltr._cpu.histogram import build_histogram_serial  # noqa: E402
 from skltr._cpu.rankboost import PI_SHIFT, best_stump  # noqa: E402
 from skltr._engine.histogram import HIST_PAD_BINS  # noqa: E402
 from skltr._gpu import rankboost as gpu_rb  # noqa: E402
-from skltr._rankboost.boosting import (CPURoundKernels, RankBoostParams, _label_order,  # noqa: E402
-                                       boost, initial_log_weights)
+from skltr._rankboost import kernels_cuda  # noqa: E402
+from skltr._rankboost.boosting import (RankBoostParams, _label_order, boost,  # noqa: E402
+                                       initial_log_weights)
+from skltr._rankboost.kernels_cpu import CPURoundKernels  # noqa: E402
 from skltr.datasets import make_ranking  # noqa: E402
 
 SCALE = 2.0 ** PI_SHIFT
@@ -32,7 +35,7 @@ SCALE = 2.0 ** PI_SHIFT
 
 def _kernels(X, y, gp, n_thresholds=8, weighting="query", w=None, cls=None):
     params = RankBoostParams(n_estimators=1, n_thresholds=n_thresholds, seed=0)
-    k = (cls or gpu_rb.GPURoundKernels)(X, [], params)
+    k = (cls or kernels_cuda.GPURoundKernels)(X, [], params)
     log_c = initial_log_weights(y, gp, w, weighting)
     k.start(y, gp, log_c, _label_order(y, gp))
     return k, log_c
@@ -131,7 +134,7 @@ def _same_stumps(a, b, rtol=1e-9):
 def test_fit_chooses_the_naive_stumps_on_the_gpu(weighting):
     X, y, gp = problem(6, n_queries=15)
     params = RankBoostParams(n_estimators=8, n_thresholds=6, pair_weighting=weighting, seed=0)
-    result = gpu_rb.boost(X, y, gp, None, params)
+    result = kernels_cuda.boost(X, y, gp, None, params)
     bm = result.bin_mapper
     ref = naive.fit(bm.transform(X), y, gp, bm.n_bins, bm.missing_bin, 8, weighting)
     ens = result.ensemble
@@ -190,4 +193,4 @@ def test_gpu_fit_is_deterministic_and_pickles():
 def test_cpu_kernels_class_is_the_gpu_ones_interface():
     # the loop calls the same methods on both; keep them in step
     public = {m for m in dir(CPURoundKernels) if not m.startswith("_")}
-    assert public <= set(dir(gpu_rb.GPURoundKernels))
+    assert public <= set(dir(kernels_cuda.GPURoundKernels))

@@ -1,10 +1,14 @@
 """RankBoost's round kernels on the GPU: potentials, integral histogram, best stump, update.
 
-The same rounds as the CPU (:mod:`skltr._cpu.rankboost`, the loop in
-:mod:`skltr._rankboost.boosting`), with everything of a round on the device; per round the
-host reads one ``(feature, bin, q_def, r)`` (32 bytes)::
+The CUDA source and one thin launch function per stage; the state they work on (binned
+matrices, scores, potentials, histogram: CuPy arrays) is held by the CUDA back-end,
+:class:`skltr._rankboost.kernels_cuda.GPURoundKernels`, which the loop of
+:mod:`skltr._rankboost.boosting` drives as it drives the CPU's. Kernels only: nothing here
+imports the engines, so the module sits beside :mod:`skltr._cpu.rankboost` (the same rounds
+on the CPU). Everything of a round stays on the device; per round the host reads one
+``(feature, bin, q_def, r)`` (32 bytes)::
 
-    pair_log_sums   one thread per query, its rows in label order: log A(d), log B(d) per
+    pair_log_sums   one warp per query, its rows in label order: log A(d), log B(d) per
                     row and log sum_d exp(-H(d)) A(d) per query (running log-sum-exp)
     log_normaliser  one block: log Z = log sum_q exp(log c_q + log_pairs_q)
     potentials      one thread per row: pi(d) in fixed point (int64, 2**-PI_SHIFT)
@@ -34,14 +38,10 @@ import cupy
 import numpy as np
 
 from .._cpu.rankboost import PI_SHIFT
-from .._engine.rounds import binning_seed
-from .._rankboost import boosting
 from ._compile import blocks, module
-from ._profile import StageTimer
-from .binning import fit_bin_mapper
-from .binned import DeviceBinned
 
-__all__ = ["GPURoundKernels", "boost", "features_per_block"]
+__all__ = ["add_stump", "best_stump", "build_histogram", "features_per_block",
+           "fill_skipped_bins", "pair_log_sums", "potentials"]
 
 _SOURCE = r"""
 __device__ __forceinline__ void lse_add(double& mx, double& s, double v) {
@@ -360,143 +360,74 @@ def features_per_block(n_bins_total: int, n_features: int) -> int:
     return max(4, min(fit, -(-int(n_features) // 4) * 4) // 4 * 4)
 
 
-class GPURoundKernels:
-    """The round kernels of :func:`skltr._rankboost.boosting.boost` on the current GPU.
-
-    The methods and their meaning are those of
-    :class:`skltr._rankboost.boosting.CPURoundKernels`; the binned matrices, scores,
-    potentials and histogram stay on the device. The training rows' bins are kept
-    feature-major (``XT``, 4 features a 32-bit word: coalesced reads in the histogram and
-    the update); eval sets stay row-major. Stage times are CUDA event times (no
-    synchronisation added to the loop).
-    """
-
-    def __init__(self, X, eval_Xs, params):
-        self.mapper = fit_bin_mapper(X, params.n_thresholds, binning_seed(params.seed),
-                                     params.n_jobs)
-        data = DeviceBinned.from_mapper(X, self.mapper)
-        self.mapper.has_missing = data.has_missing
-        self.n, self.n_features = data.n_samples, data.n_features
-        self.n_bins, self.missing_bin = data.n_bins, data.missing_bin
-        self.n_bins_total = data.n_bins_total
-        n_words = -(-self.n_features // 4)
-        # one transposed copy, then the row-major matrix is freed (one byte a value kept)
-        self.XT = cupy.ascontiguousarray(data.X_words[:, :n_words].T)
-        del data
-        self.evals = [DeviceBinned.from_mapper(Xe, self.mapper).X_bytes for Xe in eval_Xs]
-        self.fpb = features_per_block(self.n_bins_total, self.n_features)
-        self._timer = StageTimer()
-        self.stage = self._timer.stage
-
-    def start(self, y, group_ptr, log_c, order):
-        """Send the fixed per-row and per-query arrays; zero the scores; find each feature's
-        most frequent bin (the histogram's skipped bin)."""
-        n, F = self.n, self.n_features
-        self.y = cupy.asarray(y, cupy.float64)
-        self.group_ptr = cupy.asarray(group_ptr, cupy.int64)
-        self.n_queries = int(group_ptr.size - 1)
-        self.log_c = cupy.asarray(log_c, cupy.float64)
-        self.row_log_c = cupy.asarray(np.repeat(log_c, np.diff(group_ptr)), cupy.float64)
-        self.order = cupy.asarray(order, cupy.int64)
-        self.H = cupy.zeros(n, cupy.float64)
-        self.log_a, self.log_b = cupy.empty(n), cupy.empty(n)
-        self.log_pairs = cupy.empty(max(self.n_queries, 1))
-        self.log_z = cupy.zeros(1)
-        self.total = cupy.zeros(1, cupy.uint64)  # sum of pi, for the skipped bins
-        self.hist = cupy.zeros((F, self.n_bins_total), cupy.int64)
-        m = max(F, 1)  # per feature: |r|, r, bin, q_def of its best threshold
-        self.f_abs, self.f_r = cupy.empty(m, cupy.int64), cupy.empty(m, cupy.int64)
-        self.f_b, self.f_q = cupy.empty(m, cupy.int32), cupy.empty(m, cupy.int32)
-        self.best = cupy.empty(4, cupy.int64)
-        self.eval_scores_ = [cupy.zeros(Xe.shape[0]) for Xe in self.evals]
-        # row counts per bin: the histogram of pi = 1 with nothing skipped
-        self.skip_bin = cupy.full(m, -1, cupy.int32)
-        self.pi = cupy.ones(n, cupy.int64)
-        self._build_histogram()
-        if F:
-            self.skip_bin = cupy.argmax(self.hist, axis=1).astype(cupy.int32)
-
-    def _kernel(self, name):
-        return _module(self.fpb).get_function(name)
-
-    def potentials(self):
-        """``pi`` (fixed point) from the current scores, and their sum."""
-        n, t = self.n, THREADS
-        self._kernel("pair_log_sums")(
-            (blocks(self.n_queries * 32, t),), (t,),
-            (self.H, self.y, self.order, self.group_ptr, np.int32(self.n_queries),
-             self.log_a, self.log_b, self.log_pairs))
-        self._kernel("log_normaliser")((1,), (1024,), (self.log_c, self.log_pairs,
-                                                       np.int32(self.n_queries), self.log_z,
-                                                       self.total))
-        self._kernel("potentials")((blocks(n, t),), (t,),
-                                   (self.H, self.log_a, self.log_b, self.row_log_c,
-                                    self.log_z, np.int64(n), self.pi, self.total))
-
-    def _build_histogram(self):
-        self.hist.fill(0)
-        if self.n == 0 or self.n_features == 0:
-            return
-        smem = self.fpb * self.n_bins_total * 8 + self.fpb * 4
-        grid = (blocks(self.n, HIST_ROWS_PER_BLOCK), -(-self.n_features // self.fpb))
-        kern = self._kernel("build_histogram")
-        if smem > 48 * 1024:  # above the default: opt in (Hopper allows up to 227 KiB)
-            kern.max_dynamic_shared_size_bytes = smem
-        kern(grid, (HIST_THREADS,),
-             (self.XT, np.int64(self.n), np.int32(self.n_features),
-              np.int32(self.n_bins_total), np.int32(HIST_ROWS_PER_BLOCK), self.pi,
-              self.skip_bin, self.hist), shared_mem=smem)
-
-    def histogram(self):
-        """``hist[f, b]``: the fixed-point sum of ``pi`` over the rows in bin ``b``."""
-        self._build_histogram()
-        if self.n and self.n_features:
-            t = THREADS
-            self._kernel("fill_skipped_bins")(
-                (blocks(self.n_features * 32, t),), (t,),
-                (self.hist, self.skip_bin, np.int32(self.n_features),
-                 np.int32(self.n_bins_total), self.total))
-
-    def best_stump(self):
-        """``(feature, bin, q_def, r)`` of largest ``|r|`` (one 32-byte read)."""
-        t, F = THREADS, self.n_features
-        self._kernel("feature_best")(
-            (blocks(F * 32, t),), (t,),
-            (self.hist, self.n_bins, np.int32(F), np.int32(self.n_bins_total),
-             np.int32(self.missing_bin), self.f_abs, self.f_r, self.f_b, self.f_q))
-        self._kernel("best_feature")((1,), (1024,), (self.f_abs, self.f_r, self.f_b, self.f_q,
-                                                     np.int32(F), self.best))
-        f, b, q_def, r = (int(v) for v in self.best.get())
-        return f, b, q_def, r / 2.0 ** PI_SHIFT
-
-    def _add(self, X, n, row_stride, word_stride, scores, f, b, q_def, alpha):
-        if n:
-            t = THREADS
-            self._kernel("add_stump")(
-                (blocks(n, t),), (t,),
-                (X, np.int64(n), np.int64(row_stride), np.int64(word_stride), np.int32(f),
-                 np.int32(b), np.int32(q_def), np.int32(self.missing_bin), np.float64(alpha),
-                 scores))
-
-    def add_stump(self, f, b, q_def, alpha):
-        """Training scores ``H += alpha * h``."""
-        self._add(self.XT, self.n, 4, 4 * self.n, self.H, f, b, q_def, alpha)
-
-    def eval_scores(self, f, b, q_def, alpha):
-        """Add the stump to every eval set's scores; their host copies."""
-        out = []
-        for Xe, s in zip(self.evals, self.eval_scores_):
-            self._add(Xe, Xe.shape[0], Xe.shape[1], 4, s, f, b, q_def, alpha)
-            out.append(s.get())
-        return out
-
-    def stage_seconds(self):
-        """Seconds of GPU time per stage, summed over the rounds (synchronises once)."""
-        return self._timer.summary()
+def _kernel(fpb, name):
+    return _module(fpb).get_function(name)
 
 
-def boost(X, y, group_ptr, sample_weight, params, eval_sets=(), device_index=0):
-    """:func:`skltr._rankboost.boosting.boost` on GPU ``device_index`` (same parameters)."""
-    with cupy.cuda.Device(int(device_index)):
-        return boosting.boost(X, y, group_ptr, sample_weight, params, eval_sets,
-                              kernels=GPURoundKernels)
+def pair_log_sums(fpb, H, y, order, group_ptr, n_queries, log_a, log_b, log_pairs):
+    """``log A``, ``log B`` per row and ``log_pairs`` per query from the scores ``H`` (a warp
+    a query; ``order``: each query's rows in label order). ``fpb``: the features per
+    histogram block the module was compiled for (:func:`features_per_block`)."""
+    t = THREADS
+    _kernel(fpb, "pair_log_sums")(
+        (blocks(n_queries * 32, t),), (t,),
+        (H, y, order, group_ptr, np.int32(n_queries), log_a, log_b, log_pairs))
+
+
+def potentials(fpb, H, log_a, log_b, log_c, log_pairs, row_log_c, n_queries, log_z, pi,
+               total):
+    """``log_z`` (one block), then ``pi`` (fixed point) per row and their sum in ``total``
+    (exact mod 2**64, for :func:`fill_skipped_bins`)."""
+    n, t = H.shape[0], THREADS
+    _kernel(fpb, "log_normaliser")((1,), (1024,), (log_c, log_pairs, np.int32(n_queries),
+                                                   log_z, total))
+    _kernel(fpb, "potentials")((blocks(n, t),), (t,),
+                               (H, log_a, log_b, row_log_c, log_z, np.int64(n), pi, total))
+
+
+def build_histogram(fpb, XT, n, n_features, n_bins_total, pi, skip_bin, hist):
+    """Add the fixed-point sums of ``pi`` per (feature, bin) into ``hist`` (zeroed by the
+    caller), but for each feature's ``skip_bin``. ``XT``: the bins feature-major, 4 features a
+    32-bit word (``XT[w, row]``); ``n`` rows, ``n`` and ``n_features`` both non-zero."""
+    smem = fpb * n_bins_total * 8 + fpb * 4
+    grid = (blocks(n, HIST_ROWS_PER_BLOCK), -(-n_features // fpb))
+    kern = _kernel(fpb, "build_histogram")
+    if smem > 48 * 1024:  # above the default: opt in (Hopper allows up to 227 KiB)
+        kern.max_dynamic_shared_size_bytes = smem
+    kern(grid, (HIST_THREADS,),
+         (XT, np.int64(n), np.int32(n_features), np.int32(n_bins_total),
+          np.int32(HIST_ROWS_PER_BLOCK), pi, skip_bin, hist), shared_mem=smem)
+
+
+def fill_skipped_bins(fpb, hist, skip_bin, n_features, n_bins_total, total):
+    """``hist[f, skip_bin[f]]``: ``total`` (the sum of ``pi``) less the feature's other bins."""
+    t = THREADS
+    _kernel(fpb, "fill_skipped_bins")(
+        (blocks(n_features * 32, t),), (t,),
+        (hist, skip_bin, np.int32(n_features), np.int32(n_bins_total), total))
+
+
+def best_stump(fpb, hist, n_bins, n_features, n_bins_total, missing_bin, f_abs, f_r, f_b,
+               f_q, out):
+    """Each feature's best threshold (``f_abs``, ``f_r``, ``f_b``, ``f_q``: |r|, r, bin,
+    q_def), then the best feature's ``(f, b, q_def, r)`` in ``out`` (4 x int64, ``r`` in
+    fixed point; ``f`` -1 when no feature has a threshold). Not read back here."""
+    t = THREADS
+    _kernel(fpb, "feature_best")(
+        (blocks(n_features * 32, t),), (t,),
+        (hist, n_bins, np.int32(n_features), np.int32(n_bins_total), np.int32(missing_bin),
+         f_abs, f_r, f_b, f_q))
+    _kernel(fpb, "best_feature")((1,), (1024,), (f_abs, f_r, f_b, f_q, np.int32(n_features),
+                                                 out))
+
+
+def add_stump(fpb, X, n, row_stride, word_stride, feature, bin, q_def, missing_bin, alpha,
+              scores):
+    """``scores += alpha * h`` over ``n`` rows of the binned ``X`` (uint8 bins: row-major,
+    ``row_stride`` = padded features and ``word_stride`` 4, or feature-major words, 4 and
+    ``4 n``)."""
+    t = THREADS
+    _kernel(fpb, "add_stump")(
+        (blocks(n, t),), (t,),
+        (X, np.int64(n), np.int64(row_stride), np.int64(word_stride), np.int32(feature),
+         np.int32(bin), np.int32(q_def), np.int32(missing_bin), np.float64(alpha), scores))

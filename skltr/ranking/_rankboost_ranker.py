@@ -164,7 +164,7 @@ class RankBoostRanker(EnsembleRanker):
             seed=seed, verbose=self.verbose,
             feature_names=None if names is None else list(names), n_jobs=self.n_jobs)
         if device.is_gpu:  # imports CuPy
-            from .._gpu.rankboost import boost as boost_gpu  # noqa: PLC0415
+            from .._rankboost.kernels_cuda import boost as boost_gpu  # noqa: PLC0415
 
             result = boost_gpu(X, y, group_ptr, w, params, evals, device_index=device.index)
         else:

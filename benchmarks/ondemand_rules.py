@@ -183,7 +183,8 @@ def threshold_study(ranker, Xt, qt, n_docs=20):
     """Nanoseconds a counted itemset on one thread, by the support below which a node keeps
     a document list (multiples of the bitmap's word count; 0: bitmaps only)."""
     from skltr._rules.intervals import transform
-    from skltr._rules.ranking import CPURuleKernels, make_params
+    from skltr._rules.kernels_cpu import CPURuleKernels
+    from skltr._rules.ranking import make_params
 
     model, codes = ranker._model, transform(Xt[:n_docs], ranker._intervals())
     out = {}

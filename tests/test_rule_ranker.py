@@ -24,10 +24,12 @@ import naive_rules as naive
 from skltr._cpu import rules as cpu_rules
 from skltr._cpu.combinadic import binomials, rank, unrank
 from skltr._device import Device, resolve_device
+from skltr._rules import kernels_cpu
 from skltr._rules import ranking as engine
 from skltr._rules.intervals import fit_intervals, transform
+from skltr._rules.kernels_cpu import CPURuleKernels
 from skltr._rules.model import fit_rules
-from skltr._rules.ranking import CPURuleKernels, make_params, predict_scores
+from skltr._rules.ranking import make_params, predict_scores
 from skltr.ranking._rule_ranker import kernels_for
 from skltr._rules.scoring import confidence_shift, prior_score
 
@@ -231,7 +233,7 @@ def run_threads_and_task_splits_agree(device, monkeypatch):
                          cache_size=64, digest=True)
     codes = transform(X[:7], intervals)
     one = make_kernels(device, model, params, n_jobs=1).rule_stats(codes)
-    monkeypatch.setattr(engine, "TASKS_PER_THREAD", 50)  # each document split in ~15 tasks
+    monkeypatch.setattr(kernels_cpu, "TASKS_PER_THREAD", 50)  # each document split in ~15 tasks
     split = make_kernels(device, model, params, n_jobs=-1).rule_stats(codes)
     for a, b in zip(one[:3], split[:3]):
         np.testing.assert_array_equal(a, b)
@@ -245,7 +247,7 @@ def test_threads_and_task_splits_agree(monkeypatch):
 def test_doc_tasks_cover_every_pair_once():
     m = np.array([0, 1, 2, 5, 9])
     for n_threads in (1, 3, 8):
-        doc, r0, r1 = engine.doc_tasks(m, 3, n_threads)
+        doc, r0, r1 = kernels_cpu.doc_tasks(m, 3, n_threads)
         for d, k in enumerate(m):
             mine = doc == d
             assert mine.any()
@@ -260,7 +262,7 @@ def test_doc_tasks_split_documents_into_even_itemset_counts(K):
     # document's over its number of tasks, give or take the heaviest pair
     m = np.array([0, 1, 2, 7, 30, 61])
     budget = 50
-    doc, r0, r1 = engine.doc_tasks(m, K, 1, task_itemsets=budget)
+    doc, r0, r1 = kernels_cpu.doc_tasks(m, K, 1, task_itemsets=budget)
     for d, k in enumerate(m):
         mine = doc == d
         starts, ends = r0[mine], r1[mine]
@@ -279,8 +281,8 @@ def test_doc_tasks_split_documents_into_even_itemset_counts(K):
 
 def test_tiny_tasks_and_batches_give_the_same_rules(monkeypatch):
     # tasks of a pair or so, batches of a task per thread: the naive enumeration's rules
-    monkeypatch.setattr(engine, "TASK_SECONDS", 1e-9)
-    monkeypatch.setattr(engine, "BATCH_SECONDS", 1e-9)
+    monkeypatch.setattr(kernels_cpu, "TASK_SECONDS", 1e-9)
+    monkeypatch.setattr(kernels_cpu, "BATCH_SECONDS", 1e-9)
     stats = run_rules_equal_naive("cpu", 3, "quantile", 4, 1, 0.001, None, 64, n_bins=3)
     assert stats.work[:, cpu_rules.W_ITEMSETS].sum() > 0
 
@@ -786,14 +788,14 @@ def test_the_cache_holds_no_more_slots_than_a_call_can_fill(monkeypatch):
     X, y, qid = _data()
     ranker = OnDemandRuleRanker(max_rule_size=2, cache_size=1 << 20).fit(X, y, qid=qid)
     slots = []
-    real = engine.rule_work
+    real = kernels_cpu.rule_work
 
     def spy(model, params, n_threads):
         work = real(model, params, n_threads)
         slots.append(work.c_size.shape[1])
         return work
 
-    monkeypatch.setattr(engine, "rule_work", spy)
+    monkeypatch.setattr(kernels_cpu, "rule_work", spy)
     want = OnDemandRuleRanker(max_rule_size=2, cache_size=0).fit(X, y, qid=qid).predict(X[:2])
     np.testing.assert_array_equal(ranker.predict(X[:2]), want)
     m = ranker.used_features_.size

@@ -1,6 +1,7 @@
-"""OnDemandRuleRanker on the GPU (``skltr._gpu.rules``): the rule statistics equal the naive
-enumeration's and the CPU kernels' exactly (rule counts, fixed-point confidence sums, rule-set
-digests), so the scores are the same bit for bit. The bodies are the CPU tests' (run_x).
+"""OnDemandRuleRanker on the GPU (``skltr._rules.kernels_cuda``, launching ``skltr._gpu.rules``):
+the rule statistics equal the naive enumeration's and the CPU kernels' exactly (rule counts,
+fixed-point confidence sums, rule-set digests), so the scores are the same bit for bit. The
+bodies are the CPU tests' (run_x).
 
 Skipped without CuPy and a CUDA GPU (the ``gpu`` marker).
 """
@@ -18,6 +19,7 @@ pytestmark = pytest.mark.gpu
 
 from skltr import OnDemandRuleRanker  # noqa: E402
 from skltr._gpu import rules as gpu_rules  # noqa: E402
+from skltr._rules import kernels_cuda  # noqa: E402
 from skltr._rules.intervals import transform  # noqa: E402
 from skltr._rules.model import fit_rules  # noqa: E402
 from skltr._rules.ranking import make_params  # noqa: E402
@@ -99,7 +101,7 @@ def test_rounds_of_documents_give_the_same_stats(monkeypatch, batch_itemsets):
     params = make_params(model, max_rule_size=3, min_support=1, min_confidence=0.001,
                          cache_size=0, digest=True)
     whole = make_kernels("cuda", model, params).rule_stats(codes)
-    monkeypatch.setattr(gpu_rules, "BATCH_ITEMSETS", batch_itemsets)
+    monkeypatch.setattr(kernels_cuda, "BATCH_ITEMSETS", batch_itemsets)
     kernels = make_kernels("cuda", model, params)
     rounds = kernels._rounds(codes)
     assert len(rounds) > (1 if batch_itemsets > 1 else 29)

@@ -21,6 +21,11 @@ CPU's itemset cache buys; here the prefix is built once per batch in shared memo
 by all its extensions, so no global hash table is needed. The sums are integers (rule
 counts, fixed-point confidences ``skltr._cpu.rules.confidence_fixed``, digests mod 2**64),
 so the statistics equal the CPU kernels' exactly, in any order.
+
+This module is the CUDA source and its launch function, :func:`count_itemsets`; the back-end
+that holds the model's arrays on the GPUs, splits a call's documents into rounds and over GPUs
+and returns the statistics is :class:`skltr._rules.kernels_cuda.GPURuleKernels`. Kernels
+only: nothing here imports the engines (the model comes in as arrays).
 """
 
 from __future__ import annotations
@@ -28,12 +33,10 @@ from __future__ import annotations
 import cupy
 import numpy as np
 
-from .._cpu.combinadic import binomials
-from .._cpu.rules import NO_ITEM, N_WORK, min_counts
-from .._rules.ranking import RuleStats, candidate_itemsets
 from ._compile import module
 
-__all__ = ["GPURuleKernels", "BATCH", "BATCH_ITEMSETS", "CHUNK", "THREADS"]
+__all__ = ["BATCH", "CHUNK", "GROUP", "MAX_SHARED_BYTES", "STAGE", "THREADS",
+           "count_itemsets"]
 
 #: Prefixes built together in shared memory (a warp each): enough extensions to keep the
 #: block's threads busy (8 measured 2x slower at size 3); at most 32 (one warp's scan).
@@ -55,12 +58,6 @@ THREADS = 512
 #: Shared memory a block may take (Hopper: 227 KiB): the document's item bitmaps are staged
 #: there when they fit, else read from global memory.
 MAX_SHARED_BYTES = 227 * 1024
-#: Candidate itemsets a GPU counts in one round of launches: a call's documents go in rounds
-#: of about this many per GPU, each read back before the next is launched, so that Ctrl-C
-#: (which the host sees only between CUDA calls) stops a long call within a round: about
-#: 0.2 s on an H100 (PROFL's shape, rules of 4 items: 1.66e9 itemsets in 184 ms). A document
-#: is never split: one with more itemsets is a round of its own.
-BATCH_ITEMSETS = 2e9
 
 _SOURCE = r"""
 #define FULL_MASK 0xffffffffu
@@ -302,120 +299,38 @@ def _module(n_levels, kmax, digest, stage, group, batch):
                             "BATCH": batch, "STAGE": stage, "GROUP": group})
 
 
-class GPURuleKernels:
-    """The rule kernels on the GPU, with :class:`~skltr._rules.ranking.CPURuleKernels`'
-    constructor and methods. ``n_jobs`` and the cache (``params.cache_slots``) concern the
-    CPU and are not used; the work counters come back as zeros. ``device``: a resolved
-    :class:`~skltr._device.Device` (None: GPU 0); ``"cuda:all"`` (``all_gpus``) splits the
-    documents into one contiguous share per visible GPU, each with its own copy of the
-    bitmaps (PROFL's multi-GPU scheme), launched from one host thread."""
+def count_itemsets(doc_items, m, binom_host, out, *, item_bits, all_bits, level_word_ptr,
+                   item_key, binom, min_count, n_words, max_rule_size, min_support, shift,
+                   digest):
+    """Launch the ``itemsets`` kernel for every itemset size ``1 .. max_rule_size`` on the
+    current GPU, adding each document's statistics to ``out`` (device ``(n_rules, conf_sum,
+    digest)``, ``(n_docs, n_levels)``, zeroed by the caller). Returns without waiting.
 
-    def __init__(self, model, params, *, n_jobs=None, device=None):
-        self.model, self.params = model, params
-        n_cols = model.train_codes.shape[1]
-        self.binom = binomials(max(n_cols, 1), max(1, int(params.max_rule_size)))
-        self.min_count = min_counts(model.n_train, params.min_support, params.min_confidence)
-        if device is None or not device.all_gpus:
-            self.indices = [0 if device is None else int(device.index)]
-        else:
-            self.indices = list(range(cupy.cuda.runtime.getDeviceCount()))
-        self._tables = {}
-
-    @staticmethod
-    def default_cache_size(model) -> int:
-        """0: the GPU kernels keep no itemset cache (a prefix's bitmap is shared in shared
-        memory by all its extensions instead)."""
-        return 0
-
-    def _on(self, index):
-        """The model's arrays on GPU ``index`` (copied once)."""
-        if index not in self._tables:
-            m = self.model
-            with cupy.cuda.Device(index):
-                self._tables[index] = (
-                    cupy.asarray(np.ascontiguousarray(m.item_bits)),
-                    cupy.asarray(np.bitwise_or.reduce(m.level_bits, axis=0)
-                                 if m.n_levels else np.zeros(1, np.uint64)),
-                    cupy.asarray(np.asarray(m.level_word_ptr, np.int64)),
-                    cupy.asarray(np.asarray(m.item_key, np.uint64)),
-                    cupy.asarray(self.binom), cupy.asarray(self.min_count))
-        return self._tables[index]
-
-    def rule_stats(self, codes) -> RuleStats:
-        """The :class:`~skltr._rules.ranking.RuleStats` of the documents whose item codes
-        are ``codes`` (uint8, ``(n_docs, n_cols)``)."""
-        codes = np.ascontiguousarray(codes, dtype=np.uint8)
-        n = codes.shape[0]
-        parts = []
-        for lo, hi in self._rounds(codes):
-            # Every GPU's kernels are launched before any result is read: launches return at
-            # once, so the GPUs count their shares at the same time from one host thread.
-            # (One host thread per GPU, each launching and then reading, measured no faster
-            # than one GPU on two H100s: the reads serialised the launches.)
-            cuts = np.linspace(lo, hi, len(self.indices) + 1).astype(np.int64)
-            launched = [self._launch(i, codes[a:b])
-                        for i, a, b in zip(self.indices, cuts[:-1], cuts[1:])]
-            parts += [[a.get() for a in out] for out in launched]
-        n_rules, conf_sum, dig = (np.concatenate([p[k] for p in parts]) for k in range(3))
-        return RuleStats(n_rules, conf_sum, dig, np.zeros((n, N_WORK), np.int64))
-
-    def _rounds(self, codes):
-        """``(lo, hi)`` row ranges of ``codes`` of about ``BATCH_ITEMSETS`` candidate itemsets
-        a GPU each (at least one row; one empty range for no rows)."""
-        n = codes.shape[0]
-        if n == 0:
-            return [(0, 0)]
-        model, p = self.model, self.params
-        present = codes != NO_ITEM
-        item = np.where(present, codes.astype(np.int64) + model.col_item_ptr[:-1], 0)
-        m = (present & (model.item_support[item] >= p.min_support)).sum(axis=1)
-        cum = np.cumsum(candidate_itemsets(m, p.max_rule_size).astype(np.float64))
-        per_round = BATCH_ITEMSETS * len(self.indices)
-        bounds = [0]
-        while bounds[-1] < n:
-            lo = bounds[-1]
-            hi = int(np.searchsorted(cum, (cum[lo - 1] if lo else 0.0) + per_round, "right"))
-            bounds.append(min(n, max(hi, lo + 1)))
-        return list(zip(bounds[:-1], bounds[1:]))
-
-    def _launch(self, index, codes):
-        """Device arrays ``(n_rules, conf_sum, digest)`` of ``codes`` on GPU ``index``, their
-        kernels launched (not waited for)."""
-        model, p = self.model, self.params
-        n_docs, n_cols = codes.shape
-        L = model.n_levels
-        present = codes != NO_ITEM
-        item = np.where(present, codes.astype(np.int64) + model.col_item_ptr[:-1], 0)
-        ok = present & (model.item_support[item] >= p.min_support)
-        m = ok.sum(axis=1).astype(np.int32)
-        # each document's usable items first, in column order (as the CPU walks them)
-        order = np.argsort(~ok, axis=1, kind="stable")
-        doc_items = np.take_along_axis(item, order, axis=1).astype(np.int32)
-        K = int(p.max_rule_size)
-        with cupy.cuda.Device(index):
-            out = [cupy.zeros((n_docs, L), cupy.int64), cupy.zeros((n_docs, L), cupy.int64),
-                   cupy.zeros((n_docs, L), cupy.uint64)]
-            if n_docs and L and K and n_cols:
-                item_bits, all_bits, lwp, item_key, binom, min_count = self._on(index)
-                stride = model.n_words | 1
-                lists = BATCH * model.n_words * 12 + BATCH * -(-n_cols // GROUP)
-                stage = STAGE and n_cols * stride * 8 + lists <= MAX_SHARED_BYTES
-                smem = (n_cols * stride * 8 if stage else 0) + lists
-                kern = _module(L, K, int(p.digest), int(stage), GROUP, BATCH).get_function(
-                    "itemsets")
-                if smem > 48 * 1024:
-                    kern.max_dynamic_shared_size_bytes = smem
-                items_d, m_d = cupy.asarray(doc_items), cupy.asarray(m)
-                for s in range(1, K + 1):
-                    ms = m[m >= s]
-                    if ms.size == 0:
-                        break
-                    chunk = CHUNK if s <= 3 else 4 * CHUNK
-                    n_chunks = -(-int(self.binom[int(ms.max()), s - 1]) // chunk)
-                    kern((n_docs * n_chunks,), (THREADS,),
-                         (item_bits, np.int32(model.n_words), all_bits, lwp, items_d, m_d,
-                          np.int32(n_cols), item_key, np.int32(s), binom,
-                          np.int32(self.binom.shape[1]), np.int64(chunk), np.int64(n_chunks),
-                          np.int64(p.min_support), min_count, np.int32(p.shift), *out),
-                         shared_mem=smem)
-            return out
+    ``doc_items`` (int32, ``(n_docs, n_cols)``): each document's usable items first, in
+    column order; ``m`` (int32): how many; ``binom_host``: the host copy of ``binom``
+    (``skltr._cpu.combinadic.binomials``), which sizes the grid. Keyword arrays are on the
+    device: the model's item bitmaps (``(n_items, n_words)``), the OR of its level bitmaps,
+    ``level_word_ptr``, ``item_key`` and ``min_count`` (``skltr._cpu.rules.min_counts``).
+    """
+    n_docs, n_cols = doc_items.shape
+    L, K = out[0].shape[1], int(max_rule_size)
+    stride = n_words | 1
+    lists = BATCH * n_words * 12 + BATCH * -(-n_cols // GROUP)
+    stage = STAGE and n_cols * stride * 8 + lists <= MAX_SHARED_BYTES
+    smem = (n_cols * stride * 8 if stage else 0) + lists
+    kern = _module(L, K, int(digest), int(stage), GROUP, BATCH).get_function("itemsets")
+    if smem > 48 * 1024:
+        kern.max_dynamic_shared_size_bytes = smem
+    items_d, m_d = cupy.asarray(doc_items), cupy.asarray(m)
+    for s in range(1, K + 1):
+        ms = m[m >= s]
+        if ms.size == 0:
+            break
+        chunk = CHUNK if s <= 3 else 4 * CHUNK
+        n_chunks = -(-int(binom_host[int(ms.max()), s - 1]) // chunk)
+        kern((n_docs * n_chunks,), (THREADS,),
+             (item_bits, np.int32(n_words), all_bits, level_word_ptr, items_d, m_d,
+              np.int32(n_cols), item_key, np.int32(s), binom, np.int32(binom_host.shape[1]),
+              np.int64(chunk), np.int64(n_chunks), np.int64(min_support), min_count,
+              np.int32(shift), *out),
+             shared_mem=smem)

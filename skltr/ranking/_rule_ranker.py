@@ -38,12 +38,12 @@ _DOC_ARRAYS = {"cut_ptr": "cut_ptr_", "cut_values": "cut_values_",
 
 def kernels_for(device):
     """The rule kernels class of a resolved ``Device`` -- the one place devices branch; the
-    GPU's (``skltr._gpu.rules``, CuPy) are imported only when a GPU is asked for."""
+    GPU's (``skltr._rules.kernels_cuda``, CuPy) are imported only when a GPU is asked for."""
     if device.is_gpu:
-        from .._gpu.rules import GPURuleKernels  # noqa: PLC0415 - CuPy on request only
+        from .._rules.kernels_cuda import GPURuleKernels  # noqa: PLC0415 - CuPy on request only
 
         return GPURuleKernels
-    from .._rules.ranking import CPURuleKernels  # noqa: PLC0415
+    from .._rules.kernels_cpu import CPURuleKernels  # noqa: PLC0415
 
     return CPURuleKernels
 

@@ -1,0 +1,130 @@
+"""The rule kernels on the GPU: the CUDA back-end of :mod:`skltr._rules.ranking`.
+
+:class:`GPURuleKernels` has the constructor and methods of the CPU back-end
+(:class:`skltr._rules.kernels_cpu.CPURuleKernels`) and returns the same
+:class:`~skltr._rules.ranking.RuleStats`. It copies the model's bitmaps to each GPU once,
+splits a call's documents into rounds (:data:`BATCH_ITEMSETS`, so that Ctrl-C lands between
+two) and, for ``device="cuda:all"``, each round over every visible GPU; the counting itself is
+:func:`skltr._gpu.rules.count_itemsets` (the CUDA source and its launch). Imported only when a
+GPU is asked for: it imports CuPy.
+"""
+
+from __future__ import annotations
+
+import cupy
+import numpy as np
+
+from .._cpu.combinadic import binomials
+from .._cpu.rules import NO_ITEM, N_WORK, min_counts
+from .._gpu import rules as cuda
+from .ranking import RuleStats, candidate_itemsets, n_items_per_doc
+
+__all__ = ["GPURuleKernels", "BATCH_ITEMSETS"]
+
+#: Candidate itemsets a GPU counts in one round of launches: a call's documents go in rounds
+#: of about this many per GPU, each read back before the next is launched, so that Ctrl-C
+#: (which the host sees only between CUDA calls) stops a long call within a round: about
+#: 0.2 s on an H100 (PROFL's shape, rules of 4 items: 1.66e9 itemsets in 184 ms). A document
+#: is never split: one with more itemsets is a round of its own.
+BATCH_ITEMSETS = 2e9
+
+
+class GPURuleKernels:
+    """The rule kernels on the GPU, with :class:`~skltr._rules.kernels_cpu.CPURuleKernels`'
+    constructor and methods. ``n_jobs`` and the cache (``params.cache_slots``) concern the
+    CPU and are not used; the work counters come back as zeros. ``device``: a resolved
+    :class:`~skltr._device.Device` (None: GPU 0); ``"cuda:all"`` (``all_gpus``) splits the
+    documents into one contiguous share per visible GPU, each with its own copy of the
+    bitmaps (PROFL's multi-GPU scheme), launched from one host thread."""
+
+    def __init__(self, model, params, *, n_jobs=None, device=None):
+        self.model, self.params = model, params
+        n_cols = model.train_codes.shape[1]
+        self.binom = binomials(max(n_cols, 1), max(1, int(params.max_rule_size)))
+        self.min_count = min_counts(model.n_train, params.min_support, params.min_confidence)
+        if device is None or not device.all_gpus:
+            self.indices = [0 if device is None else int(device.index)]
+        else:
+            self.indices = list(range(cupy.cuda.runtime.getDeviceCount()))
+        self._tables = {}
+
+    @staticmethod
+    def default_cache_size(model) -> int:
+        """0: the GPU kernels keep no itemset cache (a prefix's bitmap is shared in shared
+        memory by all its extensions instead)."""
+        return 0
+
+    def _on(self, index):
+        """The model's arrays on GPU ``index`` (copied once)."""
+        if index not in self._tables:
+            m = self.model
+            with cupy.cuda.Device(index):
+                self._tables[index] = (
+                    cupy.asarray(np.ascontiguousarray(m.item_bits)),
+                    cupy.asarray(np.bitwise_or.reduce(m.level_bits, axis=0)
+                                 if m.n_levels else np.zeros(1, np.uint64)),
+                    cupy.asarray(np.asarray(m.level_word_ptr, np.int64)),
+                    cupy.asarray(np.asarray(m.item_key, np.uint64)),
+                    cupy.asarray(self.binom), cupy.asarray(self.min_count))
+        return self._tables[index]
+
+    def rule_stats(self, codes) -> RuleStats:
+        """The :class:`~skltr._rules.ranking.RuleStats` of the documents whose item codes
+        are ``codes`` (uint8, ``(n_docs, n_cols)``)."""
+        codes = np.ascontiguousarray(codes, dtype=np.uint8)
+        n = codes.shape[0]
+        parts = []
+        for lo, hi in self._rounds(codes):
+            # Every GPU's kernels are launched before any result is read: launches return at
+            # once, so the GPUs count their shares at the same time from one host thread.
+            # (One host thread per GPU, each launching and then reading, measured no faster
+            # than one GPU on two H100s: the reads serialised the launches.)
+            cuts = np.linspace(lo, hi, len(self.indices) + 1).astype(np.int64)
+            launched = [self._launch(i, codes[a:b])
+                        for i, a, b in zip(self.indices, cuts[:-1], cuts[1:])]
+            parts += [[a.get() for a in out] for out in launched]
+        n_rules, conf_sum, dig = (np.concatenate([p[k] for p in parts]) for k in range(3))
+        return RuleStats(n_rules, conf_sum, dig, np.zeros((n, N_WORK), np.int64))
+
+    def _rounds(self, codes):
+        """``(lo, hi)`` row ranges of ``codes`` of about ``BATCH_ITEMSETS`` candidate itemsets
+        a GPU each (at least one row; one empty range for no rows)."""
+        n = codes.shape[0]
+        if n == 0:
+            return [(0, 0)]
+        p = self.params
+        m = n_items_per_doc(self.model, codes, p.min_support)
+        cum = np.cumsum(candidate_itemsets(m, p.max_rule_size).astype(np.float64))
+        per_round = BATCH_ITEMSETS * len(self.indices)
+        bounds = [0]
+        while bounds[-1] < n:
+            lo = bounds[-1]
+            hi = int(np.searchsorted(cum, (cum[lo - 1] if lo else 0.0) + per_round, "right"))
+            bounds.append(min(n, max(hi, lo + 1)))
+        return list(zip(bounds[:-1], bounds[1:]))
+
+    def _launch(self, index, codes):
+        """Device arrays ``(n_rules, conf_sum, digest)`` of ``codes`` on GPU ``index``, their
+        kernels launched (not waited for)."""
+        model, p = self.model, self.params
+        n_docs, n_cols = codes.shape
+        L = model.n_levels
+        present = codes != NO_ITEM
+        item = np.where(present, codes.astype(np.int64) + model.col_item_ptr[:-1], 0)
+        ok = present & (model.item_support[item] >= p.min_support)
+        m = ok.sum(axis=1).astype(np.int32)
+        # each document's usable items first, in column order (as the CPU walks them)
+        order = np.argsort(~ok, axis=1, kind="stable")
+        doc_items = np.take_along_axis(item, order, axis=1).astype(np.int32)
+        K = int(p.max_rule_size)
+        with cupy.cuda.Device(index):
+            out = [cupy.zeros((n_docs, L), cupy.int64), cupy.zeros((n_docs, L), cupy.int64),
+                   cupy.zeros((n_docs, L), cupy.uint64)]
+            if n_docs and L and K and n_cols:
+                item_bits, all_bits, lwp, item_key, binom, min_count = self._on(index)
+                cuda.count_itemsets(
+                    doc_items, m, self.binom, out, item_bits=item_bits, all_bits=all_bits,
+                    level_word_ptr=lwp, item_key=item_key, binom=binom, min_count=min_count,
+                    n_words=model.n_words, max_rule_size=K, min_support=p.min_support,
+                    shift=p.shift, digest=p.digest)
+            return out

@@ -40,7 +40,7 @@ class GPURoundKernels:
         self.mapper = fit_bin_mapper(X, params.n_thresholds, binning_seed(params.seed),
                                      params.n_jobs)
         data = DeviceBinned.from_mapper(X, self.mapper)
-        self.mapper.has_missing = data.has_missing
+        self.mapper.set_has_missing(data.has_missing)
         self.n, self.n_features = data.n_samples, data.n_features
         self.n_bins, self.missing_bin = data.n_bins, data.missing_bin
         self.n_bins_total = data.n_bins_total

@@ -20,6 +20,7 @@ from urllib.parse import urlparse
 
 import numpy as np
 
+from .._device import names_gpu
 from .._engine.rounds import split_queries, sub_group_ptr
 from .._gbdt import fit as recipe
 from .._gbdt.objectives import OBJECTIVES
@@ -199,7 +200,7 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
                 f"DaskGPUHistGBDTRanker needs hist_mode='quantised' (exact integer "
                 f"histograms, whose sums over workers do not depend on the order); got "
                 f"hist_mode={self.hist_mode!r}.")
-        is_gpu = str(self.device).startswith("cuda")
+        is_gpu = names_gpu(self.device)  # the driver may have no GPU: read the string
         hp = self._local_params()
         recipe.check_device(hp, is_gpu)
         for name in ("n_features_in_", "feature_names_in_"):

@@ -76,9 +76,9 @@ def _on(device):
     """The CuPy device context of a GPU ``device``; nothing for the CPU."""
     if not device.is_gpu:
         return contextlib.nullcontext()
-    import cupy  # noqa: PLC0415
+    from .._gpu.arrays import device_context  # noqa: PLC0415 - imports CuPy
 
-    return cupy.cuda.Device(device.index)
+    return device_context(device.index)
 
 
 class EnsembleRanker(ExplainMixin, ExportMixin, BaseRanker):

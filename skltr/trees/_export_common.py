@@ -62,11 +62,8 @@ def _categorical(ens) -> np.ndarray:
 
 def check_exportable(ens, target: str, *, categorical=True, multi_output=True,
                      sentinel=False, average=True) -> None:
-    """Refuse what ``target`` cannot represent, before anything is written."""
-    from ._ensemble import TreeEnsemble  # noqa: PLC0415 - avoid an import cycle
-
-    if not isinstance(ens, TreeEnsemble):
-        raise TypeError(f"export to {target} needs a TreeEnsemble; got {type(ens).__name__}.")
+    """Refuse what ``target`` cannot represent, before anything is written (``ens`` is a
+    TreeEnsemble: the exports are its methods)."""
     if not categorical and np.any(_categorical(ens)):
         node = int(np.flatnonzero(_categorical(ens))[0])
         raise ExportError(target, f"the model has categorical splits (first: "
@@ -211,8 +208,6 @@ def folded_copy(ens, *, fold_base: bool, float32: bool, every_output_a_tree=Fals
     starts from 0 and adds ``base + leaf`` first, which is the source's ``base + leaf``
     (rounded to float32 when ``float32``).
     """
-    from ._ensemble import TreeEnsemble  # noqa: PLC0415 - avoid an import cycle
-
     value = effective_leaves(ens)
     tree_ptr, tree_output = ens.tree_ptr.copy(), ens.tree_output.copy()
     arrays = {name: getattr(ens, name).copy() for name in
@@ -244,7 +239,7 @@ def folded_copy(ens, *, fold_base: bool, float32: bool, every_output_a_tree=Fals
         base = np.zeros_like(base)
     if float32:
         value = value.astype(np.float32).astype(np.float64)
-    return TreeEnsemble(
+    return type(ens)(  # a TreeEnsemble (importing its module here would make a cycle)
         tree_ptr=tree_ptr, value=value, **arrays, n_features=ens.n_features,
         cat_bitsets=ens.cat_bitsets, tree_output=tree_output, base_score=base,
         n_outputs=ens.n_outputs, decision=ens.decision, precision=ens.precision,

@@ -89,7 +89,8 @@ def accumulated_value(acc) -> float:
 
     ``inf`` and NaN values (exponent 255) give ``inf``.
     """
+    acc = np.asarray(acc)
     if acc[255]:
         return float("inf")
-    total = sum(int(a) << (max(e, 1) - 1) for e, a in enumerate(acc) if a)
+    total = sum(int(acc[e]) << (max(int(e), 1) - 1) for e in np.flatnonzero(acc))
     return float(np.ldexp(float(total), -149))

@@ -9,7 +9,8 @@ one row's hessian reach ``2**32 - 1``), which :mod:`skltr._gpu.histogram` sums e
 * :func:`abs_sum_accumulators`: the exact sums of ``|g|`` and ``h`` as the CPU's integer
   accumulators (one per float32 exponent; one-word scales). Each block adds one chunk of
   ``STATS_CHUNK`` rows into 32-bit shared limbs (native shared atomics; a 64-bit shared add
-  is a compare-and-swap loop on Hopper) and flushes them to global int64.
+  is a compare-and-swap loop on Hopper), the lanes of a warp with the same exponent in one
+  atomic (``__match_any_sync``), and flushes them to global int64.
 * :func:`quantise`: the rounding, and the root's sums.
 """
 
@@ -54,28 +55,45 @@ extern "C" __global__ void gradient_stats(const float* g, const float* h, const 
 }
 
 extern "C" __global__ void abs_sum_accumulators(const float* g, const float* h, const u32* rows,
-                                                int use_rows, i64 n_used, i64* acc, u32* neg) {
+                                                int use_rows, i64 n_used, i64* acc) {
     // acc[c * 256 + e] += 24-bit significands of |v| with biased exponent e (subnormals:
-    // e = 1), v = g (c = 0) or h (c = 1): skltr._cpu.quantise.abs_sum_accumulators exactly.
+    // e = 1), v = g (c = 0) or h (c = 1): skltr._cpu.quantise.abs_sum_accumulators exactly;
+    // acc[512] = 1 if some h < 0 (one read for both).
     __shared__ u32 lo[512], hi[512];
     for (int k = threadIdx.x; k < 512; k += blockDim.x) { lo[k] = 0u; hi[k] = 0u; }
     __syncthreads();
     const i64 start = (i64)blockIdx.x * STATS_CHUNK;
     const i64 end = min(start + STATS_CHUNK, n_used);
     u32 any_neg = 0u;
-    for (i64 p = start + threadIdx.x; p < end; p += blockDim.x) {
-        const i64 r = use_rows ? (i64)rows[p] : p;
+    // whole warps iterate together (inactive lanes add 0), so that lanes with the same
+    // exponent add their significands in one atomic: gradients cluster on a few exponents,
+    // and per-lane atomics on the same shared word serialise
+    const i64 span = ((end - start + 31) / 32) * 32;
+    for (i64 off = threadIdx.x; off < span; off += blockDim.x) {
+        const i64 p = start + off;
+        const bool live = p < end;
+        const i64 r = live ? (use_rows ? (i64)rows[p] : p) : 0;
         #pragma unroll
         for (int c = 0; c < 2; ++c) {
-            const u32 b = __float_as_uint(c ? h[r] : g[r]);
+            const u32 b = live ? __float_as_uint(c ? h[r] : g[r]) : 0u;
             if (c && (b >> 31) && (b & 0x7fffffffu)) any_neg = 1u;
             u32 e = (b >> 23) & 0xffu, m = b & 0x7fffffu;
             if (e > 0u) m += 0x800000u; else e = 1u;
+#if __CUDA_ARCH__ >= 800
+            const u32 group = __match_any_sync(0xffffffffu, e);
+            const u32 m_lo = __reduce_add_sync(group, m & 0xffffu);  // < 2**21
+            const u32 m_hi = __reduce_add_sync(group, m >> 16);      // < 2**13
+            if ((threadIdx.x & 31) == __ffs(group) - 1) {
+                atomicAdd(&lo[c * 256 + e], m_lo);
+                atomicAdd(&hi[c * 256 + e], m_hi);
+            }
+#else
             atomicAdd(&lo[c * 256 + e], m & 0xffffu);
             atomicAdd(&hi[c * 256 + e], m >> 16);
+#endif
         }
     }
-    if (any_neg) atomicOr(neg, 1u);
+    if (any_neg) atomicOr((unsigned long long*)(acc + 512), 1ull);
     __syncthreads();
     for (int k = threadIdx.x; k < 512; k += blockDim.x) {
         const i64 v = (i64)hi[k] * 65536 + (i64)lo[k];
@@ -133,12 +151,12 @@ def gradient_maxima(grad, hess, rows, n_used):
 def abs_sum_accumulators(grad, hess, rows, n_used):
     """The integer accumulators of ``|g|`` and ``h`` (host int64, shape ``(2, 256)``) and
     whether some ``h < 0``."""
-    acc = cupy.zeros(2 * N_FLOAT32_EXPONENTS, cupy.int64)
-    neg = cupy.zeros(1, cupy.uint32)
+    acc = cupy.zeros(2 * N_FLOAT32_EXPONENTS + 1, cupy.int64)
     _module().get_function("abs_sum_accumulators")(
         (blocks(n_used, STATS_CHUNK),), (_config.ELEMENTWISE_THREADS,),
-        (grad, hess, *_rows_args(rows, n_used), acc, neg))
-    return acc.get().reshape(2, N_FLOAT32_EXPONENTS), bool(neg.get()[0])
+        (grad, hess, *_rows_args(rows, n_used), acc))
+    host = acc.get()
+    return host[:-1].reshape(2, N_FLOAT32_EXPONENTS), bool(host[-1])
 
 
 def quantise(grad, hess, rows, n_used, scale_g, scale_h, qg, qh):

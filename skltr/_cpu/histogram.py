@@ -32,7 +32,7 @@ read-modify-write per (row, feature)::
     | w: sum of q_g * 2**32 + q_h | ...       g = w >> 32 (arithmetic), h = w & (2**32 - 1)
 
 with ``|q_g| <= 2**31 / (n_rows + 1)`` and ``0 <= q_h <= 2**32 / (n_rows + 1)``, so that no
-sum carries between the fields (``skltr._gbdt.grower`` picks the scales). The kernels take
+sum carries between the fields (``skltr._gbdt.quantisation`` picks the scales). The kernels take
 the packed words as ``grad`` and ignore ``hess``. The three layouts are named in
 ``skltr._engine.histogram`` (``FLOAT``, ``TWO_WORD``, ``ONE_WORD``).
 

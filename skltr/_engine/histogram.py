@@ -11,7 +11,7 @@ feature. What the words hold is the *layout*, named once here and read by the CP
     ONE_WORD  int64 x 1     (sum q_g * 2**32 + q_h)         g = w >> 32,   h = w & (2**32 - 1)
 
 The quantised layouts sum integers (exact in any order, on any number of threads, GPUs or
-workers); their scales come from the learner (``skltr._gbdt.grower``). A learner with one
+workers); their scales come from the learner (``skltr._gbdt.quantisation``). A learner with one
 weight per row (RankBoost's potentials) uses ``WEIGHT``: one int64 word a bin, the
 weights in fixed point passed as the kernels' ``grad`` (exact sums, as the quantised
 layouts).

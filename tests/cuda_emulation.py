@@ -25,6 +25,7 @@ def _source_between(text, name):
 
 
 SOURCE = _source_between((ROOT / "skltr" / "_gpu" / "treeshap.py").read_text(), "SOURCE")
+ROUTE = _source_between((ROOT / "skltr" / "_gpu" / "tree_walk.py").read_text(), "ROUTE_SOURCE")
 _COMPILE = (ROOT / "skltr" / "_gpu" / "_compile.py").read_text()
 COMMON = _source_between(_COMPILE, "COMMON")
 EXACT = _source_between(_COMPILE, "EXACT_FLOAT32")
@@ -68,7 +69,7 @@ extern "C" void run_interactions(EMU_PARAMS) { EMU_GRID(interactions_k) }
 def build(defines, xt):
     """The emulated kernels compiled for ``defines`` and input type ``xt`` (a cached .so)."""
     head = "".join(f"#define {k} {v}\n" for k, v in defines.items())
-    code = head + PRELUDE + COMMON + f"typedef {xt} XT;\n" + EXACT + SOURCE
+    code = head + PRELUDE + COMMON + f"typedef {xt} XT;\n" + EXACT + ROUTE + SOURCE
     code = code.replace('extern "C" __global__ void contribs(', "static void contribs_k(")
     code = code.replace('extern "C" __global__ void interactions(',
                         "static void interactions_k(")
@@ -111,7 +112,8 @@ def run(ens, X, name, rows_per_launch=None, target_threads=None, threads=128, un
         Xh, xt = Xh.astype(np.float32), "float"
     defines = {"STRICT": int(r.strict), "F32_INPUTS": int(r.f32_inputs),
                "INPUT_F32": int(ens.input_rule == "float32"),
-               "HAS_SENTINEL": int(r.has_sentinel), "MAX_K": max(int(p.max_elems), 1),
+               "HAS_SENTINEL": int(r.has_sentinel), "HAS_CAT": 1, "HAS_MISSING_NONE": 1,
+               "HAS_MISSING_ZERO": 1, "MAX_K": max(int(p.max_elems), 1),
                "HOT_WORDS": max(-(-int(p.max_nodes) // 32), 1), "UNROLL_MAX_K": unroll,
                "SHARED_ACC": int(shared and name == "contribs"), "NOUT": ens.n_outputs}
     lib = build(defines, xt)

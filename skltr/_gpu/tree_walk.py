@@ -14,15 +14,15 @@ compile-time constants of the module it is compiled into (``COMPACT``, ``STRICT`
 CuPy.
 """
 
-__all__ = ["DEVICE_SOURCE"]
+__all__ = ["DEVICE_SOURCE", "ROUTE_SOURCE"]
 
-DEVICE_SOURCE = r"""
-#if COMPACT
-struct Node { u32 key; u32 packed; };      // see ForestLayout: the 8-byte float32 layout
-#else
-struct Node { double v; int feature; int meta; };
-#endif
-
+#: ``skltr._cpu.traversal.go_left`` once, for every GPU kernel that routes a value at a node
+#: (the scoring walks below, TreeSHAP's path conditions): the node's flags, threshold and
+#: index into the categorical sets are the caller's. Reads the defines ``STRICT``,
+#: ``F32_INPUTS``, ``INPUT_F32``, ``HAS_SENTINEL``, ``HAS_CAT``, ``HAS_MISSING_NONE``,
+#: ``HAS_MISSING_ZERO`` (a kernel that cannot tell which node kinds a model has sets the last
+#: three to 1) and the typedef ``XT``.
+ROUTE_SOURCE = r"""
 // float32 values are held in doubles (widen, f32_round: skltr._gpu._compile.EXACT_FLOAT32,
 // prepended), so that CuPy's -ftz=true cannot flush a subnormal the CPU keeps.
 
@@ -31,18 +31,16 @@ struct Node { double v; int feature; int meta; };
 #define F_SET_RIGHT 16
 #define F_INVALID_DEFAULT 32
 #define F_TRUNC_FIRST 64
-#define HOT_RIGHT 128
 #define ZERO_THRESHOLD 1.0000000180025095e-35
 
-#if !COMPACT
-__device__ __forceinline__ bool go_left(double x, const Node& nd, i64 g, const int* cat_off,
-                                        const int* cat_nw, const u32* bits, double missing) {
-    // skltr._cpu.traversal.go_left; g: the node's index in the layout (categorical sets)
-    // float32 routing, or the model's input rule reads every value as a float32 (a float64
-    // CuPy array is rounded here); a no-op for float32 input
+template <typename OFF>
+__device__ __forceinline__ bool route(double x, int fl, double thr, i64 g, const OFF* cat_off,
+                                      const int* cat_nw, const u32* bits, double missing) {
+    // skltr._cpu.traversal.go_left line for line; g: the node's index into the
+    // categorical sets. float32 routing, or the model's input rule reads every value as a
+    // float32 (a float64 CuPy array is rounded here); a no-op for float32 input
     if ((F32_INPUTS || INPUT_F32) && sizeof(XT) == 8) x = f32_round(x);
     if (HAS_SENTINEL && x == missing) x = __longlong_as_double(0x7ff8000000000000LL);
-    const int fl = nd.meta & 255;
     const bool default_left = (fl & F_DEFAULT_LEFT) != 0;
     if (HAS_CAT && (fl & F_CAT)) {
         if (isnan(x)) return default_left;
@@ -63,7 +61,24 @@ __device__ __forceinline__ bool go_left(double x, const Node& nd, i64 g, const i
     }
     if (HAS_MISSING_ZERO && missing_type == 1 && fabs(x) <= ZERO_THRESHOLD)
         return default_left;
-    return STRICT ? x < nd.v : x <= nd.v;
+    return STRICT ? x < thr : x <= thr;
+}
+"""
+
+DEVICE_SOURCE = ROUTE_SOURCE + r"""
+#if COMPACT
+struct Node { u32 key; u32 packed; };      // see ForestLayout: the 8-byte float32 layout
+#else
+struct Node { double v; int feature; int meta; };
+#endif
+
+#define HOT_RIGHT 128
+
+#if !COMPACT
+__device__ __forceinline__ bool go_left(double x, const Node& nd, i64 g, const int* cat_off,
+                                        const int* cat_nw, const u32* bits, double missing) {
+    // g: the node's index in the layout (categorical sets)
+    return route(x, nd.meta & 255, nd.v, g, cat_off, cat_nw, bits, missing);
 }
 
 template <typename T>

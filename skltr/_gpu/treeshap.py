@@ -35,6 +35,10 @@ from .._cpu.treeshap import unwind_ratios
 from ..trees._shap import check_explainable, register_gpu, shap_paths
 from ._compile import EXACT_FLOAT32, blocks, module
 from .traversal import device_input
+from .tree_walk import ROUTE_SOURCE
+
+#: The routing of every node kind compiled in (the path conditions may meet any).
+ALL_NODE_KINDS = {"HAS_CAT": 1, "HAS_MISSING_NONE": 1, "HAS_MISSING_ZERO": 1}
 
 __all__ = ["predict_contribs", "predict_interactions"]
 
@@ -69,41 +73,10 @@ SHARED_ACC_BYTES = 96 * 1024
 INTERACTION_ROWS_PER_LAUNCH = 1024
 
 SOURCE = r"""
-#define F_CAT 1
-#define F_DEFAULT_LEFT 2
-#define F_SET_RIGHT 16
-#define F_INVALID_DEFAULT 32
-#define F_TRUNC_FIRST 64
-#define ZERO_THRESHOLD 1.0000000180025095e-35
-
 __device__ __forceinline__ bool go_left(double x, i64 node, const double* thr, const u8* flags,
                                         const i64* cat_off, const int* cat_nw, const u32* bits,
                                         double missing) {
-    // skltr._cpu.traversal.go_left, line for line
-    if ((F32_INPUTS || INPUT_F32) && sizeof(XT) == 8) x = f32_round(x);
-    if (HAS_SENTINEL && x == missing) x = __longlong_as_double(0x7ff8000000000000LL);
-    const int fl = flags[node];
-    const bool default_left = (fl & F_DEFAULT_LEFT) != 0;
-    if (fl & F_CAT) {
-        if (isnan(x)) return default_left;
-        const bool invalid = (fl & F_TRUNC_FIRST) ? trunc(x) < 0.0 : x < 0.0;
-        bool in_set = false;
-        if (invalid) {
-            if (fl & F_INVALID_DEFAULT) return default_left;
-        } else if (x < 2147483648.0) {
-            const i64 c = (i64)x;
-            const i64 word = c >> 5;
-            if (word < cat_nw[node])
-                in_set = ((bits[cat_off[node] + word] >> (u32)(c & 31)) & 1u) == 1u;
-        }
-        return (fl & F_SET_RIGHT) ? !in_set : in_set;
-    }
-    const int missing_type = (fl >> 2) & 3;
-    if (isnan(x)) {
-        if (missing_type == 0) x = 0.0; else return default_left;
-    }
-    if (missing_type == 1 && fabs(x) <= ZERO_THRESHOLD) return default_left;
-    return STRICT ? x < thr[node] : x <= thr[node];
+    return route(x, flags[node], thr[node], node, cat_off, cat_nw, bits, missing);
 }
 
 struct Forest {
@@ -336,11 +309,11 @@ extern "C" __global__ void interactions(const XT* X, i64 n, int nf, FOREST_PARAM
 def _module(strict, f32_inputs, input_f32, has_sentinel, x_dtype, max_k, hot_words,
             shared_acc, n_outputs):
     defines = {"STRICT": strict, "F32_INPUTS": f32_inputs, "INPUT_F32": input_f32,
-               "HAS_SENTINEL": has_sentinel, "MAX_K": max(max_k, 1),
+               "HAS_SENTINEL": has_sentinel, **ALL_NODE_KINDS, "MAX_K": max(max_k, 1),
                "HOT_WORDS": max(hot_words, 1), "UNROLL_MAX_K": UNROLL_MAX_K,
                "SHARED_ACC": shared_acc, "NOUT": n_outputs}
     xt = "typedef float XT;\n" if x_dtype == "float32" else "typedef double XT;\n"
-    return module(xt + EXACT_FLOAT32 + SOURCE, defines)
+    return module(xt + EXACT_FLOAT32 + ROUTE_SOURCE + SOURCE, defines)
 
 
 class _DeviceForest:

@@ -209,7 +209,8 @@ DEFAULTS = dict(max_leaves=31, max_depth=None, growth="leafwise", min_child_weig
 
 
 def naive_grow(X_binned, grad, hess, n_bins, missing_bin, rows=None, feature_mask=None, **kw):
-    """Grow a tree from the rules in ``skltr._gbdt.grower``'s docstring; return node arrays.
+    """Grow a tree by the rules of ``skltr._gbdt.growth`` and ``skltr._gbdt.grower_cpu``;
+    return node arrays.
 
     Returns a dict of lists: feature, bin_threshold, default_left, left, right, value, gain,
     count, and ``leaf_of_row`` (a dict row -> leaf id).

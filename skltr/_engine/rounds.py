@@ -1,8 +1,8 @@
 """What every boosting loop shares: random streams, subsamples, eval sets, the round log.
 
-A boosting loop (the GBDT's CPU loop :mod:`skltr._gbdt.boosting`, its GPU twin
-:mod:`skltr._gpu.boosting`, and the next rankers' loops) draws its randomness here, keeps its
-trees, metric history and early stopping in a :class:`Rounds`, and returns the
+A boosting loop (the GBDT's :mod:`skltr._gbdt.boosting`, on every device, RankBoost's
+:mod:`skltr._rankboost.boosting`, and the next rankers' loops) draws its randomness here,
+keeps its trees, metric history and early stopping in a :class:`Rounds`, and returns the
 :class:`BoostingResult` that :meth:`Rounds.result` builds.
 
 Randomness (query subsample, feature subsample, the validation split, the binning sample)

@@ -537,3 +537,14 @@ def test_hist_mode_and_count_rule_parameters():
         for counts in ("hessian", "rows"):
             r = GPUHistGBDTRanker(**SMALL, hist_mode=mode, min_samples_leaf_counts=counts)
             assert abs(ndcg_score(y, r.fit(X, y, qid=qid).predict(X), qid=qid) - base) < 0.1
+
+
+def test_cuda_all_is_refused_by_name_before_any_work():
+    # one device resolver (skltr._device): "cuda:all" is the rule ranker's; here it is refused
+    # by name, CuPy or not, and the failed fit leaves no fitted state
+    X, y, qid = _data(22)
+    est = GPUHistGBDTRanker(**SMALL, device="cuda:all")
+    with pytest.raises(ValueError, match="GPUHistGBDTRanker does not support "
+                                         "device='cuda:all'"):
+        est.fit(X, y, qid=qid)
+    assert not hasattr(est, "ensemble_")

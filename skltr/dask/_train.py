@@ -79,7 +79,7 @@ def train_task(rank, world, host, port, task, pieces):
 
     data = [(role, _rows(role, p, task.n_features)) for role, p in zip(task.roles, pieces)]
     (train, X), evals = data[0], data[1:]
-    device = resolve_device(task.device)
+    device = resolve_device(task.device, estimator="DaskGPUHistGBDTRanker")
     for role in task.roles:
         role.y, role.sample_weight, role.group_ptr, role.query_index = (
             _writable(a) for a in (role.y, role.sample_weight, role.group_ptr,

@@ -340,7 +340,7 @@ class GPUHistGBDTRanker(EnsembleRanker):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "auto" falling back warns once, in _fit
             try:
-                return resolve_device(self.device).is_gpu
+                return resolve_device(self.device, estimator=type(self).__name__).is_gpu
             except (ImportError, RuntimeError, TypeError, ValueError):
                 return False  # _fit raises the device error with its message
 
@@ -351,7 +351,7 @@ class GPUHistGBDTRanker(EnsembleRanker):
 
         self._check_gain()
         announce_first_compile()
-        device = resolve_device(self.device)
+        device = resolve_device(self.device, estimator=type(self).__name__)
         hp = self.get_params(deep=False)
         recipe.check_device(hp, device.is_gpu)
         eval_at = self._eval_at_list()  # checked before any work

@@ -217,6 +217,22 @@ def test_bad_input_errors_match_the_local_ranker(client, case):
     assert not hasattr(dist, "ensemble_")
 
 
+def test_fit_warnings_point_at_the_callers_line(client):
+    # the local ranker's warnings, at the same place: the line that called fit
+    X, y, qid, _ = _data()
+    with pytest.warns(UserWarning, match="no tree found a split") as record:
+        DaskGPUHistGBDTRanker(**KW).fit(_spread(client, X), np.ones(len(qid)), qid=qid)
+    assert {w.filename for w in record} == {__file__}
+    Xb = np.tile(X, (-(-10_001 // len(X)), 1))
+    reps = Xb.shape[0] // len(X)
+    yb = np.tile(y, reps)
+    qb = np.concatenate([qid + k * (qid.max() + 1) for k in range(reps)])
+    with pytest.warns(UserWarning, match="early_stopping='auto'") as record:
+        DaskGPUHistGBDTRanker(**{**KW, "n_estimators": 2}, early_stopping="auto").fit(
+            _spread(client, Xb), yb, qid=qb)
+    assert {w.filename for w in record} == {__file__}
+
+
 def test_grid_search_under_joblibs_dask_backend(client):
     import joblib
     import sklearn

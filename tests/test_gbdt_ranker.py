@@ -548,3 +548,16 @@ def test_cuda_all_is_refused_by_name_before_any_work():
                                          "device='cuda:all'"):
         est.fit(X, y, qid=qid)
     assert not hasattr(est, "ensemble_")
+
+
+def test_fit_warnings_point_at_the_callers_line():
+    # the fit recipe's two warnings name the line that called fit, not skltr's internals
+    X, _, qid = _data(13)
+    with pytest.warns(UserWarning, match="no tree found a split") as record:
+        GPUHistGBDTRanker(**SMALL).fit(X, np.ones(len(qid)), qid=qid)
+    assert {w.filename for w in record} == {__file__}
+    X, y, qid = _data(6, n_queries=110, docs=(100, 100), n_features=3)  # 11,000 rows
+    with pytest.warns(UserWarning, match="early_stopping='auto'") as record:
+        GPUHistGBDTRanker(n_estimators=2, max_leaves=4, early_stopping="auto").fit(
+            X, y, qid=qid)
+    assert {w.filename for w in record} == {__file__}

@@ -22,10 +22,10 @@ estimator: ``_parameter_constraints``). The front-ends keep their input checks, 
 sets and the fitted attributes; ``skltr.dask`` keeps data placement, the gather of the cut
 sample and the launch of the workers.
 
-The front-ends call the two warnings from their fitting method: ``GPUHistGBDTRanker._fit``
-(under ``RankerMixin.fit`` and ``GPUHistGBDTRanker.fit``) and
-``DaskGPUHistGBDTRanker._fit_dask`` (directly under its ``fit``); their ``stacklevel`` is
-counted from there, as it was before they moved here.
+The front-ends call the two warnings from their fitting method and say how many frames lie
+between it and the user's call (``above``): ``GPUHistGBDTRanker._fit`` runs under
+``RankerMixin.fit`` and ``GPUHistGBDTRanker.fit`` (2), ``DaskGPUHistGBDTRanker._fit_dask``
+directly under its ``fit`` (1), so that both warnings point at the user's line.
 """
 
 from __future__ import annotations
@@ -148,11 +148,12 @@ def _boost_params(hp, seed, early, eval_at, feature_names, reject_inf) -> BoostP
         n_jobs=hp["n_jobs"], reject_inf=reject_inf)
 
 
-def warn_auto_hold_out(hp, group_ptr, val_mask):
+def warn_auto_hold_out(hp, group_ptr, val_mask, *, above):
     """Say that ``early_stopping="auto"`` held queries out of training, and how to avoid it.
 
     Nothing for ``early_stopping=True`` (asked for). ``group_ptr``: of the whole training
-    set; ``val_mask``: its held-out rows.
+    set; ``val_mask``: its held-out rows; ``above``: frames between the caller and the
+    user's call.
     """
     if hp["early_stopping"] != "auto":
         return
@@ -166,8 +167,7 @@ def warn_auto_hold_out(hp, group_ptr, val_mask):
         f"can cost test NDCG. Pass early_stopping=False (the default) to train on every "
         f"query, or eval_set=[(X_val, y_val, qid_val)] to monitor a validation set of your "
         f"own.", UserWarning,
-        # from GPUHistGBDTRanker._fit: its fit's caller; from _fit_dask: one frame above that
-        stacklevel=5)
+        stacklevel=3 + above)
 
 
 def start_score(objective, y, group_ptr, sample_weight) -> float:
@@ -184,13 +184,13 @@ def boost_on(device, X, y, group_ptr, sample_weight, objective, params, eval_set
                      device=device, communicator=communicator, shard=shard)
 
 
-def warn_if_no_split(result):
-    """Warn when no tree of ``result`` (a ``BoostingResult``) split: a constant model."""
+def warn_if_no_split(result, *, above):
+    """Warn when no tree of ``result`` (a ``BoostingResult``) split: a constant model
+    (``above``: frames between the caller and the user's call)."""
     if not np.any(np.diff(result.ensemble.tree_ptr) > 1):
         warnings.warn(
             "no tree found a split: every gradient was zero or no split met min_samples_leaf"
             " / min_child_weight / min_split_gain (e.g. all labels of every query are "
             "equal, or every query has a single document); the model scores every row "
             "the same.", UserWarning,
-            # from _fit_dask: its fit's caller; from GPUHistGBDTRanker._fit: that fit's line
-            stacklevel=4)
+            stacklevel=3 + above)

@@ -1,7 +1,8 @@
 """CuPy kernels: CUDA sources and their launch functions, below the engines.
 
-Every module here imports CuPy at its top (but ``tree_walk`` and ``libm``, CUDA source strings),
-so nothing under ``skltr._gpu`` is imported unless a CUDA device was asked for
+The modules import CuPy at their top (but ``tree_walk`` and ``libm``, CUDA source strings,
+``forest_layout``, host arrays, and ``_config``), and nothing under ``skltr._gpu`` is
+imported unless a CUDA device was asked for
 (``skltr._device.resolve_device``). The engines' CUDA back-ends drive them: the GBDT's
 ``skltr._gbdt.backend_cuda`` / ``grower_cuda`` / ``objectives_cuda``, RankBoost's and the rule
 ranker's ``kernels_cuda``; nothing here imports an engine (``setup.cfg``'s contracts). Module

@@ -235,6 +235,22 @@ def _path_fractions(hot, e0, k, elem_zero, elem_cond_ptr, cond_node, cond_left, 
     return True
 
 
+@njit(inline="always", cache=True)
+def _add_path(dst, q, w, z, o, k, v, e0, elem_feature, ratios):
+    """``dst[q, feature] +=`` the SHAP value of each element of one extended path (value
+    ``v``); the contributions kernel adds into a row of ``out``, the interactions kernel into
+    its ``phi``."""
+    absent = np.nan
+    for i in range(k):
+        if o[i] == 0.0:
+            if absent != absent:
+                absent = -unwound_sum_absent(w, k, ratios) * v
+            dst[q, elem_feature[e0 + i]] += absent
+        else:
+            s = unwound_sum(w, k, z[i], 1.0, ratios)
+            dst[q, elem_feature[e0 + i]] += s * (1.0 - z[i]) * v
+
+
 # ----------------------------------------------------------------------------- kernels
 @njit(parallel=True, cache=True)
 def treeshap_contribs(X, tree_ptr, feature, threshold, left, flags, cat_offset, cat_nwords,
@@ -253,6 +269,7 @@ def treeshap_contribs(X, tree_ptr, feature, threshold, left, flags, cat_offset, 
         w = np.empty(max_elems + 2, np.float64)
         ratios = unwind_ratios(max_elems)
         for row in range(ch * chunk, min(n_samples, (ch + 1) * chunk)):
+            out_row = out[row]
             for t in range(n_trees):
                 p0 = tree_path_ptr[t]
                 p1 = tree_path_ptr[t + 1]
@@ -269,17 +286,8 @@ def treeshap_contribs(X, tree_ptr, feature, threshold, left, flags, cat_offset, 
                                            cond_left, z, o):
                         continue
                     extend(w, z, o, k)
-                    v = path_value[p]
-                    q = path_output[p]
-                    absent = np.nan
-                    for i in range(k):
-                        if o[i] == 0.0:
-                            if absent != absent:
-                                absent = -unwound_sum_absent(w, k, ratios) * v
-                            out[row, q, elem_feature[e0 + i]] += absent
-                        else:
-                            s = unwound_sum(w, k, z[i], 1.0, ratios)
-                            out[row, q, elem_feature[e0 + i]] += s * (1.0 - z[i]) * v
+                    _add_path(out_row, path_output[p], w, z, o, k, path_value[p], e0,
+                              elem_feature, ratios)
 
 
 @njit(parallel=True, cache=True)
@@ -326,15 +334,7 @@ def treeshap_interactions(X, tree_ptr, feature, threshold, left, flags, cat_offs
                     extend(w, z, o, k)
                     v = path_value[p]
                     q = path_output[p]
-                    absent = np.nan
-                    for i in range(k):
-                        if o[i] == 0.0:
-                            if absent != absent:
-                                absent = -unwound_sum_absent(w, k, ratios) * v
-                            phi[q, elem_feature[e0 + i]] += absent
-                        else:
-                            s = unwound_sum(w, k, z[i], 1.0, ratios)
-                            phi[q, elem_feature[e0 + i]] += s * (1.0 - z[i]) * v
+                    _add_path(phi, q, w, z, o, k, v, e0, elem_feature, ratios)
                     for c in range(k):  # condition on element c: drop it, scale the rest
                         scale = 0.5 * (o[c] - z[c]) * v
                         if scale == 0.0:

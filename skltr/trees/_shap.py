@@ -120,51 +120,43 @@ def _shape(out, n_outputs):
 
 def predict_contribs(ensemble, X, *, device="cpu", n_jobs=None) -> np.ndarray:
     """See :meth:`skltr.trees.TreeEnsemble.predict_contribs`."""
-    check_explainable(ensemble)
-    kind, index = _device_kind(device)
-    if kind == "cuda":
-        return _gpu_entry("contribs")(ensemble, X, device_index=index)
-    if is_sparse(X):
-        return map_row_chunks(ensemble, X, lambda rows: predict_contribs(
-            ensemble, rows, n_jobs=n_jobs))
-    X = model_input(ensemble, X)
-    e, paths = ensemble, shap_paths(ensemble)
-    out = np.zeros((X.shape[0], e.n_outputs, e.n_features + 1), dtype=np.float64)
-    if X.shape[0]:
-        from .._cpu.treeshap import treeshap_contribs  # noqa: PLC0415
-
-        r = routing(e)
-        with numba_threads(n_jobs):
-            treeshap_contribs(X, e.tree_ptr, e.feature, e.threshold, e.left, e.flags,
-                              e.cat_offset, e.cat_nwords, e.cat_bitsets, r.strict,
-                              r.f32_inputs, r.missing_value, r.has_sentinel,
-                              *paths.kernel_args(), out)
-    out[:, :, -1] += paths.bias
-    return _shape(out, e.n_outputs)
+    return _explain("contribs", ensemble, X, device, n_jobs)
 
 
 def predict_interactions(ensemble, X, *, device="cpu", n_jobs=None) -> np.ndarray:
     """See :meth:`skltr.trees.TreeEnsemble.predict_interactions`."""
+    return _explain("interactions", ensemble, X, device, n_jobs)
+
+
+def _explain(what, ensemble, X, device, n_jobs):
+    """SHAP values (``what="contribs"``) or interaction values of ``X``: the checks, the
+    device and the sparse row blocks are the same for both, the kernel and the output's
+    shape differ."""
     check_explainable(ensemble)
     kind, index = _device_kind(device)
     if kind == "cuda":
-        return _gpu_entry("interactions")(ensemble, X, device_index=index)
+        return _gpu_entry(what)(ensemble, X, device_index=index)
     if is_sparse(X):
-        return map_row_chunks(ensemble, X, lambda rows: predict_interactions(
-            ensemble, rows, n_jobs=n_jobs))
+        return map_row_chunks(ensemble, X, lambda rows: _explain(what, ensemble, rows,
+                                                                 "cpu", n_jobs))
     X = model_input(ensemble, X)
     e, paths = ensemble, shap_paths(ensemble)
     nf1 = e.n_features + 1
-    out = np.zeros((X.shape[0], e.n_outputs, nf1, nf1), dtype=np.float64)
+    interactions = what == "interactions"
+    shape = (X.shape[0], e.n_outputs) + ((nf1, nf1) if interactions else (nf1,))
+    out = np.zeros(shape, dtype=np.float64)
     if X.shape[0]:
-        from .._cpu.treeshap import treeshap_interactions  # noqa: PLC0415
+        from .._cpu import treeshap  # noqa: PLC0415
 
         r = routing(e)
-        args = (e.tree_ptr, e.feature, e.threshold, e.left, e.flags, e.cat_offset,
+        args = (X, e.tree_ptr, e.feature, e.threshold, e.left, e.flags, e.cat_offset,
                 e.cat_nwords, e.cat_bitsets, r.strict, r.f32_inputs, r.missing_value,
-                r.has_sentinel, *paths.kernel_args(), paths.bias)
+                r.has_sentinel, *paths.kernel_args())
         with numba_threads(n_jobs):
-            treeshap_interactions(X, *args, out)
-    else:
-        out[:, :, -1, -1] = paths.bias
+            if interactions:  # the expected value on the diagonal's last cell
+                treeshap.treeshap_interactions(*args, paths.bias, out)
+            else:
+                treeshap.treeshap_contribs(*args, out)
+    if not interactions:
+        out[:, :, -1] += paths.bias
     return _shape(out, e.n_outputs)

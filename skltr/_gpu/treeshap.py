@@ -425,45 +425,47 @@ def _finish(ensemble, out, on_device):
 def predict_contribs(ensemble, X, *, device_index=0):
     """``TreeEnsemble.predict_contribs(X, device="cuda:N")``: a CuPy array for CuPy input,
     else NumPy."""
-    on_device = isinstance(X, cupy.ndarray)
-    with cupy.cuda.Device(int(device_index)):
-        from ..trees._sparse_input import is_sparse, map_row_chunks  # noqa: PLC0415
-
-        if is_sparse(X):
-            return map_row_chunks(ensemble, X, lambda rows: predict_contribs(
-                ensemble, rows, device_index=device_index))
-        Xd = _prepare(ensemble, X)
-        return _finish(ensemble, _contribs_device(ensemble, Xd), on_device)
+    return _explain(_contribs_device, ensemble, X, device_index)
 
 
 def predict_interactions(ensemble, X, *, device_index=0):
     """``TreeEnsemble.predict_interactions(X, device="cuda:N")``: a CuPy array for CuPy
     input, else NumPy."""
+    return _explain(_interactions_device, ensemble, X, device_index)
+
+
+def _explain(compute, ensemble, X, device_index):
+    """``compute(ensemble, Xd)`` on GPU ``device_index``: sparse ``X`` in row blocks, the
+    result on the device of ``X``."""
     on_device = isinstance(X, cupy.ndarray)
     with cupy.cuda.Device(int(device_index)):
         from ..trees._sparse_input import is_sparse, map_row_chunks  # noqa: PLC0415
 
         if is_sparse(X):
-            return map_row_chunks(ensemble, X, lambda rows: predict_interactions(
-                ensemble, rows, device_index=device_index))
-        Xd = _prepare(ensemble, X)
-        f = _forest(ensemble)
-        n, nf, nout = Xd.shape[0], ensemble.n_features, ensemble.n_outputs
-        nf1 = nf + 1
-        phi = _contribs_device(ensemble, Xd)
-        out = cupy.empty((n, nout, nf1, nf1), cupy.float64)
-        for r0 in range(0, n, INTERACTION_ROWS_PER_LAUNCH):
-            rows = cupy.ascontiguousarray(Xd[r0:r0 + INTERACTION_ROWS_PER_LAUNCH])
-            m = rows.shape[0]
-            acc = cupy.zeros((nout * nf1 * nf1, m), cupy.float64)
-            _launch(f, "interactions", rows, acc, m)
-            out[r0:r0 + m] = acc.T.reshape(m, nout, nf1, nf1)
-        # the diagonal: main effects = contribution - the row's interactions (kernel left 0)
-        idx = cupy.arange(nf)
-        off = out[:, :, :nf, :nf].sum(axis=3)
-        out[:, :, idx, idx] = phi[:, :, :nf] - off
-        out[:, :, nf, nf] = phi[:, :, nf]
-        return _finish(ensemble, out, on_device)
+            return map_row_chunks(ensemble, X, lambda rows: _explain(
+                compute, ensemble, rows, device_index))
+        return _finish(ensemble, compute(ensemble, _prepare(ensemble, X)), on_device)
+
+
+def _interactions_device(ensemble, Xd):
+    """Interaction values of device rows ``Xd`` (n, n_outputs, nf + 1, nf + 1)."""
+    f = _forest(ensemble)
+    n, nf, nout = Xd.shape[0], ensemble.n_features, ensemble.n_outputs
+    nf1 = nf + 1
+    phi = _contribs_device(ensemble, Xd)
+    out = cupy.empty((n, nout, nf1, nf1), cupy.float64)
+    for r0 in range(0, n, INTERACTION_ROWS_PER_LAUNCH):
+        rows = cupy.ascontiguousarray(Xd[r0:r0 + INTERACTION_ROWS_PER_LAUNCH])
+        m = rows.shape[0]
+        acc = cupy.zeros((nout * nf1 * nf1, m), cupy.float64)
+        _launch(f, "interactions", rows, acc, m)
+        out[r0:r0 + m] = acc.T.reshape(m, nout, nf1, nf1)
+    # the diagonal: main effects = contribution - the row's interactions (kernel left 0)
+    idx = cupy.arange(nf)
+    off = out[:, :, :nf, :nf].sum(axis=3)
+    out[:, :, idx, idx] = phi[:, :, :nf] - off
+    out[:, :, nf, nf] = phi[:, :, nf]
+    return out
 
 
 register_gpu(predict_contribs, predict_interactions)

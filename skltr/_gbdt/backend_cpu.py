@@ -31,7 +31,7 @@ class CPUBackend:
 
     label = "boosting"
 
-    def __init__(self, params, communicator, device=None):
+    def __init__(self, params, communicator):
         self.params, self.communicator = params, communicator
         self.n_jobs = params.n_jobs
         self.pool = None

@@ -572,6 +572,27 @@ def test_gpu_leafwise_tree_equals_cpu_leafwise_tree(kw):
         assert_same_tree(got, ref)
 
 
+@pytest.mark.parametrize("batch", [1, 2, 5, 1000])
+def test_gpu_leafwise_batches_grow_the_one_at_a_time_tree(batch):
+    # speculative batches: the CPU's one-at-a-time tree whatever the batch size
+    rng = np.random.default_rng(37)
+    n, F, mb = 6000, 11, 31
+    X, n_bins, grad, hess = _binned_problem(rng, n, F, mb)
+    grad = (grad + rng.normal(scale=0.01, size=n)).astype(np.float32)
+    d = _device_binned(X, n_bins, mb)
+    kw = dict(max_leaves=40, min_samples_leaf=8)
+    ref = _cpu_tree(X, n_bins, mb, grad, hess, growth="leafwise", **kw)
+    grower = GPUTreeGrower(d, growth="leafwise", **kw)
+    grower.leafwise_batch = batch
+    for _ in range(2):  # the second tree reuses the histogram slots
+        got = grower.grow(cupy.asarray(grad), cupy.asarray(hess), leaf_of_row=True)
+        assert got.n_leaves == 40
+        assert_same_tree(got, ref)
+    scores = cupy.zeros(n, cupy.float64)
+    grower.add_to_training_scores(scores)
+    np.testing.assert_array_equal(scores.get(), got.value[got.leaf_of_row])
+
+
 def test_gpu_quantisation_statistics_and_rounding_equal_the_cpu():
     # the statistics behind the scales (skltr._gbdt.quantisation), exact on both devices:
     # subnormals, a negative zero, one hessian above 2**31 after scaling, a row subset

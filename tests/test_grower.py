@@ -298,6 +298,27 @@ def test_grower_random_matches_naive(seed, n, growth, max_leaves, max_depth, min
     assert_same_tree(tree, naive_grow(X, grad, hess, n_bins, 4, **kw))
 
 
+@settings(max_examples=30)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 80),
+       max_leaves=st.integers(2, 24), max_depth=st.sampled_from([None, 2, 4]),
+       min_samples_leaf=st.integers(1, 5), batch=st.sampled_from([2, 3, 7, 1000]),
+       hist_mode=st.sampled_from(["float", "quantised"]))
+def test_speculative_leafwise_batches_grow_the_one_at_a_time_tree(
+        seed, n, max_leaves, max_depth, min_samples_leaf, batch, hist_mode):
+    # expanding several leaves at once (the GPU's batches) must not change the tree: same
+    # node ids, splits and values, and every row in the leaf of the one-at-a-time tree
+    rng = np.random.default_rng(seed)
+    X, n_bins, grad, hess = dyadic_problem(rng, n, 3, 5, nan_frac=rng.random() * 0.3)
+    kw = dict(growth="leafwise", max_leaves=max_leaves, max_depth=max_depth,
+              min_samples_leaf=min_samples_leaf, hist_mode=hist_mode)
+    rows = np.sort(rng.choice(n, max(1, n // 2), replace=False)) if seed % 2 else None
+    grower = TreeGrower(X, grad, hess, n_bins=n_bins, missing_bin=5,
+                        has_missing=np.ones(3, bool), rows=rows, **kw)
+    grower.leafwise_batch = batch
+    tree = grower.grow()
+    assert_same_tree(tree, naive_grow(X, grad, hess, n_bins, 5, rows=rows, **kw), rows)
+
+
 def test_grower_edge_cases_single_leaf():
     # one row; all rows in one bin; constant features; too few rows for min_samples_leaf
     cases = [

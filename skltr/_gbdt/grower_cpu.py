@@ -112,6 +112,11 @@ class TreeGrower:
     array([ 1., -1.])
     """
 
+    #: Leaf-wise, the most leaves expanded at once (:mod:`skltr._gbdt.growth`). The CPU
+    #: expands one at a time: a batch would only add work here (the tests set more, to
+    #: check that batches grow the one-at-a-time tree).
+    leafwise_batch = 1
+
     def __init__(self, X_binned, grad, hess, *, n_bins, missing_bin, has_missing, rows=None,
                  feature_mask=None, tree_params=None, communicator=None, n_threads=None,
                  pool=None, X_binned_T=None, **params):
@@ -222,13 +227,13 @@ class TreeGrower:
             for node, c in zip(unknown, self.communicator.allreduce_sum(local)):
                 node.count = int(c)
 
-    def finish(self, nodes, is_leaf, value):
+    def finish(self, nodes, tree_node, is_leaf, value):
         """Give back the histograms; the leaf of every used row (the loop's score update)."""
         leaf_pos = np.empty(self._buf.size, np.int32)
-        for i, node in enumerate(nodes):
+        for node, j in zip(nodes, tree_node):
             self._drop_hists(node)
-            if is_leaf[i]:
-                leaf_pos[node.start:node.end] = i
+            if is_leaf[j]:  # a leaf, or a node below an untaken expansion (a subrange)
+                leaf_pos[node.start:node.end] = j
         # leaf_pos is indexed by position in the partition buffer; map back to rows.
         if self.rows is None:
             leaf_of_row = np.empty(self._buf.size, np.int32)

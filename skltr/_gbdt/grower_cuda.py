@@ -1,10 +1,16 @@
 """``GPUTreeGrower``: the CUDA back-end of the growth driver (one tree on the GPU).
 
 The driver (:mod:`skltr._gbdt.growth`) decides which nodes split, in batches: depth-wise a
-level, leaf-wise one node. Per batch, whatever its size: one partition (two small kernels and a
-scan), one histogram launch for the smaller children, one subtraction launch for their siblings
-and one split launch; the host reads one small record per node (``8 x int64``). Nothing of
-size ``n_rows`` leaves the GPU while growing.
+level, leaf-wise up to :attr:`GPUTreeGrower.leafwise_batch` leaves expanded speculatively (the
+tree is the one-at-a-time tree). Per batch, whatever its size: one partition (two small
+kernels and a scan), one histogram launch for the smaller children, one subtraction launch for
+their siblings and one split launch; the host reads one small record per node
+(``8 x int64``). Nothing of size ``n_rows`` leaves the GPU while growing.
+
+The histograms live in one pool (:class:`HistogramSlots`): a node that may split holds a slot
+until it is split; then its smaller child takes a new slot and its larger child takes over the
+parent's, the parent's histogram minus the smaller child's, in place. A batch may so take
+parents from anywhere in the pool.
 
 Gradients are quantised by the rule of :mod:`skltr._gbdt.quantisation` (the CPU's layout
 choice and scales, from statistics gathered exactly on the device: :mod:`skltr._gpu.quantise`);
@@ -12,10 +18,9 @@ the bins are always two words (``skltr._gpu.histogram``). With the same integers
 driver, a GPU tree equals the CPU tree grown from the same gradients: same node ids, splits,
 gains and leaf values (``tests/test_gbdt_gpu.py`` checks it).
 
-Leaf-wise, a batch is one split: ten-odd launches and a host round trip per split (~0.4 ms),
-7x the time of depth-wise growth of the same 256-leaf trees on 1M rows
-(``docs/gbdt_gpu.rst``): prefer ``growth="depthwise"`` on the GPU for speed. Each pending leaf
-keeps its histogram on the device until it is split.
+Leaf-wise, a batch costs ten-odd launches and a host round trip (~0.4 ms) whatever its
+size: expanding up to ``leafwise_batch`` leaves a batch takes ~255-leaf trees from ~250
+batches to a few dozen (``docs/gbdt_gpu.rst``).
 
 Distributed (:mod:`skltr.dask`, a ``communicator`` of ``world > 1``): each worker holds the
 rows of some queries; the global sums go through the communicator as in the CPU grower --
@@ -47,7 +52,37 @@ from .params import TreeParams
 from .quantisation import (check_hessians, choose_layout, count_bit, one_word_scales,
                            two_word_scales)
 
-__all__ = ["GPUTreeGrower"]
+__all__ = ["GPUTreeGrower", "HistogramSlots"]
+
+
+class HistogramSlots:
+    """The tree's device histograms: one int64 array of slots, and a free list.
+
+    It grows (doubling, the old slots copied) when a batch needs more slots than are free;
+    freed slots are reused, so a tree of ``L`` leaves needs about ``L`` slots.
+    """
+
+    def __init__(self, n_features, n_bins_total, n_slots=16):
+        self.array = cupy.zeros((n_slots, n_features, n_bins_total, 2), cupy.int64)
+        self.free = list(range(n_slots - 1, -1, -1))  # pop() gives the lowest slot
+
+    def acquire(self, n):
+        """``n`` zeroed slots."""
+        if len(self.free) < n:
+            old = self.array
+            size = max(2 * old.shape[0], old.shape[0] + n)
+            self.array = cupy.empty((size,) + old.shape[1:], cupy.int64)
+            self.array[:old.shape[0]] = old
+            self.free = list(range(size - 1, old.shape[0] - 1, -1)) + self.free
+        slots = [self.free.pop() for _ in range(n)]
+        self.array[cupy.asarray(np.asarray(slots, np.int64))] = 0
+        return slots
+
+    def release(self, node):
+        """Give ``node``'s slot back (if it holds one)."""
+        if node.slot >= 0:
+            self.free.append(node.slot)
+            node.slot = -1
 
 
 class GPUTreeGrower:
@@ -82,7 +117,13 @@ class GPUTreeGrower:
         self._qg = cupy.empty(n, cupy.int32)
         self._qh = cupy.empty(n, cupy.uint32)
         self._all_features = cupy.ones(data.n_features, cupy.uint8)
+        self._slots = None
         self.timings = {}
+
+    #: Leaf-wise, the most leaves expanded at once (:mod:`skltr._gbdt.growth`): fewer
+    #: batches, at the cost of the children of at most that many leaves that the tree does
+    #: not take (measured: ``benchmarks/train_gpu.py --engines skltr-gpu-leafwise``).
+    leafwise_batch = 16
 
     # ------------------------------------------------------------------ growing
     def grow(self, grad, hess, rows=None, feature_mask=None, leaf_of_row=False):
@@ -162,6 +203,9 @@ class GPUTreeGrower:
             sg, sh = comm.allreduce_sum(quantise(*args, 2.0 ** self.scales.kg,
                                                  2.0 ** self.scales.kh, self._qg, self._qh))
         self.pos = cupy.zeros(n_used, cupy.int32)
+        d = self.data
+        if self._slots is None:  # kept from tree to tree: the pool's size settles
+            self._slots = HistogramSlots(d.n_features, d.n_bins_total)
         p = self.params
         self._constants = split_constants(
             missing_bin=self.data.missing_bin, inv_scale_g=self.scales.inv_g,
@@ -173,18 +217,14 @@ class GPUTreeGrower:
 
     def find_splits(self, nodes):
         """Histogram and best split of the root."""
-        hist = self._new_hist(len(nodes))
-        for k, node in enumerate(nodes):
-            node.slot, node.hist = k, hist
-        self._build(hist, nodes)
-        self._find_splits(hist, nodes)
+        for node, slot in zip(nodes, self._slots.acquire(len(nodes))):
+            node.slot = slot
+        self._build(nodes)
+        self._find_splits(nodes)
 
     def split(self, parents, pairs, may_split):
         """Split the driver's batch at once: one partition, histogram, subtraction and split
-        launch (see :mod:`skltr._gbdt.growth`); the parents' histograms are in one array
-        (a level's, or one leaf's)."""
-        hist = parents[0].hist
-        assert all(p.hist is hist for p in parents)
+        launch (see :mod:`skltr._gbdt.growth`)."""
         chosen = []
         for node, (left, right) in zip(parents, pairs):
             f, _, b, dl = node.split[:4]
@@ -206,34 +246,30 @@ class GPUTreeGrower:
             right.sum_g, right.sum_h = node.sum_g - gl, node.sum_h - hl
             right.count = node.count - cl
             splittable.append([may_split(c, k) for c in (left, right)])
-            node.hist = None
-        self._children_histograms(hist, parents, pairs, splittable)
+        self._children_histograms(parents, pairs, splittable)
 
     def counts(self, nodes):
         """Nothing to do: node counts are global from the histograms' count bits."""
 
-    def finish(self, nodes, is_leaf, value):
+    def finish(self, nodes, tree_node, is_leaf, value):
         """Keep the leaf values on the device (:meth:`add_to_training_scores`); the leaf of
         every used row on the host only when asked (tests)."""
-        self._value_dev = cupy.asarray(value)
+        # ``pos`` holds this grower's node ids: the value of each is its tree node's
+        self._value_dev = cupy.asarray(value[tree_node])
         for node in nodes:
-            node.hist = None
+            self._slots.release(node)
         if not self._want_leaf_of_row:
             return None
         full = cupy.full(self.data.n_samples, -1, cupy.int32)
-        full[self.buf] = self.pos
+        full[self.buf] = cupy.asarray(tree_node.astype(np.int32))[self.pos]
         leaf = full.get()
         return leaf if self.rows is None else leaf[np.asarray(self.rows)]
 
     # ------------------------------------------------------------------ internals
-    def _new_hist(self, n_slots):
+    def _build(self, nodes):
+        """Histograms of ``nodes`` (in their zeroed slots), summed over the workers."""
         d = self.data
-        return cupy.zeros((n_slots, d.n_features, d.n_bins_total, 2), cupy.int64)
-
-    def _build(self, hist, nodes):
-        """Histograms of ``nodes`` (in slots ``0 .. len(nodes) - 1``), summed over the
-        workers."""
-        d = self.data
+        hist = self._slots.array
         fpb = features_per_block(d.n_bins_total, d.n_features)
         tasks = row_chunk_tasks([n.start for n in nodes], [n.end for n in nodes],
                                 [n.slot for n in nodes], -(-d.n_features // fpb))
@@ -242,46 +278,55 @@ class GPUTreeGrower:
                              d.n_features, d.n_bins_total, self.count_shift)
         if self._distributed:
             with stage("allreduce"):
-                built = hist[:len(nodes)]
+                slots = cupy.asarray(np.asarray([n.slot for n in nodes], np.int64))
+                built = hist[slots]  # one contiguous array: one all-reduce
                 device_sum = getattr(self.communicator, "allreduce_sum_device", None)
                 if device_sum is not None:  # GPU to GPU (NCCL)
                     device_sum(built)
                 else:
-                    built[...] = cupy.asarray(self.communicator.allreduce_sum(built.get()))
+                    built = cupy.asarray(self.communicator.allreduce_sum(built.get()))
+                hist[slots] = built
 
-    def _find_splits(self, hist, nodes):
+    def _find_splits(self, nodes):
         with stage("split"):
-            res = find_best_splits(hist, [n.slot for n in nodes], [n.sum_g for n in nodes],
-                                   [n.sum_h for n in nodes], [n.count for n in nodes],
-                                   self.data.n_bins, self._mask, self._constants)
+            res = find_best_splits(self._slots.array, [n.slot for n in nodes],
+                                   [n.sum_g for n in nodes], [n.sum_h for n in nodes],
+                                   [n.count for n in nodes], self.data.n_bins, self._mask,
+                                   self._constants)
         for node, r in zip(nodes, res):
             node.split = r
             if r is None:
-                node.hist = None  # a leaf: its histogram array may go
+                self._slots.release(node)  # a leaf: its slot may go
 
-    def _children_histograms(self, hist, parents, pairs, splittable):
-        """Histograms (smaller child built, larger = parent - smaller) and splits of the
-        children that may split; the children keep the new histogram array."""
-        todo = [(parent, pair, ok) for parent, pair, ok in zip(parents, pairs, splittable)
-                if any(ok)]
+    def _children_histograms(self, parents, pairs, splittable):
+        """Histograms (smaller child built, larger = parent - smaller in the parent's slot)
+        and splits of the children that may split."""
+        todo = []
+        for parent, pair, ok in zip(parents, pairs, splittable):
+            if any(ok):
+                todo.append((parent, pair, ok))
+            else:
+                self._slots.release(parent)
         if not todo:
             return
-        # the smaller children (by global count: every worker picks the same) take the first
-        # slots, so that one all-reduce covers the histograms that are built
-        n_pairs = len(todo)
-        small, p_slots, to_find = [], [], []
+        # the smaller children (by global count: every worker picks the same) are built
+        small, large, p_slots, to_find = [], [], [], []
         with stage("histogram"):
-            child_hist = self._new_hist(2 * n_pairs)
-        for k, (parent, (left, right), ok) in enumerate(todo):
+            new = self._slots.acquire(len(todo))
+        for slot, (parent, (left, right), ok) in zip(new, todo):
             sm, lg = (left, right) if left.count <= right.count else (right, left)
-            sm.slot, lg.slot = k, n_pairs + k
-            for child, can in zip((left, right), ok):
-                child.hist = child_hist if can else None
+            sm.slot, lg.slot = slot, parent.slot
+            parent.slot = -1
             small.append(sm)
-            p_slots.append(parent.slot)
+            large.append(lg)
+            p_slots.append(lg.slot)
             to_find.extend(c for c, can in zip((left, right), ok) if can)
-        self._build(child_hist, small)
+        self._build(small)
+        hist = self._slots.array
         with stage("subtract"):
-            subtract_histograms(hist, child_hist, p_slots, list(range(n_pairs)),
-                                list(range(n_pairs, 2 * n_pairs)))
-        self._find_splits(child_hist, to_find)
+            subtract_histograms(hist, hist, p_slots, [n.slot for n in small], p_slots)
+        for _, pair, ok in todo:
+            for child, can in zip(pair, ok):
+                if not can:
+                    self._slots.release(child)
+        self._find_splits(to_find)

@@ -15,7 +15,12 @@ by query 80/20 so that about ``--rows`` rows train), every engine fitted on it i
   (it has no rows-per-leaf minimum); its rows sit next to the ``skltr-gpu`` rows, which keep
   ``min_samples_leaf=20``;
 * ``skltr-gpu-leafwise`` (opt-in): ``growth="leafwise"``, ``max_leaves=256``, ``max_depth=8``
-  on the GPU -- LightGBM's tree shape (its natural peer is ``lightgbm-cpu``).
+  on the GPU -- LightGBM's tree shape (its natural peer is ``lightgbm-cpu``);
+* ``skltr-gpu-lossguide`` and ``xgboost-gpu-lossguide`` (opt-in, compared with each other):
+  leaf-wise trees of 255 leaves and no depth limit (skltr ``growth="leafwise"``,
+  ``max_depth=None``; XGBoost ``grow_policy="lossguide"``, ``max_leaves=255``,
+  ``max_depth=0``). ``--leafwise-batch N`` sets the most leaves skltr's GPU grower expands at
+  once (``GPUTreeGrower.leafwise_batch``), to measure the choice.
 
 Same hyper-parameters everywhere: 200 rounds, learning rate 0.1, depth 8, minimum hessian
 1e-3, no L2, lambdarank truncation 30, 20 rows per leaf (skltr, LightGBM; XGBoost has no
@@ -125,7 +130,12 @@ DOCS = 120
 SKLTR_ENGINES = {"skltr-gpu": ("cuda", MIN_LEAF, {}), "skltr-cpu": ("cpu", MIN_LEAF, {}),
                  "skltr-gpu-leaf1": ("cuda", 1, {}),
                  "skltr-gpu-leafwise": ("cuda", MIN_LEAF, {"growth": "leafwise",
-                                                           "max_leaves": 2 ** DEPTH})}
+                                                           "max_leaves": 2 ** DEPTH}),
+                 "skltr-gpu-lossguide": ("cuda", MIN_LEAF, {"growth": "leafwise",
+                                                            "max_leaves": 255,
+                                                            "max_depth": None})}
+#: the peer a skltr engine is compared with, where it is not every peer of the run
+PEER_OF = {"skltr-gpu-lossguide": "xgboost-gpu-lossguide"}
 
 
 def _skltr(device, trees, bins, threads, min_leaf=MIN_LEAF, **params):
@@ -156,17 +166,20 @@ def fit_skltr(device, X, y, qid, trees, bins, threads, min_leaf=MIN_LEAF, **para
             "predict": model.predict, "n_trees": model.n_estimators_}
 
 
-def fit_xgboost(X, y, qid, trees, bins, threads):
+def fit_xgboost(X, y, qid, trees, bins, threads, lossguide=False):
     import cupy
     import xgboost as xgb
+
+    shape = ({"grow_policy": "lossguide", "max_leaves": 255, "max_depth": 0} if lossguide
+             else {"max_depth": DEPTH, "grow_policy": "depthwise"})
 
     t = time.perf_counter()
     dm = xgb.QuantileDMatrix(cupy.asarray(X), cupy.asarray(y), qid=cupy.asarray(qid),
                              max_bin=bins)
     t_rounds = time.perf_counter()
     booster = xgb.train({"objective": "rank:ndcg", "tree_method": "hist", "device": "cuda",
-                         "max_bin": bins, "max_depth": DEPTH, "grow_policy": "depthwise",
-                         "eta": LEARNING_RATE, "min_child_weight": MIN_HESS, "lambda": 0.0,
+                         "max_bin": bins, **shape, "eta": LEARNING_RATE,
+                         "min_child_weight": MIN_HESS, "lambda": 0.0,
                          "lambdarank_pair_method": "topk",
                          "lambdarank_num_pair_per_sample": TRUNCATION, "seed": 0},
                         dm, num_boost_round=trees)
@@ -198,8 +211,8 @@ def run(engine, X, y, qid, trees, bins, threads):
     if engine in SKLTR_ENGINES:
         device, min_leaf, params = SKLTR_ENGINES[engine]
         return fit_skltr(device, X, y, qid, trees, bins, threads, min_leaf, **params)
-    if engine == "xgboost-gpu":
-        return fit_xgboost(X, y, qid, trees, bins, threads)
+    if engine.startswith("xgboost-gpu"):
+        return fit_xgboost(X, y, qid, trees, bins, threads, engine.endswith("lossguide"))
     return fit_lightgbm(X, y, qid, trees, bins, threads)
 
 
@@ -227,10 +240,12 @@ def main():
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--engines", nargs="+",
                         default=["skltr-gpu", "xgboost-gpu", "lightgbm-cpu", "skltr-cpu"],
-                        choices=list(SKLTR_ENGINES) + ["xgboost-gpu", "lightgbm-cpu"])
+                        choices=list(SKLTR_ENGINES) + ["xgboost-gpu", "lightgbm-cpu",
+                                                       "xgboost-gpu-lossguide"])
     parser.add_argument("--fits", type=int, default=2,
                         help="timed full-size fits per engine after its warm-up; the rows "
                              "compare the last one, raw keeps every one")
+    parser.add_argument("--leafwise-batch", type=int, default=None)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--profile-rounds", type=int, default=30)
     parser.add_argument("--profile-configs", nargs="*", default=[],
@@ -242,6 +257,11 @@ def main():
     args = parser.parse_args()
 
     from skltr.metrics import ndcg_score
+
+    if args.leafwise_batch is not None:
+        from skltr._gbdt.grower_cuda import GPUTreeGrower
+
+        GPUTreeGrower.leafwise_batch = args.leafwise_batch
 
     t = time.perf_counter()
     X, Xt, y, yt, qid, qt = ranking_data(args.rows, DOCS)
@@ -255,18 +275,22 @@ def main():
               "rows": int(len(y)), "test_rows": int(len(yt)), "features": 136,
               "docs_per_query": DOCS, "trees": args.trees, "max_depth": DEPTH,
               "bins": args.bins, "learning_rate": LEARNING_RATE, "min_samples_leaf": MIN_LEAF,
-              "threads": args.threads, "truncation_level": TRUNCATION, "raw": raw}
+              "threads": args.threads, "truncation_level": TRUNCATION,
+              "leafwise_batch": args.leafwise_batch, "raw": raw}
 
     def record():
         rows.clear()
         for bins in args.bins:
             for mine, label in (("skltr-gpu", ""), ("skltr-gpu-leaf1", ", min_samples_leaf=1"),
-                                ("skltr-gpu-leafwise", ", skltr leaf-wise")):
+                                ("skltr-gpu-leafwise", ", skltr leaf-wise"),
+                                ("skltr-gpu-lossguide", ", leaf-wise 255 leaves")):
                 ours = raw.get(f"{mine}/{bins}")
                 if ours is None:
                     continue
                 case = f"{len(y)} rows, {bins} bins{label}"
-                for peer in (e for e in args.engines if not e.startswith("skltr-gpu")):
+                peers = [e for e in args.engines if not e.startswith("skltr-gpu")
+                         and e not in PEER_OF.values()]
+                for peer in [PEER_OF[mine]] if mine in PEER_OF else peers:
                     theirs = raw.get(f"{peer}/{bins}")
                     if theirs is None:
                         continue

@@ -37,8 +37,8 @@ from skltr._gpu.binned import DeviceBinned  # noqa: E402
 from skltr._gpu.histogram import (build_histograms, features_per_block,  # noqa: E402
                                   row_chunk_tasks)
 from skltr._gbdt.objectives_cuda import make_cuda_gradients  # noqa: E402
-from skltr._gpu.partition import partition_level  # noqa: E402
-from skltr._gpu.split import find_best_splits  # noqa: E402
+from skltr._gpu.partition import partition_info, partition_level  # noqa: E402
+from skltr._gpu.split import find_best_splits, split_records  # noqa: E402
 from skltr._records import split_constants, split_work  # noqa: E402
 from skltr.datasets import make_ranking  # noqa: E402
 from skltr.metrics import ndcg_score  # noqa: E402
@@ -311,8 +311,9 @@ def test_split_matches_cpu_kernel(p, max_bins, counts):
                        int(r[6])))
         expect[-1] = (expect[-1], sum_g, sum_h, len(rows))
     hist_dev = cupy.asarray(np.stack(hists))
-    got = find_best_splits(hist_dev, [0, 1, 2, 3], [e[1] for e in expect],
-                           [e[2] for e in expect], [e[3] for e in expect],
+    got = find_best_splits(hist_dev, split_records([0, 1, 2, 3], [e[1] for e in expect],
+                                                   [e[2] for e in expect],
+                                                   [e[3] for e in expect]),
                            cupy.asarray(n_bins), cupy.asarray(mask.astype(np.uint8)), c)
     assert got == [e[0] for e in expect]
     assert any(g is not None for g in got) or p["min_samples_leaf"] >= 400
@@ -364,7 +365,7 @@ def test_split_threshold_moves_over_empty_bins(with_missing):
     mask = np.ones(2, bool)
     for counts in (False, True):
         ref = _cpu_split(h, n_bins, mask, sum_g, sum_h, n, mb, inv_g, inv_h, K, 1, counts)
-        got = find_best_splits(cupy.asarray(h[None]), [0], [sum_g], [sum_h], [n],
+        got = find_best_splits(cupy.asarray(h[None]), split_records([0], [sum_g], [sum_h], [n]),
                                cupy.asarray(n_bins), cupy.ones(2, cupy.uint8),
                                _constants(mb, K, inv_g, inv_h, 0.0, 0.0, 1e-3, 1, 0.0,
                                           counts))[0]
@@ -388,7 +389,7 @@ def test_split_hessian_counts_bind_as_on_the_cpu():
     for counts in (False, True):
         refs[counts] = _cpu_split(h, n_bins, np.ones(1, bool), sum_g, sum_h, n, mb, inv_g,
                                   inv_h, K, 10, counts)
-        got = find_best_splits(cupy.asarray(h[None]), [0], [sum_g], [sum_h], [n],
+        got = find_best_splits(cupy.asarray(h[None]), split_records([0], [sum_g], [sum_h], [n]),
                                cupy.asarray(n_bins), cupy.ones(1, cupy.uint8),
                                _constants(mb, K, inv_g, inv_h, 0.0, 0.0, 1e-3, 10, 0.0,
                                           counts))[0]
@@ -409,7 +410,7 @@ def test_split_ties_pick_lowest_feature_then_bin():
     h = _host_hist(X, qg, qh, np.arange(n), mb + 1)
     sum_g = int(qg.astype(np.int64).sum())
     sum_h = int(qh.sum()) - (n << K)
-    got = find_best_splits(cupy.asarray(h[None]), [0], [sum_g], [sum_h], [n],
+    got = find_best_splits(cupy.asarray(h[None]), split_records([0], [sum_g], [sum_h], [n]),
                            cupy.asarray(n_bins), cupy.ones(F, cupy.uint8),
                            _constants(mb, K, inv_g, inv_h, 0.0, 0.0, 1e-3, 1, 0.0, False))[0]
     assert got[0] == 0 and got[2] == 1
@@ -431,7 +432,8 @@ def test_partition_level_is_stable_and_matches_naive(default_left):
     for nid, f, b, dl, s, e, _, _ in splits:
         ref[nid] = naive_partition(X, list(buf[s:e]), f, b, dl, mb)
     new_buf, new_pos, n_left = partition_level(cupy.asarray(buf), cupy.asarray(pos),
-                                               d.X_bytes, mb, 7, splits, left_counts=True)
+                                               d.X_bytes, mb, 7, partition_info(7, splits),
+                                               left_counts=True)
     nb, npos = new_buf.get(), new_pos.get()
     ref0, ref2 = ref[0], ref[2]
     nl0, nl2 = len(ref0[0]), len(ref2[0])

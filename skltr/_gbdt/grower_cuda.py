@@ -2,10 +2,12 @@
 
 The driver (:mod:`skltr._gbdt.growth`) decides which nodes split, in batches: depth-wise a
 level, leaf-wise up to :attr:`GPUTreeGrower.leafwise_batch` leaves expanded speculatively (the
-tree is the one-at-a-time tree). Per batch, whatever its size: one partition (two small
-kernels and a scan), one histogram launch for the smaller children, one subtraction launch for
-their siblings and one split launch; the host reads one small record per node
-(``8 x int64``). Nothing of size ``n_rows`` leaves the GPU while growing.
+tree is the one-at-a-time tree). Per batch, whatever its size: one host-to-device copy of
+every launch's arguments (each copy costs ~50 us of host time, more than most launches), one
+partition (two small kernels and a scan), one histogram launch for the smaller children (after
+one zeroing launch), one subtraction launch for their siblings and one split launch; the host
+reads one small record per node (``8 x int64``). Nothing of size ``n_rows`` leaves the GPU
+while growing.
 
 The histograms live in one pool (:class:`HistogramSlots`): a node that may split holds a slot
 until it is split; then its smaller child takes a new slot and its larger child takes over the
@@ -40,12 +42,13 @@ import numpy as np
 from .._engine.communicator import LocalCommunicator
 from .._engine.histogram import ONE_WORD
 from .._gpu._profile import stage
+from .._gpu.arrays import upload_int64
 from .._gpu.histogram import (build_histograms, features_per_block, row_chunk_tasks,
-                              subtract_histograms)
-from .._gpu.partition import partition_level
+                              subtract_histograms, zero_histograms)
+from .._gpu.partition import partition_info, partition_level
 from .._gpu.predict_binned import add_leaf_values
 from .._gpu.quantise import abs_sum_accumulators, gradient_maxima, quantise
-from .._gpu.split import find_best_splits
+from .._gpu.split import find_best_splits, split_records
 from .._records import split_constants
 from .growth import GrowthDriver, Node
 from .params import TreeParams
@@ -68,16 +71,14 @@ class HistogramSlots:
         self.free = list(range(n_slots - 1, -1, -1))  # pop() gives the lowest slot
 
     def acquire(self, n):
-        """``n`` zeroed slots."""
+        """``n`` free slots (not zeroed: :func:`~skltr._gpu.histogram.zero_histograms`)."""
         if len(self.free) < n:
             old = self.array
             size = old.shape[0] + max(n, old.shape[0] // 4)
             self.array = cupy.empty((size,) + old.shape[1:], cupy.int64)
             self.array[:old.shape[0]] = old
             self.free = list(range(size - 1, old.shape[0] - 1, -1)) + self.free
-        slots = [self.free.pop() for _ in range(n)]
-        self.array[cupy.asarray(np.asarray(slots, np.int64))] = 0
-        return slots
+        return [self.free.pop() for _ in range(n)]
 
     def release(self, node):
         """Give ``node``'s slot back (if it holds one)."""
@@ -220,8 +221,10 @@ class GPUTreeGrower:
         """Histogram and best split of the root."""
         for node, slot in zip(nodes, self._slots.acquire(len(nodes))):
             node.slot = slot
-        self._build(nodes)
-        self._find_splits(nodes)
+        zero, tasks, records = upload_int64([n.slot for n in nodes], self._tasks(nodes),
+                                            self._records(nodes))
+        self._build(zero, tasks, nodes)
+        self._find_splits(records, nodes)
 
     def split(self, parents, pairs, may_split):
         """Split the driver's batch at once: one partition, histogram, subtraction and split
@@ -230,13 +233,13 @@ class GPUTreeGrower:
         for node, (left, right) in zip(parents, pairs):
             f, _, b, dl = node.split[:4]
             chosen.append((node.id, f, b, dl, node.start, node.end, left.id, right.id))
-        with stage("partition"):  # the driver numbers nodes in creation order
-            out = partition_level(self.buf, self.pos, self.data.X_bytes,
-                                  self.data.missing_bin, pairs[-1][1].id + 1, chosen,
-                                  left_counts=self._distributed)
-        self.buf, self.pos = out[:2]
-        # a worker's left range: the global left count unless it holds a part of the rows
-        n_left = out[2] if self._distributed else [node.split[6] for node in parents]
+        n_nodes = pairs[-1][1].id + 1  # the driver numbers nodes in creation order
+        info = partition_info(n_nodes, chosen)
+        if self._distributed:  # a worker's left ranges: read off its partition
+            self._partition(n_nodes, info)
+            n_left = self._n_left
+        else:  # the split records' left counts
+            n_left = [node.split[6] for node in parents]
         splittable = []
         for k, (node, (left, right), nl) in enumerate(zip(parents, pairs, n_left)):
             gl, hl, cl = node.split[4:]
@@ -247,7 +250,18 @@ class GPUTreeGrower:
             right.sum_g, right.sum_h = node.sum_g - gl, node.sum_h - hl
             right.count = node.count - cl
             splittable.append([may_split(c, k) for c in (left, right)])
-        self._children_histograms(parents, pairs, splittable)
+        small, triples, to_find = self._plan_children(parents, pairs, splittable)
+        staged = upload_int64([n.slot for n in small], self._tasks(small),
+                              np.array(triples, np.int64).reshape(-1, 3).T,
+                              self._records(to_find),
+                              *(() if self._distributed else (info,)))
+        if not self._distributed:
+            self._partition(n_nodes, staged[4])
+        self._build(staged[0], staged[1], small)
+        hist = self._slots.array
+        with stage("subtract"):
+            subtract_histograms(hist, hist, staged[2])
+        self._find_splits(staged[3], to_find)
 
     def counts(self, nodes):
         """Nothing to do: node counts are global from the histograms' count bits."""
@@ -267,67 +281,78 @@ class GPUTreeGrower:
         return leaf if self.rows is None else leaf[np.asarray(self.rows)]
 
     # ------------------------------------------------------------------ internals
-    def _build(self, nodes):
-        """Histograms of ``nodes`` (in their zeroed slots), summed over the workers."""
+    def _tasks(self, nodes):
+        """The histogram launch's row chunks of ``nodes`` (host)."""
+        d = self.data
+        fpb = features_per_block(d.n_bins_total, d.n_features)
+        return row_chunk_tasks([n.start for n in nodes], [n.end for n in nodes],
+                               [n.slot for n in nodes], -(-d.n_features // fpb))
+
+    @staticmethod
+    def _records(nodes):
+        """The split launch's node records (host)."""
+        return split_records([n.slot for n in nodes], [n.sum_g for n in nodes],
+                             [n.sum_h for n in nodes], [n.count for n in nodes])
+
+    def _partition(self, n_nodes, info):
+        with stage("partition"):
+            out = partition_level(self.buf, self.pos, self.data.X_bytes,
+                                  self.data.missing_bin, n_nodes, info,
+                                  left_counts=self._distributed)
+        self.buf, self.pos = out[:2]
+        self._n_left = out[2] if self._distributed else None
+
+    def _build(self, zero, tasks, nodes):
+        """Histograms of ``nodes`` (their slots zeroed, then built), summed over the
+        workers; ``zero`` / ``tasks``: the slots and :meth:`_tasks`, on the device."""
         d = self.data
         hist = self._slots.array
-        fpb = features_per_block(d.n_bins_total, d.n_features)
-        tasks = row_chunk_tasks([n.start for n in nodes], [n.end for n in nodes],
-                                [n.slot for n in nodes], -(-d.n_features // fpb))
         with stage("histogram"):
+            zero_histograms(hist, zero)
             build_histograms(d.X_words, self.buf, self._qg, self._qh, tasks, hist,
                              d.n_features, d.n_bins_total, self.count_shift)
-        if self._distributed:
+        if self._distributed and nodes:
             with stage("allreduce"):
-                slots = cupy.asarray(np.asarray([n.slot for n in nodes], np.int64))
-                built = hist[slots]  # one contiguous array: one all-reduce
+                built = hist[zero]  # the built slots in one contiguous array: one all-reduce
                 device_sum = getattr(self.communicator, "allreduce_sum_device", None)
                 if device_sum is not None:  # GPU to GPU (NCCL)
                     device_sum(built)
                 else:
                     built = cupy.asarray(self.communicator.allreduce_sum(built.get()))
-                hist[slots] = built
+                hist[zero] = built
 
-    def _find_splits(self, nodes):
+    def _find_splits(self, records, nodes):
         with stage("split"):
-            res = find_best_splits(self._slots.array, [n.slot for n in nodes],
-                                   [n.sum_g for n in nodes], [n.sum_h for n in nodes],
-                                   [n.count for n in nodes], self.data.n_bins, self._mask,
+            res = find_best_splits(self._slots.array, records, self.data.n_bins, self._mask,
                                    self._constants)
         for node, r in zip(nodes, res):
             node.split = r
             if r is None:
                 self._slots.release(node)  # a leaf: its slot may go
 
-    def _children_histograms(self, parents, pairs, splittable):
-        """Histograms (smaller child built, larger = parent - smaller in the parent's slot)
-        and splits of the children that may split."""
+    def _plan_children(self, parents, pairs, splittable):
+        """Slots of the children that may split: the smaller child of a pair takes a new
+        slot (built), the larger the parent's (parent - smaller, in place). Returns the
+        smaller children, the ``(parent, small, large)`` slot triples and the children to
+        find splits of; gives back the slots no child needs."""
         todo = []
         for parent, pair, ok in zip(parents, pairs, splittable):
             if any(ok):
                 todo.append((parent, pair, ok))
             else:
                 self._slots.release(parent)
-        if not todo:
-            return
         # the smaller children (by global count: every worker picks the same) are built
-        small, large, p_slots, to_find = [], [], [], []
-        with stage("histogram"):
-            new = self._slots.acquire(len(todo))
-        for slot, (parent, (left, right), ok) in zip(new, todo):
+        small, triples, to_find = [], [], []
+        for slot, (parent, (left, right), ok) in zip(self._slots.acquire(len(todo)), todo):
             sm, lg = (left, right) if left.count <= right.count else (right, left)
-            sm.slot, lg.slot = slot, parent.slot
-            parent.slot = -1
+            sm.slot, lg.slot, parent.slot = slot, parent.slot, -1
             small.append(sm)
-            large.append(lg)
-            p_slots.append(lg.slot)
+            triples.append((lg.slot, sm.slot, lg.slot))
             to_find.extend(c for c, can in zip((left, right), ok) if can)
-        self._build(small)
-        hist = self._slots.array
-        with stage("subtract"):
-            subtract_histograms(hist, hist, p_slots, [n.slot for n in small], p_slots)
+        # a child that may not split keeps its slot until the subtraction is done: the
+        # slots it frees are not reused before the next batch
         for _, pair, ok in todo:
             for child, can in zip(pair, ok):
                 if not can:
                     self._slots.release(child)
-        self._find_splits(to_find)
+        return small, triples, to_find

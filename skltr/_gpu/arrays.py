@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import cupy
 
-__all__ = ["device_context", "to_device"]
+import numpy as np
+
+__all__ = ["device_context", "to_device", "upload_int64"]
 
 
 def device_context(index: int):
@@ -19,3 +21,18 @@ def device_context(index: int):
 def to_device(host):
     """A NumPy result as a CuPy array (for a caller who passed CuPy input)."""
     return cupy.asarray(host)
+
+
+def upload_int64(*parts):
+    """Small host arrays to the device as int64 in one copy; their device views, in order.
+
+    A host-to-device copy of a few bytes costs tens of microseconds of host time, whatever
+    its size: a tree level's launch arguments go in one (``skltr._gbdt.grower_cuda``).
+    """
+    flat = [np.ascontiguousarray(p, dtype=np.int64).ravel() for p in parts]
+    dev = cupy.asarray(np.concatenate(flat) if flat else np.empty(0, np.int64))
+    views, at = [], 0
+    for part, f in zip(parts, flat):
+        views.append(dev[at:at + f.size].reshape(np.shape(part)))
+        at += f.size
+    return views

@@ -97,14 +97,19 @@ extern "C" __global__ void build_histograms(
     }
 }
 
-extern "C" __global__ void subtract_histograms(const i64* parent, i64* child, const int* p_slot,
-                                               const int* small_slot, const int* large_slot,
-                                               i64 stride) {
+extern "C" __global__ void subtract_histograms(const i64* parent, i64* child, const i64* slots,
+                                               int m, i64 stride) {
+    // slots: [parent (m) | small (m) | large (m)]; large may be the parent's slot (in place)
     const i64 k = (i64)blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= stride) return;
     const int t = blockIdx.y;
-    child[large_slot[t] * stride + k] = parent[p_slot[t] * stride + k]
-                                        - child[small_slot[t] * stride + k];
+    child[slots[2 * m + t] * stride + k] = parent[slots[t] * stride + k]
+                                           - child[slots[m + t] * stride + k];
+}
+
+extern "C" __global__ void zero_histograms(i64* hist, const i64* slots, i64 stride) {
+    const i64 k = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < stride) hist[slots[blockIdx.y] * stride + k] = 0;
 }
 """
 
@@ -149,6 +154,7 @@ def build_histograms(X_words, rows, qg, qh, tasks, hist, n_features, n_bins_tota
     """
     if tasks.size == 0:
         return
+    tasks = cupy.asarray(tasks)
     fpb = features_per_block(n_bins_total, n_features)
     n_groups = -(-int(n_features) // fpb)
     kern = _module(fpb).get_function("build_histograms")
@@ -169,8 +175,8 @@ def row_chunk_tasks(starts, ends, slots, n_feature_groups):
 
     Returns
     -------
-    cupy.ndarray of int64, shape (n_tasks, 3)
-        ``(start, end, slot)`` per block (one host->device copy).
+    ndarray of int64, shape (n_tasks, 3)
+        ``(start, end, slot)`` per block.
     """
     starts = np.asarray(starts, np.int64)
     ends = np.asarray(ends, np.int64)
@@ -184,17 +190,29 @@ def row_chunk_tasks(starts, ends, slots, n_feature_groups):
     t_start = starts[owner] + (np.arange(owner.size) - first) * chunk
     t_end = np.minimum(t_start + chunk, ends[owner])
     t_slot = np.asarray(slots, np.int64)[owner]
-    return cupy.asarray(np.stack([t_start, t_end, t_slot], axis=1))
+    return np.stack([t_start, t_end, t_slot], axis=1)
 
 
-def subtract_histograms(parent_hist, child_hist, parent_slots, small_slots, large_slots):
-    """``child[large] = parent[p] - child[small]`` for every (p, small, large) triple."""
-    if len(parent_slots) == 0:
+def subtract_histograms(parent_hist, child_hist, slots):
+    """``child[large] = parent[p] - child[small]`` for every (p, small, large) column of
+    ``slots`` (int64, shape (3, m), host or device); ``large`` may be ``p`` when the two
+    arrays are one (in place)."""
+    m = int(slots.shape[1])
+    if m == 0:
         return
     stride = int(np.prod(child_hist.shape[1:]))
-    kern = _module(4).get_function("subtract_histograms")
     t = _config.ELEMENTWISE_THREADS
-    m = len(parent_slots)
-    slots = cupy.asarray(np.asarray([parent_slots, small_slots, large_slots], np.int32))
-    kern((blocks(stride, t), m), (t,),
-         (parent_hist, child_hist, slots[0], slots[1], slots[2], np.int64(stride)))
+    _module(4).get_function("subtract_histograms")(
+        (blocks(stride, t), m), (t,),
+        (parent_hist, child_hist, cupy.asarray(slots), np.int32(m), np.int64(stride)))
+
+
+def zero_histograms(hist, slots):
+    """``hist[s] = 0`` for every slot ``s`` of ``slots`` (int64, host or device)."""
+    m = int(slots.size)
+    if m == 0:
+        return
+    stride = int(np.prod(hist.shape[1:]))
+    t = _config.ELEMENTWISE_THREADS
+    _module(4).get_function("zero_histograms")(
+        (blocks(stride, t), m), (t,), (hist, cupy.asarray(slots), np.int64(stride)))

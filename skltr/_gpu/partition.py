@@ -72,7 +72,23 @@ def _module():
     return module(_SOURCE)
 
 
-def partition_level(buf, pos_node, X_bytes, missing_bin, n_nodes, splits, left_counts=False):
+def partition_info(n_nodes, splits):
+    """The launch's record (host int64): ``split_of_node`` then 8 words per split.
+
+    ``splits``: ``(node_id, feature, bin, default_left, start, end, left_id, right_id)``
+    per split node; ``n_nodes``: node ids so far (children included).
+    """
+    m = len(splits)
+    info = np.empty(n_nodes + 8 * m, np.int64)
+    info[:n_nodes] = -1
+    info[np.asarray([sp[0] for sp in splits], np.int64)] = np.arange(m)
+    rec = info[n_nodes:].reshape(m, 8)
+    rec[:, :7] = np.asarray([sp[1:] for sp in splits], np.int64).reshape(m, 7)
+    rec[:, 7] = 0
+    return info
+
+
+def partition_level(buf, pos_node, X_bytes, missing_bin, n_nodes, info, left_counts=False):
     """Partition the ranges of the split nodes of one level; returns ``(buf, pos_node)``.
 
     Parameters
@@ -83,8 +99,8 @@ def partition_level(buf, pos_node, X_bytes, missing_bin, n_nodes, splits, left_c
     missing_bin : int
     n_nodes : int
         Number of node ids so far (children included).
-    splits : list of tuple
-        ``(node_id, feature, bin, default_left, start, end, left_id, right_id)``.
+    info : ndarray or cupy.ndarray of int64
+        :func:`partition_info` (on the device already, or copied there).
     left_counts : bool
         Also return each split's count of left rows in this buffer (ndarray of int64, one
         device->host read): a distributed grower's child ranges.
@@ -95,14 +111,8 @@ def partition_level(buf, pos_node, X_bytes, missing_bin, n_nodes, splits, left_c
         The new buffer and node-of-position arrays (and the left counts).
     """
     n_used = buf.size
-    m = len(splits)
-    info = np.empty(n_nodes + 8 * m, np.int64)
-    info[:n_nodes] = -1
-    info[np.asarray([sp[0] for sp in splits], np.int64)] = np.arange(m)
-    rec = info[n_nodes:].reshape(m, 8)
-    rec[:, :7] = np.asarray([sp[1:] for sp in splits], np.int64)
-    rec[:, 7] = 0
     dev = cupy.asarray(info)
+    m = (dev.size - n_nodes) // 8
     mod = _module()
     t = _config.ELEMENTWISE_THREADS
     flags = cupy.empty(n_used, cupy.int32)
@@ -121,6 +131,6 @@ def partition_level(buf, pos_node, X_bytes, missing_bin, n_nodes, splits, left_c
         return new_buf, new_pos
     # left rows of [start, end): scan[end - 1] - scan[start - 1], with scan[-1] read as 0
     padded = cupy.concatenate([cupy.zeros(1, cupy.int64), scan.astype(cupy.int64)])
-    bounds = cupy.asarray(rec[:, 3:5])
+    bounds = dev[n_nodes:].reshape(m, 8)[:, 3:5]
     n_left = (padded[bounds[:, 1]] - padded[bounds[:, 0]]).get()
     return new_buf, new_pos, n_left

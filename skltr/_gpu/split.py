@@ -241,17 +241,21 @@ def _kernel():
     return module(_SOURCE).get_function("find_best_splits")
 
 
-def find_best_splits(hist, node_slots, node_g, node_h, node_n, n_bins, feature_mask, c):
+def split_records(node_slots, node_g, node_h, node_n):
+    """The nodes of a :func:`find_best_splits` launch (host int64, shape (m, 4)): histogram
+    slot, gradient sum, hessian sum (histogram units, hessian unpacked) and rows of each."""
+    return np.array([node_slots, node_g, node_h, node_n], np.int64).reshape(4, -1).T.copy()
+
+
+def find_best_splits(hist, nodes, n_bins, feature_mask, c):
     """Best split of each listed node (one launch); returns host records.
 
     Parameters
     ----------
     hist : cupy.ndarray of int64, shape (n_slots, n_features, n_bins_total, 2)
         Quantised histograms (:mod:`skltr._gpu.histogram`, layout ``TWO_WORD``).
-    node_slots : sequence of int
-        Histogram slot of each node to evaluate.
-    node_g, node_h, node_n : sequence of int
-        The nodes' gradient sum, hessian sum (histogram units, hessian unpacked) and rows.
+    nodes : ndarray or cupy.ndarray of int64, shape (m, 4)
+        :func:`split_records` (on the device already, or copied there).
     n_bins : cupy.ndarray of int32, shape (n_features,)
     feature_mask : cupy.ndarray of uint8, shape (n_features,)
     c : skltr._records.SplitConstants
@@ -263,14 +267,13 @@ def find_best_splits(hist, node_slots, node_g, node_h, node_n, n_bins, feature_m
         Per node the same record as the CPU's ``find_best_splits``, or None where no
         candidate qualifies.
     """
-    m = len(node_slots)
+    m = int(nodes.shape[0])
     if m == 0:
         return []
     out = cupy.empty((m, 8), dtype=cupy.int64)
     n_features, n_bins_total = hist.shape[1], hist.shape[2]
     _kernel()((m,), (_config.SPLIT_THREADS,),
-              (hist, cupy.asarray(np.array([node_slots, node_g, node_h, node_n],
-                                           np.int64).T.copy()), n_bins, feature_mask,
+              (hist, cupy.asarray(nodes), n_bins, feature_mask,
                np.int32(n_features), np.int32(n_bins_total), np.int32(c.missing_bin),
                np.int32(c.count_shift), np.float64(c.inv_scale_g), np.float64(c.inv_scale_h),
                np.float64(c.reg_lambda), np.float64(c.reg_alpha),

@@ -221,7 +221,8 @@ class GPUTreeGrower:
         """Histogram and best split of the root."""
         for node, slot in zip(nodes, self._slots.acquire(len(nodes))):
             node.slot = slot
-        zero, tasks, records = upload_int64([n.slot for n in nodes], self._tasks(nodes),
+        slots = [n.slot for n in nodes]
+        zero, tasks, records = upload_int64(slots, self._tasks(nodes, slots),
                                             self._records(nodes))
         self._build(zero, tasks, nodes)
         self._find_splits(records, nodes)
@@ -250,8 +251,8 @@ class GPUTreeGrower:
             right.sum_g, right.sum_h = node.sum_g - gl, node.sum_h - hl
             right.count = node.count - cl
             splittable.append([may_split(c, k) for c in (left, right)])
-        small, triples, to_find = self._plan_children(parents, pairs, splittable)
-        staged = upload_int64([n.slot for n in small], self._tasks(small),
+        small, slots, triples, to_find = self._plan_children(parents, pairs, splittable)
+        staged = upload_int64(slots, self._tasks(small, slots),
                               np.array(triples, np.int64).reshape(-1, 3).T,
                               self._records(to_find),
                               *(() if self._distributed else (info,)))
@@ -281,12 +282,12 @@ class GPUTreeGrower:
         return leaf if self.rows is None else leaf[np.asarray(self.rows)]
 
     # ------------------------------------------------------------------ internals
-    def _tasks(self, nodes):
-        """The histogram launch's row chunks of ``nodes`` (host)."""
+    def _tasks(self, nodes, slots):
+        """The histogram launch's row chunks of ``nodes`` into ``slots`` (host)."""
         d = self.data
         fpb = features_per_block(d.n_bins_total, d.n_features)
-        return row_chunk_tasks([n.start for n in nodes], [n.end for n in nodes],
-                               [n.slot for n in nodes], -(-d.n_features // fpb))
+        return row_chunk_tasks([n.start for n in nodes], [n.end for n in nodes], slots,
+                               -(-d.n_features // fpb))
 
     @staticmethod
     def _records(nodes):
@@ -333,8 +334,9 @@ class GPUTreeGrower:
     def _plan_children(self, parents, pairs, splittable):
         """Slots of the children that may split: the smaller child of a pair takes a new
         slot (built), the larger the parent's (parent - smaller, in place). Returns the
-        smaller children, the ``(parent, small, large)`` slot triples and the children to
-        find splits of; gives back the slots no child needs."""
+        smaller children and their slots, the ``(parent, small, large)`` slot triples and the
+        children to find splits of; gives back the slots no child needs after this batch
+        (a smaller child that may not split is still built: its sibling needs it)."""
         todo = []
         for parent, pair, ok in zip(parents, pairs, splittable):
             if any(ok):
@@ -342,11 +344,12 @@ class GPUTreeGrower:
             else:
                 self._slots.release(parent)
         # the smaller children (by global count: every worker picks the same) are built
-        small, triples, to_find = [], [], []
+        small, slots, triples, to_find = [], [], [], []
         for slot, (parent, (left, right), ok) in zip(self._slots.acquire(len(todo)), todo):
             sm, lg = (left, right) if left.count <= right.count else (right, left)
             sm.slot, lg.slot, parent.slot = slot, parent.slot, -1
             small.append(sm)
+            slots.append(slot)
             triples.append((lg.slot, sm.slot, lg.slot))
             to_find.extend(c for c, can in zip((left, right), ok) if can)
         # a child that may not split keeps its slot until the subtraction is done: the
@@ -355,4 +358,4 @@ class GPUTreeGrower:
             for child, can in zip(pair, ok):
                 if not can:
                     self._slots.release(child)
-        return small, triples, to_find
+        return small, slots, triples, to_find

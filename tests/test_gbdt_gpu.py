@@ -595,6 +595,21 @@ def test_gpu_leafwise_batches_grow_the_one_at_a_time_tree(batch):
     np.testing.assert_array_equal(scores.get(), got.value[got.leaf_of_row])
 
 
+def test_histogram_slots_double_and_keep_their_contents():
+    from skltr._gbdt.grower_cuda import HistogramSlots
+    from skltr._gpu.histogram import zero_histograms
+
+    slots = HistogramSlots(3, 5, 2)
+    a, b = slots.acquire(2)
+    slots.array[a] = 7
+    slots.array[b] = 9
+    c, d, e = slots.acquire(3)  # more than are free: the array doubles (2 -> 5)
+    assert slots.array.shape == (5, 3, 5, 2) and {a, b, c, d, e} == set(range(5))
+    assert (slots.array[a] == 7).all() and (slots.array[b] == 9).all()
+    zero_histograms(slots.array, np.array([b, d], np.int64))
+    assert (slots.array[b] == 0).all() and (slots.array[a] == 7).all()
+
+
 def test_gpu_quantisation_statistics_and_rounding_equal_the_cpu():
     # the statistics behind the scales (skltr._gbdt.quantisation), exact on both devices:
     # subnormals, a negative zero, one hessian above 2**31 after scaling, a row subset

@@ -3,7 +3,8 @@
 The driver (:mod:`skltr._gbdt.growth`) decides which nodes split, in batches: depth-wise a
 level, leaf-wise up to :attr:`GPUTreeGrower.leafwise_batch` leaves expanded speculatively (the
 tree is the one-at-a-time tree). Per batch, whatever its size: one host-to-device copy of
-every launch's arguments (each copy costs ~50 us of host time, more than most launches), one
+every launch's arguments (five before: a host profile showed ~50 us of host time a copy, but
+depth-wise rounds took 12.0-12.7 ms either way on an H100), one
 partition (two small kernels and a scan), one histogram launch for the smaller children (after
 one zeroing launch), one subtraction launch for their siblings and one split launch; the host
 reads one small record per node (``8 x int64``). Nothing of size ``n_rows`` leaves the GPU
@@ -61,12 +62,14 @@ __all__ = ["GPUTreeGrower", "HistogramSlots"]
 class HistogramSlots:
     """The tree's device histograms: one int64 array of slots, and a free list.
 
-    It grows by a quarter (the old slots copied) when a batch needs more slots than are
-    free; freed slots are reused, so a tree of ``L`` leaves needs about ``L`` slots (a
-    quarter, not double: at 136 features x 256 bins a slot is 0.56 MB).
+    A slot is held by a node that may still split, so a tree of ``L`` leaves needs at most
+    ``L`` slots, plus a leaf-wise batch's speculative leaves (:mod:`skltr._gbdt.growth`):
+    the grower makes it that size at once (growing it in steps would leave every old array
+    in CuPy's memory pool). It doubles (the old slots copied) if ever a batch needs more
+    slots than are free.
     """
 
-    def __init__(self, n_features, n_bins_total, n_slots=16):
+    def __init__(self, n_features, n_bins_total, n_slots):
         self.array = cupy.zeros((n_slots, n_features, n_bins_total, 2), cupy.int64)
         self.free = list(range(n_slots - 1, -1, -1))  # pop() gives the lowest slot
 
@@ -74,7 +77,7 @@ class HistogramSlots:
         """``n`` free slots (not zeroed: :func:`~skltr._gpu.histogram.zero_histograms`)."""
         if len(self.free) < n:
             old = self.array
-            size = old.shape[0] + max(n, old.shape[0] // 4)
+            size = max(2 * old.shape[0], old.shape[0] + n)
             self.array = cupy.empty((size,) + old.shape[1:], cupy.int64)
             self.array[:old.shape[0]] = old
             self.free = list(range(size - 1, old.shape[0] - 1, -1)) + self.free
@@ -205,10 +208,12 @@ class GPUTreeGrower:
             sg, sh = comm.allreduce_sum(quantise(*args, 2.0 ** self.scales.kg,
                                                  2.0 ** self.scales.kh, self._qg, self._qh))
         self.pos = cupy.zeros(n_used, cupy.int32)
-        d = self.data
-        if self._slots is None:  # kept from tree to tree: the pool's size settles
-            self._slots = HistogramSlots(d.n_features, d.n_bins_total)
-        p = self.params
+        d, p = self.data, self.params
+        if self._slots is None:  # kept from tree to tree
+            # a leaf has min_samples_leaf rows at least: no more leaves than that allows
+            leaves = min(p.max_leaves, max(1, n_rows // p.min_samples_leaf))
+            self._slots = HistogramSlots(d.n_features, d.n_bins_total,
+                                         leaves + self.leafwise_batch + 1)
         self._constants = split_constants(
             missing_bin=self.data.missing_bin, inv_scale_g=self.scales.inv_g,
             inv_scale_h=self.scales.inv_h, reg_lambda=p.reg_lambda, reg_alpha=p.reg_alpha,

@@ -124,9 +124,9 @@ class GPUHistGBDTRanker(EnsembleRanker):
     device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"
         ``"cuda"`` / ``"cuda:N"`` train on that GPU (CuPy needed): histograms of quantised
         gradients (exact integer sums, so GPU training is deterministic), the model is the
-        same host ``TreeEnsemble``. Every objective and both growth policies run there;
-        ``growth="depthwise"`` (with ``max_depth``) is the fast one on a GPU: leaf-wise growth
-        takes a host round trip per split. ``hist_mode="float"`` raises NotImplementedError
+        same host ``TreeEnsemble``. Every objective and both growth policies run there
+        (leaf-wise growth expands several leaves a step and grows the same trees).
+        ``hist_mode="float"`` raises NotImplementedError
         on the GPU. ``"auto"`` uses the GPU when one is visible and falls back to the CPU
         with a warning otherwise.
     n_jobs : int or None, default=None

@@ -310,16 +310,22 @@ class TreeGrower:
         out[...] = self.communicator.allreduce_sum(local)
         return out
 
-    def _build_local(self, node, use_rows=True):
-        """``node.hist`` = the histogram of this worker's rows of ``node``."""
+    def _build_local(self, node, use_rows=True, reduce=True):
+        """``node.hist`` = the histogram of this worker's rows of ``node``.
+
+        ``reduce=False`` may leave row chunks 1.. in the pool's scratch (see
+        :func:`build_histogram`); returns how many row chunks ``node.hist`` then lacks + 1.
+        """
         n_rows = node.end - node.start
         with stage("histogram", n_rows * (self._row_bytes + 4 * use_rows) + node.hist.nbytes):
             if self._n_threads > 1 and n_rows >= HIST_PARALLEL_MIN_ROWS:
                 build_histogram(self.X_binned, self._g, self._h, self._buf, node.start,
-                                node.end, use_rows, node.hist, self.pool.scratch, *self._tasks)
-            else:
-                build_histogram_serial(self.X_binned, self._g, self._h, self._buf, node.start,
-                                       node.end, use_rows, node.hist)
+                                node.end, use_rows, node.hist, self.pool.scratch, *self._tasks,
+                                reduce)
+                return 1 if reduce else self._tasks[0]
+            build_histogram_serial(self.X_binned, self._g, self._h, self._buf, node.start,
+                                   node.end, use_rows, node.hist)
+            return 1
 
     def _find_split(self, node):
         parallel = self._n_threads > 1 and node.count >= SPLIT_PARALLEL_MIN_ROWS
@@ -364,10 +370,16 @@ class TreeGrower:
             # larger in the parent's buffer.
             small, large = (left, right) if left.count <= right.count else (right, left)
             small.hist = self.pool.acquire()
+            if self._n_threads > 1 and not self._distributed:
+                # the histogram's reduction joins the split search's region
+                n_chunks = self._build_local(small, reduce=False)
+                self._find_child_splits(small, large, parent_hist, splittable[small is right],
+                                        splittable[large is right], n_chunks)
+                return
             self._build(small)
             if self._n_threads > 1:
                 self._find_child_splits(small, large, parent_hist, splittable[small is right],
-                                        splittable[large is right])
+                                        splittable[large is right], 1)
                 return
             with stage("subtract", 3 * parent_hist.nbytes):
                 subtract_histograms(parent_hist, small.hist, parent_hist)
@@ -376,9 +388,10 @@ class TreeGrower:
         else:
             self.pool.release(parent_hist)
 
-    def _find_child_splits(self, small, large, parent_hist, do_small, do_large):
+    def _find_child_splits(self, small, large, parent_hist, do_small, do_large, n_chunks):
         """Both children's splits and the larger one's histogram (``parent - small``, in
-        the parent's buffer) in one parallel region (:func:`find_child_splits`)."""
+        the parent's buffer) in one parallel region (:func:`find_child_splits`), which also
+        adds the smaller one's ``n_chunks - 1`` unreduced row chunks."""
         large.hist = parent_hist
         if self._large_work is None:
             self._large_work = split_work(*self._work.gain.shape, parent_hist.dtype)
@@ -387,7 +400,8 @@ class TreeGrower:
             found = find_child_splits(
                 small.hist, parent_hist, self.n_bins, self.feature_mask,
                 (small.sum_g, small.sum_h, small.count), (large.sum_g, large.sum_h, large.count),
-                self._split_constants, self._work, self._large_work, do_small, do_large)
+                self._split_constants, self._work, self._large_work, do_small, do_large,
+                self.pool.scratch, n_chunks)
         for child, ok, res in zip((small, large), (do_small, do_large), found):
             res = SplitInfo(*res)
             child.split = res if ok and res.feature >= 0 else None

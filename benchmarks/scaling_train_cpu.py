@@ -9,9 +9,10 @@ fit time, test NDCG@10, and the ratios skltr / LightGBM and skltr / XGBoost.
 
 skltr's fit is timed by stage (:mod:`skltr.utils._profile`, a few clock reads per node):
 ``histograms`` (building and the subtraction trick), ``split search``, ``partition``,
-``gradients`` and ``other`` (quantisation, score updates, binning, the driver's Python). Each
-stage also reports the bytes it moves (row bins, gradient words, row ids, histograms: an
-estimate from sizes, a lower bound where rows are scattered); divided by the stage's time
+``gradients``, ``binning`` (once a fit) and ``other`` (quantisation, score updates, the
+driver's Python). Each stage also reports the bytes it moves (row bins, gradient words, row
+ids, histograms: an estimate from sizes, a lower bound where rows are scattered); divided
+by the stage's time
 and by the machine's copy bandwidth at the same thread count (``copy_bandwidth``, a numpy
 copy split over the threads, read + written bytes a second) it says which stages run near
 the memory's speed (memory-bound) and which leave it idle.
@@ -48,9 +49,12 @@ def stage_report(res, bandwidth_gbs, trees):
         out[group] = {"share": s / res["fit_s"], "s_per_round": s / trees,
                       "bytes_per_round": nbytes / trees,
                       "bandwidth_fraction": nbytes / s / 1e9 / bandwidth_gbs if s else 0.0}
-    timed = sum(v["s_per_round"] for v in out.values()) * trees
-    out["other"] = {"share": 1.0 - timed / res["fit_s"],
-                    "s_per_round": (res["fit_s"] - timed) / trees}
+    # binning: once a fit, not a round (BinMapper, inside the timed fit as LightGBM's
+    # Dataset construction is in its own)
+    out["binning"] = {"share": res["binning_s"] / res["fit_s"], "s": res["binning_s"]}
+    timed = sum(v["s_per_round"] for v in out.values() if "s_per_round" in v) * trees
+    other = res["fit_s"] - timed - res["binning_s"]
+    out["other"] = {"share": other / res["fit_s"], "s_per_round": other / trees}
     return out
 
 

@@ -12,10 +12,9 @@ skltr's fit is timed by stage (:mod:`skltr.utils._profile`, a few clock reads pe
 ``gradients``, ``binning`` (once a fit) and ``other`` (quantisation, score updates, the
 driver's Python). Each stage also reports the bytes it moves (row bins, gradient words, row
 ids, histograms: an estimate from sizes, a lower bound where rows are scattered); divided
-by the stage's time
-and by the machine's copy bandwidth at the same thread count (``copy_bandwidth``, a numpy
-copy split over the threads, read + written bytes a second) it says which stages run near
-the memory's speed (memory-bound) and which leave it idle.
+by the stage's time and by the machine's copy bandwidth at the same thread count
+(``copy_bandwidth``, a numpy copy split over the threads, read + written bytes a second) it
+says which stages run near the memory's speed (memory-bound) and which leave it idle.
 
 Usage: python benchmarks/scaling_train_cpu.py [--threads 1 2 4 8 16] [--rows 250000]
        [--trees 20] [--bins 255] [--repeat 1] [--engines skltr lightgbm xgboost] [--no-write]

@@ -122,6 +122,27 @@ def gpu_copy_bandwidth(nbytes: int = 1 << 30) -> float:
     return 2 * nbytes / gpu_time(lambda: b.__setitem__(Ellipsis, a), repeat=10) / 1e9
 
 
+def copy_bandwidth(threads: int = 1, nbytes: int = 1 << 29, repeat: int = 5) -> float:
+    """The host's memory copy rate in GB/s, (bytes read + bytes written) a second, of
+    ``threads`` threads each copying its slice of one ``nbytes`` array (numpy releases the
+    GIL in a copy); best of ``repeat``. One thread is a plain numpy copy."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import numpy as np
+
+    a = np.ones(nbytes, np.uint8)
+    b = np.empty_like(a)
+    bounds = np.linspace(0, nbytes, threads + 1).astype(np.int64)
+    parts = [(b[lo:hi], a[lo:hi]) for lo, hi in zip(bounds[:-1], bounds[1:])]
+    best = np.inf
+    with ThreadPoolExecutor(threads) as pool:
+        for _ in range(repeat + 1):  # the first copy also faults b's pages in
+            t = time.perf_counter()
+            list(pool.map(lambda p: np.copyto(*p), parts))
+            best = min(best, time.perf_counter() - t)
+    return 2 * nbytes / best / 1e9
+
+
 def _rss_bytes() -> int:
     with open("/proc/self/statm", encoding="utf-8") as fh:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")

@@ -48,6 +48,12 @@ def _rss_bytes() -> int:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
+def save_data(data_dir, X, Xt, y, yt, qid, qt):
+    """Save :func:`ranking_data`'s arrays where :func:`run_engine` loads them."""
+    for name, arr in zip(("X", "y", "qid", "Xt", "yt", "qt"), (X, y, qid, Xt, yt, qt)):
+        np.save(Path(data_dir) / f"{name}.npy", arr)
+
+
 def _load(data_dir):
     d = Path(data_dir)
     return [np.load(d / f"{name}.npy") for name in ("X", "y", "qid", "Xt", "yt", "qt")]
@@ -95,21 +101,36 @@ def _fit_xgboost(X, y, qid, trees, bins, threads):
 _ENGINES = {"skltr": _fit_skltr, "lightgbm": _fit_lightgbm, "xgboost": _fit_xgboost}
 
 
-def run_engine(engine, data_dir, trees, bins, threads):
-    """Child process: warm up, fit once, return fit time, binning time, peak memory, NDCG."""
+def run_engine(engine, data_dir, trees, bins, threads, stages=False):
+    """Child process: warm up, fit once, return fit time, binning time, peak memory, NDCG.
+
+    ``stages``: time skltr's training stages during the fit (:mod:`skltr.utils._profile`;
+    a few clock reads per node) and add them as ``stages``: ``{name: {"s", "calls",
+    "bytes"}}``.
+    """
+    import contextlib
+
     from skltr.metrics import ndcg_score
+    from skltr.utils._profile import profiling
 
     X, y, qid, Xt, yt, qt = _load(data_dir)
     fit = _ENGINES[engine]
     n_warm = int(np.searchsorted(qid, qid[min(2000, len(qid) - 1)]))  # whole queries
     fit(X[:n_warm], y[:n_warm], qid[:n_warm], 2, bins, threads)
     before = _rss_bytes()
-    t = time.perf_counter()
-    predict, binning_s = fit(X, y, qid, trees, bins, threads)
-    fit_s = time.perf_counter() - t
+    timing = profiling() if stages and engine == "skltr" else contextlib.nullcontext()
+    with timing as timer:
+        t = time.perf_counter()
+        predict, binning_s = fit(X, y, qid, trees, bins, threads)
+        fit_s = time.perf_counter() - t
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kB on Linux
-    return {"fit_s": fit_s, "binning_s": binning_s, "peak_mb": max(peak - before, 0) / 2**20,
-            "ndcg@10": float(ndcg_score(yt, predict(Xt), qid=qt, k=10))}
+    out = {"fit_s": fit_s, "binning_s": binning_s, "peak_mb": max(peak - before, 0) / 2**20,
+           "ndcg@10": float(ndcg_score(yt, predict(Xt), qid=qt, k=10))}
+    if timer is not None:
+        calls, nbytes = timer.calls(), timer.bytes()
+        out["stages"] = {k: {"s": v, "calls": calls[k], "bytes": nbytes[k]}
+                         for k, v in timer.summary().items()}
+    return out
 
 
 def main():
@@ -132,8 +153,7 @@ def main():
     rows, raw = [], {}
     ctx = mp.get_context("spawn")
     with tempfile.TemporaryDirectory(prefix="skltr-train-bench-") as tmp:
-        for name, arr in zip(("X", "y", "qid", "Xt", "yt", "qt"), (X, y, qid, Xt, yt, qt)):
-            np.save(Path(tmp) / f"{name}.npy", arr)
+        save_data(tmp, X, Xt, y, yt, qid, qt)
         del X, Xt
         for bins in args.bins:
             for rep in range(args.repeat):

@@ -355,3 +355,28 @@ def test_fit_in_steps_errors():
     bm = BinMapper(max_bins=4).fit_sample(np.zeros((3, 2)))
     with pytest.raises(ValueError, match=r"shape \(2,\)"):
         bm.set_has_missing([True])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.uint8])
+@pytest.mark.parametrize("shape", [(0, 3), (1, 1), (1, 5), (7, 1), (130, 67), (200, 136)])
+def test_transpose_kernel(shape, dtype):
+    from skltr._cpu.binning import transpose
+
+    a = (np.random.default_rng(0).random(shape) * 200).astype(dtype)
+    out = np.empty(shape[::-1], dtype)
+    transpose(a, out)
+    np.testing.assert_array_equal(out, a.T)
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (1, 1), (5, 4), (200, 9), (1000, 3)])
+def test_nan_columns_kernel(shape):
+    from skltr._cpu.binning import nan_columns
+
+    rng = np.random.default_rng(1)
+    X = rng.random(shape)
+    if X.size:
+        X[rng.random(shape) < 0.01] = np.nan
+        X[-1, 0] = np.nan  # the last row of the last chunk
+    out = np.empty(shape[1], bool)
+    nan_columns(X, out)
+    np.testing.assert_array_equal(out, np.isnan(X).any(axis=0))

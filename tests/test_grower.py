@@ -697,3 +697,57 @@ def test_hessian_counts_left_default_counts_invisible_missing_rows():
         assert tree.default_left[0]
         assert list(tree.count[1:]) == [20, 10]
         assert_same_tree(tree, naive_grow(X, grad, hess, n_bins, missing_bin, **kw))
+
+
+def test_leaf_of_rows():
+    from skltr._cpu.partition import leaf_of_rows
+
+    rows = np.array([5, 0, 3, 1, 4, 2], np.uint32)
+    out = np.full(7, -1, np.int32)
+    leaf_of_rows(rows, np.array([0, 2, 5]), np.array([2, 5, 6]), np.array([3, 7, 9], np.int32),
+                 out)
+    np.testing.assert_array_equal(out, [3, 7, 9, 7, 7, 3, -1])
+
+
+@pytest.mark.parametrize("n_chunks", [1, 3])
+@pytest.mark.parametrize("do", [(True, True), (True, False), (False, True)])
+def test_find_child_splits(n_chunks, do):
+    # one region: reduce the small child's row chunks, subtract it from the parent, scan
+    # both -- the same as build_histogram's reduction, subtract_histograms, find_best_splits
+    from skltr._cpu.split import find_child_splits
+
+    rng = np.random.default_rng(3)
+    X, n_bins, grad, hess = dyadic_problem(rng, 3000, 20, 15)
+    rows = np.sort(rng.choice(3000, 2000, replace=False)).astype(np.uint32)
+    small_rows = rows[:700]
+    shape = (20, 16 + 3, 3)
+    parent = np.empty(shape)
+    build_histogram_serial(X, grad, hess, rows, 0, rows.size, True, parent)
+    small = np.empty(shape)
+    scratch = np.empty((max(n_chunks - 1, 1), small.size))
+    build_histogram(X, grad, hess, small_rows, 0, small_rows.size, True, small, scratch,
+                    n_chunks, 2, False)
+    reduced = np.empty(shape)
+    build_histogram(X, grad, hess, small_rows, 0, small_rows.size, True, reduced,
+                    np.empty_like(scratch), n_chunks, 2)
+    large = parent.copy()
+    sums = []
+    for r in (small_rows, rows[700:]):
+        sums.append((float(np.sum(grad[r], dtype=np.float64)),
+                     float(np.sum(hess[r], dtype=np.float64)), r.size))
+    c = split_constants(missing_bin=15, inv_scale_g=1.0, inv_scale_h=1.0, min_samples_leaf=1,
+                        reg_lambda=0.0, reg_alpha=0.0, min_child_weight=1e-3,
+                        min_split_gain=0.0, count_shift=0, hessian_counts=False)
+    mask = np.ones(20, bool)
+    got = find_child_splits(small, large, n_bins, mask, sums[0], sums[1], c,
+                            split_work(20, np.float64), split_work(20, np.float64), *do,
+                            scratch, n_chunks)
+    np.testing.assert_array_equal(small, reduced)
+    want_large = parent - reduced
+    for k, (hist, s) in enumerate(((reduced, sums[0]), (want_large, sums[1]))):
+        if do[k]:
+            want = find_best_splits_serial(hist, n_bins, mask, *s, c,
+                                           split_work(20, np.float64))
+            assert tuple(got[k]) == tuple(want)
+    if do[1]:
+        np.testing.assert_array_equal(large, want_large)

@@ -275,3 +275,43 @@ def find_cuts_csc(indptr, data, n_rows, max_bins, out, n_cuts):
         col[neg:neg + zeros] = 0
         col[neg + zeros:] = stored[neg:]
         n_cuts[f] = _column_cuts(col, max_bins, out[f])
+
+
+@njit(parallel=True, cache=True)
+def transpose(a, out):
+    """``out[:] = a.T`` for C-contiguous ``a`` (n, m) and ``out`` (m, n), in parallel.
+
+    ``np.ascontiguousarray(a.T)`` runs on one thread (0.46 s for 200k x 136 float32 on the
+    2-vCPU machine: a strided pass) while the other cores wait; tiles of 64 rows keep each
+    task's reads in cache and its writes in runs of 64.
+    """
+    n, m = a.shape
+    n_tiles = (n + 63) // 64
+    for t in prange(n_tiles):
+        lo = t * 64
+        hi = min(lo + 64, n)
+        for f in range(m):
+            for i in range(lo, hi):
+                out[f, i] = a[i, f]
+
+
+@njit(parallel=True, cache=True)
+def nan_columns(X, out):
+    """``out[f] = np.isnan(X[:, f]).any()`` in parallel, without an n x m mask.
+
+    64 row chunks (a fixed count: the result does not depend on the thread count) each mark
+    their columns; the marks are or-ed at the end.
+    """
+    n, m = X.shape
+    n_chunks = 64
+    per = (n + n_chunks - 1) // n_chunks
+    found = np.zeros((n_chunks, m), dtype=np.bool_)
+    for c in prange(n_chunks):
+        for i in range(c * per, min(n, (c + 1) * per)):
+            for f in range(m):
+                found[c, f] |= np.isnan(X[i, f])
+    for f in range(m):
+        any_nan = False
+        for c in range(n_chunks):
+            any_nan |= found[c, f]
+        out[f] = any_nan

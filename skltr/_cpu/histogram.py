@@ -51,10 +51,12 @@ contiguous run). Threads split the work into ``n_row_chunks x n_feature_blocks``
 Feature blocks come first: on 2 threads each thread owns half of the features for all rows,
 so its histogram (~0.4 MB) stays in L2, nothing needs reducing, and the float sums do not
 depend on the number of threads. Row chunks (per-thread copies in ``scratch``, summed in chunk
-order) are used only when there are more threads than blocks of >= 16 features. The caller
-owns ``scratch`` and the node histograms (a pool): allocating and first-touching ~0.8 MB per
-node costs more than a small node's histogram. Small nodes use ``build_histogram_serial``:
-a parallel region costs ~10 us on an idle machine and milliseconds on a busy one.
+order) are used only when there are more threads than blocks of >= 16 features; the grower
+defers their reduction (``reduce=False``) to its split search's region (``reduce_feature``).
+The caller owns ``scratch`` and the node histograms (a pool): allocating and first-touching
+~0.8 MB per node costs more than a small node's histogram. Small nodes use
+``build_histogram_serial``: a parallel region costs ~10 us on an idle machine and
+milliseconds on a busy one.
 
 Gradients are read through ``rows`` as the rows are walked: row-wise building reads each
 gradient once per row, so LightGBM's "ordered gradients" gather (which pays off when every
@@ -123,7 +125,7 @@ def build_histogram_serial(X_binned, grad, hess, rows, start, end, use_rows, out
 
 @njit(parallel=True, cache=True)
 def build_histogram(X_binned, grad, hess, rows, start, end, use_rows, out, scratch,
-                    n_row_chunks, n_feature_blocks):
+                    n_row_chunks, n_feature_blocks, reduce=True):
     """Histogram of the rows ``rows[start:end]`` (or of rows ``start:end`` without ``rows``).
 
     Work is split into ``n_row_chunks x n_feature_blocks`` tasks, one per thread (see the
@@ -149,6 +151,10 @@ def build_histogram(X_binned, grad, hess, rows, start, end, use_rows, out, scrat
     n_row_chunks, n_feature_blocks : int
         The float result depends on ``n_row_chunks`` (summation order), the quantised one
         does not.
+    reduce : bool
+        False: leave the row chunks 1.. in ``scratch``; the caller adds them feature by
+        feature with :func:`reduce_feature` (the grower does it in its split search's
+        region, saving this kernel's second region).
     """
     n_features = X_binned.shape[1]
     row_stride3 = out.shape[1] * out.shape[2]
@@ -167,7 +173,7 @@ def build_histogram(X_binned, grad, hess, rows, start, end, use_rows, out, scrat
         hi = min(lo + per, end)
         _accumulate(Xf, n_features, grad, hess, rows, lo, hi, use_rows, f_lo, f_hi, h,
                     row_stride3, out.shape[2])
-    if n_row_chunks > 1:
+    if reduce and n_row_chunks > 1:
         # Reduction in chunk order (deterministic for a given n_row_chunks), parallel over bins.
         size = flat.size
         n_red = 16
@@ -194,3 +200,25 @@ def subtract_histograms(parent, child, out):
     o = out.reshape(-1)
     for j in range(p.size):
         o[j] = p[j] - c[j]
+
+
+@njit(cache=True, inline="always")
+def subtract_feature(parent, child, f):
+    """``parent[f] -= child[f]``: one feature of :func:`subtract_histograms` in place (the
+    fused subtraction and split search of ``skltr._cpu.split.find_child_splits``)."""
+    for b in range(parent.shape[1]):
+        for k in range(parent.shape[2]):
+            parent[f, b, k] = parent[f, b, k] - child[f, b, k]
+
+
+@njit(cache=True, inline="always")
+def reduce_feature(hist, scratch, n_row_chunks, f):
+    """``hist[f] += scratch[k - 1][f]`` for ``k = 1 .. n_row_chunks - 1`` in that order: one
+    feature of :func:`build_histogram`'s reduction, the same sums in the same order."""
+    size = hist.shape[1] * hist.shape[2]
+    flat = hist.reshape(-1)
+    lo = f * size
+    for k in range(1, n_row_chunks):
+        s = scratch[k - 1]
+        for j in range(lo, lo + size):
+            flat[j] += s[j]

@@ -98,3 +98,14 @@ def partition_rows(col, rows, start, end, bin_threshold, default_left, missing_b
         _copy_back(rows, tmp, lo, hi, k_of[c + 1], start + n_left_of[c],
                    start + n_left + (lo - start) - n_left_of[c])
     return n_left
+
+
+@njit(parallel=True, cache=True)
+def leaf_of_rows(rows, starts, ends, leaf, out):
+    """``out[rows[i]] = leaf[k]`` for every ``i`` in ``starts[k]:ends[k]``: each row's leaf
+    from the leaves' ranges of the row buffer (one region over the leaves; the ranges are
+    disjoint, so every row is written once)."""
+    for k in prange(starts.shape[0]):
+        v = leaf[k]
+        for i in range(starts[k], ends[k]):
+            out[rows[i]] = v

@@ -43,7 +43,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from .._dtypes import X_BINNED_DTYPE
-from .._cpu.binning import find_cuts, find_cuts_csc, map_to_bins, map_to_bins_csr
+from .._cpu.binning import (find_cuts, find_cuts_csc, map_to_bins, map_to_bins_csr,
+                            nan_columns, transpose)
 from ..trees._sparse_input import as_csr, check_sparse, is_sparse
 from ..utils._threads import numba_threads, resolve_n_jobs
 
@@ -120,7 +121,9 @@ class BinMapper:
             nan = np.isnan(csr.data)
             self.has_missing = np.bincount(csr.indices[nan], minlength=X.shape[1]) > 0
         else:
-            self.has_missing = np.isnan(X).any(axis=0)
+            self.has_missing = np.empty(X.shape[1], dtype=bool)
+            with numba_threads(self.n_threads):  # a serial pass idled the other cores
+                nan_columns(X, self.has_missing)
         return self
 
     def _fit_cuts(self, X):
@@ -250,11 +253,17 @@ class BinMapper:
 
         NumPy's SIMD sort of the transposed sample in its own dtype (float32 -> float64 keeps
         the order), blocks of features sorted in ``n_threads`` threads (the sort releases
-        the GIL): the same array as one ``np.sort(..., axis=1)``.
+        the GIL): the same array as one ``np.sort(..., axis=1)``. The transpose too runs in
+        threads (``transpose``) when the sample is in C order.
         """
-        columns = np.ascontiguousarray(sample.T)
-        if np.may_share_memory(columns, sample):  # one row or one column: a view; sorted in
-            columns = columns.copy()              # place below, so never the caller's
+        if sample.flags.c_contiguous:  # (a row gather always is) the transpose in threads
+            columns = np.empty(sample.shape[::-1], sample.dtype)
+            with numba_threads(self.n_threads):
+                transpose(sample, columns)
+        else:
+            columns = np.ascontiguousarray(sample.T)
+            if np.may_share_memory(columns, sample):  # F order: a view; sorted in place
+                columns = columns.copy()              # below, so never the caller's
         n_threads = min(resolve_n_jobs(self.n_threads), columns.shape[0])
         if n_threads <= 1:
             columns.sort(axis=1)

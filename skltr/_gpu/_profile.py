@@ -4,54 +4,33 @@
 per stage (``gradients``, ``quantise``, ``histogram``, ``subtract``, ``split``,
 ``partition``, ``scores``, ``eval``), summed over the rounds. Events are recorded around each
 stage's launches and read once at the end, so timing adds no synchronisation to the loop.
+The bookkeeping is the host timer's (:mod:`skltr.utils._profile`); only the clock differs.
 """
 
 from __future__ import annotations
 
-import contextlib
-
 import cupy
 
-_ACTIVE = None
+from ..utils import _profile
+
+__all__ = ["StageTimer", "profiling", "stage"]
 
 
-class StageTimer:
-    """Collects (start, end) event pairs per stage name."""
+class StageTimer(_profile.StageTimer):
+    """Collects (start, end) CUDA event pairs per stage name."""
 
-    def __init__(self):
-        self._pairs = []
+    def _mark(self):
+        event = cupy.cuda.Event()
+        event.record()
+        return event
 
-    @contextlib.contextmanager
-    def stage(self, name):
-        start, end = cupy.cuda.Event(), cupy.cuda.Event()
-        start.record()
-        try:
-            yield
-        finally:
-            end.record()
-            self._pairs.append((name, start, end))
+    def _seconds(self, start, end) -> float:
+        return cupy.cuda.get_elapsed_time(start, end) / 1000.0
 
-    def summary(self) -> dict:
-        """Seconds of GPU time per stage (synchronises once)."""
-        out = {}
-        if self._pairs:
-            self._pairs[-1][2].synchronize()
-        for name, s, e in self._pairs:
-            out[name] = out.get(name, 0.0) + cupy.cuda.get_elapsed_time(s, e) / 1000.0
-        return out
+    def _wait(self) -> None:
+        self._pairs[-1][2].synchronize()
 
 
-@contextlib.contextmanager
-def profiling():
-    """Turn stage timing on for the enclosed fits; yields the :class:`StageTimer`."""
-    global _ACTIVE
-    prev, _ACTIVE = _ACTIVE, StageTimer()
-    try:
-        yield _ACTIVE
-    finally:
-        _ACTIVE = prev
-
-
-def stage(name):
-    """Context manager timing one stage when profiling is on, else nothing."""
-    return _ACTIVE.stage(name) if _ACTIVE is not None else contextlib.nullcontext()
+_CUDA = _profile.Profiler(StageTimer)
+profiling = _CUDA.profiling
+stage = _CUDA.stage

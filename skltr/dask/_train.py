@@ -21,6 +21,7 @@ from .._engine.rounds import EvalData
 from .._engine.shard import Shard
 from .._gbdt.fit import boost_on
 from ._collective_shm import connect
+from ._malloc import reuse_freed_memory
 
 __all__ = ["TrainTask", "train_task"]
 
@@ -78,6 +79,11 @@ def train_task(rank, world, host, port, task, pieces):
     ``pieces[i]`` are the row blocks of ``task.roles[i]``. Returns ``(BoostingResult,
     device)`` on rank 0 and ``(None, device)`` elsewhere.
     """
+    with reuse_freed_memory():  # a Dask worker's malloc settings: see skltr.dask._malloc
+        return _train(rank, world, host, port, task, pieces)
+
+
+def _train(rank, world, host, port, task, pieces):
     from .._device import resolve_device  # noqa: PLC0415
 
     data = [(role, _rows(role, p, task.n_features)) for role, p in zip(task.roles, pieces)]

@@ -91,8 +91,8 @@ def test_the_segment_is_private_and_unlinked_once_every_rank_attached(tmp_path):
         return real_attach(path, size)
 
     def body(comm):
-        listing = os.listdir(tmp_path)  # after connect: nothing left to find
-        return comm.kind, listing, comm.allreduce_sum(np.arange(5) + comm.rank)
+        total = comm.allreduce_sum(np.arange(5) + comm.rank)  # rank 0 is past connect
+        return comm.kind, os.listdir(tmp_path), total  # nothing left to find
 
     shm._attach, real = attach, shm._attach
     try:
@@ -124,7 +124,7 @@ def test_a_bad_offer_is_refused_and_the_segment_removed(tmp_path, monkeypatch):
     def check(offer, world):
         if threading.current_thread().name == "rank1":
             offer = offer.copy()
-            offer[1] += shm._PAGE  # a size that is not (world + 1) x region
+            offer[1] += shm._PAGE  # a size that is not 2 x world x region
         return real(offer, world)
 
     monkeypatch.setattr(shm, "_check_offer", check)

@@ -1,18 +1,16 @@
-"""The all-reduce of training ranks that share a host: a reduce-scatter in shared memory.
+"""The all-reduce of training ranks that share a host: one shared-memory segment.
 
 The TCP star (:class:`~skltr.dask._collective.SocketCommunicator`) sends every rank's array
 through rank 0: ``2 (world - 1)`` copies of a histogram (557 kB for 136 features) through
 the loopback TCP stack at rank 0 per all-reduce, one rank after another. Ranks of one host
-instead share one memory segment of ``world + 1`` regions::
-
-    region r (r < world)   rank r's array
-    region world           the result
-
-and an all-reduce is: every rank copies its array into its region; a barrier; every rank
-sums its own slice of the elements over the regions **in rank order** into the result
-region (the star's order, so a float sum is the star's bit for bit); a barrier; every rank
-copies the result out. The next all-reduce's first barrier keeps a rank from overwriting its
-region while another still reads it. Arrays larger than a region go in region-sized steps.
+instead share one segment of two sets of ``world`` regions, region ``r`` of a set being
+rank ``r``'s, and an all-reduce is: every rank copies its array into its region of this
+call's set; one barrier; every rank sums the set's regions **in rank order** straight into
+its result (the star's order, so a float sum is the star's bit for bit). The sets alternate
+from call to call: a rank writes a set again only after the next call's barrier, which every
+rank reaches only once it has read that set. One barrier a call, as the star has one round
+trip (a reduce-scatter, each rank summing a slice, needs two: measured on 2 busy cores, their
+wake-ups cost more than the sums). Arrays larger than a region go in region-sized steps.
 
 The barriers are the star's (:meth:`SocketCommunicator.sync`): a few bytes to rank 0 and
 back, which also check that every rank reduces the same size and type. A waiting rank
@@ -75,7 +73,7 @@ def host_identity() -> bytes:
 
 def segment_bytes(world: int, region: int) -> int:
     """Bytes of the segment of ``world`` ranks with regions of ``region`` bytes."""
-    return (int(world) + 1) * int(region)
+    return 2 * int(world) * int(region)
 
 
 def connect(rank, world, host, port, timeout=120.0, *, shared_memory=True, folder=None):
@@ -164,7 +162,7 @@ def _check_offer(offer, world):
         raise ValueError(f"refused the shared-memory segment offered by the rank-0 training "
                          f"worker: regions of {region} bytes, {size} bytes for {world} ranks, "
                          f"a path of {n_path} bytes (regions must be whole pages of at most "
-                         f"{_MAX_REGION_BYTES} bytes and the size (world + 1) x region)")
+                         f"{_MAX_REGION_BYTES} bytes and the size 2 x world x region)")
     return region
 
 
@@ -250,7 +248,7 @@ class SharedMemoryCommunicator:
     ----------
     star : SocketCommunicator
     mm : mmap.mmap
-        The segment: ``world + 1`` regions of ``region`` bytes.
+        The segment: two sets of ``world`` regions of ``region`` bytes.
     region : int
     """
 
@@ -261,10 +259,11 @@ class SharedMemoryCommunicator:
         self.star, self.rank, self.world = star, star.rank, star.world
         self.calls, self.seconds = 0, 0.0  # all-reduces made, seconds spent in them
         self._mm, self._region = mm, int(region)
+        self._set = 0  # the set of regions of the next step
         whole = np.frombuffer(mm, np.uint8)
         # per region a uint8 view; typed views are cut from these per call
         self._regions = [whole[r * self._region:(r + 1) * self._region]
-                         for r in range(self.world + 1)]
+                         for r in range(2 * self.world)]
 
     def __enter__(self):
         return self
@@ -273,12 +272,16 @@ class SharedMemoryCommunicator:
         self.close()
 
     def close(self):
-        """Close the mapping (the views first: an exported buffer cannot close) and the star."""
-        self._regions = []
-        if self._mm is not None:
-            self._mm.close()
-            self._mm = None
-        self.star.close()
+        """Close the star (so that waiting peers raise) and the mapping."""
+        self._regions = []  # the views first: a mapping with views cannot close
+        mm, self._mm = self._mm, None
+        try:
+            if mm is not None:
+                mm.close()
+        except BufferError:
+            pass  # a view lives on in the traceback of a failed reduction: unmapped when freed
+        finally:
+            self.star.close()
 
     def allreduce_sum(self, arr):
         """Element-wise sum over all ranks (rank order)."""
@@ -310,15 +313,13 @@ class SharedMemoryCommunicator:
         """All-reduce the bytes ``src`` (at most a region) into ``dst``."""
         code, ufunc = _OPS[op]
         n = src.size
-        self._regions[self.rank][:n] = src
+        regions = self._regions[self._set * self.world:(self._set + 1) * self.world]
+        self._set ^= 1
+        regions[self.rank][:n] = src
         self.star.sync(n, dtype.num, code)  # every rank's part is written; same sizes
-        count = n // dtype.itemsize
-        lo, hi = count * self.rank // self.world, count * (self.rank + 1) // self.world
-        if hi > lo:
-            parts = [r[:n].view(dtype)[lo:hi] for r in self._regions[:self.world]]
-            result = self._regions[self.world][:n].view(dtype)[lo:hi]
+        if n:
+            parts = [r[:n].view(dtype) for r in regions]
+            result = dst.view(dtype)
             ufunc(parts[0], parts[1], out=result)
             for part in parts[2:]:  # rank order, as the star sums
                 ufunc(result, part, out=result)
-        self.star.sync()  # the result is whole
-        dst[...] = self._regions[self.world][:n]

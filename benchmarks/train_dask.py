@@ -8,7 +8,9 @@ any timing. Each engine fits once after an untimed warm-up fit on a small slice 
 or compiles its kernels in every worker; LightGBM and XGBoost start their thread pools):
 
 * skltr ``DaskGPUHistGBDTRanker`` on the cluster (its model is checked equal, tree for tree,
-  to the local fit's);
+  to the local fit's; the result's ``skltr_dask_timings`` say which all-reduce ran --
+  ``communicator``: shared memory between the workers of this host -- and its seconds and
+  calls; ``--compare-star`` fits again with the TCP star);
 * skltr ``GPUHistGBDTRanker(n_jobs=workers * threads)`` in this process on numpy data;
 * ``lightgbm.dask.DaskLGBMRanker`` (lambdarank) on the cluster;
 * ``xgboost.dask`` (``rank:ndcg``, ``hist``, lossguide) on the cluster.
@@ -26,7 +28,7 @@ GPU workers where its CUDA build is installed (``--engines`` names it).
 
 Usage: python benchmarks/train_dask.py [--rows 1000000] [--trees 200] [--workers 4]
        [--threads 4] [--local-threads N] [--gpus N] [--engines skltr lightgbm xgboost]
-       [--no-cpu] [--no-write] [--out DIR]
+       [--no-cpu] [--compare-star] [--no-write] [--out DIR]
 Quick check: python benchmarks/train_dask.py --rows 20000 --trees 5 --workers 2 --threads 1
 """
 
@@ -72,6 +74,8 @@ def main(argv=None):
                     help="threads of the local fit (default workers x threads)")
     ap.add_argument("--gpus", type=int, default=0, help="GPU workers (0: no GPU runs)")
     ap.add_argument("--no-cpu", action="store_true", help="skip the CPU cluster runs")
+    ap.add_argument("--compare-star", action="store_true",
+                    help="fit skltr on the cluster again with the TCP star all-reduce")
     ap.add_argument("--engines", nargs="+", default=["skltr", "lightgbm", "xgboost"])
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--out", default=None, help="result folder (default benchmarks/results)")
@@ -141,6 +145,9 @@ def _cpu_runs(args, X, y, qid, Xt, ndcg, chunks, small, rows, extra, results):
             rows.append(row(case, "fit_s", t_dist, t_local, "skltr local, "
                             f"{n_threads} threads", "s"))
             print(f"skltr dask {t_dist:.2f} s, local {t_local:.2f} s, equal={equal}")
+            _print_allreduce(dist.timings_)
+            if args.compare_star:
+                _star_run(Xd, yd, qd, params, t_dist, local, case, rows, extra)
         if "lightgbm" in args.engines:
             import lightgbm as lgb
 
@@ -176,6 +183,28 @@ def _cpu_runs(args, X, y, qid, Xt, ndcg, chunks, small, rows, extra, results):
                 if peer in results:
                     rows.append(row(case, "fit_s", t_s, results[peer][0], name, "s"))
                     rows.append(row(case, "test_ndcg@10", n_s, results[peer][1], name, "ndcg"))
+
+
+def _print_allreduce(timings):
+    print(f"  {timings.get('communicator')}: {timings.get('allreduce_s', 0):.2f} s in "
+          f"{timings.get('allreduce_calls')} all-reduces, boosting "
+          f"{timings.get('boosting_s', 0):.2f} s, driver preparation "
+          f"{timings.get('prepare_s', 0):.2f} s", flush=True)
+
+
+def _star_run(Xd, yd, qd, params, t_dist, local, case, rows, extra):
+    """The Dask fit again with the TCP star between the workers (no shared memory)."""
+    from skltr.dask import DaskGPUHistGBDTRanker
+
+    star = DaskGPUHistGBDTRanker(**params)
+    star._shared_memory = False  # the benchmark's switch, not a parameter
+    star, t_star = _timed(lambda: star.fit(Xd, yd, qid=qd))
+    equal = star.ensemble_.to_document() == local.ensemble_.to_document()
+    extra["skltr_dask_star_equals_local"] = bool(equal)
+    extra["skltr_dask_star_timings"] = star.timings_
+    rows.append(row(case, "fit_s", t_dist, t_star, "skltr dask, TCP star", "s"))
+    print(f"skltr dask, TCP star {t_star:.2f} s, equal={equal}")
+    _print_allreduce(star.timings_)
 
 
 def _gpu_cluster(n_workers, threads):

@@ -113,6 +113,19 @@ def test_any_partitioning_gives_the_same_model(client, n_blocks):
     _assert_same(local, dist)
 
 
+@pytest.mark.parametrize("shared_memory", [True, False], ids=["shared-memory", "tcp-star"])
+def test_both_all_reduces_give_the_same_model(client, shared_memory):
+    X, y, qid, w = _data(seed=6)
+    local = GPUHistGBDTRanker(**KW).fit(X, y, qid=qid, sample_weight=w)
+    dist = DaskGPUHistGBDTRanker(**KW)
+    dist._shared_memory = shared_memory  # the benchmarks' switch
+    dist.fit(_spread(client, X), y, qid=qid, sample_weight=w)
+    # the workers of a LocalCluster share this host
+    assert dist.timings_["communicator"] == ("shared-memory" if shared_memory else "tcp-star")
+    assert dist.timings_["allreduce_calls"] > 0
+    _assert_same(local, dist)
+
+
 def test_numpy_and_pandas_input_is_scattered(client):
     X, y, qid, _ = _data(seed=5)
     local = GPUHistGBDTRanker(**KW).fit(X, y, qid=qid)

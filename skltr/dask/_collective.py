@@ -29,6 +29,8 @@ import numpy as np
 __all__ = ["SocketCommunicator", "free_port"]
 
 _HEADER = struct.Struct("<q")
+_SYNC = struct.Struct("<qqq")
+_GO, _OUT_OF_STEP = b"\x01", b"\x00"
 _BUFFER_BYTES = 4 << 20
 
 
@@ -63,6 +65,9 @@ class SocketCommunicator:
 
     Use as a context manager: leaving it closes the connections.
     """
+
+    #: which all-reduce this is (``timings_["communicator"]``)
+    kind = "tcp-star"
 
     def __init__(self, rank, world, host, port, timeout=120.0):
         #: workers in all (the grower reads it: more than one means a distributed fit)
@@ -126,6 +131,34 @@ class SocketCommunicator:
             except OSError:
                 pass
         self.peers = []
+
+    def sync(self, a=0, b=0, c=0):
+        """A barrier over the star that also checks that every rank passed the same words.
+
+        Each rank sends its three words to rank 0 and waits for its answer: the barrier of
+        :class:`~skltr.dask._collective_shm.SharedMemoryCommunicator` (two messages of a few
+        bytes a rank, and the kernel wakes a waiting rank: no spinning on the cores the
+        kernels need). A peer that died closes its socket: ``ConnectionError``, not a hang.
+        """
+        if self.world == 1:
+            return
+        mine = _SYNC.pack(a, b, c)
+        if self.rank == 0:
+            theirs, same = bytearray(_SYNC.size), True
+            for sock in self.peers:
+                _recv_into(sock, memoryview(theirs))
+                same &= theirs == mine
+            for sock in self.peers:
+                sock.sendall(_GO if same else _OUT_OF_STEP)
+        else:
+            sock = self.peers[0]
+            sock.sendall(mine)
+            answer = bytearray(1)
+            _recv_into(sock, memoryview(answer))
+            same = bytes(answer) == _GO
+        if not same:
+            raise RuntimeError("the training workers are out of step (an all-reduce of "
+                               "different sizes or types); this is a bug in skltr.dask")
 
     def allreduce_sum(self, arr):
         """Element-wise sum over all ranks (rank order)."""

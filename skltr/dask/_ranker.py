@@ -7,7 +7,8 @@ ranker's fit recipe (:mod:`skltr._gbdt.fit`: seed, early stopping and held-out q
 objective, loop parameters, the initial score of the global labels), fits the recipe's bin
 mapper from the global cut sample it gathers (``BinMapper.sample_rows`` / ``fit_sample``),
 and starts one training task per worker that holds training rows (:mod:`skltr.dask._train`);
-the tasks all-reduce through TCP (:mod:`skltr.dask._collective`). Every decision of the
+the tasks all-reduce through shared memory where they share a host, else through TCP
+(:mod:`skltr.dask._collective_shm`, :mod:`skltr.dask._collective`). Every decision of the
 boosting loop is made from exact global sums, so the trees equal those of
 ``GPUHistGBDTRanker`` on the same rows, for any number of workers and any partitioning.
 """
@@ -64,8 +65,9 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
     The fitted attributes of :class:`~skltr.GPUHistGBDTRanker`. ``timings_`` adds
     ``"dask_s"`` (seconds from ``fit`` to the trees on the driver), ``"prepare_s"`` (of
     which before the training tasks start: checks, layout, cut sample, row placement), and
-    rank 0's ``"workers"``, ``"allreduce_s"``, ``"allreduce_calls"``, ``"rank0_rows"``
-    (and on GPU workers ``"nccl"``: whether histograms went GPU to GPU).
+    rank 0's ``"workers"``, ``"communicator"`` (``"shared-memory"`` when every training
+    worker is on one host, else ``"tcp-star"``), ``"allreduce_s"``, ``"allreduce_calls"``,
+    ``"rank0_rows"`` (and on GPU workers ``"nccl"``: whether histograms went GPU to GPU).
 
     Examples
     --------
@@ -81,6 +83,9 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
 
     _parameter_constraints = {**GPUHistGBDTRanker._parameter_constraints,
                               "client": "no_validation"}
+    #: False keeps the TCP star between workers of one host (``benchmarks/train_dask.py``
+    #: compares the two); not a parameter: the model is the same either way
+    _shared_memory = True
 
     def __init__(self, *, client=None, objective="lambdarank", n_estimators=100,
                  learning_rate=0.1, max_leaves=31, max_depth=None, growth="leafwise",
@@ -250,7 +255,8 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
         roles = place_roles(client, [train, *evals],
                             {addr: r for r, addr in enumerate(workers)})
         tasks = [TrainTask(plan.objective, plan.params, mapper, init, str(self.device),
-                           [role.parts[r][1] for role in roles], n_features)
+                           [role.parts[r][1] for role in roles], n_features,
+                           shared_memory=self._shared_memory)
                  for r in range(len(workers))]
         prepare_s = time.perf_counter() - t0  # checks, layout, cut sample, placement
         futures = _launch(client, workers, tasks,

@@ -4,8 +4,9 @@ The driver (:class:`skltr.dask.DaskGPUHistGBDTRanker`) sends each rank a :class:
 and the row blocks of its queries; the rank puts its rows in global order, finishes the bin
 mapper (which features have NaN: an all-reduce, ``BinMapper.set_has_missing``), and runs
 the boosting loop of its device (the fit recipe's :func:`~skltr._gbdt.fit.boost_on`: the CPU,
-or the worker's GPU) with a :class:`~skltr.dask._collective.SocketCommunicator` (on GPUs
-with more than one rank, a :class:`~skltr.dask._collective_cuda.GPUCommunicator` over it) and a
+or the worker's GPU) with the communicator of :func:`~skltr.dask._collective_shm.connect`
+(shared memory between the ranks of one host, else a TCP star; on GPUs with more than one
+rank, a :class:`~skltr.dask._collective_cuda.GPUCommunicator` over it) and a
 :class:`~skltr._engine.shard.Shard`. Every rank grows the same trees; rank 0 returns them.
 """
 
@@ -19,7 +20,8 @@ import numpy as np
 from .._engine.rounds import EvalData
 from .._engine.shard import Shard
 from .._gbdt.fit import boost_on
-from ._collective import SocketCommunicator
+from ._collective_shm import connect
+from ._malloc import reuse_freed_memory
 
 __all__ = ["TrainTask", "train_task"]
 
@@ -40,6 +42,8 @@ class TrainTask:
     roles: list
     n_features: int
     timeout: float = 120.0
+    #: False: the TCP star even where the ranks share a host (the benchmarks' comparison)
+    shared_memory: bool = True
 
 
 def _rows(role, pieces, n_features):
@@ -75,6 +79,11 @@ def train_task(rank, world, host, port, task, pieces):
     ``pieces[i]`` are the row blocks of ``task.roles[i]``. Returns ``(BoostingResult,
     device)`` on rank 0 and ``(None, device)`` elsewhere.
     """
+    with reuse_freed_memory():  # a Dask worker's malloc settings: see skltr.dask._malloc
+        return _train(rank, world, host, port, task, pieces)
+
+
+def _train(rank, world, host, port, task, pieces):
     from .._device import resolve_device  # noqa: PLC0415
 
     data = [(role, _rows(role, p, task.n_features)) for role, p in zip(task.roles, pieces)]
@@ -87,7 +96,8 @@ def train_task(rank, world, host, port, task, pieces):
     eval_data = [EvalData(role.name, Xe, role.y, role.group_ptr, role.sample_weight)
                  for role, Xe in evals]
     p = task.params
-    with SocketCommunicator(rank, world, host, port, task.timeout) as comm:
+    with connect(rank, world, host, port, task.timeout,
+                 shared_memory=task.shared_memory) as comm:
         mapper = copy.copy(task.mapper)
         mapper.n_threads = p.n_jobs
         has_nan = np.isnan(X).any(axis=0).astype(np.uint8)
@@ -109,6 +119,7 @@ def train_task(rank, world, host, port, task, pieces):
             result.timings.update(nccl=communicator.nccl,
                                   device_allreduce_calls=communicator.device_calls)
         # time in the all-reduces includes waiting for slower ranks (load imbalance)
-        result.timings.update(workers=world, allreduce_s=comm.seconds,
-                              allreduce_calls=comm.calls, rank0_rows=int(X.shape[0]))
+        result.timings.update(workers=world, communicator=comm.kind,
+                              allreduce_s=comm.seconds, allreduce_calls=comm.calls,
+                              rank0_rows=int(X.shape[0]))
     return (result if rank == 0 else None), str(device)

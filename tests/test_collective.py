@@ -1,0 +1,225 @@
+"""The CPU all-reduces of a Dask fit: the shared-memory one equals the TCP star bit for bit.
+
+Ranks are threads of this process (each with its own sockets and mapping, as processes
+have) and, for a peer that dies, a child process. The segment's security rules
+(``docs/security.rst``) are checked on its files: private, unlinked once every rank has
+answered and on error paths, refused when open to others or of the wrong size.
+"""
+
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+
+import numpy as np
+import pytest
+
+from skltr.dask import _collective_shm as shm
+from skltr.dask._collective import free_port
+
+TIMEOUT = 60.0
+
+
+def _ranks(world, body, **connect_kw):
+    """Run ``body(comm)`` on ``world`` thread ranks; returns their results (or exceptions)."""
+    port, out = free_port(), [None] * world
+
+    def rank(r):
+        try:
+            with shm.connect(r, world, "127.0.0.1", port, 20.0, **connect_kw) as comm:
+                out[r] = body(comm)
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            out[r] = exc
+
+    threads = [threading.Thread(target=rank, args=(r,), name=f"rank{r}")
+               for r in range(world)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(TIMEOUT)
+        assert not t.is_alive(), "an all-reduce hung"
+    return out
+
+
+def _arrays(world, seed):
+    """Per rank: int64 histograms of several sizes (one over several regions) and floats of
+    every magnitude (their sum depends on the order: it must be the star's)."""
+    rng = np.random.default_rng(seed)
+    big = shm.REGION_BYTES // 8 * 2 + 37  # three regions' steps, the last one partial
+    ints = [rng.integers(-(1 << 50), 1 << 50, (world, *s)) for s in
+            [(0,), (1,), (7,), (136, 256, 2), (big,)]]
+    floats = [rng.standard_normal((world, *s)) * 10.0 ** rng.integers(-12, 12, (world, *s))
+              for s in [(1,), (3, 5), (1000,), (big,)]]
+    small = [rng.integers(0, 2, (world, 9)).astype(np.uint8), rng.random((world, 3)) > 0.5]
+    return ints + floats + small
+
+
+@pytest.mark.parametrize("world", [1, 2, 3, 4])
+def test_shared_memory_equals_the_star_bit_for_bit(world):
+    arrays = _arrays(world, seed=world)
+
+    def body(comm):
+        r = comm.rank
+        return (comm.kind, [comm.allreduce_sum(a[r]) for a in arrays],
+                [comm.allreduce_max(a[r]) for a in arrays], comm.calls)
+
+    fast, star = _ranks(world, body), _ranks(world, body, shared_memory=False)
+    for r in range(world):
+        assert fast[r][0] == ("shared-memory" if world > 1 else "tcp-star")
+        assert star[r][0] == "tcp-star"
+        assert fast[r][3] == star[r][3] == (2 * len(arrays) if world > 1 else 0)
+        for got, want in zip(fast[r][1] + fast[r][2], star[0][1] + star[0][2]):
+            assert got.dtype == want.dtype and got.shape == want.shape
+            assert got.tobytes() == want.tobytes()
+    # the star sums in rank order: so does the shared memory, floats included
+    for a, got in zip(arrays, star[0][1]):
+        want = a[0].copy()
+        for part in a[1:]:
+            want += part
+        assert got.tobytes() == want.tobytes()
+
+
+def test_the_segment_is_private_and_unlinked_once_every_rank_attached(tmp_path):
+    seen = {}
+    real_attach = shm._attach
+
+    def attach(path, size):
+        st = os.stat(path)
+        seen.update(mode=st.st_mode & 0o777, folder=os.stat(os.path.dirname(path)).st_mode
+                    & 0o777, name=os.path.basename(path))
+        return real_attach(path, size)
+
+    def body(comm):
+        total = comm.allreduce_sum(np.arange(5) + comm.rank)  # rank 0 is past connect
+        return comm.kind, os.listdir(tmp_path), total  # nothing left to find
+
+    shm._attach, real = attach, shm._attach
+    try:
+        out = _ranks(3, body, folder=str(tmp_path))
+    finally:
+        shm._attach = real
+    for kind, listing, total in out:
+        assert kind == "shared-memory" and listing == []
+        np.testing.assert_array_equal(total, 3 * np.arange(5) + 3)
+    assert seen["mode"] == 0o600 and seen["folder"] == 0o700 and len(seen["name"]) == 32
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_rank_that_cannot_attach_keeps_everyone_on_the_star(tmp_path, monkeypatch):
+    real = shm._attach
+    monkeypatch.setattr(shm, "_attach", lambda path, size: None if
+                        threading.current_thread().name == "rank2" else real(path, size))
+    out = _ranks(3, lambda c: (c.kind, c.allreduce_sum(np.ones(4) * c.rank)),
+                 folder=str(tmp_path))
+    for kind, total in out:
+        assert kind == "tcp-star"
+        np.testing.assert_array_equal(total, np.full(4, 3.0))
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_bad_offer_is_refused_and_the_segment_removed(tmp_path, monkeypatch):
+    real = shm._check_offer
+
+    def check(offer, world):
+        if threading.current_thread().name == "rank1":
+            offer = offer.copy()
+            offer[1] += shm._PAGE  # a size that is not 2 x world x region
+        return real(offer, world)
+
+    monkeypatch.setattr(shm, "_check_offer", check)
+    out = _ranks(2, lambda c: c.kind, folder=str(tmp_path))
+    assert isinstance(out[1], ValueError) and "refused" in str(out[1])
+    assert isinstance(out[0], ConnectionError)
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("bad", [
+    dict(region=shm._MAX_REGION_BYTES + shm._PAGE), dict(region=1000), dict(region=0),
+    dict(size=-1), dict(n_path=0), dict(n_path=shm._MAX_PATH + 1), dict(path_byte=0),
+    dict(path_byte=256), dict(world=0)])
+def test_check_offer_refuses_bad_sizes(bad):
+    region = bad.get("region", shm.REGION_BYTES)
+    world = bad.get("world", 3)
+    offer = np.zeros(3 + shm._MAX_PATH, np.int64)
+    n_path = bad.get("n_path", 5)
+    offer[:3] = region, bad.get("size", shm.segment_bytes(world, region)), n_path
+    offer[3:3 + min(max(n_path, 0), shm._MAX_PATH)] = bad.get("path_byte", ord("a"))
+    with pytest.raises(ValueError, match="refused"):
+        shm._check_offer(offer, world)
+
+
+def test_attach_refuses_what_is_not_a_private_file_of_the_right_size(tmp_path):
+    folder = tmp_path / "private"
+    folder.mkdir(mode=0o700)
+    path = folder / "segment"
+    path.write_bytes(bytes(8192))
+    path.chmod(0o600)
+    mm = shm._attach(str(path), 8192)
+    assert mm is not None
+    mm.close()
+    assert shm._attach(str(path), 4096) is None  # another size than the offer's
+    assert shm._attach(str(folder / ".." / "private" / "segment"), 8192) is None
+    assert shm._attach("segment", 8192) is None  # not absolute
+    link = folder / "link"
+    link.symlink_to(path)
+    assert shm._attach(str(link), 8192) is None
+    path.chmod(0o644)
+    assert shm._attach(str(path), 8192) is None
+    path.chmod(0o600)
+    folder.chmod(0o755)
+    assert shm._attach(str(path), 8192) is None
+    folder.chmod(0o700)
+    assert shm._attach(str(folder / "missing"), 8192) is None
+
+
+def test_a_closed_peer_raises_connection_error_not_a_hang():
+    def body(comm):
+        comm.allreduce_sum(np.ones(3))
+        if comm.rank == 2:
+            return "left"  # closes its communicator, as a task that fails does
+        comm.allreduce_sum(np.ones(3))
+
+    out = _ranks(3, body)
+    assert out[2] == "left"
+    assert all(isinstance(e, ConnectionError) for e in out[:2])
+
+
+def test_a_dead_process_raises_connection_error_at_the_next_reduction():
+    port = free_port()
+    child = textwrap.dedent(f"""
+        import os
+        import numpy as np
+        from skltr.dask._collective_shm import connect
+        comm = connect(1, 2, "127.0.0.1", {port}, 20.0)
+        comm.allreduce_sum(np.ones(10, np.int64))
+        os._exit(0)  # dies: no close
+    """)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.Popen([sys.executable, "-c", child], env=env)
+    try:
+        out = _ranks_one(port)
+    finally:
+        proc.wait(TIMEOUT)
+    assert out[0] == "shared-memory"
+    np.testing.assert_array_equal(out[1], np.full(10, 2))
+    assert isinstance(out[2], ConnectionError)
+
+
+def _ranks_one(port):
+    """Rank 0 of a world of 2 in a thread: kind, the first sum, the second's exception."""
+    out = []
+
+    def rank0():
+        with shm.connect(0, 2, "127.0.0.1", port, 20.0) as comm:
+            out.extend([comm.kind, comm.allreduce_sum(np.ones(10, np.int64))])
+            try:
+                comm.allreduce_sum(np.ones(10, np.int64))
+            except ConnectionError as exc:
+                out.append(exc)
+
+    t = threading.Thread(target=rank0)
+    t.start()
+    t.join(TIMEOUT)
+    assert not t.is_alive(), "the all-reduce hung on a dead peer"
+    return out

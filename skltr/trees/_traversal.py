@@ -17,7 +17,9 @@ from ._sparse_input import is_sparse, map_row_chunks
 
 
 def _as_kernel_input(ensemble, X) -> np.ndarray:
-    return model_input(ensemble, X)
+    # every CPU kernel routes through ``go_left`` or QuickScorer's gather, both of which
+    # round to float32 when ``f32_inputs``: the input need not be rounded beforehand
+    return model_input(ensemble, X, kernel_rounds=True)
 
 
 def predict_raw(ensemble, X, *, n_jobs=None) -> np.ndarray:

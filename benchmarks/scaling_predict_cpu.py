@@ -6,7 +6,9 @@ at each thread count of --threads, every engine in this one process on the same 
 
 * skltr ``QuickScorerPredictor`` with ``backend="quickscorer"`` and ``"traversal"``
   (``n_jobs=t``); ``backend="auto"`` is reported as the backend it picks (the same object
-  would be timed twice);
+  would be timed twice); QuickScorer again for each of --tree-blocks other than the default
+  (a block's tables should stay in a core's L2: the per-core L2 shrinks from machine to
+  machine, and the L3 bandwidth each thread gets shrinks as threads are added);
 * XGBoost ``inplace_predict`` (``nthread=t``, margins), LightGBM ``predict``
   (``num_threads=t``, raw scores).
 
@@ -14,10 +16,11 @@ Every skltr score is first compared with the library's own (max |diff| reported;
 fails unless it is 0). Rows: us/doc per engine and thread count (ratio = skltr / peer, so
 1/ratio is skltr's speed-up), QuickScorer's stages (input validation, input conversion,
 kernel: the kernel is the rest of ``predict_raw``) and the bytes it moves against the
-machine's copy bandwidth (a large NumPy copy).
+machine's copy bandwidth (a large NumPy copy). The parameters record the CPU's cache sizes
+and SMT siblings (``cpu_caches``).
 
 Usage: python benchmarks/scaling_predict_cpu.py [--threads 1 2 4 8 16] [--rows 200000]
-       [--traversal-rows 50000] [--out DIR]
+       [--traversal-rows 50000] [--tree-blocks 1024 512] [--out DIR]
 """
 
 import argparse
@@ -28,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _harness import row, time_median, write_result
+from _harness import cpu_caches, row, time_median, write_result
 from predict_cpu import train_models
 from skltr import QuickScorerPredictor
 from skltr.datasets import make_ranking
@@ -72,6 +75,8 @@ def main():
     parser.add_argument("--traversal-rows", type=int, default=50_000,
                         help="the traversal backend (about 10x slower) scores the first rows "
                              "only; us/doc are per document all the same")
+    parser.add_argument("--tree-blocks", type=int, nargs="+", default=[1024, 512],
+                        help="QuickScorer tree_block values (the first is the default's row)")
     parser.add_argument("--trees", type=int, default=1000)
     parser.add_argument("--train-queries", type=int, default=400)
     parser.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "skltr-bench"))
@@ -105,19 +110,25 @@ def main():
             case = f"{case0}, {t} threads"
             us = 1e6 / n
             seconds = {}
-            for backend in ("quickscorer", "traversal"):
-                est = QuickScorerPredictor.from_model(booster, backend=backend, n_jobs=t)
+            runs = [("quickscorer", "quickscorer", {"tree_block": args.tree_blocks[0]}),
+                    ("traversal", "traversal", {})]
+            runs += [(f"quickscorer tb{tb}", "quickscorer", {"tree_block": tb})
+                     for tb in args.tree_blocks[1:]]
+            for name, backend, extra in runs:
+                est = QuickScorerPredictor.from_model(booster, backend=backend, n_jobs=t,
+                                                      **extra)
                 A = X if backend == "quickscorer" else Xt
                 t_s, got = timed(lambda: est.predict_raw(A))
-                seconds[backend] = t_s
+                seconds[name] = t_s
                 diff = float(np.max(np.abs(got - expected[: A.shape[0]])))
-                assert diff == 0.0, f"{case} {backend}: max |diff| {diff}"
-                rows.append(row(case, backend, t_s * 1e6 / A.shape[0], t_native * us,
+                assert diff == 0.0, f"{case} {name}: max |diff| {diff}"
+                rows.append(row(case, name, t_s * 1e6 / A.shape[0], t_native * us,
                                 peer_name, "us/doc"))
-                rows.append(row(case, f"{backend} max|diff|", diff, 0.0, peer_name, "1"))
+                rows.append(row(case, f"{name} max|diff|", diff, 0.0, peer_name, "1"))
             auto = QuickScorerPredictor.from_model(booster, backend="auto", n_jobs=t)
             notes[f"{case} auto"] = auto.backend_
-            qs = QuickScorerPredictor.from_model(booster, backend="quickscorer", n_jobs=t)
+            qs = QuickScorerPredictor.from_model(booster, backend="quickscorer", n_jobs=t,
+                                                 tree_block=args.tree_blocks[0])
             t_qs = seconds["quickscorer"]
             t_val, t_in = qs_stages(qs, X)
             for stage, sec in (("qs validate", t_val), ("qs input", t_in),
@@ -138,7 +149,8 @@ def main():
     write_result("scaling_predict_cpu", rows,
                  params={"rows": n, "traversal_rows": nt, "threads": args.threads,
                          "trees": args.trees, "train_queries": args.train_queries,
-                         "copy_bandwidth_GBps": bandwidth, "auto": notes},
+                         "tree_blocks": args.tree_blocks, "copy_bandwidth_GBps": bandwidth,
+                         "caches": cpu_caches(), "auto": notes},
                  packages=("xgboost", "lightgbm"), out_dir=args.out)
 
 

@@ -171,8 +171,11 @@ def model_input(ensemble, X, *, kernel_rounds=False) -> np.ndarray:
                 f"X has {X.shape[1]} features, but the ensemble was built for "
                 f"{ensemble.n_features}."
             )
+        # (not for a model refusing +-inf: a finite float64 can round to inf, which the
+        # check below must see)
         rounded_later = (kernel_rounds and ensemble.precision == "float32"
-                         and ensemble.input_rule == "float32" and X.dtype == np.float64)
+                         and ensemble.input_rule == "float32" and X.dtype == np.float64
+                         and not refuses_inf(ensemble))
         out = np.ascontiguousarray(X if rounded_later
                                    else cast_input_values(X, ensemble.input_rule))
     check_no_inf(ensemble, out)

@@ -38,6 +38,27 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def cpu_caches() -> dict:
+    """CPU 0's cache sizes by level and type (Linux sysfs, e.g. ``{"L1d": "48K", "L2":
+    "1024K"}``) and the logical CPUs sharing its core (more than one: SMT siblings)."""
+    base = Path("/sys/devices/system/cpu/cpu0")
+    out = {}
+    for index in sorted(base.glob("cache/index*")):
+        try:
+            level = (index / "level").read_text().strip()
+            kind = (index / "type").read_text().strip()
+            size = (index / "size").read_text().strip()
+        except OSError:
+            continue
+        suffix = {"Data": "d", "Instruction": "i"}.get(kind, "")
+        out[f"L{level}{suffix}"] = size
+    try:
+        out["core_siblings"] = (base / "topology/thread_siblings_list").read_text().strip()
+    except OSError:
+        pass
+    return out
+
+
 def gpu_info() -> dict | None:
     """GPU name, driver and CuPy version when a GPU is usable, else None."""
     try:

@@ -147,12 +147,20 @@ def check_no_inf(ensemble, values, *, row_of=None) -> None:
     raise inf_error()
 
 
-def model_input(ensemble, X) -> np.ndarray:
+def model_input(ensemble, X, *, kernel_casts=False) -> np.ndarray:
     """Dense 2-D ``X`` as the float64, C-contiguous array the kernels read, after the
     ensemble's input rule. Checks the shape against ``ensemble.n_features``, and refuses
     +-inf where the model's source does (:func:`refuses_inf`).
 
     A pandas DataFrame is read by :func:`frame_input` (the ensemble's ``frame_rule``).
+
+    ``kernel_casts=True``: the caller's kernels take float32 as well as float64 arrays and
+    round every value to float32 themselves when ``ensemble.precision == "float32"`` (the
+    CPU kernels' ``f32_inputs``). Then a float32 array is passed on as it is (every rule
+    keeps a float32 value, and it is exact in float64), and so is a float64 array under the
+    ``"float32"`` rule of a float32-precision model -- read in place when C-contiguous. The
+    converted copy would hold the same values, made by one or two serial NumPy passes over
+    X: on many cores the largest serial step of a scoring call.
     """
     if is_dataframe(X):
         out = frame_input(ensemble, X)
@@ -165,7 +173,12 @@ def model_input(ensemble, X) -> np.ndarray:
                 f"X has {X.shape[1]} features, but the ensemble was built for "
                 f"{ensemble.n_features}."
             )
-        out = np.ascontiguousarray(cast_input_values(X, ensemble.input_rule))
+        # (a float64 one not for a model refusing +-inf: a finite float64 can round to inf,
+        # which the check below must see)
+        as_is = kernel_casts and (X.dtype == np.float32 or (
+            X.dtype == np.float64 and ensemble.precision == "float32"
+            and ensemble.input_rule == "float32" and not refuses_inf(ensemble)))
+        out = np.ascontiguousarray(X if as_is else cast_input_values(X, ensemble.input_rule))
     check_no_inf(ensemble, out)
     return out
 

@@ -17,7 +17,9 @@ from ._sparse_input import is_sparse, map_row_chunks
 
 
 def _as_kernel_input(ensemble, X) -> np.ndarray:
-    return model_input(ensemble, X)
+    # every CPU kernel reads X through ``go_left`` or QuickScorer's gather, which take a
+    # float32 or float64 X and round to float32 when ``f32_inputs``: no converted copy
+    return model_input(ensemble, X, kernel_casts=True)
 
 
 def predict_raw(ensemble, X, *, n_jobs=None) -> np.ndarray:

@@ -159,9 +159,11 @@ class GrowthDriver:
             if self.children[node_id] is None:
                 # the best leaf is not expanded: expand it and the next best unexpanded nodes
                 # (no more than the leaves still to come)
-                best = sorted(frontier - {node_id},
-                              key=lambda i: (-self.nodes[i].split.gain, i))
-                ids = [node_id] + best[:min(batch, p.max_leaves - self.n_leaves) - 1]
+                more = min(batch, p.max_leaves - self.n_leaves) - 1
+                ids = [node_id]
+                if more > 0:
+                    ids += heapq.nsmallest(more, frontier - {node_id},
+                                           key=lambda i: (-self.nodes[i].split.gain, i))
                 frontier.difference_update(ids)
                 # a child is split later, if ever, with more leaves than now: whatever it
                 # would be split with is found now

@@ -80,6 +80,84 @@ def test_shared_memory_equals_the_star_bit_for_bit(world):
         assert got.tobytes() == want.tobytes()
 
 
+@pytest.mark.parametrize("world", [2, 3, 4])
+def test_reduce_scatter_sums_each_ranks_rows_as_the_star_does(world):
+    # each rank asks for its own rows (different per rank); they must be the star's sums
+    # bit for bit, also where a rank's rows straddle the region-sized steps
+    rng = np.random.default_rng(world)
+    rows = shm.REGION_BYTES // (8 * 64) * 3 + 5  # rows of 64 values: several steps
+    shapes = [(9, 4), (rows, 64), (5, 3, 2)]
+    data = {s: rng.standard_normal((world, *s)) * 10.0 ** rng.integers(-9, 9, (world, *s))
+            for s in shapes}
+    ints = {s: rng.integers(-(1 << 50), 1 << 50, (world, *s)) for s in shapes}
+
+    def share(n, r):
+        return n * r // world, n * (r + 1) // world
+
+    def body(comm):
+        out = []
+        for arrays in (data, ints):
+            for s, a in arrays.items():
+                lo, hi = share(s[0], comm.rank)
+                mine = a[comm.rank].copy()
+                got = comm.reduce_scatter_sum(mine, lo, hi)
+                out.append((got[lo:hi], np.array_equal(mine, a[comm.rank])))
+        return comm.kind, out
+
+    fast, star = _ranks(world, body), _ranks(world, body, shared_memory=False)
+    for r in range(world):
+        assert fast[r][0] == "shared-memory" and star[r][0] == "tcp-star"
+        k = 0
+        for arrays in (data, ints):
+            for s, a in arrays.items():
+                lo, hi = share(s[0], r)
+                want = a[0, lo:hi].copy()
+                for q in range(1, world):  # rank order
+                    want = want + a[q, lo:hi]
+                got, untouched = fast[r][1][k]
+                np.testing.assert_array_equal(got.view(np.int64), want.view(np.int64))
+                np.testing.assert_array_equal(star[r][1][k][0].view(np.int64),
+                                              want.view(np.int64))
+                assert untouched  # the caller's array is not written
+                k += 1
+
+
+@pytest.mark.parametrize("n_features", [1, 2, 7])
+@pytest.mark.parametrize("growth", ["leafwise", "depthwise"])
+@pytest.mark.parametrize("counts", ["rows", "hessian"])  # two-word / one-word (deferred) bins
+def test_distributed_grower_scans_a_share_of_the_features_and_grows_the_local_tree(
+        n_features, growth, counts):
+    # three thread ranks, each with a third of the rows, scan their share of the features
+    # (every feature when there are fewer features than ranks) and agree on each split: the
+    # tree is the one-process tree, node for node
+    from skltr._gbdt.grower_cpu import TreeGrower
+
+    world, n = 3, 900
+    rng = np.random.default_rng(n_features)
+    X = rng.integers(0, 8, (n, n_features)).astype(np.uint8)
+    X[rng.random((n, n_features)) < 0.1] = 9  # the missing bin
+    grad = (rng.standard_normal(n) + X[:, 0] * 0.3).astype(np.float32)
+    hess = rng.uniform(0.5, 1.5, n).astype(np.float32)
+    kw = dict(n_bins=np.full(n_features, 8), missing_bin=9,
+              has_missing=np.ones(n_features, bool), growth=growth, max_leaves=12,
+              max_depth=None if growth == "leafwise" else 4, min_samples_leaf=5,
+              min_samples_leaf_counts=counts, hist_mode="quantised")
+    local = TreeGrower(X, grad, hess, **kw).grow()
+    shards = np.array_split(np.arange(n), world)
+
+    def body(comm):
+        rows = shards[comm.rank]
+        return TreeGrower(np.ascontiguousarray(X[rows]), grad[rows], hess[rows],
+                          communicator=comm, **kw).grow()
+
+    for tree in _ranks(world, body):
+        assert not isinstance(tree, BaseException), tree
+        for name in ("feature", "bin_threshold", "default_left", "left", "right", "value",
+                     "gain", "count"):
+            np.testing.assert_array_equal(getattr(tree, name), getattr(local, name), name)
+    assert local.n_leaves > 3
+
+
 def test_the_segment_is_private_and_unlinked_once_every_rank_attached(tmp_path):
     seen = {}
     real_attach = shm._attach

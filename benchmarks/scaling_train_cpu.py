@@ -7,10 +7,7 @@ child process (``train_cpu.run_engine``: ``spawn``, an untimed warm-up fit first
 (255 leaves leaf-wise / ``lossguide``, learning rate 0.1, 20 rows per leaf, truncation 30):
 fit time, test NDCG@10, and the ratios skltr / LightGBM and skltr / XGBoost.
 
-skltr's stages come from a second, profiled fit in the same child (the timed fit runs without
-the timer, whose context managers cost microseconds per node; at 4d46c8c the timed fit still
-ran with it, ``scaling_train_cpu-h100-host-16core-4d46c8c``), timed by stage
-(:mod:`skltr.utils._profile`, a few clock reads per node):
+skltr's fit is timed by stage (:mod:`skltr.utils._profile`, a few clock reads per node):
 ``histograms`` (building and the subtraction trick), ``split search``, ``partition``,
 ``gradients``, ``binning`` (once a fit) and ``other`` (quantisation, score updates, the
 driver's Python). Each stage also reports the bytes it moves (row bins, gradient words, row
@@ -41,24 +38,22 @@ GROUPS = {"histograms": ("histogram", "subtract"), "split search": ("split",),
 
 
 def stage_report(res, bandwidth_gbs, trees):
-    """skltr's stage shares of its profiled fit's time (a second fit: the timed one runs
-    without the timer), and per stage its seconds and bytes per round and the fraction of
-    the copy bandwidth it reaches."""
+    """skltr's stage shares of its fit time, and per stage its seconds and bytes per round
+    and the fraction of the copy bandwidth it reaches."""
     stages = res["stages"]
-    fit_s, binning_s = res["profiled_fit_s"], res["profiled_binning_s"]
     out = {}
     for group, names in GROUPS.items():
         s = sum(stages[n]["s"] for n in names if n in stages)
         nbytes = sum(stages[n]["bytes"] for n in names if n in stages)
-        out[group] = {"share": s / fit_s, "s_per_round": s / trees,
+        out[group] = {"share": s / res["fit_s"], "s_per_round": s / trees,
                       "bytes_per_round": nbytes / trees,
                       "bandwidth_fraction": nbytes / s / 1e9 / bandwidth_gbs if s else 0.0}
     # binning: once a fit, not a round (BinMapper, inside the timed fit as LightGBM's
     # Dataset construction is in its own)
-    out["binning"] = {"share": binning_s / fit_s, "s": binning_s}
+    out["binning"] = {"share": res["binning_s"] / res["fit_s"], "s": res["binning_s"]}
     timed = sum(v["s_per_round"] for v in out.values() if "s_per_round" in v) * trees
-    other = fit_s - timed - binning_s
-    out["other"] = {"share": other / fit_s, "s_per_round": other / trees}
+    other = res["fit_s"] - timed - res["binning_s"]
+    out["other"] = {"share": other / res["fit_s"], "s_per_round": other / trees}
     return out
 
 

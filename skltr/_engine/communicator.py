@@ -37,10 +37,3 @@ class LocalCommunicator:
     def allreduce_max(self, arr: np.ndarray) -> np.ndarray:
         """Element-wise maximum over all workers (the quantisation scale needs the global max)."""
         return arr
-
-    def reduce_scatter_sum(self, arr: np.ndarray, start: int, stop: int) -> np.ndarray:
-        """``arr`` whose rows ``start:stop`` (first axis) hold the sums over all workers; the
-        other rows hold this worker's values or the sums (a communicator may sum them all:
-        the default). Each worker asks for its own rows (a reduce-scatter): the grower's
-        distributed split search, each worker scanning its share of the features."""
-        return self.allreduce_sum(arr)

@@ -166,16 +166,8 @@ class TreeGrower:
         self.params = TreeParams(**params) if tree_params is None else tree_params
         self.communicator = LocalCommunicator() if communicator is None else communicator
         self._distributed = getattr(self.communicator, "world", 1) > 1
-        # the features whose summed histograms this worker scans (distributed: its share)
-        self._mask, self._rows_of = self.feature_mask, (0, n_features)
-        self._found = None  # distributed: (node, this worker's best) awaiting the others'
         if self._distributed:
             self.leafwise_batch = DISTRIBUTED_LEAFWISE_BATCH
-            rank, world = int(self.communicator.rank), int(self.communicator.world)
-            if n_features >= world:  # else some worker would have no share: all scan all
-                self._rows_of = (n_features * rank // world, n_features * (rank + 1) // world)
-            self._mask = self.feature_mask.copy()
-            self._mask[:self._rows_of[0]] = self._mask[self._rows_of[1]:] = False
         self.n_threads = n_threads
         self.pool = pool
 
@@ -241,14 +233,8 @@ class TreeGrower:
             self._find_split(node)
 
     def split(self, parents, pairs, may_split):
-        """Split the driver's batch, one node at a time (see :mod:`skltr._gbdt.growth`).
-
-        Distributed, as LightGBM's data-parallel learner: every worker partitions its rows
-        and builds its histograms of the batch; one reduce-scatter sums to each worker its
-        share of the features (``_rows_of``), which it alone scans; one all-reduce of the
-        best splits found tells every worker each child's best (:meth:`_agree`). Outside
-        its share a worker's histograms are not the sums, and nothing reads them there.
-        """
+        """Split the driver's batch, one node at a time (see :mod:`skltr._gbdt.growth`);
+        distributed, with one all-reduce for the whole batch."""
         if not self._distributed:
             for k, (node, (left, right)) in enumerate(zip(parents, pairs)):
                 self._split(node, left, right, lambda child, k=k: may_split(child, k))
@@ -256,15 +242,10 @@ class TreeGrower:
         steps = [self._split_local(node, left, right, lambda child, k=k: may_split(child, k))
                  for k, (node, (left, right)) in enumerate(zip(parents, pairs))]
         steps = [step for step in steps if step is not None]
-        if not steps:  # the same batch on every worker: the same calls
-            return
-        # features first: a worker's share of every histogram is one contiguous block
-        summed = self.communicator.reduce_scatter_sum(
-            np.stack([st.local for st in steps], axis=1), *self._rows_of)
-        self._found = []
-        for k, step in enumerate(steps):
-            step.finish(summed[:, k])
-        self._agree()
+        if steps:  # the same batch on every worker: the same all-reduce
+            summed = self.communicator.allreduce_sum(np.stack([st.local for st in steps]))
+            for step, hist in zip(steps, summed):
+                step.finish(hist)
 
     def counts(self, nodes):
         """Deferred counts (distributed one-word bins): one all-reduce for all."""
@@ -376,45 +357,12 @@ class TreeGrower:
     def _find_split(self, node):
         parallel = self._n_threads > 1 and node.count >= SPLIT_PARALLEL_MIN_ROWS
         kernel = find_best_splits if parallel else find_best_splits_serial
-        # a batch's children scan this worker's share of the features; the root all
-        mask = self.feature_mask if self._found is None else self._mask
         with stage("split", node.hist.nbytes):
-            res = SplitInfo(*kernel(node.hist, self.n_bins, mask, node.sum_g,
+            res = SplitInfo(*kernel(node.hist, self.n_bins, self.feature_mask, node.sum_g,
                                     node.sum_h, node.count, self._split_constants, self._work))
-        self._set_split(node, res)
-
-    def _set_split(self, node, res):
-        """``node``'s best split: ``res``, or (distributed) the best of every worker's."""
-        if self._found is not None:
-            self._found.append((node, res))
-            return
         node.split = res if res.feature >= 0 else None
         if node.split is None:
             self._drop_hists(node)
-
-    def _agree(self):
-        """Every worker's best split of each child of the batch, summed into one table (each
-        row non-zero on one worker only: exact), and the best of them: the highest gain, the
-        lowest feature on ties -- the split a scan of every feature finds."""
-        found, self._found = self._found, None
-        if not found:
-            return
-        comm = self.communicator
-        table = np.zeros((comm.world, len(found), 7), np.int64)
-        for k, (_, res) in enumerate(found):
-            table[comm.rank, k] = (res.feature, np.float64(res.gain).view(np.int64), res.bin,
-                                   res.default_left, res.left_g, res.left_h, res.left_count)
-        table = comm.allreduce_sum(table)
-        for k, (node, _) in enumerate(found):
-            best = None
-            for r in range(comm.world):
-                f, gain_bits, b, dl, gl, hl, cl = (int(v) for v in table[r, k])
-                gain = float(np.int64(gain_bits).view(np.float64))
-                if f >= 0 and (best is None or gain > best.gain):  # ranks: feature order
-                    best = SplitInfo(f, gain, b, bool(dl), gl, hl, cl)
-            node.split = best
-            if best is None:
-                self._drop_hists(node)
 
     def _split(self, node, left, right, may_split):
         """Partition a node, fill its two children, give them histograms and splits (one
@@ -506,17 +454,16 @@ class TreeGrower:
         if self._large_work is None:
             self._large_work = split_work(*self._work.gain.shape, parent_hist.dtype)
         nbytes = parent_hist.nbytes * (do_small + 4 * do_large)  # scans; subtraction 3x
-        mask = self.feature_mask if self._found is None else self._mask
         with stage("split", nbytes):
             found = find_child_splits(
-                small.hist, parent_hist, self.n_bins, mask,
+                small.hist, parent_hist, self.n_bins, self.feature_mask,
                 (small.sum_g, small.sum_h, small.count), (large.sum_g, large.sum_h, large.count),
                 self._split_constants, self._work, self._large_work, do_small, do_large,
                 self.pool.scratch, n_chunks)
         for child, ok, res in zip((small, large), (do_small, do_large), found):
-            if ok:
-                self._set_split(child, SplitInfo(*res))
-            else:
+            res = SplitInfo(*res)
+            child.split = res if ok and res.feature >= 0 else None
+            if child.split is None:
                 self._drop_hists(child)
 
     def _find_splits_of(self, left, right, splittable):
@@ -553,14 +500,13 @@ class TreeGrower:
         small.local_hist, small.hist = small.hist, None
         subtract_histograms(parent_local, small.local_hist, parent_local)
         large.local_hist = parent_local
-        # the count in a pad cell of every feature: each worker reads it in its share
-        pad = (slice(None), self.missing_bin + 1, 0)
+        pad = (0, self.missing_bin + 1, 0)
         left.local_hist[pad] = here_left
 
         def finish(summed):
             left.hist = self.pool.acquire()
             left.hist[...] = summed
-            left.count = int(left.hist[self._rows_of[0], self.missing_bin + 1, 0])
+            left.count = int(left.hist[pad])
             left.hist[pad] = 0
             right.count = node.count - left.count
             subtract_histograms(parent_global, left.hist, parent_global)

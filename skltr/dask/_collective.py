@@ -168,11 +168,6 @@ class SocketCommunicator:
         """Element-wise maximum over all ranks."""
         return self._allreduce(arr, np.maximum)
 
-    def reduce_scatter_sum(self, arr, start, stop):
-        """Every row summed (rank 0 sums all anyway): see
-        :meth:`skltr._engine.communicator.LocalCommunicator.reduce_scatter_sum`."""
-        return self.allreduce_sum(arr)
-
     def _allreduce(self, arr, op):
         arr = np.ascontiguousarray(arr)
         if self.world == 1:

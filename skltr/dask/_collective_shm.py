@@ -291,18 +291,7 @@ class SharedMemoryCommunicator:
         """Element-wise maximum over all ranks."""
         return self._allreduce(arr, "max")
 
-    def reduce_scatter_sum(self, arr, start, stop):
-        """``arr`` with rows ``start:stop`` summed over all ranks (rank order) and the other
-        rows this rank's own (see
-        :meth:`skltr._engine.communicator.LocalCommunicator.reduce_scatter_sum`): every
-        rank still writes its whole array, but reads and sums only its rows of the others'
-        -- a ``world``-th of the memory traffic and the additions."""
-        arr = np.ascontiguousarray(arr)
-        row = arr.nbytes // max(arr.shape[0], 1) if arr.ndim else arr.nbytes
-        return self._allreduce(arr, "sum", (int(start) * row, int(stop) * row))
-
-    def _allreduce(self, arr, op, summed=None):
-        """``summed``: the byte range to reduce (the rest: this rank's own); None: all."""
+    def _allreduce(self, arr, op):
         arr = np.ascontiguousarray(arr)
         if arr.dtype.kind not in "biuf":
             raise TypeError(f"the all-reduce takes numbers, not {arr.dtype}")
@@ -310,32 +299,27 @@ class SharedMemoryCommunicator:
             raise ConnectionError("the all-reduce is closed")
         t0 = time.perf_counter()
         try:
-            out = np.empty_like(arr) if summed is None else arr.copy()
-            lo_sum, hi_sum = (0, arr.nbytes) if summed is None else summed
+            out = np.empty_like(arr)
             src, dst = arr.reshape(-1).view(np.uint8), out.reshape(-1).view(np.uint8)
             step = self._region - self._region % arr.itemsize
             for lo in range(0, max(arr.nbytes, 1), step):
-                hi = min(lo + step, arr.nbytes)
-                part = (max(lo_sum, lo) - lo, max(min(hi_sum, hi) - lo, max(lo_sum, lo) - lo))
-                self._step(src[lo:hi], dst[lo:hi], arr.dtype, op, part)
+                self._step(src[lo:lo + step], dst[lo:lo + step], arr.dtype, op)
             return out
         finally:
             self.calls += 1
             self.seconds += time.perf_counter() - t0
 
-    def _step(self, src, dst, dtype, op, part=None):
-        """All-reduce the bytes ``src`` (at most a region) into ``dst``; ``part``: the byte
-        range of them to reduce (None: all; the rest of ``dst`` is left as it is)."""
+    def _step(self, src, dst, dtype, op):
+        """All-reduce the bytes ``src`` (at most a region) into ``dst``."""
         code, ufunc = _OPS[op]
         n = src.size
         regions = self._regions[self._set * self.world:(self._set + 1) * self.world]
         self._set ^= 1
         regions[self.rank][:n] = src
         self.star.sync(n, dtype.num, code)  # every rank's part is written; same sizes
-        a, b = (0, n) if part is None else part
-        if b > a:
-            parts = [r[a:b].view(dtype) for r in regions]
-            result = dst[a:b].view(dtype)
+        if n:
+            parts = [r[:n].view(dtype) for r in regions]
+            result = dst.view(dtype)
             ufunc(parts[0], parts[1], out=result)
-            for p in parts[2:]:  # rank order, as the star sums
-                ufunc(result, p, out=result)
+            for part in parts[2:]:  # rank order, as the star sums
+                ufunc(result, part, out=result)

@@ -80,6 +80,40 @@ def test_shared_memory_equals_the_star_bit_for_bit(world):
         assert got.tobytes() == want.tobytes()
 
 
+@pytest.mark.parametrize("n_features", [1, 7])
+@pytest.mark.parametrize("growth", ["leafwise", "depthwise"])
+@pytest.mark.parametrize("counts", ["rows", "hessian"])  # two-word / one-word (deferred) bins
+def test_distributed_grower_on_shared_memory_grows_the_local_tree(n_features, growth, counts):
+    # three thread ranks, each with a third of the rows, their batches' histograms in one
+    # all-reduce each: the tree is the one-process tree, node for node
+    from skltr._gbdt.grower_cpu import TreeGrower
+
+    world, n = 3, 900
+    rng = np.random.default_rng(n_features)
+    X = rng.integers(0, 8, (n, n_features)).astype(np.uint8)
+    X[rng.random((n, n_features)) < 0.1] = 9  # the missing bin
+    grad = (rng.standard_normal(n) + X[:, 0] * 0.3).astype(np.float32)
+    hess = rng.uniform(0.5, 1.5, n).astype(np.float32)
+    kw = dict(n_bins=np.full(n_features, 8), missing_bin=9,
+              has_missing=np.ones(n_features, bool), growth=growth, max_leaves=12,
+              max_depth=None if growth == "leafwise" else 4, min_samples_leaf=5,
+              min_samples_leaf_counts=counts, hist_mode="quantised")
+    local = TreeGrower(X, grad, hess, **kw).grow()
+    shards = np.array_split(np.arange(n), world)
+
+    def body(comm):
+        rows = shards[comm.rank]
+        return comm.kind, TreeGrower(np.ascontiguousarray(X[rows]), grad[rows], hess[rows],
+                                     communicator=comm, **kw).grow()
+
+    for kind, tree in _ranks(world, body):
+        assert kind == "shared-memory"
+        for name in ("feature", "bin_threshold", "default_left", "left", "right", "value",
+                     "gain", "count"):
+            np.testing.assert_array_equal(getattr(tree, name), getattr(local, name), name)
+    assert local.n_leaves > 3
+
+
 def test_the_segment_is_private_and_unlinked_once_every_rank_attached(tmp_path):
     seen = {}
     real_attach = shm._attach

@@ -23,13 +23,12 @@ Quick check: python benchmarks/scaling_train_cpu.py --rows 20000 --trees 3 --no-
 """
 
 import argparse
-import multiprocessing as mp
 import os
 import tempfile
 
 
 from _harness import copy_bandwidth, print_table, ranking_data, row, write_result
-from train_cpu import (_ENGINES, LEARNING_RATE, LEAVES, MIN_LEAF, TRUNCATION, run_engine,
+from train_cpu import (_ENGINES, LEARNING_RATE, LEAVES, MIN_LEAF, TRUNCATION, fit_in_turn,
                        save_data)
 
 #: skltr's timed stages (``skltr.utils._profile`` names) grouped as reported.
@@ -81,23 +80,14 @@ def main():
           {t: round(v, 1) for t, v in bandwidth.items()}, flush=True)
 
     raw = {}
-    ctx = mp.get_context("spawn")
     with tempfile.TemporaryDirectory(prefix="skltr-scaling-bench-") as tmp:
         save_data(tmp, X, Xt, y, yt, qid, qt)
         del X, Xt
         for t in args.threads:
-            for rep in range(args.repeat):
-                order = args.engines if rep % 2 == 0 else args.engines[::-1]
-                for engine in order:
-                    with ctx.Pool(1) as pool:
-                        res = pool.apply(run_engine, (engine, tmp, args.trees, args.bins, t,
-                                                      True))
-                    best = raw.get((engine, t))
-                    fits = (best["all_fit_s"] if best else []) + [res["fit_s"]]
-                    raw[(engine, t)] = dict(res if best is None or res["fit_s"] < best["fit_s"]
-                                            else best, all_fit_s=fits)
-                    print(f"  {t:2d} threads  {engine:<9} fit {res['fit_s']:7.2f} s  "
-                          f"NDCG@10 {res['ndcg@10']:.4f}", flush=True)
+            for engine, res in fit_in_turn(raw, t, args.engines, args.repeat,
+                                           (tmp, args.trees, args.bins, t, True)):
+                print(f"  {t:2d} threads  {engine:<9} fit {res['fit_s']:7.2f} s  "
+                      f"NDCG@10 {res['ndcg@10']:.4f}", flush=True)
 
     rows, stages = [], {}
     for t in args.threads:

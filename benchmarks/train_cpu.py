@@ -101,6 +101,23 @@ def _fit_xgboost(X, y, qid, trees, bins, threads):
 _ENGINES = {"skltr": _fit_skltr, "lightgbm": _fit_lightgbm, "xgboost": _fit_xgboost}
 
 
+def fit_in_turn(raw, key, engines, repeat, run_args):
+    """``repeat`` rounds of one fit per engine, in alternating order, each in a fresh child
+    process (``run_engine(engine, *run_args)``: its peak memory is its own); keeps each
+    engine's fastest result under ``raw[(engine, key)]`` with every fit time in
+    ``all_fit_s``, and yields ``(engine, result)`` per fit."""
+    ctx = mp.get_context("spawn")
+    for rep in range(repeat):
+        for engine in engines if rep % 2 == 0 else engines[::-1]:
+            with ctx.Pool(1) as pool:
+                res = pool.apply(run_engine, (engine, *run_args))
+            best = raw.get((engine, key))
+            fits = (best["all_fit_s"] if best else []) + [res["fit_s"]]
+            raw[(engine, key)] = dict(res if best is None or res["fit_s"] < best["fit_s"]
+                                      else best, all_fit_s=fits)
+            yield engine, res
+
+
 def run_engine(engine, data_dir, trees, bins, threads, stages=False):
     """Child process: warm up, fit once, return fit time, binning time, peak memory, NDCG.
 
@@ -151,26 +168,15 @@ def main():
           f"{Xt.shape[0]} rows; {args.trees} trees, {LEAVES} leaves, {args.threads} threads")
 
     rows, raw = [], {}
-    ctx = mp.get_context("spawn")
     with tempfile.TemporaryDirectory(prefix="skltr-train-bench-") as tmp:
         save_data(tmp, X, Xt, y, yt, qid, qt)
         del X, Xt
         for bins in args.bins:
-            for rep in range(args.repeat):
-                order = args.engines if rep % 2 == 0 else args.engines[::-1]
-                for engine in order:
-                    # One fresh process per fit: its peak memory is its own.
-                    with ctx.Pool(1) as pool:
-                        res = pool.apply(run_engine,
-                                         (engine, tmp, args.trees, bins, args.threads))
-                    best = raw.get((engine, bins))
-                    fits = (best["all_fit_s"] if best else []) + [res["fit_s"]]
-                    if best is None or res["fit_s"] < best["fit_s"]:
-                        best = res
-                    raw[(engine, bins)] = dict(best, all_fit_s=fits)
-                    print(f"  {bins:3d} bins  {engine:<9} fit {res['fit_s']:8.2f} s  binning "
-                          f"{res['binning_s']:6.2f} s  peak +{res['peak_mb']:7.0f} MB  "
-                          f"NDCG@10 {res['ndcg@10']:.4f}", flush=True)
+            for engine, res in fit_in_turn(raw, bins, args.engines, args.repeat,
+                                           (tmp, args.trees, bins, args.threads)):
+                print(f"  {bins:3d} bins  {engine:<9} fit {res['fit_s']:8.2f} s  binning "
+                      f"{res['binning_s']:6.2f} s  peak +{res['peak_mb']:7.0f} MB  "
+                      f"NDCG@10 {res['ndcg@10']:.4f}", flush=True)
     if "skltr" not in args.engines:
         return
     for bins in args.bins:

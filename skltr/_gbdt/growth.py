@@ -15,8 +15,8 @@ Batch policies:
   id), cut to the leaves still allowed by ``max_leaves``.
 * ``"leafwise"``: the leaf of highest gain (ties: lowest node id), one at a time, until
   ``max_leaves`` leaves or no leaf has a valid split; leaves at ``max_depth`` are not split.
-  A back-end may expand *speculatively* (its ``leafwise_batch`` > 1, the GPU's: one set of
-  launches for several leaves). A node's children, their histograms and their best splits
+  A back-end may expand *speculatively* (its ``leafwise_batch`` > 1: the GPU's, one set of
+  launches for several leaves; a distributed CPU grower's, one all-reduce for several). A node's children, their histograms and their best splits
   depend on the node's rows alone, never on when it is expanded; only the choice of which
   leaves split depends on the order. So when the best leaf is not expanded yet, the driver
   hands the back-end that leaf and the next best unexpanded nodes by gain -- leaves taken
@@ -31,7 +31,7 @@ Batch policies:
 Node ids in the tree are assigned in the one-at-a-time creation order (root 0; a split appends
 its left then its right child), which is the TreeEnsemble order. A back-end sees *its* ids
 (``Node.id``: the order in which it made the nodes); they are the tree's ids unless it
-expands speculatively, and :meth:`finish` gets the map from the one to the other.
+expands speculatively, and its ``finish`` gets the map from the one to the other.
 
 The back-end protocol (duck-typed)::
 

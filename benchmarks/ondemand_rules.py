@@ -102,10 +102,11 @@ def profl_shape(seed=0):
     return X[train], y[train], qid[train], X[test], y[test], qid[test]
 
 
-def awkward_ranking(n_docs, seed=0):
+def awkward_ranking(n_docs, seed=0, shares=(0.45, 0.30, 0.25)):
     """``n_docs`` documents of ``FEATURES`` awkward columns and graded labels 0-4, seeded.
 
-    Each column is, at random, **sparse** (45 %: zero for a share of 85-99 % of the
+    Each column is, at random (``shares``, the default's percentages below), **sparse**
+    (45 %: zero for a share of 85-99 % of the
     documents, as LETOR's term features, else log-normal with sigma 1.5), **heavy-tailed**
     (30 %: Pareto with shape 1.1-2 or log-normal with sigma 1.5-2.5) or **low-cardinality**
     (25 %: 2-5 values with Dirichlet(1) frequencies). Quantile bins cannot balance such
@@ -114,7 +115,7 @@ def awkward_ranking(n_docs, seed=0):
     ranks of 12 of the columns plus normal noise, so some columns carry rules.
     """
     rng = np.random.default_rng(seed)
-    kind = rng.choice(3, size=FEATURES, p=[0.45, 0.30, 0.25])  # sparse, heavy, few values
+    kind = rng.choice(3, size=FEATURES, p=list(shares))  # sparse, heavy, few values
     X = np.empty((n_docs, FEATURES))
     for f in range(FEATURES):
         if kind[f] == 0:
@@ -134,10 +135,10 @@ def awkward_ranking(n_docs, seed=0):
     return X, np.searchsorted(cuts, signal).astype(np.float64)
 
 
-def awkward_profl_shape(seed=0):
+def awkward_profl_shape(seed=0, **kwargs):
     """:func:`profl_shape`'s split of :func:`awkward_ranking` data (queries of 120)."""
     n_train_q = -(-TRAIN_DOCS // DOCS_PER_QUERY)
-    X, y = awkward_ranking((n_train_q + 40) * DOCS_PER_QUERY, seed)
+    X, y = awkward_ranking((n_train_q + 40) * DOCS_PER_QUERY, seed, **kwargs)
     qid = np.arange(X.shape[0]) // DOCS_PER_QUERY
     train = np.arange(TRAIN_DOCS)
     test = np.arange(n_train_q * DOCS_PER_QUERY, X.shape[0])

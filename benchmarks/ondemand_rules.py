@@ -10,8 +10,11 @@
    so that every document has 136 items as in PROFL's runs (MDL keeps only the features it
    finds informative: 10 of make_ranking's 136, which would time a much smaller problem; its
    figures are reported too). Time per query: the median over ``--queries`` test queries of
-   ``predict`` on the query's 120 documents (after a warm-up call), with the work counters
-   of the kernel (itemsets, cache probes and hits).
+   ``predict`` on the query's 120 documents (after a warm-up call), its process CPU time,
+   and the work counters of the kernel (itemsets, bitmap itemsets, list rows, cache probes
+   and hits), with the mean support of the documents' items. The same at size 3 on a
+   second data set of that shape, :func:`awkward_ranking` (heavy-tailed, sparse and
+   low-cardinality columns: issue 28's "other data").
 3. The itemset cache: hit rate, probe steps and fingerprint clashes of the splitmix64 key
    and of PROFL's prime-reciprocal fingerprint on letor_small, the cache on the demo's wide
    bitmaps, and how many distinct itemsets share a key when every 3-itemset of the first
@@ -99,10 +102,71 @@ def profl_shape(seed=0):
     return X[train], y[train], qid[train], X[test], y[test], qid[test]
 
 
+def awkward_ranking(n_docs, seed=0, shares=(0.45, 0.30, 0.25)):
+    """``n_docs`` documents of ``FEATURES`` awkward columns and graded labels 0-4, seeded.
+
+    Each column is, at random (``shares``, the default's percentages below), **sparse**
+    (45 %: zero for a share of 85-99 % of the
+    documents, as LETOR's term features, else log-normal with sigma 1.5), **heavy-tailed**
+    (30 %: Pareto with shape 1.1-2 or log-normal with sigma 1.5-2.5) or **low-cardinality**
+    (25 %: 2-5 values with Dirichlet(1) frequencies). Quantile bins cannot balance such
+    columns: a sparse column's zero or a frequent value is one item held by most training
+    documents. The labels grade (52/26/13/6/3 %, MSLR-like) a random projection of the
+    ranks of 12 of the columns plus normal noise, so some columns carry rules.
+    """
+    rng = np.random.default_rng(seed)
+    kind = rng.choice(3, size=FEATURES, p=list(shares))  # sparse, heavy, few values
+    X = np.empty((n_docs, FEATURES))
+    for f in range(FEATURES):
+        if kind[f] == 0:
+            nonzero = rng.random(n_docs) >= rng.uniform(0.85, 0.99)
+            X[:, f] = np.where(nonzero, rng.lognormal(0.0, 1.5, n_docs), 0.0)
+        elif kind[f] == 1 and f % 2:
+            X[:, f] = rng.pareto(rng.uniform(1.1, 2.0), n_docs)
+        elif kind[f] == 1:
+            X[:, f] = rng.lognormal(0.0, rng.uniform(1.5, 2.5), n_docs)
+        else:
+            k = int(rng.integers(2, 6))
+            X[:, f] = rng.choice(k, size=n_docs, p=rng.dirichlet(np.ones(k)))
+    informative = rng.choice(FEATURES, 12, replace=False)
+    ranks = np.argsort(np.argsort(X[:, informative], axis=0), axis=0) / n_docs
+    signal = ranks @ rng.normal(0.0, 1.0, informative.size) + rng.normal(0.0, 0.5, n_docs)
+    cuts = np.quantile(signal, np.cumsum([0.52, 0.26, 0.13, 0.06]))
+    return X, np.searchsorted(cuts, signal).astype(np.float64)
+
+
+def awkward_profl_shape(seed=0, **kwargs):
+    """:func:`profl_shape`'s split of :func:`awkward_ranking` data (queries of 120)."""
+    n_train_q = -(-TRAIN_DOCS // DOCS_PER_QUERY)
+    X, y = awkward_ranking((n_train_q + 40) * DOCS_PER_QUERY, seed, **kwargs)
+    qid = np.arange(X.shape[0]) // DOCS_PER_QUERY
+    train = np.arange(TRAIN_DOCS)
+    test = np.arange(n_train_q * DOCS_PER_QUERY, X.shape[0])
+    return X[train], y[train], qid[train], X[test], y[test], qid[test]
+
+
+def mean_item_support(ranker, Xt):
+    """Mean share of the training documents holding an item of a test document (the share
+    of a node's bitmap that is set, roughly: why an itemset costs what it does)."""
+    from skltr._cpu.rules import NO_ITEM
+    from skltr._rules.intervals import transform
+    from skltr._rules.ranking import n_items_per_doc
+
+    model, codes = ranker._model, transform(Xt, ranker._intervals())
+    present = codes != NO_ITEM
+    item = codes.astype(np.int64) + model.col_item_ptr[:-1]
+    support = model.item_support[np.where(present, item, 0)][present]
+    return {"mean": float(support.mean() / model.n_train),
+            "above_half": float((support > model.n_train / 2).mean()),
+            "items_per_doc": float(n_items_per_doc(model, codes, ranker.min_support).mean())}
+
+
 def time_per_query(ranker, Xt, qt, n_queries, cache_size=None, key="splitmix"):
     """Median seconds a query over the first ``n_queries`` test queries of what ``predict``
     runs (item codes, rule counts, scores: the engine's calls, which also return the work
-    counters), the counters summed over the queries, and every time."""
+    counters), the counters summed over the queries, every time, and every process CPU
+    time (this machine is shared: the CPU time shows the work when the wall time does
+    not)."""
     from skltr._rules.intervals import transform
     from skltr._rules.ranking import make_params, predict_scores
 
@@ -115,15 +179,16 @@ def time_per_query(ranker, Xt, qt, n_queries, cache_size=None, key="splitmix"):
     kernels = cls(model, params, n_jobs=ranker.n_jobs, device=ranker._device())
     queries = np.unique(qt)[:n_queries]
     predict_scores(model, transform(Xt[qt == queries[0]][:4], intervals), params, kernels)
-    times, work = [], 0
+    times, cpu, work = [], [], 0
     for q in queries:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         scores, stats = predict_scores(model, transform(Xt[qt == q], intervals), params,
                                        kernels)
         times.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
         work = work + stats.work.sum(axis=0)
     np.testing.assert_array_equal(scores, ranker.predict(Xt[qt == queries[-1]]))
-    return statistics.median(times), work, times
+    return statistics.median(times), work, times, cpu
 
 
 def work_dict(work, n_queries):
@@ -169,7 +234,7 @@ def cache_study(X, y, qid, Xt, qt, threads):
     for label, size, key in (("off", 0, "splitmix"), ("65536", 1 << 16, "splitmix"),
                              ("4M splitmix", 1 << 22, "splitmix"),
                              ("4M prime", 1 << 22, "prime")):
-        med, work, _ = time_per_query(ranker, Xt, qt, 10, cache_size=size, key=key)
+        med, work, _, _ = time_per_query(ranker, Xt, qt, 10, cache_size=size, key=key)
         out[label] = {"s_per_query": med, **work_dict(work, 10)}
         w = out[label]
         print(f"letor_small size 3, cache {label}: {med:.3f} s a query; hits "
@@ -271,23 +336,32 @@ def main():
         if args.device == "cpu":
             params["cache_study"] = cache_study(X, y, qid, Xt, qt, args.threads)
 
-    X, y, qid, Xt, yt, qt = profl_shape()
     speed = {}
-    for disc in ("quantile", "mdl"):
+    for data, disc, sizes in (("make_ranking", "quantile", (3, 4)), ("make_ranking", "mdl", (3, 4)),
+                              ("awkward", "quantile", (3,)), ("awkward", "mdl", (3,))):
+        X, y, qid, Xt, yt, qt = (profl_shape() if data == "make_ranking" else
+                                 awkward_profl_shape())
         ranker = OnDemandRuleRanker(discretization=disc, device=args.device,
                                     n_jobs=args.threads).fit(X, y, qid=qid)
-        for size, n_q in ((3, args.queries), (4, args.queries_size4)):
+        for size in sizes:
+            n_q = args.queries if size == 3 else args.queries_size4
             ranker.set_params(max_rule_size=size)
-            med, work, times = time_per_query(ranker, Xt, qt, n_q)
-            key = f"{disc}_size{size}"
-            speed[key] = {"s_per_query": med, "times": times, "queries": n_q,
+            med, work, times, cpu = time_per_query(ranker, Xt, qt, n_q)
+            key = f"{disc}_size{size}" if data == "make_ranking" else f"{data}_{disc}_size{size}"
+            speed[key] = {"s_per_query": med, "times": times, "cpu_s": cpu, "queries": n_q,
+                          "cpu_s_per_query": statistics.median(cpu),
                           "used_features": int(ranker.used_features_.size),
-                          "items": int(ranker.n_items_)}
+                          "items": int(ranker.n_items_),
+                          "item_support": mean_item_support(ranker, Xt[qt == qt[0]])}
             if args.device == "cpu":  # the GPU kernels keep no work counters
                 speed[key]["work"] = work_dict(work, n_q)
-            print(f"PROFL shape, {disc}, size {size}: {med:.3f} s a query (median of {n_q}; "
-                  f"{ranker.used_features_.size} features used)", flush=True)
+            print(f"PROFL shape, {data}, {disc}, size {size}: {med:.3f} s a query (median of "
+                  f"{n_q}, CPU {statistics.median(cpu):.2f} s; "
+                  f"{ranker.used_features_.size} features used; work a query "
+                  f"{speed[key].get('work')}; item support {speed[key]['item_support']})",
+                  flush=True)
     params["speed"] = speed
+    X, y, qid, Xt, yt, qt = profl_shape()
     if args.device == "cpu":
         ranker = OnDemandRuleRanker(discretization="quantile", max_rule_size=3).fit(
             X, y, qid=qid)
@@ -297,11 +371,14 @@ def main():
                        "features": FEATURES}
     gpu = args.device != "cpu"
     s3, s4 = speed["quantile_size3"]["s_per_query"], speed["quantile_size4"]["s_per_query"]
+    s3_awkward = speed["awkward_quantile_size3"]["s_per_query"]
     rows += [
         row("s a query, size 3, 136 items a document", "s", s3, PROFL_SERIAL_SIZE3,
             "PROFL serial CPU baseline (quoted)", "s"),
         row("s a query, size 3, 136 items a document", "s", s3, PROFL_GPU_SIZE3,
             "PROFL, GTX Titan Black (quoted)", "s"),
+        row("s a query, size 3, 136 items a document, awkward data", "s", s3_awkward,
+            PROFL_SERIAL_SIZE3, "PROFL serial CPU baseline (quoted)", "s"),
         row("s a query, size 4, 136 items a document", "s", s4, PROFL_GPU_SIZE4,
             "PROFL, GTX Titan Black (quoted)", "s"),
         row("s a query, size 3, vs issue 16's target", "s", s3,

@@ -327,11 +327,12 @@ def rule_stats(model, params, min_count, codes, task_doc, task_r0, task_r1, bino
 
 @njit(cache=True, inline="always")
 def _emit(cnt, sup, key, params, min_count, o_rules, o_conf, o_digest):
-    # the rules X -> level of one itemset X with level counts cnt and support sup
+    # the rules X -> level of one itemset X with level counts cnt (its first entries: the
+    # caller's buffer may be longer) and support sup
     if sup < params.min_support:
         return
     least = min_count[sup]  # qualifies(c, sup, ...) is c >= least
-    for lv in range(cnt.shape[0]):
+    for lv in range(o_rules.shape[0]):
         c = cnt[lv]
         if c >= least:
             o_rules[lv] += 1

@@ -50,29 +50,49 @@ BATCH_SECONDS = 0.2
 MAX_BATCH_GROWTH = 2.5
 
 
+#: Bytes of a cache line: per-thread buffers are kept at least this far apart.
+CACHE_LINE = 64
+
+
+def per_thread(n_threads, shape, dtype):
+    """Zeroed buffers of ``shape`` for each of ``n_threads`` threads (first axis: thread),
+    the first axis of ``shape`` lengthened so that two threads' used parts never share a
+    cache line.
+
+    Without it the small buffers (a node stack of 4 entries, 5 level counts) of both
+    threads sat in one line, written at every itemset: false sharing made two threads
+    spend about twice the CPU time of one (measured: ``benchmarks/ondemand_rules.py``).
+    The kernel indexes the extra entries never, nor reads these shapes (but the first
+    axis of ``tmp``, whose extra levels stay zero).
+    """
+    itemsize = np.dtype(dtype).itemsize * math.prod(shape[1:])
+    pad = -(-CACHE_LINE // itemsize) if itemsize else 0
+    return np.zeros((int(n_threads), shape[0] + pad) + tuple(shape[1:]), dtype)
+
+
 def rule_work(model: RuleModel, params: RuleParams, n_threads) -> RuleWork:
-    """Per-thread buffers for ``n_threads`` threads and empty caches."""
+    """Per-thread buffers for ``n_threads`` threads (:func:`per_thread`) and empty caches."""
     T, K = int(n_threads), params.max_rule_size
     n_cols = model.train_codes.shape[1]
     n_words, n_levels, n_train = model.n_words, model.n_levels, model.n_train
     depth = K + 1
     slots = params.cache_slots
     return RuleWork(
-        cols=np.empty((T, n_cols), np.int64), items=np.empty((T, n_cols), np.int64),
-        kind=np.zeros((T, depth), np.int8), bm=np.empty((T, depth, n_words), np.uint64),
-        nzw=np.empty((T, depth, n_words), np.int64), nnz=np.zeros((T, depth), np.int64),
-        nz_lofs=np.zeros((T, depth, n_levels + 1), np.int64),
-        lst=np.empty((T, depth, n_train), np.int64),
-        lofs=np.zeros((T, depth, n_levels + 1), np.int64),
-        cc=np.zeros((T, depth, n_levels, n_cols), np.int32),
-        csup=np.zeros((T, depth, n_cols), np.int64),
-        s_item=np.zeros((T, depth), np.int64), s_key=np.zeros((T, depth), np.uint64),
-        s_fp=np.zeros((T, depth), np.float64), s_next=np.zeros((T, depth), np.int64),
-        s_lo=np.zeros((T, depth), np.int64), s_hi=np.zeros((T, depth), np.int64),
+        cols=per_thread(T, (n_cols,), np.int64), items=per_thread(T, (n_cols,), np.int64),
+        kind=per_thread(T, (depth,), np.int8), bm=per_thread(T, (depth, n_words), np.uint64),
+        nzw=per_thread(T, (depth, n_words), np.int64), nnz=per_thread(T, (depth,), np.int64),
+        nz_lofs=per_thread(T, (depth, n_levels + 1), np.int64),
+        lst=per_thread(T, (depth, n_train), np.int64),
+        lofs=per_thread(T, (depth, n_levels + 1), np.int64),
+        cc=per_thread(T, (depth, n_levels, n_cols), np.int32),
+        csup=per_thread(T, (depth, n_cols), np.int64),
+        s_item=per_thread(T, (depth,), np.int64), s_key=per_thread(T, (depth,), np.uint64),
+        s_fp=per_thread(T, (depth,), np.float64), s_next=per_thread(T, (depth,), np.int64),
+        s_lo=per_thread(T, (depth,), np.int64), s_hi=per_thread(T, (depth,), np.int64),
         c_size=np.zeros((T, slots), np.int8), c_keys=np.zeros((T, slots), np.uint64),
         c_items=np.zeros((T, slots, K), np.int64),
         c_counts=np.zeros((T, slots, n_levels), np.int32),
-        tmp=np.zeros((T, n_levels), np.int64))
+        tmp=per_thread(T, (n_levels,), np.int64))
 
 
 def task_itemsets(n_words):

@@ -367,14 +367,10 @@ class TreeGrower:
     def _split(self, node, left, right, may_split):
         """Partition a node, fill its two children, give them histograms and splits (one
         process)."""
-        gl, hl, cl = node.split[4:]  # a SplitInfo
-        n_left_local = self._partition(node)
-        mid = node.start + n_left_local
+        n_left_local = self._partition_children(node, left, right)
+        cl = node.split.left_count
         if self.scales.layout is ONE_WORD:  # no row counts in these bins
             cl = n_left_local
-        left.start, left.end, left.sum_g, left.sum_h = node.start, mid, gl, hl
-        right.start, right.end = mid, node.end
-        right.sum_g, right.sum_h = node.sum_g - gl, node.sum_h - hl
         left.count, right.count = cl, node.count - cl
         splittable = [may_split(c) for c in (left, right)]
         parent_hist, node.hist = node.hist, None
@@ -405,6 +401,17 @@ class TreeGrower:
         large.hist = parent_hist
         self._find_splits_of(left, right, splittable)
 
+    def _partition_children(self, node, left, right):
+        """Partition ``node``'s rows of this worker at its split and fill the children's
+        ranges and sums; returns this worker's left count."""
+        n_left_local = self._partition(node)
+        gl, hl = node.split.left_g, node.split.left_h
+        mid = node.start + n_left_local
+        left.start, left.end, left.sum_g, left.sum_h = node.start, mid, gl, hl
+        right.start, right.end = mid, node.end
+        right.sum_g, right.sum_h = node.sum_g - gl, node.sum_h - hl
+        return n_left_local
+
     def _partition(self, node):
         """Partition ``node``'s rows of this worker at its split; returns the left count."""
         feature, _, b, default_left = node.split[:4]
@@ -424,14 +431,11 @@ class TreeGrower:
         children, build this worker's histogram to sum. Returns a :class:`_PendingSplit`
         (its ``local`` histogram, and ``finish(summed)`` for the rest) or None when neither
         child may split."""
-        mid = node.start + self._partition(node)
-        gl, hl, cl = node.split[4:]
-        left.start, left.end, left.sum_g, left.sum_h = node.start, mid, gl, hl
-        right.start, right.end = mid, node.end
-        right.sum_g, right.sum_h = node.sum_g - gl, node.sum_h - hl
+        self._partition_children(node, left, right)
         if self._deferred:
             return self._split_deferred(node, left, right, may_split)
-        left.count, right.count = cl, node.count - cl  # global: every worker agrees
+        cl = node.split.left_count  # global: every worker agrees
+        left.count, right.count = cl, node.count - cl
         splittable = [may_split(c) for c in (left, right)]
         parent_hist, node.hist = node.hist, None
         if not any(splittable):

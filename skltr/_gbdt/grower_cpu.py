@@ -46,7 +46,7 @@ from .._engine.histogram import FLOAT, HIST_PAD_BINS, ONE_WORD, HistogramPool, h
 from .._records import SplitInfo, split_constants, split_work
 from ..utils._profile import stage
 from ..utils._threads import numba_threads
-from .growth import GrowthDriver, Node
+from .growth import GrowthDriver, Node, fill_children
 from .params import TreeParams
 from .quantisation import (FLOAT_SCALES, check_hessians, choose_layout, one_word_scales,
                            two_word_scales)
@@ -405,11 +405,7 @@ class TreeGrower:
         """Partition ``node``'s rows of this worker at its split and fill the children's
         ranges and sums; returns this worker's left count."""
         n_left_local = self._partition(node)
-        gl, hl = node.split.left_g, node.split.left_h
-        mid = node.start + n_left_local
-        left.start, left.end, left.sum_g, left.sum_h = node.start, mid, gl, hl
-        right.start, right.end = mid, node.end
-        right.sum_g, right.sum_h = node.sum_g - gl, node.sum_h - hl
+        fill_children(node, left, right, n_left_local)
         return n_left_local
 
     def _partition(self, node):

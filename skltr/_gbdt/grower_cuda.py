@@ -51,7 +51,7 @@ from .._gpu.predict_binned import add_leaf_values
 from .._gpu.quantise import abs_sum_accumulators, gradient_maxima, quantise
 from .._gpu.split import find_best_splits, split_records
 from .._records import split_constants
-from .growth import GrowthDriver, Node
+from .growth import GrowthDriver, Node, fill_children
 from .params import TreeParams
 from .quantisation import (check_hessians, choose_layout, count_bit, one_word_scales,
                            two_word_scales)
@@ -248,13 +248,9 @@ class GPUTreeGrower:
             n_left = [node.split[6] for node in parents]
         splittable = []
         for k, (node, (left, right), nl) in enumerate(zip(parents, pairs, n_left)):
-            gl, hl, cl = node.split[4:]
-            mid = node.start + int(nl)
-            left.start, left.end, left.sum_g, left.sum_h, left.count = (
-                node.start, mid, gl, hl, cl)
-            right.start, right.end = mid, node.end
-            right.sum_g, right.sum_h = node.sum_g - gl, node.sum_h - hl
-            right.count = node.count - cl
+            fill_children(node, left, right, nl)
+            left.count = node.split.left_count
+            right.count = node.count - left.count
             splittable.append([may_split(c, k) for c in (left, right)])
         small, slots, triples, to_find = self._plan_children(parents, pairs, splittable)
         staged = upload_int64(slots, self._tasks(small, slots),

@@ -61,7 +61,7 @@ from .._cpu.split import leaf_values
 from .._dtypes import LEAF_VALUE_DTYPE, NODE_INDEX_DTYPE
 from .._engine.binned_tree import GrownTree
 
-__all__ = ["Node", "GrowthDriver", "can_split"]
+__all__ = ["Node", "GrowthDriver", "can_split", "fill_children"]
 
 
 class Node:
@@ -83,6 +83,16 @@ class Node:
         self.split = None
         self.hist = self.local_hist = None
         self.slot = -1
+
+
+def fill_children(node, left, right, n_left):
+    """The children's row ranges (the first ``n_left`` of ``node``'s rows in the back-end's
+    buffer go left) and sums (the split's left sums; the rest right), for every back-end."""
+    split = node.split
+    mid = node.start + int(n_left)
+    left.start, left.end, left.sum_g, left.sum_h = node.start, mid, split.left_g, split.left_h
+    right.start, right.end = mid, node.end
+    right.sum_g, right.sum_h = node.sum_g - split.left_g, node.sum_h - split.left_h
 
 
 def can_split(node, n_leaves, max_leaves, max_depth, min_samples_leaf) -> bool:

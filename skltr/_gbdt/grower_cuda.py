@@ -253,17 +253,16 @@ class GPUTreeGrower:
             right.count = node.count - left.count
             splittable.append([may_split(c, k) for c in (left, right)])
         small, slots, triples, to_find = self._plan_children(parents, pairs, splittable)
-        staged = upload_int64(slots, self._tasks(small, slots),
-                              np.array(triples, np.int64).reshape(-1, 3).T,
-                              self._records(to_find),
-                              *(() if self._distributed else (info,)))
-        if not self._distributed:
-            self._partition(n_nodes, staged[4])
-        self._build(staged[0], staged[1], small)
+        zero, tasks, triples, records, *info_dev = upload_int64(
+            slots, self._tasks(small, slots), np.array(triples, np.int64).reshape(-1, 3).T,
+            self._records(to_find), *(() if self._distributed else (info,)))
+        if info_dev:  # one process: the partition's record came in the same copy
+            self._partition(n_nodes, info_dev[0])
+        self._build(zero, tasks, small)
         hist = self._slots.array
         with stage("subtract"):
-            subtract_histograms(hist, hist, staged[2])
-        self._find_splits(staged[3], to_find)
+            subtract_histograms(hist, hist, triples)
+        self._find_splits(records, to_find)
 
     def counts(self, nodes):
         """Nothing to do: node counts are global from the histograms' count bits."""

@@ -90,8 +90,10 @@ class CPURoundKernels:
     def histogram(self):
         """``hist[f, b]``: the fixed-point sum of ``pi`` over the rows in bin ``b``."""
         n = self.Xb.shape[0]
+        # ``reduce`` passed, not left to its default: the grower passes it, and an omitted
+        # argument is another numba signature to compile (~1.3 s on a first run)
         build_histogram(self.Xb, self.pi, self.pi, np.empty(0, np.uint32), 0, n, False,
-                        self.hist, self.scratch, *self.tasks)
+                        self.hist, self.scratch, *self.tasks, True)
 
     def best_stump(self):
         """``(feature, bin, q_def, r)`` of largest ``|r|`` (``feature`` -1: none)."""

@@ -67,7 +67,10 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
     which before the training tasks start: checks, layout, cut sample, row placement), and
     rank 0's ``"workers"``, ``"communicator"`` (``"shared-memory"`` when every training
     worker is on one host, else ``"tcp-star"``), ``"allreduce_s"``, ``"allreduce_calls"``,
-    ``"rank0_rows"`` (and on GPU workers ``"nccl"``: whether histograms went GPU to GPU).
+    ``"rank0_rows"`` (and on GPU workers ``"nccl"``: whether histograms went GPU to GPU),
+    and ``"ranks"``: per rank its ``boosting_s``, ``allreduce_s``, ``barrier_s`` (of that,
+    waiting at the shared-memory barriers for the slowest rank), ``allreduce_calls`` and
+    ``barriers``.
 
     Examples
     --------

@@ -6,10 +6,12 @@ the GPU machine's 16 cores), the data of ``benchmarks/train_dask.py`` (``make_ra
 trees of 31 leaves after an untimed warm-up fit. Settings:
 
 * ``base``: the cluster as Dask makes it (its sampling profiler on, CPython's 5 ms switch
-  interval, unless skltr raises it: see ``skltr.dask._gil``);
+  interval);
 * ``switch50ms``: ``sys.setswitchinterval(0.05)`` in every worker;
 * ``noprofile``: ``distributed.worker.profile.enabled: False``;
-* both.
+* both;
+* ``base`` again, last: clusters of one process differ by up to ~10% from run to run, and
+  the first one may still compile kernels that the warm-up fit did not need.
 
 Rows: fit seconds per setting against ``base``; the parameters hold every rank's boosting,
 all-reduce and barrier seconds (``timings_["ranks"]``).
@@ -28,7 +30,7 @@ from _harness import ranking_data, row, write_result
 from train_dask import _blocks_at_queries, _skltr_params
 
 SETTINGS = [("base", True, None), ("switch50ms", True, 0.05), ("noprofile", False, None),
-            ("noprofile+switch50ms", False, 0.05)]
+            ("noprofile+switch50ms", False, 0.05), ("base-again", True, None)]
 
 
 def _fit(X, y, qid, chunks, small, args, profile, interval):

@@ -21,7 +21,6 @@ from .._engine.rounds import EvalData
 from .._engine.shard import Shard
 from .._gbdt.fit import boost_on
 from ._collective_shm import connect
-from ._gil import long_gil_slices
 from ._malloc import reuse_freed_memory
 
 __all__ = ["TrainTask", "train_task"]
@@ -80,8 +79,7 @@ def train_task(rank, world, host, port, task, pieces):
     ``pieces[i]`` are the row blocks of ``task.roles[i]``. Returns ``(BoostingResult,
     device)`` on rank 0 and ``(None, device)`` elsewhere.
     """
-    # a Dask worker's malloc settings and GIL switch interval: see skltr.dask._malloc, _gil
-    with reuse_freed_memory(), long_gil_slices():
+    with reuse_freed_memory():  # a Dask worker's malloc settings: see skltr.dask._malloc
         return _train(rank, world, host, port, task, pieces)
 
 

@@ -133,8 +133,9 @@ def _peer_names_table():
                      "   * - skltr (``GPUHistGBDTRanker``)", "     - LightGBM",
                      "     - XGBoost", "     - notes"]
             for row in PEER_NAMES:
+                note = row.note.replace("*", "\\*")  # 2**label: not strong emphasis
                 lines += [f"   * - ``{row.skltr}``", f"     - {cell(row.lightgbm)}",
-                          f"     - {cell(row.xgboost)}", f"     - {row.note.replace('*', chr(92) + '*')}"]
+                          f"     - {cell(row.xgboost)}", f"     - {note}"]
             node = nodes.section()
             node.document = self.state.document
             self.state.nested_parse(StringList(lines, source="skltr.ranking._peer_names"),

@@ -503,9 +503,11 @@ def _ranker_params(args) -> dict:
                 continue
             if args.ranker not in option.rankers:
                 owners = " or ".join(f"--ranker {r}" for r in option.rankers)
+                why = (" (the rule ranker learns no rounds)"
+                       if args.ranker == "rules" and "rankboost" in option.rankers else "")
                 raise CommandError(
                     f"{option.flag} is an option of {owners}, not of --ranker {args.ranker} "
-                    f"({_TRAIN_RANKERS[args.ranker][1]}); skltr train --help lists each "
+                    f"({_TRAIN_RANKERS[args.ranker][1]}){why}; skltr train --help lists each "
                     f"ranker's options.")
             if option.param == "early_stopping":
                 if value == "auto" and args.ranker != "gbdt":

@@ -13,6 +13,9 @@ It fixes the scikit-learn contract once:
 
 from __future__ import annotations
 
+import functools
+import inspect
+
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
@@ -65,6 +68,45 @@ class RankerMixin:
 
     __metadata_request__fit = {"qid": True}
     __metadata_request__score = {"qid": True}
+
+    def __init_subclass__(cls, **kwargs):
+        # A LightGBM / XGBoost name given to the constructor or to fit (num_leaves=,
+        # group=) is answered with skltr's name (skltr.ranking._peer_names), not only
+        # Python's bare "unexpected keyword argument".
+        super().__init_subclass__(**kwargs)
+        for method, kind in (("__init__", "param"), ("fit", "fit")):
+            if method in cls.__dict__:
+                setattr(cls, method, _naming_unknown_arguments(cls.__dict__[method], kind))
+
+    def set_params(self, **params):
+        """Set parameters (scikit-learn's ``set_params``); a LightGBM or XGBoost name is
+        answered with skltr's."""
+        from ._peer_names import unknown_argument_message  # noqa: PLC0415
+
+        valid = self.get_params(deep=True)
+        for key in params:
+            name = key.partition("__")[0]
+            if "__" not in key and name not in valid:
+                raise ValueError(unknown_argument_message(
+                    type(self).__name__, name, valid) + " (in set_params or a parameter grid)")
+        return super().set_params(**params)
+
+    def _validate_params(self):
+        """scikit-learn's parameter check, with skltr's value named where a LightGBM or
+        XGBoost value was given (``objective="rank:ndcg"``)."""
+        from sklearn.utils._param_validation import InvalidParameterError  # noqa: PLC0415
+
+        from ._peer_names import invalid_value_hint  # noqa: PLC0415
+
+        try:
+            super()._validate_params()
+        except InvalidParameterError as exc:
+            for name, value in self.get_params(deep=False).items():
+                hint = invalid_value_hint(name, value) if isinstance(
+                    value, (str, int, float)) else ""
+                if hint and f"{name!r} parameter" in str(exc):
+                    raise InvalidParameterError(f"{exc} {hint}") from None
+            raise
 
     def fit(self, X, y, *, qid=None, sample_weight=None, **fit_params):
         """Fit the ranker.
@@ -173,6 +215,29 @@ class RankerMixin:
         tags.input_tags.allow_nan = self._allow_nan
         tags.input_tags.sparse = self._accept_sparse
         return tags
+
+
+def _naming_unknown_arguments(func, kind):
+    """``func`` (a constructor or ``fit`` without ``**kwargs``), raising the
+    :func:`~skltr.ranking._peer_names.unknown_argument_message` ``TypeError`` for a keyword
+    argument it does not take; its signature is unchanged (``inspect.signature`` follows
+    ``__wrapped__``, so scikit-learn still reads the parameters)."""
+    params = inspect.signature(func).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return func
+    known = frozenset(name for name in params if name != "self")
+
+    @functools.wraps(func)
+    def checked(self, *args, **kwargs):
+        for name in kwargs:
+            if name not in known:
+                from ._peer_names import unknown_argument_message  # noqa: PLC0415
+
+                raise TypeError(unknown_argument_message(type(self).__name__, name, known,
+                                                         kind=kind))
+        return func(self, *args, **kwargs)
+
+    return checked
 
 
 class BaseRanker(VersionedPickleMixin, RankerMixin, BaseEstimator):

@@ -70,8 +70,9 @@ def build_paths(tree_ptr, feature, left, right, cover, value, tree_scale, tree_o
 
     ``tree_scale[t]`` multiplies tree ``t``'s leaves (its weight, divided by the trees of its
     output when the ensemble averages). Returns ``(tree_path_ptr, path_ptr, path_value,
-    path_output, path_zero, elem_feature, elem_zero, elem_cond_ptr, cond_node, cond_left,
-    max_elems)``; ``path_zero`` is the product of the path's ``z`` (the leaf's probability).
+    path_output, path_zero, path_leaf, elem_feature, elem_zero, elem_cond_ptr, cond_node,
+    cond_left, max_elems)``; ``path_zero`` is the product of the path's ``z`` (the leaf's
+    probability), ``path_leaf`` its leaf (local to the tree).
     """
     n_trees = tree_ptr.shape[0] - 1
     n_leaves, n_conds, max_depth, max_nodes = _path_sizes(tree_ptr, left, right)
@@ -80,6 +81,7 @@ def build_paths(tree_ptr, feature, left, right, cover, value, tree_scale, tree_o
     path_value = np.zeros(n_leaves, np.float64)
     path_output = np.zeros(n_leaves, np.int32)
     path_zero = np.ones(n_leaves, np.float64)
+    path_leaf = np.zeros(n_leaves, np.int32)
     elem_feature = np.zeros(n_conds, np.int32)
     elem_zero = np.ones(n_conds, np.float64)
     elem_cond_ptr = np.zeros(n_conds + 1, np.int64)
@@ -138,11 +140,13 @@ def build_paths(tree_ptr, feature, left, right, cover, value, tree_scale, tree_o
             max_elems = max(max_elems, k)
             path_value[p] = value[start + leaf] * tree_scale[t]
             path_output[p] = tree_output[t]
+            path_leaf[p] = leaf
             p += 1
             path_ptr[p] = e
         tree_path_ptr[t + 1] = p
-    return (tree_path_ptr, path_ptr, path_value, path_output, path_zero, elem_feature[:e],
-            elem_zero[:e], elem_cond_ptr[:e + 1], cond_node, cond_left, max_elems)
+    return (tree_path_ptr, path_ptr, path_value, path_output, path_zero, path_leaf,
+            elem_feature[:e], elem_zero[:e], elem_cond_ptr[:e + 1], cond_node, cond_left,
+            max_elems)
 
 
 # ----------------------------------------------------------------------------- one path
@@ -236,19 +240,123 @@ def _path_fractions(hot, e0, k, elem_zero, elem_cond_ptr, cond_node, cond_left, 
 
 
 @njit(inline="always", cache=True)
-def _add_path(dst, q, w, z, o, k, v, e0, elem_feature, ratios):
-    """``dst[q, feature] +=`` the SHAP value of each element of one extended path (value
-    ``v``); the contributions kernel adds into a row of ``out``, the interactions kernel into
-    its ``phi``."""
+def _path_values(w, z, o, k, v, ratios, vals, off):
+    """``vals[off + i]``: the SHAP value of element ``i`` of one extended path of value ``v``.
+
+    The one arithmetic of every CPU form: the row-by-row kernels add these values as they
+    come, :func:`fill_tables` stores them per pattern, so a table holds the very bits a row
+    would add.
+    """
     absent = np.nan
     for i in range(k):
         if o[i] == 0.0:
             if absent != absent:
                 absent = -unwound_sum_absent(w, k, ratios) * v
-            dst[q, elem_feature[e0 + i]] += absent
+            vals[off + i] = absent
         else:
-            s = unwound_sum(w, k, z[i], 1.0, ratios)
-            dst[q, elem_feature[e0 + i]] += s * (1.0 - z[i]) * v
+            vals[off + i] = unwound_sum(w, k, z[i], 1.0, ratios) * (1.0 - z[i]) * v
+
+
+@njit(inline="always", cache=True)
+def _add_path(dst, q, w, z, o, k, v, e0, elem_feature, ratios, vals):
+    """``dst[q, feature] +=`` the SHAP value of each element of one extended path (value
+    ``v``); the contributions kernel adds into a row of ``out``, the interactions kernel into
+    its ``phi``. ``vals``: scratch of ``k`` values."""
+    _path_values(w, z, o, k, v, ratios, vals, 0)
+    for i in range(k):
+        dst[q, elem_feature[e0 + i]] += vals[i]
+
+
+# ----------------------------------------------------------------------------- tables
+# A path's values depend on the row only through ``o``, which of its ``k`` elements the row
+# agrees with: its "pattern", bit ``i`` for element ``i``. A path of ``k <= TABLE_MAX_K``
+# elements gets a table of its ``2**k`` outcomes (``table[table_off[p] + pattern * k + i]``:
+# element ``i``'s value; zeros where an element has ``z = o = 0``, which adds nothing, as the
+# row-by-row kernel skips the path), computed once per model (Fast TreeSHAP's
+# precomputation, Yang 2021), and a row adds ``k`` stored values instead of EXTEND and ``k``
+# unwound sums, each O(k^2). The patterns of all of a tree's paths come from one top-down
+# pass over its nodes (:func:`_tree_patterns`): the paths below a node share its prefix.
+@njit(cache=True)
+def pattern_layout(tree_ptr, left, right, tree_path_ptr, path_ptr, elem_cond_ptr, cond_node):
+    """``(node_bit, node_order)`` for :func:`_tree_patterns`.
+
+    ``node_bit[node]``: the element index (up to 63) of an internal node's feature on the
+    paths through it. Elements are numbered by first use from the root, so the index is fixed
+    by the node's ancestors and the same on every path below it. ``node_order``: each tree's
+    internal nodes (local), breadth first from the root, then -1: parents before children.
+    """
+    n_trees = tree_ptr.shape[0] - 1
+    node_bit = np.zeros(tree_ptr[-1], np.uint8)
+    node_order = np.full(tree_ptr[-1], -1, np.int32)
+    for t in range(n_trees):
+        start = tree_ptr[t]
+        if left[start] >= 0:
+            node_order[start] = 0
+            head = 0
+            tail = 1
+            while head < tail:
+                j = node_order[start + head]
+                head += 1
+                for child in (left[start + j], right[start + j]):
+                    if left[start + child] >= 0:
+                        node_order[start + tail] = child
+                        tail += 1
+        for p in range(tree_path_ptr[t], tree_path_ptr[t + 1]):
+            e0 = path_ptr[p]
+            for i in range(path_ptr[p + 1] - e0):
+                for c in range(elem_cond_ptr[e0 + i], elem_cond_ptr[e0 + i + 1]):
+                    node_bit[start + cond_node[c]] = min(i, 63)
+    return node_bit, node_order
+
+
+@njit(parallel=True, cache=True)
+def fill_tables(path_ptr, path_value, elem_zero, table_off, max_elems, table):
+    """Fill the pattern tables (module comment above) of the paths with ``table_off >= 0``;
+    ``table`` comes zeroed."""
+    n_paths = path_ptr.shape[0] - 1
+    chunk = 64
+    for ch in prange((n_paths + chunk - 1) // chunk):
+        z = np.empty(max_elems + 1, np.float64)
+        o = np.empty(max_elems + 1, np.float64)
+        w = np.empty(max_elems + 2, np.float64)
+        ratios = unwind_ratios(max_elems)
+        for p in range(ch * chunk, min(n_paths, (ch + 1) * chunk)):
+            if table_off[p] < 0:
+                continue
+            e0 = path_ptr[p]
+            k = path_ptr[p + 1] - e0
+            for pattern in range(1 << k):
+                dead = False
+                for i in range(k):
+                    z[i] = elem_zero[e0 + i]
+                    o[i] = 1.0 if (pattern >> i) & 1 else 0.0
+                    dead |= o[i] == 0.0 and z[i] == 0.0
+                if not dead:
+                    extend(w, z, o, k)
+                    _path_values(w, z, o, k, path_value[p], ratios, table,
+                                 table_off[p] + pattern * k)
+
+
+@njit(inline="always", cache=True)
+def _tree_patterns(X, row, start, feature, threshold, left, right, flags, cat_offset,
+                   cat_nwords, cat_bitsets, strict, f32_inputs, missing_value, has_sentinel,
+                   node_bit, node_order, hot, pat):
+    """The row's directions in one tree (``hot``, as :func:`_tree_directions`) and
+    ``pat[j]``: bit ``i`` clear when the row leaves the path to node ``j`` at a node of its
+    element ``i`` -- at a leaf, the pattern of its path, each internal node routed once."""
+    pat[0] = -1
+    for idx in range(node_order.shape[0] - start):
+        j = node_order[start + idx]
+        if j < 0:
+            break
+        node = start + j
+        gl = go_left(X[row, feature[node]], node, threshold, flags, cat_offset, cat_nwords,
+                     cat_bitsets, strict, f32_inputs, missing_value, has_sentinel)
+        hot[j] = 1 if gl else 0
+        keep = pat[j]
+        off = keep & ~(np.int64(1) << node_bit[node])
+        pat[left[node]] = keep if gl else off
+        pat[right[node]] = off if gl else keep
 
 
 # ----------------------------------------------------------------------------- kernels
@@ -256,38 +364,54 @@ def _add_path(dst, q, w, z, o, k, v, e0, elem_feature, ratios):
 def treeshap_contribs(X, tree_ptr, feature, threshold, left, flags, cat_offset, cat_nwords,
                       cat_bitsets, strict, f32_inputs, missing_value, has_sentinel,
                       tree_path_ptr, path_ptr, path_value, path_output, elem_feature, elem_zero,
-                      elem_cond_ptr, cond_node, cond_left, max_elems, max_nodes, out):
-    """Add every path's SHAP values to ``out`` (n_samples, n_outputs, n_features + 1)."""
+                      elem_cond_ptr, cond_node, cond_left, max_elems, max_nodes, right,
+                      path_leaf, node_bit, node_order, table_off, table, block_ptr, chunk,
+                      out):
+    """Add every path's SHAP values to ``out`` (n_samples, n_outputs, n_features + 1).
+
+    A path with a table adds its stored values for the row's pattern, the others are computed
+    row by row. A thread takes ``chunk`` rows and walks them through one block of trees
+    (``block_ptr``) at a time, the blocks sized so their tables stay in a core's cache
+    while the rows read them (read row after row over every tree, the tables of 1,000 depth-6
+    trees, ~200 MB, came from memory at each path). Each row still adds its trees, paths and
+    elements in model order: the values are the row-by-row kernel's, bit for bit.
+    """
     n_samples = X.shape[0]
-    n_trees = tree_ptr.shape[0] - 1
-    chunk = 16
     n_chunks = (n_samples + chunk - 1) // chunk
     for ch in prange(n_chunks):
         hot = np.zeros(max(max_nodes, 1), np.uint8)
+        pat = np.zeros(max(max_nodes, 1), np.int64)
         z = np.empty(max_elems + 1, np.float64)
         o = np.empty(max_elems + 1, np.float64)
         w = np.empty(max_elems + 2, np.float64)
+        vals = np.empty(max_elems + 1, np.float64)
         ratios = unwind_ratios(max_elems)
-        for row in range(ch * chunk, min(n_samples, (ch + 1) * chunk)):
-            out_row = out[row]
-            for t in range(n_trees):
-                p0 = tree_path_ptr[t]
-                p1 = tree_path_ptr[t + 1]
-                if path_ptr[p1] == path_ptr[p0]:
-                    continue  # a one-leaf tree: only the expected value
-                start = tree_ptr[t]
-                _tree_directions(X, row, start, tree_ptr[t + 1] - start, feature, threshold,
-                                 left, flags, cat_offset, cat_nwords, cat_bitsets, strict,
-                                 f32_inputs, missing_value, has_sentinel, hot)
-                for p in range(p0, p1):
-                    e0 = path_ptr[p]
-                    k = path_ptr[p + 1] - e0
-                    if not _path_fractions(hot, e0, k, elem_zero, elem_cond_ptr, cond_node,
-                                           cond_left, z, o):
-                        continue
-                    extend(w, z, o, k)
-                    _add_path(out_row, path_output[p], w, z, o, k, path_value[p], e0,
-                              elem_feature, ratios)
+        for b in range(block_ptr.shape[0] - 1):
+            for row in range(ch * chunk, min(n_samples, (ch + 1) * chunk)):
+                out_row = out[row]
+                for t in range(block_ptr[b], block_ptr[b + 1]):
+                    p0 = tree_path_ptr[t]
+                    p1 = tree_path_ptr[t + 1]
+                    if path_ptr[p1] == path_ptr[p0]:
+                        continue  # a one-leaf tree: only the expected value
+                    _tree_patterns(X, row, tree_ptr[t], feature, threshold, left, right,
+                                   flags, cat_offset, cat_nwords, cat_bitsets, strict,
+                                   f32_inputs, missing_value, has_sentinel, node_bit,
+                                   node_order, hot, pat)
+                    for p in range(p0, p1):
+                        e0 = path_ptr[p]
+                        k = path_ptr[p + 1] - e0
+                        q = path_output[p]
+                        if table_off[p] >= 0:
+                            pattern = pat[path_leaf[p]] & ((np.int64(1) << k) - 1)
+                            base = table_off[p] + pattern * k
+                            for i in range(k):
+                                out_row[q, elem_feature[e0 + i]] += table[base + i]
+                        elif _path_fractions(hot, e0, k, elem_zero, elem_cond_ptr, cond_node,
+                                             cond_left, z, o):
+                            extend(w, z, o, k)
+                            _add_path(out_row, q, w, z, o, k, path_value[p], e0,
+                                      elem_feature, ratios, vals)
 
 
 @njit(parallel=True, cache=True)
@@ -312,6 +436,7 @@ def treeshap_interactions(X, tree_ptr, feature, threshold, left, flags, cat_offs
         z2 = np.empty(max_elems + 1, np.float64)
         o2 = np.empty(max_elems + 1, np.float64)
         w2 = np.empty(max_elems + 2, np.float64)
+        vals = np.empty(max_elems + 1, np.float64)
         phi = np.zeros((n_outputs, nf + 1), np.float64)
         ratios = unwind_ratios(max_elems)
         for row in range(ch * chunk, min(n_samples, (ch + 1) * chunk)):
@@ -334,7 +459,7 @@ def treeshap_interactions(X, tree_ptr, feature, threshold, left, flags, cat_offs
                     extend(w, z, o, k)
                     v = path_value[p]
                     q = path_output[p]
-                    _add_path(phi, q, w, z, o, k, v, e0, elem_feature, ratios)
+                    _add_path(phi, q, w, z, o, k, v, e0, elem_feature, ratios, vals)
                     for c in range(k):  # condition on element c: drop it, scale the rest
                         scale = 0.5 * (o[c] - z[c]) * v
                         if scale == 0.0:
@@ -346,19 +471,12 @@ def treeshap_interactions(X, tree_ptr, feature, threshold, left, flags, cat_offs
                                 o2[m] = o[i]
                                 m += 1
                         extend(w2, z2, o2, k - 1)
+                        _path_values(w2, z2, o2, k - 1, scale, ratios, vals, 0)
                         fc = elem_feature[e0 + c]
-                        absent = np.nan
                         m = 0
                         for i in range(k):
                             if i != c:
-                                if o2[m] == 0.0:
-                                    if absent != absent:
-                                        absent = -unwound_sum_absent(w2, k - 1, ratios) * scale
-                                    out[row, q, fc, elem_feature[e0 + i]] += absent
-                                else:
-                                    s = unwound_sum(w2, k - 1, z2[m], 1.0, ratios)
-                                    out[row, q, fc, elem_feature[e0 + i]] += (
-                                        s * (1.0 - z2[m]) * scale)
+                                out[row, q, fc, elem_feature[e0 + i]] += vals[m]
                                 m += 1
             for q in range(n_outputs):
                 for f in range(nf):

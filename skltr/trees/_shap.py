@@ -112,6 +112,8 @@ BLOCK_BYTES = 2**19
 #: the most rows a thread takes at a time: their outputs (n_outputs x (n_features + 1)
 #: float64 a row) stay in its cache beside the block's tables
 ROW_CHUNK = 256
+GROUP = 8
+WARM = 1
 
 _TABLES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
@@ -126,10 +128,11 @@ class ShapTables:
     table_off: np.ndarray
     table: np.ndarray
     block_ptr: np.ndarray
+    block_table: np.ndarray
 
     def kernel_args(self, ensemble, paths: ShapPaths):
         return (ensemble.right, paths.path_leaf, self.node_bit, self.node_order,
-                self.table_off, self.table, self.block_ptr)
+                self.table_off, self.table, self.block_ptr, self.block_table)
 
 
 def _table_sizes(paths: ShapPaths) -> np.ndarray:
@@ -173,7 +176,9 @@ def shap_tables(ensemble, paths: ShapPaths) -> ShapTables:
     if sizes.any():
         fill_tables(p.path_ptr, p.path_value, p.elem_zero, table_off, max(p.max_elems, 1),
                     table)
-    tables = ShapTables(node_bit, node_order, table_off, table, _tree_blocks(p, sizes))
+    block_ptr = _tree_blocks(p, sizes)
+    block_table = np.concatenate(([0], np.cumsum(sizes)))[p.tree_path_ptr[block_ptr]]
+    tables = ShapTables(node_bit, node_order, table_off, table, block_ptr, block_table)
     _TABLES[e] = (paths, key, tables)
     return tables
 
@@ -245,7 +250,7 @@ def _explain(what, ensemble, X, device, n_jobs):
                 tables = shap_tables(e, paths)
                 treeshap.treeshap_contribs(*args, *tables.kernel_args(e, paths),
                                            row_chunk(X.shape[0], numba.get_num_threads()),
-                                           out)
+                                           GROUP, WARM, out)
     if not interactions:
         out[:, :, -1] += paths.bias
     return _shape(out, e.n_outputs)

@@ -338,17 +338,23 @@ def fill_tables(path_ptr, path_value, elem_zero, table_off, max_elems, table):
                                  table_off[p] + pattern * k)
 
 
+# ----------------------------------------------------------------------------- kernels
+#: rows routed and added together (:func:`treeshap_contribs`): the inner loop of the table
+#: additions, a compile-time count so the compiler unrolls it
+GROUP = 16
+
+
 @njit(inline="always", cache=True)
-def _tree_patterns(X, g0, n, start, feature, threshold, left, right, flags, cat_offset,
-                   cat_nwords, cat_bitsets, strict, f32_inputs, missing_value, has_sentinel,
-                   node_bit, node_order, hot, pat):
-    """Rows ``g0 .. g0 + n`` in one tree: ``hot[r, j]`` as :func:`_tree_directions`, and
-    ``pat[j, r]``: bit ``i`` clear when row ``r`` leaves the path to node ``j`` at a node of
-    its element ``i`` -- at a leaf, the pattern of its path, each internal node routed once
-    per row. The rows are the inner loop, a node's fields read once for them all; a numeric
-    node routes them by :func:`~skltr._cpu.traversal.numeric_left`, which the compiled loop
-    runs 30 times faster than the whole of ``go_left`` (see there)."""
-    for r in range(n):
+def _tree_patterns(xg, start, feature, threshold, left, right, flags, cat_offset, cat_nwords,
+                   cat_bitsets, strict, node_bit, node_order, hot, pat):
+    """A group's rows (``xg``: :func:`_load_group`) in one tree: ``hot[r, j]`` as
+    :func:`_tree_directions`, and ``pat[j, r]``: bit ``i`` clear when row ``r`` leaves the
+    path to node ``j`` at a node of its element ``i`` -- at a leaf, the pattern of its path,
+    each internal node routed once per row. The rows are the inner loop, a node's fields read
+    once for them all; a numeric node routes them by
+    :func:`~skltr._cpu.traversal.numeric_left`, which the compiled loop runs 30 times faster
+    than the whole of ``go_left`` (see there)."""
+    for r in range(GROUP):
         pat[0, r] = -1
     for idx in range(node_order.shape[0] - start):
         j = node_order[start + idx]
@@ -362,32 +368,59 @@ def _tree_patterns(X, g0, n, start, feature, threshold, left, right, flags, cat_
         fl = flags[node]
         thr = threshold[node]
         categorical = (fl & _CATEGORICAL) != 0
-        for r in range(n):
-            if categorical:
-                gl = go_left(X[g0 + r, f], node, threshold, flags, cat_offset, cat_nwords,
-                             cat_bitsets, strict, f32_inputs, missing_value, has_sentinel)
+        for r in range(GROUP):
+            if categorical:  # xg holds input_value's already: no rounding, no sentinel
+                gl = go_left(xg[f, r], node, threshold, flags, cat_offset, cat_nwords,
+                             cat_bitsets, strict, False, 0.0, False)
             else:
-                gl = numeric_left(input_value(X[g0 + r, f], f32_inputs, missing_value,
-                                              has_sentinel), fl, thr, strict)
-            hot[r, j] = 1 if gl else 0
+                gl = numeric_left(xg[f, r], fl, thr, strict)
+            # masks, not selects: the compiler turns the selects into a branch on the row's
+            # direction, mispredicted half the time (3.5x slower)
+            g = np.int64(gl)
+            hot[r, j] = g
             keep = pat[j, r]
-            pat[lo, r] = keep if gl else keep & clear
-            pat[hi, r] = keep & clear if gl else keep
+            pat[lo, r] = keep & (clear | -g)
+            pat[hi, r] = keep & (clear | (g - 1))
 
 
-# ----------------------------------------------------------------------------- kernels
 @njit(inline="always", cache=True)
-def _add_table_values(out, g0, n, pat, leaf, k, off, e0, q, elem_feature, table, base):
-    """Rows ``g0 .. g0 + n`` add one path's stored values for their patterns, the rows in
-    the inner loop: each row's additions into one feature are a chain (each waits for the
-    last), and the rows' chains are independent."""
+def _add_table_values(acc, pat, leaf, k, off, e0, q, elem_feature, table, base):
+    """The group's rows add one path's stored values for their patterns into ``acc[q, f,
+    r]``, the rows in the inner loop: each row's additions into one feature are a chain (each
+    waits for the last), and the rows' chains are independent."""
     mask = (np.int64(1) << k) - 1
-    for r in range(n):
+    for r in range(GROUP):
         base[r] = off + (pat[leaf, r] & mask) * k
     for i in range(k):
         f = elem_feature[e0 + i]
-        for r in range(n):
-            out[g0 + r, q, f] += table[base[r] + i]
+        for r in range(GROUP):
+            acc[q, f, r] += table[base[r] + i]
+
+
+@njit(inline="always", cache=True)
+def _load_group(X, out, g0, n, f32_inputs, missing_value, has_sentinel, xg, acc):
+    """Rows ``g0 .. g0 + n`` transposed for a block of trees: ``xg[f, r]``, their inputs as
+    the routing reads them (:func:`~skltr._cpu.traversal.input_value`; a short group repeats
+    its last row), and ``acc[q, f, r]``, their SHAP values so far. A node then reads the
+    group's values of its feature side by side (2.4x faster routing than from the rows of
+    ``X``), and the additions go to the rows' accumulators side by side."""
+    for r in range(GROUP):
+        row = g0 + min(r, n - 1)
+        for f in range(X.shape[1]):
+            xg[f, r] = input_value(X[row, f], f32_inputs, missing_value, has_sentinel)
+    for r in range(n):
+        for q in range(out.shape[1]):
+            for f in range(out.shape[2]):
+                acc[q, f, r] = out[g0 + r, q, f]
+
+
+@njit(inline="always", cache=True)
+def _store_group(acc, g0, n, out):
+    """Back to ``out``: the accumulators of :func:`_load_group`'s rows."""
+    for r in range(n):
+        for q in range(out.shape[1]):
+            for f in range(out.shape[2]):
+                out[g0 + r, q, f] = acc[q, f, r]
 
 
 @njit(parallel=True, cache=True)
@@ -396,7 +429,7 @@ def treeshap_contribs(X, tree_ptr, feature, threshold, left, flags, cat_offset, 
                       tree_path_ptr, path_ptr, path_value, path_output, elem_feature, elem_zero,
                       elem_cond_ptr, cond_node, cond_left, max_elems, max_nodes, right,
                       path_leaf, node_bit, node_order, table_off, table, block_ptr,
-                      block_table, chunk, group, warm, out):
+                      block_table, chunk, warm, out):
     """Add every path's SHAP values to ``out`` (n_samples, n_outputs, n_features + 1).
 
     A path with a table adds its stored values for the row's pattern, the others are computed
@@ -407,12 +440,16 @@ def treeshap_contribs(X, tree_ptr, feature, threshold, left, flags, cat_offset, 
     elements in model order: the values are the row-by-row kernel's, bit for bit.
     """
     n_samples = X.shape[0]
+    n_outputs = out.shape[1]
+    nf1 = out.shape[2]
     n_chunks = (n_samples + chunk - 1) // chunk
     for ch in prange(n_chunks):
         size = max(max_nodes, 1)
-        hot = np.zeros((group, size), np.uint8)
-        pat = np.zeros((size, group), np.int64)
-        base = np.zeros(group, np.int64)
+        hot = np.zeros((GROUP, size), np.uint8)
+        pat = np.zeros((size, GROUP), np.int64)
+        acc = np.zeros((n_outputs, nf1, GROUP), np.float64)
+        base = np.zeros(GROUP, np.int64)
+        xg = np.zeros((X.shape[1], GROUP), np.float64)
         z = np.empty(max_elems + 1, np.float64)
         o = np.empty(max_elems + 1, np.float64)
         w = np.empty(max_elems + 2, np.float64)
@@ -423,31 +460,32 @@ def treeshap_contribs(X, tree_ptr, feature, threshold, left, flags, cat_offset, 
             if warm:
                 for i in range(block_table[b], block_table[b + 1], 8):
                     prefetch(table, i)
-            for g0 in range(ch * chunk, r1, group):
-                n = min(group, r1 - g0)
+            for g0 in range(ch * chunk, r1, GROUP):
+                n = min(GROUP, r1 - g0)
+                _load_group(X, out, g0, n, f32_inputs, missing_value, has_sentinel, xg, acc)
                 for t in range(block_ptr[b], block_ptr[b + 1]):
                     p0 = tree_path_ptr[t]
                     p1 = tree_path_ptr[t + 1]
                     if path_ptr[p1] == path_ptr[p0]:
                         continue  # a one-leaf tree: only the expected value
-                    _tree_patterns(X, g0, n, tree_ptr[t], feature, threshold, left, right,
-                                   flags, cat_offset, cat_nwords, cat_bitsets, strict,
-                                   f32_inputs, missing_value, has_sentinel, node_bit,
+                    _tree_patterns(xg, tree_ptr[t], feature, threshold, left, right, flags,
+                                   cat_offset, cat_nwords, cat_bitsets, strict, node_bit,
                                    node_order, hot, pat)
                     for p in range(p0, p1):
                         e0 = path_ptr[p]
                         k = path_ptr[p + 1] - e0
                         q = path_output[p]
                         if table_off[p] >= 0:
-                            _add_table_values(out, g0, n, pat, path_leaf[p], k, table_off[p],
-                                              e0, q, elem_feature, table, base)
+                            _add_table_values(acc, pat, path_leaf[p], k, table_off[p], e0, q,
+                                              elem_feature, table, base)
                             continue
                         for r in range(n):
                             if _path_fractions(hot[r], e0, k, elem_zero, elem_cond_ptr,
                                                cond_node, cond_left, z, o):
                                 extend(w, z, o, k)
-                                _add_path(out[g0 + r], q, w, z, o, k, path_value[p], e0,
+                                _add_path(acc[:, :, r], q, w, z, o, k, path_value[p], e0,
                                           elem_feature, ratios, vals)
+                _store_group(acc, g0, n, out)
 
 
 @njit(parallel=True, cache=True)

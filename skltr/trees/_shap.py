@@ -250,7 +250,7 @@ def _explain(what, ensemble, X, device, n_jobs):
                 tables = shap_tables(e, paths)
                 treeshap.treeshap_contribs(*args, *tables.kernel_args(e, paths),
                                            row_chunk(X.shape[0], numba.get_num_threads()),
-                                           GROUP, WARM, out)
+                                           WARM, out)
     if not interactions:
         out[:, :, -1] += paths.bias
     return _shape(out, e.n_outputs)

@@ -310,32 +310,29 @@ def pattern_layout(tree_ptr, left, right, tree_path_ptr, path_ptr, elem_cond_ptr
     return node_bit, node_order
 
 
-@njit(parallel=True, cache=True)
-def fill_tables(path_ptr, path_value, elem_zero, table_off, max_elems, table):
-    """Fill the pattern tables (module comment above) of the paths with ``table_off >= 0``;
-    ``table`` comes zeroed."""
-    n_paths = path_ptr.shape[0] - 1
-    chunk = 64
-    for ch in prange((n_paths + chunk - 1) // chunk):
-        z = np.empty(max_elems + 1, np.float64)
-        o = np.empty(max_elems + 1, np.float64)
-        w = np.empty(max_elems + 2, np.float64)
-        ratios = unwind_ratios(max_elems)
-        for p in range(ch * chunk, min(n_paths, (ch + 1) * chunk)):
-            if table_off[p] < 0:
-                continue
-            e0 = path_ptr[p]
-            k = path_ptr[p + 1] - e0
-            for pattern in range(1 << k):
-                dead = False
-                for i in range(k):
-                    z[i] = elem_zero[e0 + i]
-                    o[i] = 1.0 if (pattern >> i) & 1 else 0.0
-                    dead |= o[i] == 0.0 and z[i] == 0.0
-                if not dead:
-                    extend(w, z, o, k)
-                    _path_values(w, z, o, k, path_value[p], ratios, table,
-                                 table_off[p] + pattern * k)
+@njit(nogil=True, cache=True)
+def fill_tables(p0, p1, path_ptr, path_value, elem_zero, table_off, max_elems, table):
+    """Fill the pattern tables (module comment above) of paths ``p0 .. p1`` with
+    ``table_off >= 0``; ``table`` comes zeroed. The caller runs ranges of paths in threads."""
+    z = np.empty(max_elems + 1, np.float64)
+    o = np.empty(max_elems + 1, np.float64)
+    w = np.empty(max_elems + 2, np.float64)
+    ratios = unwind_ratios(max_elems)
+    for p in range(p0, p1):
+        if table_off[p] < 0:
+            continue
+        e0 = path_ptr[p]
+        k = path_ptr[p + 1] - e0
+        for pattern in range(1 << k):
+            dead = False
+            for i in range(k):
+                z[i] = elem_zero[e0 + i]
+                o[i] = 1.0 if (pattern >> i) & 1 else 0.0
+                dead |= o[i] == 0.0 and z[i] == 0.0
+            if not dead:
+                extend(w, z, o, k)
+                _path_values(w, z, o, k, path_value[p], ratios, table,
+                             table_off[p] + pattern * k)
 
 
 # ----------------------------------------------------------------------------- kernels
@@ -346,7 +343,7 @@ GROUP = 16
 
 @njit(inline="always", cache=True)
 def _tree_patterns(xg, start, feature, threshold, left, right, flags, cat_offset, cat_nwords,
-                   cat_bitsets, strict, node_bit, node_order, hot, pat):
+                   cat_bitsets, strict, node_bit, node_order, dirs, hot, pat):
     """A group's rows (``xg``: :func:`_load_group`) in one tree: ``hot[r, j]`` as
     :func:`_tree_directions`, and ``pat[j, r]``: bit ``i`` clear when row ``r`` leaves the
     path to node ``j`` at a node of its element ``i`` -- at a leaf, the pattern of its path,
@@ -366,17 +363,20 @@ def _tree_patterns(xg, start, feature, threshold, left, right, flags, cat_offset
         hi = right[node]
         clear = ~(np.int64(1) << node_bit[node])
         fl = flags[node]
-        thr = threshold[node]
-        categorical = (fl & _CATEGORICAL) != 0
+        if fl & _CATEGORICAL:
+            # a loop of run-time length: not unrolled, the categorical routing is long code
+            # (xg holds input_value's already: no rounding, no sentinel)
+            for r in range(xg.shape[1]):
+                dirs[r] = go_left(xg[f, r], node, threshold, flags, cat_offset, cat_nwords,
+                                  cat_bitsets, strict, False, 0.0, False)
+        else:
+            thr = threshold[node]
+            for r in range(GROUP):
+                dirs[r] = numeric_left(xg[f, r], fl, thr, strict)
         for r in range(GROUP):
-            if categorical:  # xg holds input_value's already: no rounding, no sentinel
-                gl = go_left(xg[f, r], node, threshold, flags, cat_offset, cat_nwords,
-                             cat_bitsets, strict, False, 0.0, False)
-            else:
-                gl = numeric_left(xg[f, r], fl, thr, strict)
             # masks, not selects: the compiler turns the selects into a branch on the row's
             # direction, mispredicted half the time (3.5x slower)
-            g = np.int64(gl)
+            g = np.int64(dirs[r])
             hot[r, j] = g
             keep = pat[j, r]
             pat[lo, r] = keep & (clear | -g)
@@ -423,69 +423,82 @@ def _store_group(acc, g0, n, out):
                 out[g0 + r, q, f] = acc[q, f, r]
 
 
-@njit(parallel=True, cache=True)
-def treeshap_contribs(X, tree_ptr, feature, threshold, left, flags, cat_offset, cat_nwords,
-                      cat_bitsets, strict, f32_inputs, missing_value, has_sentinel,
+@njit(inline="always", cache=True)
+def _group_tree(acc, t, tree_ptr, feature, threshold, left, right, flags, cat_offset,
+                cat_nwords, cat_bitsets, strict, tree_path_ptr, path_ptr, path_value,
+                path_output, path_leaf, elem_feature, elem_zero, elem_cond_ptr, cond_node,
+                cond_left, node_bit, node_order, table_off, table, xg, n, scratch):
+    """The group's rows (``xg``, ``n`` of them real) add tree ``t``'s SHAP values into
+    ``acc``: a path with a table its stored values for each row's pattern, any other path
+    computed row by row as the interactions kernel does."""
+    dirs, hot, pat, base, z, o, w, vals, ratios = scratch
+    p0 = tree_path_ptr[t]
+    p1 = tree_path_ptr[t + 1]
+    if path_ptr[p1] == path_ptr[p0]:
+        return  # a one-leaf tree: only the expected value
+    _tree_patterns(xg, tree_ptr[t], feature, threshold, left, right, flags, cat_offset,
+                   cat_nwords, cat_bitsets, strict, node_bit, node_order, dirs, hot, pat)
+    for p in range(p0, p1):
+        e0 = path_ptr[p]
+        k = path_ptr[p + 1] - e0
+        q = path_output[p]
+        if table_off[p] >= 0:
+            _add_table_values(acc, pat, path_leaf[p], k, table_off[p], e0, q, elem_feature,
+                              table, base)
+            continue
+        for r in range(n):
+            if _path_fractions(hot[r], e0, k, elem_zero, elem_cond_ptr, cond_node, cond_left,
+                               z, o):
+                extend(w, z, o, k)
+                _path_values(w, z, o, k, path_value[p], ratios, vals, 0)
+                for i in range(k):
+                    acc[q, elem_feature[e0 + i], r] += vals[i]
+
+
+@njit(nogil=True, cache=True)
+def treeshap_contribs(X, r0, r1, tree_ptr, feature, threshold, left, flags, cat_offset,
+                      cat_nwords, cat_bitsets, strict, f32_inputs, missing_value, has_sentinel,
                       tree_path_ptr, path_ptr, path_value, path_output, elem_feature, elem_zero,
                       elem_cond_ptr, cond_node, cond_left, max_elems, max_nodes, right,
                       path_leaf, node_bit, node_order, table_off, table, block_ptr,
-                      block_table, chunk, warm, out):
-    """Add every path's SHAP values to ``out`` (n_samples, n_outputs, n_features + 1).
+                      block_table, out):
+    """Add every path's SHAP values to rows ``r0 .. r1`` of ``out`` (n_samples, n_outputs,
+    n_features + 1).
 
     A path with a table adds its stored values for the row's pattern, the others are computed
-    row by row. A thread takes ``chunk`` rows and walks them through one block of trees
-    (``block_ptr``) at a time, the blocks sized so their tables stay in a core's cache
-    while the rows read them (read row after row over every tree, the tables of 1,000 depth-6
-    trees, ~200 MB, came from memory at each path). Each row still adds its trees, paths and
-    elements in model order: the values are the row-by-row kernel's, bit for bit.
+    row by row. The rows go through one block of trees (``block_ptr``) at a time, the blocks
+    sized so their tables stay in a core's cache while the rows read them (read row after
+    row over every tree, the tables of 1,000 depth-6 trees, ~100 MB, came from memory at each
+    path); a block's tables are prefetched first (a sequential read: the rows would miss on
+    them one path at a time), then the rows go through it in groups of :data:`GROUP`. Each
+    row still adds its trees, paths and elements in model order: the values are the
+    row-by-row kernel's, bit for bit.
+
+    One thread's share of the rows: the caller runs chunks of rows in threads (the GIL is
+    released). A ``prange`` over the chunks would compile this body a second time as the
+    parallel loop's, doubling the compile time.
     """
-    n_samples = X.shape[0]
-    n_outputs = out.shape[1]
-    nf1 = out.shape[2]
-    n_chunks = (n_samples + chunk - 1) // chunk
-    for ch in prange(n_chunks):
-        size = max(max_nodes, 1)
-        hot = np.zeros((GROUP, size), np.uint8)
-        pat = np.zeros((size, GROUP), np.int64)
-        acc = np.zeros((n_outputs, nf1, GROUP), np.float64)
-        base = np.zeros(GROUP, np.int64)
-        xg = np.zeros((X.shape[1], GROUP), np.float64)
-        z = np.empty(max_elems + 1, np.float64)
-        o = np.empty(max_elems + 1, np.float64)
-        w = np.empty(max_elems + 2, np.float64)
-        vals = np.empty(max_elems + 1, np.float64)
-        ratios = unwind_ratios(max_elems)
-        r1 = min(n_samples, (ch + 1) * chunk)
-        for b in range(block_ptr.shape[0] - 1):
-            if warm:
-                for i in range(block_table[b], block_table[b + 1], 8):
-                    prefetch(table, i)
-            for g0 in range(ch * chunk, r1, GROUP):
-                n = min(GROUP, r1 - g0)
-                _load_group(X, out, g0, n, f32_inputs, missing_value, has_sentinel, xg, acc)
-                for t in range(block_ptr[b], block_ptr[b + 1]):
-                    p0 = tree_path_ptr[t]
-                    p1 = tree_path_ptr[t + 1]
-                    if path_ptr[p1] == path_ptr[p0]:
-                        continue  # a one-leaf tree: only the expected value
-                    _tree_patterns(xg, tree_ptr[t], feature, threshold, left, right, flags,
-                                   cat_offset, cat_nwords, cat_bitsets, strict, node_bit,
-                                   node_order, hot, pat)
-                    for p in range(p0, p1):
-                        e0 = path_ptr[p]
-                        k = path_ptr[p + 1] - e0
-                        q = path_output[p]
-                        if table_off[p] >= 0:
-                            _add_table_values(acc, pat, path_leaf[p], k, table_off[p], e0, q,
-                                              elem_feature, table, base)
-                            continue
-                        for r in range(n):
-                            if _path_fractions(hot[r], e0, k, elem_zero, elem_cond_ptr,
-                                               cond_node, cond_left, z, o):
-                                extend(w, z, o, k)
-                                _add_path(acc[:, :, r], q, w, z, o, k, path_value[p], e0,
-                                          elem_feature, ratios, vals)
-                _store_group(acc, g0, n, out)
+    size = max(max_nodes, 1)
+    scratch = (np.zeros(GROUP, np.uint8), np.zeros((GROUP, size), np.uint8),
+               np.zeros((size, GROUP), np.int64), np.zeros(GROUP, np.int64),
+               np.empty(max_elems + 1, np.float64), np.empty(max_elems + 1, np.float64),
+               np.empty(max_elems + 2, np.float64), np.empty(max_elems + 1, np.float64),
+               unwind_ratios(max_elems))
+    xg = np.zeros((X.shape[1], GROUP), np.float64)
+    acc = np.zeros((out.shape[1], out.shape[2], GROUP), np.float64)
+    for b in range(block_ptr.shape[0] - 1):
+        for i in range(block_table[b], block_table[b + 1], 8):
+            prefetch(table, i)
+        for g0 in range(r0, r1, GROUP):
+            n = min(GROUP, r1 - g0)
+            _load_group(X, out, g0, n, f32_inputs, missing_value, has_sentinel, xg, acc)
+            for t in range(block_ptr[b], block_ptr[b + 1]):
+                _group_tree(acc, t, tree_ptr, feature, threshold, left, right, flags,
+                            cat_offset, cat_nwords, cat_bitsets, strict, tree_path_ptr,
+                            path_ptr, path_value, path_output, path_leaf, elem_feature,
+                            elem_zero, elem_cond_ptr, cond_node, cond_left, node_bit,
+                            node_order, table_off, table, xg, n, scratch)
+            _store_group(acc, g0, n, out)
 
 
 @njit(parallel=True, cache=True)

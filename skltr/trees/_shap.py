@@ -11,19 +11,19 @@ layout: one column per feature and the expected value (base score included) last
 from __future__ import annotations
 
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import import_module
 
-import numba
 import numpy as np
 
 from .._records import routing
-from ..utils._threads import numba_threads
+from ..utils._threads import numba_threads, resolve_n_jobs
 from ._input import model_input
 from ._sparse_input import is_sparse, map_row_chunks
 
-__all__ = ["ShapPaths", "shap_paths", "ShapTables", "shap_tables", "predict_contribs", "predict_interactions",
-           "check_explainable", "register_gpu", "NO_COVER_MESSAGE"]
+__all__ = ["ShapPaths", "shap_paths", "ShapTables", "shap_tables", "predict_contribs",
+           "predict_interactions", "check_explainable", "register_gpu", "NO_COVER_MESSAGE"]
 
 NO_COVER_MESSAGE = (
     "this model has no cover statistics (the training weight of each tree node: hessian sums "
@@ -112,8 +112,6 @@ BLOCK_BYTES = 2**19
 #: the most rows a thread takes at a time: their outputs (n_outputs x (n_features + 1)
 #: float64 a row) stay in its cache beside the block's tables
 ROW_CHUNK = 256
-GROUP = 8
-WARM = 1
 
 _TABLES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
@@ -157,10 +155,11 @@ def _tree_blocks(paths: ShapPaths, sizes: np.ndarray) -> np.ndarray:
     return np.concatenate(([0], starts, [block.size])).astype(np.int64)
 
 
-def shap_tables(ensemble, paths: ShapPaths) -> ShapTables:
+def shap_tables(ensemble, paths: ShapPaths, n_threads: int = 1) -> ShapTables:
     """The :class:`ShapTables` of ``ensemble``, built once per ensemble, paths and settings
-    (:data:`TABLE_BYTES`, :data:`TABLE_MAX_K`, :data:`BLOCK_BYTES`): users explain a model
-    again and again, and the tables of 1,000 depth-6 trees take 0.5 s of one core."""
+    (:data:`TABLE_BYTES`, :data:`TABLE_MAX_K`, :data:`BLOCK_BYTES`) in ``n_threads``
+    threads: users explain a model again and again, and the tables of 1,000 depth-6 trees
+    take 0.3 s of one core."""
     from .._cpu.treeshap import fill_tables, pattern_layout  # noqa: PLC0415 - numba on use
 
     key = (TABLE_BYTES, TABLE_MAX_K, BLOCK_BYTES)
@@ -174,8 +173,13 @@ def shap_tables(ensemble, paths: ShapPaths) -> ShapTables:
     table_off = np.where(sizes > 0, np.cumsum(sizes) - sizes, -1).astype(np.int64)
     table = np.zeros(max(int(sizes.sum()), 1), np.float64)
     if sizes.any():
-        fill_tables(p.path_ptr, p.path_value, p.elem_zero, table_off, max(p.max_elems, 1),
-                    table)
+        # ranges of paths of about equal table sizes (the long paths' tables dominate)
+        n_paths = sizes.size
+        edges = np.searchsorted(np.cumsum(sizes), np.linspace(0, sizes.sum(), 4 * n_threads + 1))
+        bounds = np.unique(np.concatenate(([0], np.minimum(edges + 1, n_paths), [n_paths])))
+        in_threads(lambda ab: fill_tables(ab[0], ab[1], p.path_ptr, p.path_value,
+                                          p.elem_zero, table_off, max(p.max_elems, 1), table),
+                   list(zip(bounds[:-1], bounds[1:])), n_threads)
     block_ptr = _tree_blocks(p, sizes)
     block_table = np.concatenate(([0], np.cumsum(sizes)))[p.tree_path_ptr[block_ptr]]
     tables = ShapTables(node_bit, node_order, table_off, table, block_ptr, block_table)
@@ -183,10 +187,22 @@ def shap_tables(ensemble, paths: ShapPaths) -> ShapTables:
     return tables
 
 
+def in_threads(fn, items, n_threads: int) -> None:
+    """``fn(item)`` for each item, in up to ``n_threads`` threads (the CPU kernels called
+    this way release the GIL)."""
+    n_threads = min(n_threads, len(items))
+    if n_threads <= 1:
+        for item in items:
+            fn(item)
+        return
+    with ThreadPoolExecutor(n_threads) as pool:
+        list(pool.map(fn, items))
+
+
 def row_chunk(n_rows: int, n_threads: int) -> int:
     """Rows a thread takes at a time: at most :data:`ROW_CHUNK`, and the same number of
-    chunks for every thread (numba's ``prange`` splits its range evenly and statically: 71
-    chunks on 16 threads would leave the threads with five idle while those with four wait)."""
+    chunks for every thread (71 chunks on 16 threads would leave the threads with five to do
+    idle while those with four wait)."""
     per_thread = -(-n_rows // (n_threads * ROW_CHUNK))
     return max(1, -(-n_rows // (n_threads * per_thread)))
 
@@ -240,17 +256,19 @@ def _explain(what, ensemble, X, device, n_jobs):
         from .._cpu import treeshap  # noqa: PLC0415
 
         r = routing(e)
-        args = (X, e.tree_ptr, e.feature, e.threshold, e.left, e.flags, e.cat_offset,
-                e.cat_nwords, e.cat_bitsets, r.strict, r.f32_inputs, r.missing_value,
-                r.has_sentinel, *paths.kernel_args())
-        with numba_threads(n_jobs):
-            if interactions:  # the expected value on the diagonal's last cell
-                treeshap.treeshap_interactions(*args, paths.bias, out)
-            else:
-                tables = shap_tables(e, paths)
-                treeshap.treeshap_contribs(*args, *tables.kernel_args(e, paths),
-                                           row_chunk(X.shape[0], numba.get_num_threads()),
-                                           WARM, out)
+        model = (e.tree_ptr, e.feature, e.threshold, e.left, e.flags, e.cat_offset,
+                 e.cat_nwords, e.cat_bitsets, r.strict, r.f32_inputs, r.missing_value,
+                 r.has_sentinel, *paths.kernel_args())
+        if interactions:  # the expected value on the diagonal's last cell
+            with numba_threads(n_jobs):
+                treeshap.treeshap_interactions(X, *model, paths.bias, out)
+        else:
+            n_threads = resolve_n_jobs(n_jobs)
+            tables = shap_tables(e, paths, n_threads)
+            n, chunk = X.shape[0], row_chunk(X.shape[0], n_threads)
+            in_threads(lambda r0: treeshap.treeshap_contribs(
+                X, r0, min(r0 + chunk, n), *model, *tables.kernel_args(e, paths), out),
+                range(0, n, chunk), n_threads)
     if not interactions:
         out[:, :, -1] += paths.bias
     return _shape(out, e.n_outputs)

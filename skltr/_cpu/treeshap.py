@@ -343,7 +343,7 @@ GROUP = 16
 
 @njit(inline="always", cache=True)
 def _tree_patterns(xg, start, feature, threshold, left, right, flags, cat_offset, cat_nwords,
-                   cat_bitsets, strict, node_bit, node_order, dirs, hot, pat):
+                   cat_bitsets, strict, node_bit, node_order, hot, pat):
     """A group's rows (``xg``: :func:`_load_group`) in one tree: ``hot[r, j]`` as
     :func:`_tree_directions`, and ``pat[j, r]``: bit ``i`` clear when row ``r`` leaves the
     path to node ``j`` at a node of its element ``i`` -- at a leaf, the pattern of its path,
@@ -363,20 +363,17 @@ def _tree_patterns(xg, start, feature, threshold, left, right, flags, cat_offset
         hi = right[node]
         clear = ~(np.int64(1) << node_bit[node])
         fl = flags[node]
-        if fl & _CATEGORICAL:
-            # a loop of run-time length: not unrolled, the categorical routing is long code
-            # (xg holds input_value's already: no rounding, no sentinel)
-            for r in range(xg.shape[1]):
-                dirs[r] = go_left(xg[f, r], node, threshold, flags, cat_offset, cat_nwords,
-                                  cat_bitsets, strict, False, 0.0, False)
-        else:
-            thr = threshold[node]
-            for r in range(GROUP):
-                dirs[r] = numeric_left(xg[f, r], fl, thr, strict)
+        thr = threshold[node]
+        categorical = (fl & _CATEGORICAL) != 0
         for r in range(GROUP):
+            if categorical:  # xg holds input_value's already: no rounding, no sentinel
+                gl = go_left(xg[f, r], node, threshold, flags, cat_offset, cat_nwords,
+                             cat_bitsets, strict, False, 0.0, False)
+            else:
+                gl = numeric_left(xg[f, r], fl, thr, strict)
             # masks, not selects: the compiler turns the selects into a branch on the row's
             # direction, mispredicted half the time (3.5x slower)
-            g = np.int64(dirs[r])
+            g = np.int64(gl)
             hot[r, j] = g
             keep = pat[j, r]
             pat[lo, r] = keep & (clear | -g)
@@ -431,13 +428,13 @@ def _group_tree(acc, t, tree_ptr, feature, threshold, left, right, flags, cat_of
     """The group's rows (``xg``, ``n`` of them real) add tree ``t``'s SHAP values into
     ``acc``: a path with a table its stored values for each row's pattern, any other path
     computed row by row as the interactions kernel does."""
-    dirs, hot, pat, base, z, o, w, vals, ratios = scratch
+    hot, pat, base, z, o, w, vals, ratios = scratch
     p0 = tree_path_ptr[t]
     p1 = tree_path_ptr[t + 1]
     if path_ptr[p1] == path_ptr[p0]:
         return  # a one-leaf tree: only the expected value
     _tree_patterns(xg, tree_ptr[t], feature, threshold, left, right, flags, cat_offset,
-                   cat_nwords, cat_bitsets, strict, node_bit, node_order, dirs, hot, pat)
+                   cat_nwords, cat_bitsets, strict, node_bit, node_order, hot, pat)
     for p in range(p0, p1):
         e0 = path_ptr[p]
         k = path_ptr[p + 1] - e0
@@ -479,7 +476,7 @@ def treeshap_contribs(X, r0, r1, tree_ptr, feature, threshold, left, flags, cat_
     parallel loop's, doubling the compile time.
     """
     size = max(max_nodes, 1)
-    scratch = (np.zeros(GROUP, np.uint8), np.zeros((GROUP, size), np.uint8),
+    scratch = (np.zeros((GROUP, size), np.uint8),
                np.zeros((size, GROUP), np.int64), np.zeros(GROUP, np.int64),
                np.empty(max_elems + 1, np.float64), np.empty(max_elems + 1, np.float64),
                np.empty(max_elems + 2, np.float64), np.empty(max_elems + 1, np.float64),

@@ -22,6 +22,12 @@ as XGBoost's ``PredictInteractionContributions``): conditioning on feature ``c``
 A node whose cover is 0 (a LambdaMART node holding only queries of equal labels has no
 hessian) gives each child the fraction 1/2 instead of 0/0 (:func:`build_paths`); a path with
 an element of ``z = o = 0`` adds nothing and is skipped (its weights are all 0).
+
+The contributions kernel (:func:`treeshap_contribs`) reads most paths' values from per-pattern
+tables (see "tables" below) and keeps them in cache: a thread's rows go through one block of
+trees at a time, in groups of :data:`GROUP` rows. The interactions kernel computes every path
+row by row. Both add in model order (trees, paths, elements) with one arithmetic
+(:func:`_path_values`), so every form gives the same bits.
 """
 
 import numpy as np

@@ -2,7 +2,8 @@
 
 ``predict_contribs`` and ``predict_interactions`` read ``X`` as ``predict_raw`` does (input
 rule, DataFrame rule, sparse blocks), build the ensemble's root-to-leaf paths once
-(:func:`skltr._cpu.treeshap.build_paths`, cached per ensemble) and run the CPU kernels, or the
+(:func:`skltr._cpu.treeshap.build_paths`, cached per ensemble; for the CPU's contributions
+also their per-pattern tables, :func:`shap_tables`) and run the CPU kernels, or the
 CUDA ones registered by :mod:`skltr._gpu.treeshap` (a layer above this one, imported by name
 when a GPU is asked for). Outputs follow XGBoost's ``pred_contribs`` / ``pred_interactions``
 layout: one column per feature and the expected value (base score included) last.

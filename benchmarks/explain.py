@@ -15,12 +15,20 @@ GPU ``pred_contribs`` (GPUTreeShap, CuPy input); the LightGBM model against Ligh
 array, so its time includes copying the values to the host (55 MB at 100k rows x 137
 columns of float32, a few ms); skltr's stay on the GPU.
 
+On the CPU, ``first_call_s`` times the first ``predict_contribs`` of the XGBoost model (its
+paths and per-pattern tables built, the kernels already compiled on another copy of the
+model) against one ``pred_contribs`` call, and ``tables_mb`` is the size of those tables.
+``--cpu-tables off`` runs skltr's CPU kernel without them (every path row by row: the
+baseline of the tables, in the same process); ``--cpu-row-chunk`` and ``--cpu-block-kb`` set
+the rows a thread takes at a time and the tables of a block of trees
+(``skltr.trees._shap.ROW_CHUNK`` / ``BLOCK_BYTES``).
+
 Target (issue #31): CPU at least XGBoost's CPU speed on 16 threads; GPU at least XGBoost's
 GPU speed.
 
 Usage: python benchmarks/explain.py [--device cpu|cuda] [--threads 16] [--rows 100000]
        [--trees 1000] [--lgb-trees 1000] [--train-rows 20000] [--gpu-acc global|shared]
-       [--out DIR]
+       [--cpu-tables on|off] [--cpu-row-chunk N] [--cpu-block-kb N] [--out DIR]
 """
 
 import argparse
@@ -55,6 +63,12 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--gpu-acc", default=None, choices=["global", "shared", "auto"],
                     help="skltr._gpu.treeshap.ACCUMULATE for --device cuda")
+    ap.add_argument("--cpu-tables", default="on", choices=["on", "off"],
+                    help="off: skltr's CPU kernel computes every path row by row")
+    ap.add_argument("--cpu-row-chunk", type=int, default=None,
+                    help="skltr.trees._shap.ROW_CHUNK for --device cpu")
+    ap.add_argument("--cpu-block-kb", type=int, default=None,
+                    help="skltr.trees._shap.BLOCK_BYTES / 1024 for --device cpu")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
 
@@ -95,10 +109,26 @@ def main():
              f"{lens.max_depth()}), {len(Xlg)} rows")
 
     if not cuda:
+        from skltr.trees import _shap
+
+        if args.cpu_tables == "off":
+            _shap.TABLE_BYTES = 0
+        if args.cpu_row_chunk:
+            _shap.ROW_CHUNK = args.cpu_row_chunk
+        if args.cpu_block_kb:
+            _shap.BLOCK_BYTES = args.cpu_block_kb * 1024
         dm, dmi = xgb.DMatrix(Xte, nthread=t), xgb.DMatrix(Xin, nthread=t)
         booster.set_param({"nthread": t})
-        ours = ens.predict_contribs(Xte, n_jobs=t)
+        to_tree_ensemble(booster).predict_contribs(Xte[:2], n_jobs=t)  # compile, another copy
+        t0 = time.perf_counter()
+        ours = ens.predict_contribs(Xte, n_jobs=t)  # builds the paths and tables
+        t1 = time.perf_counter()
         peer = booster.predict(dm, pred_contribs=True)
+        rows.append(row(case, "first_call_s", t1 - t0, time.perf_counter() - t1,
+                        "xgboost cpu", "s"))
+        tables = _shap.shap_tables(ens, _shap.shap_paths(ens))
+        rows.append(row(case, "tables_mb", tables.table.nbytes / 2**20, 0.0, "xgboost cpu",
+                        "MB"))
         rows.append(row(case, "contribs_s",
                         time_median(lambda: ens.predict_contribs(Xte, n_jobs=t),
                                     repeat=args.repeat, warmup=0),

@@ -8,13 +8,15 @@ summing to ``predict_raw``, and clear errors on bad input.
 The bodies take ``device`` (``run_x(device)``); tests/test_explain_gpu.py runs them on CUDA.
 """
 
+from contextlib import contextmanager
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from naive_shap import naive_contribs, naive_interactions
-from strategies_trees import ensemble_and_inputs
+from strategies_trees import ensemble_and_inputs, ensembles, inputs
 
 from skltr.trees import TreeEnsemble
 
@@ -45,6 +47,34 @@ def _covered(draw):
                           min_size=ens.n_nodes, max_size=ens.n_nodes))
     ens.cover = np.asarray(cover, dtype=np.float64)
     return ens, X
+
+
+@st.composite
+def _covered_rows(draw):
+    """As :func:`_covered`, deeper trees and up to 40 rows: groups of the CPU kernel's
+    16 rows, and a short last one."""
+    ens, thresholds = draw(ensembles(max_trees=4, max_splits=12))
+    X = draw(inputs(ens, thresholds, max_rows=40))
+    cover = draw(st.lists(st.sampled_from([0.0, 0.0, 1.0, 2.0, 3.5, 10.0, 1e-3]),
+                          min_size=ens.n_nodes, max_size=ens.n_nodes))
+    ens.cover = np.asarray(cover, dtype=np.float64)
+    return ens, X
+
+
+@contextmanager
+def _cpu_tables(**values):
+    """The CPU's pattern-table settings of ``skltr.trees._shap`` set for the block (the
+    tables are cached per ensemble and settings)."""
+    from skltr.trees import _shap
+
+    old = {k: getattr(_shap, k) for k in values}
+    for k, v in values.items():
+        setattr(_shap, k, v)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            setattr(_shap, k, v)
 
 
 # ----------------------------------------------------------------------------- bodies
@@ -384,3 +414,72 @@ def test_explain_returns_a_shap_explanation():
     assert exp.values.shape == (4, 3, 3) and exp.base_values.shape == (4, 3)
     one = skltr.explain(model, X[:4], output=1)
     np.testing.assert_array_equal(one.values, exp.values[:, :, 1])
+
+
+# ----------------------------------------------------------------------------- CPU tables
+@settings(max_examples=60, deadline=None)
+@given(_covered_rows(), st.integers(0, 6), st.integers(1, 20),
+       st.sampled_from([8, 256, 4096, 2**19]), st.sampled_from([1, 2]))
+def test_pattern_tables_equal_the_row_by_row_values_bit_for_bit(case, max_k, chunk,
+                                                                block_bytes, n_jobs):
+    """The CPU kernel's per-pattern tables hold what the row-by-row arithmetic computes: the
+    same bits with no tables at all, with the default tables, and with tables for the paths
+    of up to ``max_k`` elements only (the others row by row in the same tree), in blocks of
+    trees of any size, chunks of rows of any size and threads (categorical and missing-value
+    routing, zero covers, several outputs, averaged and weighted trees: the adversarial
+    ensembles)."""
+    from skltr.trees import _shap
+
+    ens, X = case
+    with _cpu_tables(TABLE_BYTES=0):
+        want = ens.predict_contribs(X, n_jobs=n_jobs)
+        assert not np.any(_shap.shap_tables(ens, _shap.shap_paths(ens)).table_off >= 0)
+    np.testing.assert_array_equal(ens.predict_contribs(X, n_jobs=n_jobs), want)
+    with _cpu_tables(TABLE_MAX_K=max_k, ROW_CHUNK=chunk, BLOCK_BYTES=block_bytes):
+        np.testing.assert_array_equal(ens.predict_contribs(X, n_jobs=n_jobs), want)
+        paths = _shap.shap_paths(ens)
+        k = np.diff(paths.path_ptr)
+        tabled = _shap.shap_tables(ens, paths).table_off >= 0
+        np.testing.assert_array_equal(tabled, (k >= 1) & (k <= max_k))
+
+
+def test_pattern_tables_on_library_models():
+    """Fitted models, bit for bit against the row-by-row values: XGBoost with missing values
+    and categorical splits, a multi-class one, and LightGBM trees of 255 leaves, whose long
+    paths stay row by row beside the tabled short ones within a tree (and under a table
+    budget that leaves out the longer paths of the whole model)."""
+    xgb = pytest.importorskip("xgboost")
+    lgb = pytest.importorskip("lightgbm")
+    pd = pytest.importorskip("pandas")
+    from skltr.convert import to_tree_ensemble
+    from skltr.trees import _shap
+
+    rng = np.random.default_rng(4)
+    n = 700
+    df = pd.DataFrame({"a": rng.normal(size=n), "c": pd.Categorical(rng.integers(0, 9, n)),
+                       "b": rng.normal(size=n), "d": rng.normal(size=n)})
+    df.loc[rng.random(n) < 0.1, "a"] = NAN
+    y = df["a"].fillna(0) + (df["c"].cat.codes % 3) + df["b"] ** 2 + rng.normal(size=n) * 0.1
+    models = [
+        xgb.XGBRegressor(n_estimators=12, max_depth=6, enable_categorical=True,
+                         tree_method="hist", max_cat_to_onehot=1).fit(df, y),
+        xgb.XGBClassifier(n_estimators=4, max_depth=4).fit(df[["a", "b", "d"]],
+                                                           np.digitize(y, [0.5, 2.0])),
+        lgb.LGBMRegressor(n_estimators=6, num_leaves=255, min_child_samples=2,
+                          verbose=-1).fit(df[["a", "b", "d"]], y),
+    ]
+    X = df.loc[:, ["a", "b", "d"]].to_numpy()
+    for model in models:
+        ens = to_tree_ensemble(model)
+        rows = df if model is models[0] else X
+        with _cpu_tables(TABLE_BYTES=0):
+            want = ens.predict_contribs(rows, n_jobs=2)
+        np.testing.assert_array_equal(ens.predict_contribs(rows, n_jobs=2), want)
+        paths = _shap.shap_paths(ens)
+        k = np.diff(paths.path_ptr)
+        sizes = k * 2.0 ** np.minimum(k, 12) * 8
+        budget = int(sizes[k <= 4].sum())  # room for the tables of paths of <= 4 elements
+        with _cpu_tables(TABLE_MAX_K=5, TABLE_BYTES=budget, ROW_CHUNK=50):
+            np.testing.assert_array_equal(ens.predict_contribs(rows, n_jobs=2), want)
+            tabled = _shap.shap_tables(ens, paths).table_off >= 0
+            np.testing.assert_array_equal(tabled, (k >= 1) & (k <= 4))

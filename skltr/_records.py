@@ -136,7 +136,7 @@ class QSTables(NamedTuple):
     node_tree: np.ndarray
     node_mask: np.ndarray
     node_byte: np.ndarray
-    node_m16: np.ndarray
+    node_mbytes: np.ndarray
     dr_tree: np.ndarray
     dr_mask: np.ndarray
     cat_node: np.ndarray

@@ -41,7 +41,6 @@ WIDE = QS_NODE_BYTE_WIDE
 
 _I1 = ir.IntType(1)
 _I8 = ir.IntType(8)
-_I16 = ir.IntType(16)
 _I32 = ir.IntType(32)
 _I64 = ir.IntType(64)
 
@@ -71,7 +70,7 @@ def _is_array(ty, ndim, dtype=None):
 
 def _make_scan(fire, stop):
     @intrinsic
-    def scan_list(typingctx, bv, xs, xoff, node_thr, node_tree, node_byte, node_m16,
+    def scan_list(typingctx, bv, xs, xoff, node_thr, node_tree, node_byte, node_mbytes,
                   node_mask, lo, hi, top):
         # bv: (n,) uint8, 64-byte aligned, tree t's rows from t * TREE_BYTES (t: node_tree,
         # the index within the block); xs[xoff:xoff + LANES]: the group's values in
@@ -80,23 +79,23 @@ def _make_scan(fire, stop):
               and isinstance(xs.dtype, types.Float) and _is_array(node_thr, 1, xs.dtype)
               and _is_array(node_tree, 1) and isinstance(node_tree.dtype, types.Integer)
               and _is_array(node_byte, 1, types.uint8)
-              and _is_array(node_m16, 1, types.uint16)
+              and _is_array(node_mbytes, 1, types.uint8)
               and _is_array(node_mask, 1, types.uint64) and top == xs.dtype
               and all(isinstance(t, types.Integer) for t in (xoff, lo, hi)))
         if not ok:
             return None
-        sig = types.void(bv, xs, xoff, node_thr, node_tree, node_byte, node_m16, node_mask,
+        sig = types.void(bv, xs, xoff, node_thr, node_tree, node_byte, node_mbytes, node_mask,
                          lo, hi, top)
 
         def codegen(context, builder, signature, args):
-            (bv_v, xs_v, xoff_v, thr_v, tree_v, byte_v, m16_v, mask_v, lo_v, hi_v,
+            (bv_v, xs_v, xoff_v, thr_v, tree_v, byte_v, mb_v, mask_v, lo_v, hi_v,
              top_v) = args
             a = signature.args
             bvp = _data(context, builder, a[0], bv_v)
             thrp = _data(context, builder, a[3], thr_v)
             treep = _data(context, builder, a[4], tree_v)
             bytep = _data(context, builder, a[5], byte_v)
-            m16p = _data(context, builder, a[6], m16_v)
+            mbp = _data(context, builder, a[6], mb_v)
             maskp = _data(context, builder, a[7], mask_v)
             u64 = types.uint64
             fty = context.get_value_type(a[1].dtype)
@@ -136,15 +135,17 @@ def _make_scan(fire, stop):
             builder.position_at_end(work)
             tree = builder.zext(builder.load(builder.gep(treep, [i])), _I64)
             byte = builder.load(builder.gep(bytep, [i]))
-            m16 = builder.load(builder.gep(m16p, [i]))
+            # the two mask bytes loaded one by one: a byte broadcast from memory takes one
+            # shuffle uop on Intel cores, from a register two
+            m8p = builder.gep(mbp, [builder.shl(i, ir.Constant(_I64, 1))])
             fires = builder.fcmp_ordered(fire, xs, _splat(builder, thr, LANES))
             tree_row = builder.mul(tree, ir.Constant(_I64, TREE_BYTES))
             first = builder.add(tree_row, builder.mul(
                 builder.zext(builder.and_(byte, ir.Constant(_I8, 7)), _I64),
                 ir.Constant(_I64, LANES)))
-            and_row(fires, first, builder.trunc(m16, _I8))
+            and_row(fires, first, builder.load(m8p))
             and_row(fires, builder.add(first, ir.Constant(_I64, LANES)),
-                    builder.trunc(builder.lshr(m16, ir.Constant(_I16, 8)), _I8))
+                    builder.load(builder.gep(m8p, [ir.Constant(_I64, 1)])))
             is_wide = builder.icmp_unsigned("!=", builder.and_(byte, ir.Constant(_I8, WIDE)),
                                             ir.Constant(_I8, 0))
             builder.cbranch(is_wide, wide, step)
@@ -178,48 +179,40 @@ scan_list_ge = _make_scan(">=", ">")
 
 
 @intrinsic
-def add_exit_leaves(typingctx, bv, tree_row, base, leaves, acc):
-    """``acc[d] += leaves[base + exit leaf of lane d]`` for every lane d of the tree whose
-    state starts at ``bv[tree_row]``; one IEEE add per lane."""
-    if not (_is_array(bv, 1, types.uint8) and _is_array(leaves, 1) and _is_array(acc, 1)
-            and acc.dtype == leaves.dtype and isinstance(acc.dtype, types.Float)
-            and isinstance(tree_row, types.Integer) and isinstance(base, types.Integer)):
+def exit_leaves(typingctx, bv, tree_row, leaf):
+    """``leaf[d]`` = the exit leaf (0..63) of lane d of the tree whose state starts at
+    ``bv[tree_row]``, for every lane d: its lowest set bit.
+
+    The leaf values are then added per lane by scalar code: building a vector of 64 loaded
+    values costs an element insert and extract per lane, on the one shuffle port of Intel
+    cores, where scalar loads and adds spread over the load and ALU ports.
+    """
+    if not (_is_array(bv, 1, types.uint8) and _is_array(leaf, 1, types.uint8)
+            and isinstance(tree_row, types.Integer)):
         return None
-    sig = types.void(bv, tree_row, base, leaves, acc)
+    sig = types.void(bv, tree_row, leaf)
 
     def codegen(context, builder, signature, args):
-        bv_v, row_v, base_v, leaves_v, acc_v = args
+        bv_v, row_v, leaf_v = args
         a = signature.args
         row = context.cast(builder, row_v, a[1], types.uint64)
-        base = context.cast(builder, base_v, a[2], types.uint64)
         bvp = _data(context, builder, a[0], bv_v)
         v8 = ir.VectorType(_I8, LANES)
         cttz = cgutils.get_or_insert_function(builder.module, ir.FunctionType(v8, [v8, _I1]),
                                               f"llvm.cttz.v{LANES}i8")
-        # Exit leaf: the lowest set bit, in the lowest non-zero byte (a tree's rightmost
-        # leaf is never cleared, so some byte is non-zero).
+        # The lowest set bit in the lowest non-zero byte (a tree's rightmost leaf is never
+        # cleared, so some byte is non-zero).
         zero = ir.Constant(v8, [0] * LANES)
-        leaf = zero
+        out = zero
         for j in range(7, -1, -1):
             b = builder.load(_vector_at(builder, bvp,
                                         builder.add(row, ir.Constant(_I64, j * LANES)), _I8),
                              align=64)
             here = builder.add(builder.call(cttz, [b, ir.Constant(_I1, 0)]),
                                ir.Constant(v8, [8 * j] * LANES))
-            leaf = builder.select(builder.icmp_unsigned("!=", b, zero), here, leaf)
-        v64 = ir.VectorType(_I64, LANES)
-        idx = builder.add(builder.zext(leaf, v64), _splat(builder, base, LANES))
-        fty = context.get_value_type(a[4].dtype)
-        data = _data(context, builder, a[3], leaves_v)
-        # One scalar load per lane: LLVM's masked gather measured no faster.
-        vals = ir.Constant(ir.VectorType(fty, LANES), ir.Undefined)
-        for d in range(LANES):
-            i = builder.extract_element(idx, ir.Constant(_I32, d))
-            vals = builder.insert_element(vals, builder.load(builder.gep(data, [i])),
-                                          ir.Constant(_I32, d))
-        ap = _vector_at(builder, _data(context, builder, a[4], acc_v), ir.Constant(_I64, 0),
-                        fty)
-        builder.store(builder.fadd(builder.load(ap, align=4), vals), ap, align=4)
+            out = builder.select(builder.icmp_unsigned("!=", b, zero), here, out)
+        builder.store(out, _vector_at(builder, _data(context, builder, a[2], leaf_v),
+                                      ir.Constant(_I64, 0), _I8), align=1)
         return context.get_dummy_value()
 
     return sig, codegen

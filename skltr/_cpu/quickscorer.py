@@ -41,7 +41,7 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .._dtypes import NodeFlags
 from ._intrinsics import fetch_add
-from ._simd import LANES, TREE_BYTES, add_exit_leaves, scan_list_ge, scan_list_gt
+from ._simd import LANES, TREE_BYTES, exit_leaves, scan_list_ge, scan_list_gt
 from .traversal import ZERO_THRESHOLD, finish_output, go_left, leaf_index, tree_counts
 
 _MISSING_NONE = NodeFlags.MISSING_NONE
@@ -114,13 +114,13 @@ def _transpose(X, c0, cn, used_feature, f32_inputs, missing_value, has_sentinel,
 
 @njit(cache=True, error_model="numpy")
 def _score_chunk(c, counts, X, chunk_docs, qs, ens, route, out, bv, xt, top, special, xfix,
-                 fix_top, acc64, acc32, lane64, lane32):
+                 fix_top, acc64, acc32, lane64, lane32, leaf):
     """Score chunk ``c`` (documents ``c * chunk_docs`` onwards) into ``out``, with the
     calling thread's buffers (see :func:`_score_chunks`)."""
     # the records unpacked once: the loops below read plain arrays and scalars
     (block_tree_ptr, block_list_ptr, block_cat_ptr, block_all_qs, list_feature, list_mode,
      list_slot, used_feature, list_node_ptr, list_dr_ptr, node_thr, node_tree, node_mask,
-     node_byte, node_m16, dr_tree, dr_mask, cat_node, cat_tree, cat_mask, tree_is_qs,
+     node_byte, node_mbytes, dr_tree, dr_mask, cat_node, cat_tree, cat_mask, tree_is_qs,
      leaf_ptr, leaf_scaled, leaf_scaled32, tree_block) = qs
     (tree_ptr, feature, threshold, left, right, value, flags, cat_offset, cat_nwords,
      cat_bitsets, tree_output, tree_weight, base_score) = ens
@@ -177,10 +177,10 @@ def _score_chunk(c, counts, X, chunk_docs, qs, ens, route, out, bv, xt, top, spe
                     fix_top[0] = m
                     xs, xoff, xm = xfix, 0, fix_top[0]
                 if strict:
-                    scan_list_ge(bv, xs, xoff, node_thr, node_tree, node_byte, node_m16,
+                    scan_list_ge(bv, xs, xoff, node_thr, node_tree, node_byte, node_mbytes,
                                  node_mask, list_node_ptr[li], list_node_ptr[li + 1], xm)
                 else:
-                    scan_list_gt(bv, xs, xoff, node_thr, node_tree, node_byte, node_m16,
+                    scan_list_gt(bv, xs, xoff, node_thr, node_tree, node_byte, node_mbytes,
                                  node_mask, list_node_ptr[li], list_node_ptr[li + 1], xm)
             for ci in range(block_cat_ptr[b], block_cat_ptr[b + 1]):
                 node = cat_node[ci]
@@ -191,22 +191,27 @@ def _score_chunk(c, counts, X, chunk_docs, qs, ens, route, out, bv, xt, top, spe
                                    missing_value, has_sentinel):
                         _and_lane(bv, np.int64(cat_tree[ci]) * TREE_BYTES, d, cat_mask[ci])
             if block_all_qs[b] and n_outputs == 1:
-                # Fast path: every tree tabled, one output; all lanes at once (padding
-                # lanes add some leaf and are dropped).
+                # Fast path: every tree tabled, one output; exit leaves of all lanes at once,
+                # their values added lane by lane (padding lanes add some leaf and are
+                # dropped).
                 if sum_f32:
                     for d in range(LANES):
                         lane32[d] = acc32[g0 + d, 0] if d < nd else np.float32(0.0)
                     for t in range(nt):
-                        add_exit_leaves(bv, t * TREE_BYTES, leaf_ptr[t0 + t], leaf_scaled32,
-                                        lane32)
+                        exit_leaves(bv, t * TREE_BYTES, leaf)
+                        base = leaf_ptr[t0 + t]
+                        for d in range(LANES):
+                            lane32[d] += leaf_scaled32[base + np.uint64(leaf[d])]
                     for d in range(nd):
                         acc32[g0 + d, 0] = lane32[d]
                 else:
                     for d in range(LANES):
                         lane64[d] = acc64[g0 + d, 0] if d < nd else 0.0
                     for t in range(nt):
-                        add_exit_leaves(bv, t * TREE_BYTES, leaf_ptr[t0 + t], leaf_scaled,
-                                        lane64)
+                        exit_leaves(bv, t * TREE_BYTES, leaf)
+                        base = leaf_ptr[t0 + t]
+                        for d in range(LANES):
+                            lane64[d] += leaf_scaled[base + np.uint64(leaf[d])]
                     for d in range(nd):
                         acc64[g0 + d, 0] = lane64[d]
                 continue
@@ -255,12 +260,13 @@ def _score_chunks(next_chunk, n_chunks, counts, X, chunk_docs, qs, ens, route, o
     acc32 = np.empty((chunk_docs, n_outputs), dtype=np.float32)
     lane64 = np.empty(LANES, dtype=np.float64)
     lane32 = np.empty(LANES, dtype=np.float32)
+    leaf = np.empty(LANES, dtype=np.uint8)
     while True:
         c = fetch_add(next_chunk, 0, 1)
         if c >= n_chunks:
             return
         _score_chunk(c, counts, X, chunk_docs, qs, ens, route, out, bv, xt, top, special,
-                     xfix, fix_top, acc64, acc32, lane64, lane32)
+                     xfix, fix_top, acc64, acc32, lane64, lane32, leaf)
 
 
 @njit(parallel=True, cache=True)

@@ -79,7 +79,7 @@ def cpu_tree_block(ensemble, l2_bytes=None) -> int:
     mean_leaves = float(leaves.mean()) if leaves.size else 1.0
     thr_bytes = 4 if ensemble.precision == "float32" else 8
     leaf_bytes = 4 if ensemble.sum_dtype == "float32" else 8
-    # per node: threshold, tree index (2), node_byte (1), node_m16 (2)
+    # per node: threshold, tree index (2), node_byte (1), node_mbytes (2)
     per_tree = TREE_BYTES + (mean_leaves - 1) * (thr_bytes + 5) + mean_leaves * leaf_bytes
     return max(64, int(l2 // 2 / per_tree) // 64 * 64)
 

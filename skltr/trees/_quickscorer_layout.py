@@ -32,7 +32,7 @@ Layout, per block of trees (blockwise QS keeps a block's tables in cache) and pe
 * Trees with more than 64 leaves are not tabled; the kernels traverse them (``tree_is_qs``).
 * ``leaf_scaled`` / ``leaf_scaled32``: leaf values already multiplied by the tree weight the
   way each sum does it, so the kernel's gather is one load and one add per tree.
-* ``node_byte`` / ``node_m16``: each node's mask as the CPU kernel applies it to byte-sliced
+* ``node_byte`` / ``node_mbytes``: each node's mask as the CPU kernel applies it to byte-sliced
   leaf vectors (:mod:`skltr._cpu._simd`): the first of the two bytes it ANDs and those two
   bytes of the mask (``QS_NODE_BYTE_WIDE`` marks the few nodes whose run spans more).
 
@@ -79,7 +79,8 @@ class QuickScorerLayout:
     node_mask: np.ndarray        # (n_entries,) uint64
     node_byte: np.ndarray        # (n_entries,) uint8: first byte of the mask's run (0..6),
                                  # | QS_NODE_BYTE_WIDE when the run spans more than 2 bytes
-    node_m16: np.ndarray         # (n_entries,) uint16: the mask's bytes node_byte, +1
+    node_mbytes: np.ndarray      # (2 * n_entries,) uint8: node i's mask bytes node_byte
+                                 # and node_byte + 1 at 2i, 2i + 1
     dr_tree: np.ndarray
     dr_mask: np.ndarray
     cat_node: np.ndarray         # (n_cat,) int64 global node index in the ensemble
@@ -136,14 +137,17 @@ def _mask(lo, hi):
 
 
 def _byte_slices(lo, hi, mask):
-    """``node_byte`` and ``node_m16`` of nodes whose masks clear leaves ``lo .. hi - 1``: the
+    """``node_byte`` and ``node_mbytes`` of nodes whose masks clear leaves ``lo .. hi - 1``: the
     two bytes from ``min(lo // 8, 6)`` (a run in byte 7 alone takes bytes 6-7, byte 6's mask
     being 0xFF), flagged wide when the run ends past them."""
     first = np.minimum(lo // 8, 6)
     wide = (hi - 1) // 8 > first + 1
-    m16 = (mask >> (8 * first).astype(np.uint64)) & np.uint64(0xFFFF)
+    shift = (8 * first).astype(np.uint64)
+    mbytes = np.empty((mask.size, 2), np.uint8)
+    mbytes[:, 0] = (mask >> shift) & np.uint64(0xFF)
+    mbytes[:, 1] = (mask >> (shift + np.uint64(8))) & np.uint64(0xFF)
     byte = first.astype(np.uint8) | np.where(wide, QS_NODE_BYTE_WIDE, 0).astype(np.uint8)
-    return byte, m16.astype(np.uint16)
+    return byte, mbytes.reshape(-1)
 
 
 def _float32_thresholds(thr, strict):
@@ -222,7 +226,7 @@ def build_quickscorer_layout(ens, *, tree_block: int = 512) -> QuickScorerLayout
     order = np.lexsort((c["gnode"][num], thr, m, f, b))
     b, f, m, thr = b[order], f[order], m[order], thr[order]
     tree, mask, dright = c["tree"][num][order], c["mask"][num][order], c["dright"][num][order]
-    node_byte, node_m16 = _byte_slices(c["lo"][num][order], c["hi"][num][order], mask)
+    node_byte, node_mbytes = _byte_slices(c["lo"][num][order], c["hi"][num][order], mask)
     n = b.size
     new_list = np.ones(n, bool)
     new_list[1:] = (b[1:] != b[:-1]) | (f[1:] != f[:-1]) | (m[1:] != m[:-1])
@@ -262,7 +266,7 @@ def build_quickscorer_layout(ens, *, tree_block: int = 512) -> QuickScorerLayout
         node_tree=tree.astype(tree_dtype),
         node_mask=mask.astype(np.uint64),
         node_byte=node_byte,
-        node_m16=node_m16,
+        node_mbytes=node_mbytes,
         dr_tree=tree[dr].astype(tree_dtype),
         dr_mask=mask[dr].astype(np.uint64),
         cat_node=c["gnode"][cat][cat_order].astype(np.int64),

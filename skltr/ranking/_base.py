@@ -168,9 +168,13 @@ class RankerMixin:
         matrix.
         """
         check_is_fitted(self)
+        # X stays in a dtype fit keeps (float32 read as it is: the scoring kernels take
+        # it, exactly, so a float32 X is not copied, and a first run compiles the scoring
+        # kernels once for the dtype the data came in rather than also for float64)
         X = check_ranking_X(self, X, reset=False, allow_nan=self._allow_nan,
                             allow_inf=self._allow_inf, ensure_min_samples=0,
-                            accept_sparse=self._accept_sparse)
+                            accept_sparse=self._accept_sparse,
+                            dtype=list(self._fit_X_dtypes))
         if X.shape[0] == 0:
             return np.zeros(0, dtype=np.float64)
         return self._predict(X)
@@ -265,8 +269,12 @@ class BaseRanker(VersionedPickleMixin, RankerMixin, BaseEstimator):
                 raise ValueError(f"eval_set[{i}] has qid=None; pass the query id of every "
                                  f"row: eval_set=[(X_val, y_val, qid_val)].")
             try:
+                # in a dtype fit keeps, as the training X: a float32 eval set is binned
+                # by the kernel the training rows compiled (the same bins as its float64
+                # copy's), not by a second float64 signature of it
                 X_e = check_ranking_X(self, X_e, reset=False, allow_nan=self._allow_nan,
-                                      allow_inf=self._allow_inf, accept_sparse=True)
+                                      allow_inf=self._allow_inf, accept_sparse=True,
+                                      dtype=list(self._fit_X_dtypes))
                 if getattr(X_e, "format", None) == "csc":  # grouped by rows below
                     X_e = X_e.tocsr()
                 y_e = check_ranking_y(y_e, X_e.shape[0],

@@ -434,8 +434,10 @@ def test_pattern_tables_equal_the_row_by_row_values_bit_for_bit(case, max_k, chu
     with _cpu_tables(TABLE_BYTES=0):
         want = ens.predict_contribs(X, n_jobs=n_jobs)
         assert not np.any(_shap.shap_tables(ens, _shap.shap_paths(ens)).table_off >= 0)
-    np.testing.assert_array_equal(ens.predict_contribs(X, n_jobs=n_jobs), want)
-    with _cpu_tables(TABLE_MAX_K=max_k, ROW_CHUNK=chunk, BLOCK_BYTES=block_bytes):
+    with _cpu_tables(TABLE_MIN_ROWS=0):
+        np.testing.assert_array_equal(ens.predict_contribs(X, n_jobs=n_jobs), want)
+    with _cpu_tables(TABLE_MAX_K=max_k, ROW_CHUNK=chunk, BLOCK_BYTES=block_bytes,
+                     TABLE_MIN_ROWS=0):
         np.testing.assert_array_equal(ens.predict_contribs(X, n_jobs=n_jobs), want)
         paths = _shap.shap_paths(ens)
         k = np.diff(paths.path_ptr)
@@ -475,6 +477,7 @@ def test_pattern_tables_on_library_models():
         with _cpu_tables(TABLE_BYTES=0):
             want = ens.predict_contribs(rows, n_jobs=2)
         np.testing.assert_array_equal(ens.predict_contribs(rows, n_jobs=2), want)
+        assert np.any(_shap.shap_tables(ens, _shap.shap_paths(ens)).table_off >= 0)
         paths = _shap.shap_paths(ens)
         k = np.diff(paths.path_ptr)
         sizes = k * 2.0 ** np.minimum(k, 12) * 8
@@ -483,3 +486,31 @@ def test_pattern_tables_on_library_models():
             np.testing.assert_array_equal(ens.predict_contribs(rows, n_jobs=2), want)
             tabled = _shap.shap_tables(ens, paths).table_off >= 0
             np.testing.assert_array_equal(tabled, (k >= 1) & (k <= 4))
+
+
+def test_pattern_tables_wait_for_enough_rows():
+    """An ensemble explains its first rows row by row (a few rows would not pay for the
+    tables), and builds its tables once its calls have explained ``TABLE_MIN_ROWS`` rows:
+    the same values either way."""
+    from skltr import GPUHistGBDTRanker
+    from skltr.datasets import make_ranking
+    from skltr.trees import _shap
+
+    X, y, qid = make_ranking(n_queries=20, docs_per_query=15, n_features=6, n_informative=4,
+                             random_state=3)
+    ens = GPUHistGBDTRanker(n_estimators=10, max_leaves=15, random_state=0).fit(
+        X, y, qid=qid).to_tree_ensemble()
+    paths = _shap.shap_paths(ens)
+
+    def tabled():
+        return int((_shap._TABLES[ens][2].table_off >= 0).sum())
+
+    with _cpu_tables(TABLE_MIN_ROWS=50):
+        first = ens.predict_contribs(X[:30])
+        assert tabled() == 0
+        second = ens.predict_contribs(X[30:60])  # 60 rows in all: tables from this call on
+        assert tabled() == np.count_nonzero(np.diff(paths.path_ptr))
+        np.testing.assert_array_equal(np.vstack([first, second]), ens.predict_contribs(X[:60]))
+        with _cpu_tables(TABLE_BYTES=0):
+            row_by_row = ens.predict_contribs(X)
+        np.testing.assert_array_equal(ens.predict_contribs(X), row_by_row)

@@ -119,7 +119,8 @@ def main():
             _shap.BLOCK_BYTES = args.cpu_block_kb * 1024
         dm, dmi = xgb.DMatrix(Xte, nthread=t), xgb.DMatrix(Xin, nthread=t)
         booster.set_param({"nthread": t})
-        to_tree_ensemble(booster).predict_contribs(Xte[:2], n_jobs=t)  # compile, another copy
+        # compile the kernels on another copy (enough rows to build and use its tables)
+        to_tree_ensemble(booster).predict_contribs(Xte[:_shap.TABLE_MIN_ROWS + 1], n_jobs=t)
         t0 = time.perf_counter()
         ours = ens.predict_contribs(Xte, n_jobs=t)  # builds the paths and tables
         t1 = time.perf_counter()

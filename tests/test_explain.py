@@ -436,8 +436,8 @@ def test_pattern_tables_equal_the_row_by_row_values_bit_for_bit(case, max_k, chu
         assert not np.any(_shap.shap_tables(ens, _shap.shap_paths(ens)).table_off >= 0)
     with _cpu_tables(TABLE_MIN_ROWS=0):
         np.testing.assert_array_equal(ens.predict_contribs(X, n_jobs=n_jobs), want)
-    with _cpu_tables(TABLE_MAX_K=max_k, ROW_CHUNK=chunk, BLOCK_BYTES=block_bytes,
-                     TABLE_MIN_ROWS=0):
+    with _cpu_tables(TABLE_MAX_K=max_k, ROW_CHUNK=chunk, ROW_CHUNK_MIN=1,
+                     BLOCK_BYTES=block_bytes, TABLE_MIN_ROWS=0):
         np.testing.assert_array_equal(ens.predict_contribs(X, n_jobs=n_jobs), want)
         paths = _shap.shap_paths(ens)
         k = np.diff(paths.path_ptr)

@@ -116,6 +116,9 @@ BLOCK_BYTES = 2**20
 #: rows (from memory), the rows' inputs and values once per block (from L2 or L3). On the
 #: 2-core machine 1,024 rows took 0.92 s of CPU where 256 took 1.12 s (1,000 depth-6 trees)
 ROW_CHUNK = 1024
+#: the fewest rows a thread takes (each chunk reads the tables of every tree: a few rows are
+#: not worth a thread)
+ROW_CHUNK_MIN = 64
 #: rows an ensemble explains, over its calls, before its tables are built: fewer are faster
 #: row by row (1,000 depth-6 trees: 0.3 s of CPU to build, 4 ms a row without them)
 TABLE_MIN_ROWS = 128
@@ -220,9 +223,9 @@ def in_threads(fn, items, n_threads: int) -> None:
 def row_chunk(n_rows: int, n_threads: int) -> int:
     """Rows a thread takes at a time: at most :data:`ROW_CHUNK`, and the same number of
     chunks for every thread (71 chunks on 16 threads would leave the threads with five to do
-    idle while those with four wait)."""
+    idle while those with four wait), but at least :data:`ROW_CHUNK_MIN`."""
     per_thread = -(-n_rows // (n_threads * ROW_CHUNK))
-    return max(1, -(-n_rows // (n_threads * per_thread)))
+    return max(1, min(n_rows, ROW_CHUNK_MIN), -(-n_rows // (n_threads * per_thread)))
 
 
 def _device_kind(device) -> tuple[str, int]:

@@ -1,30 +1,39 @@
 """How CPU scoring scales with threads: skltr QuickScorer / traversal vs XGBoost and LightGBM.
 
 The models of ``benchmarks/predict_cpu.py`` (XGBoost 1,000 trees depth 6, LightGBM 1,000
-trees x 64 leaves, trained on ``make_ranking`` data; cached in --cache) score --rows rows
-at each thread count of --threads, every engine in this one process on the same rows:
+trees x 64 leaves, trained on ``make_ranking`` data; cached in --cache) score the same rows
+at each thread count of --threads, every engine in this one process:
 
-* skltr ``QuickScorerPredictor`` with ``backend="quickscorer"`` and ``"traversal"``
-  (``n_jobs=t``); ``backend="auto"`` is reported as the backend it picks (the same object
-  would be timed twice); QuickScorer again for each of --tree-blocks other than the default
-  (a block's tables should stay in a core's L2: the per-core L2 shrinks from machine to
-  machine, and the L3 bandwidth each thread gets shrinks as threads are added);
+* skltr ``QuickScorerPredictor`` with ``backend="quickscorer"`` (``n_jobs=t``; its tree block
+  sized from this machine's L2, reported as ``auto_tree_block``) and again for each of
+  --tree-blocks; ``backend="traversal"`` on the first --traversal-rows rows (0: not timed);
+  ``backend="auto"`` is reported as the backend it picks;
 * XGBoost ``inplace_predict`` (``nthread=t``, margins), LightGBM ``predict``
   (``num_threads=t``, raw scores).
 
 Every skltr score is first compared with the library's own (max |diff| reported; the run
-fails unless it is 0). Rows: us/doc per engine and thread count (ratio = skltr / peer, so
-1/ratio is skltr's speed-up), QuickScorer's stages (input validation, input conversion,
-kernel: the kernel is the rest of ``predict_raw``) and the bytes it moves against the
-machine's copy bandwidth (a large NumPy copy). The parameters record the CPU's cache sizes
-and SMT siblings (``cpu_caches``).
+fails unless it is 0). Timing: after one warm-up call each, --rounds rounds call every
+engine once, in an order that rotates and reverses from round to round (no engine always
+runs right after the same one, and a slow spell of the machine is shared out); an engine's
+figure is the median of its rounds, and ``spread`` rows give (max - min) / median of each.
+``speed-up worst round`` is the smallest ratio peer / QuickScorer of calls made in the same
+round. Rows: us/doc per engine (ratio = skltr / peer, so 1/ratio is skltr's speed-up),
+QuickScorer's stages (input validation, input conversion, kernel: the rest of
+``predict_raw``) and the bytes it moves against the machine's copy bandwidth. The parameters
+record the CPU's cache sizes, the rows scored at each thread count and every round's us/doc.
+
+--rows-per-thread N scores min(--rows, N x threads) rows at each thread count (the same
+rows for every engine at that count): each thread then has the same work at every count,
+and the one- and two-thread rounds do not take most of the run.
 
 Usage: python benchmarks/scaling_predict_cpu.py [--threads 1 2 4 8 16] [--rows 200000]
-       [--traversal-rows 50000] [--tree-blocks 1024 512] [--out DIR]
+       [--rows-per-thread N] [--rounds 5] [--traversal-rows 20000] [--tree-blocks 256 1024]
+       [--out DIR]
 """
 
 import argparse
 import os
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -35,6 +44,7 @@ from _harness import cpu_caches, row, time_median, write_result
 from predict_cpu import train_models
 from skltr import QuickScorerPredictor
 from skltr.datasets import make_ranking
+from skltr.trees._quickscorer import chunk_docs, l2_cache_bytes
 from skltr.trees._traversal import _as_kernel_input
 
 
@@ -47,18 +57,25 @@ def copy_bandwidth(nbytes=1 << 29):
     return 2 * a.nbytes / time_median(lambda: np.copyto(b, a), repeat=5) / 1e9
 
 
-def timed(fn, slow_s=1.0):
-    """Median seconds of ``fn``: the result of a first (untimed) call is returned too and
-    stands as the warm-up; 3 timed calls, or 1 when a call takes over ``slow_s``."""
-    t0 = time.perf_counter()
-    first = fn()
-    once = time.perf_counter() - t0
-    return time_median(fn, repeat=1 if once > slow_s else 3, warmup=0), first
+def interleaved(engines, rounds):
+    """Seconds of every call of ``engines`` (name -> (fn, rows)), ``rounds`` rounds after one
+    warm-up call each; round r starts at engine r mod n and runs backwards every other round.
+    Returns (name -> list of seconds, name -> the warm-up call's result)."""
+    names = list(engines)
+    first = {name: engines[name][0]() for name in names}
+    times = {name: [] for name in names}
+    for r in range(rounds):
+        order = names[r % len(names):] + names[:r % len(names)]
+        for name in (order if r % 2 == 0 else order[::-1]):
+            t0 = time.perf_counter()
+            engines[name][0]()
+            times[name].append(time.perf_counter() - t0)
+    return times, first
 
 
 def qs_stages(qs, X):
     """Seconds of QuickScorer's host stages: validation, input conversion (``None`` when X
-    is read in place), and the rest of ``predict_raw`` (the kernel and its output)."""
+    is read in place)."""
     t_val = time_median(lambda: qs._validated(X), repeat=3)
     Xk = _as_kernel_input(qs.ensemble_, X)
     t_in = None if np.shares_memory(Xk, X) else time_median(
@@ -72,11 +89,15 @@ def main():
     parser.add_argument("--threads", type=int, nargs="+",
                         default=[t for t in (1, 2, 4, 8, 16) if t <= cores])
     parser.add_argument("--rows", type=int, default=200_000)
-    parser.add_argument("--traversal-rows", type=int, default=50_000,
+    parser.add_argument("--rows-per-thread", type=int, default=None,
+                        help="score min(--rows, this x threads) rows at each thread count")
+    parser.add_argument("--rounds", type=int, default=5,
+                        help="timed calls of each engine (interleaved), after one warm-up")
+    parser.add_argument("--traversal-rows", type=int, default=20_000,
                         help="the traversal backend (about 10x slower) scores the first rows "
-                             "only; us/doc are per document all the same")
-    parser.add_argument("--tree-blocks", type=int, nargs="+", default=[1024, 512],
-                        help="QuickScorer tree_block values (the first is the default's row)")
+                             "only (us/doc are per document all the same); 0: skip it")
+    parser.add_argument("--tree-blocks", type=int, nargs="*", default=[256, 1024],
+                        help="QuickScorer tree_block values timed besides the default")
     parser.add_argument("--trees", type=int, default=1000)
     parser.add_argument("--train-queries", type=int, default=400)
     parser.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "skltr-bench"))
@@ -85,18 +106,21 @@ def main():
 
     cache = Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)
-    X, _, _ = make_ranking(n_queries=-(-args.rows // 100), docs_per_query=100, n_features=136,
-                           random_state=2)
-    X = np.ascontiguousarray(X, dtype=np.float64)[: args.rows]
-    Xt = X[: args.traversal_rows]
-    n, nt = X.shape[0], Xt.shape[0]
+    X_all, _, _ = make_ranking(n_queries=-(-args.rows // 100), docs_per_query=100,
+                               n_features=136, random_state=2)
+    X_all = np.ascontiguousarray(X_all, dtype=np.float64)[: args.rows]
     bandwidth = copy_bandwidth()
     print(f"copy bandwidth (one thread): {bandwidth:.1f} GB/s")
     models = train_models(args.trees, max(args.threads), cache, args.train_queries)
-    rows, notes = [], {}
+    rows, notes, samples, rows_at = [], {}, {}, {}
     for library, booster in models.items():
         case0 = f"{library} {args.trees} trees"
         for t in args.threads:
+            n = X_all.shape[0] if args.rows_per_thread is None else min(
+                X_all.shape[0], args.rows_per_thread * t)
+            X = X_all[:n]
+            Xt = X[: args.traversal_rows]
+            rows_at[t] = n
             if library == "lightgbm":
                 peer_name = "lightgbm predict"
                 native = lambda A, b=booster, t=t: b.predict(  # noqa: E731
@@ -106,51 +130,72 @@ def main():
                 booster.set_param({"nthread": t})
                 native = lambda A, b=booster: b.inplace_predict(  # noqa: E731
                     A, predict_type="margin")
-            t_native, expected = timed(lambda: native(X))
             case = f"{case0}, {t} threads"
-            us = 1e6 / n
-            seconds = {}
-            runs = [("quickscorer", "quickscorer", {"tree_block": args.tree_blocks[0]}),
-                    ("traversal", "traversal", {})]
-            runs += [(f"quickscorer tb{tb}", "quickscorer", {"tree_block": tb})
-                     for tb in args.tree_blocks[1:]]
-            for name, backend, extra in runs:
-                est = QuickScorerPredictor.from_model(booster, backend=backend, n_jobs=t,
-                                                      **extra)
-                A = X if backend == "quickscorer" else Xt
-                t_s, got = timed(lambda: est.predict_raw(A))
-                seconds[name] = t_s
-                diff = float(np.max(np.abs(got - expected[: A.shape[0]])))
+            qs = QuickScorerPredictor.from_model(booster, backend="quickscorer", n_jobs=t)
+            notes[f"{case0} auto_tree_block"] = qs.layout_.tree_block
+            engines = {peer_name: (lambda A=X: native(A), X),
+                       "quickscorer": (lambda A=X, e=qs: e.predict_raw(A), X)}
+            for tb in args.tree_blocks:
+                est = QuickScorerPredictor.from_model(booster, backend="quickscorer",
+                                                      n_jobs=t, tree_block=tb)
+                engines[f"quickscorer tb{tb}"] = (lambda A=X, e=est: e.predict_raw(A), X)
+            if Xt.shape[0]:
+                est = QuickScorerPredictor.from_model(booster, backend="traversal", n_jobs=t)
+                engines["traversal"] = (lambda A=Xt, e=est: e.predict_raw(A), Xt)
+            times, first = interleaved(engines, args.rounds)
+            expected = first[peer_name]
+            us = {name: np.array(sec) * 1e6 / engines[name][1].shape[0]
+                  for name, sec in times.items()}
+            samples[case] = {name: [round(v, 4) for v in u] for name, u in us.items()}
+            med = {name: statistics.median(u) for name, u in us.items()}
+            spread = {name: (u.max() - u.min()) / med[name] for name, u in us.items()}
+            for name in engines:
+                if name == peer_name:
+                    continue
+                got = first[name]
+                diff = float(np.max(np.abs(got - expected[: got.shape[0]]), initial=0.0))
                 assert diff == 0.0, f"{case} {name}: max |diff| {diff}"
-                rows.append(row(case, name, t_s * 1e6 / A.shape[0], t_native * us,
-                                peer_name, "us/doc"))
+                rows.append(row(case, name, med[name], med[peer_name], peer_name, "us/doc"))
+                rows.append(row(case, f"{name} spread", spread[name], spread[peer_name],
+                                peer_name, "1"))
                 rows.append(row(case, f"{name} max|diff|", diff, 0.0, peer_name, "1"))
+            worst = min(p / q for p, q in zip(us[peer_name], us["quickscorer"]))
+            rows.append(row(case, "quickscorer speed-up worst round", worst, 1.0, peer_name,
+                            "x"))
             auto = QuickScorerPredictor.from_model(booster, backend="auto", n_jobs=t)
             notes[f"{case} auto"] = auto.backend_
-            qs = QuickScorerPredictor.from_model(booster, backend="quickscorer", n_jobs=t,
-                                                 tree_block=args.tree_blocks[0])
-            t_qs = seconds["quickscorer"]
+            t_qs = med["quickscorer"] * n / 1e6
             t_val, t_in = qs_stages(qs, X)
             for stage, sec in (("qs validate", t_val), ("qs input", t_in),
                                ("qs kernel", t_qs - t_val - (t_in or 0.0))):
                 if sec is not None:
                     rows.append(row(case, stage + " share", sec / t_qs, 1.0, "qs total", "1"))
             # Bytes: X read once (plus a converted copy written and read), the scores written;
-            # the tables are read once per thread chunk (mostly from L2 / L3, not DRAM).
+            # the tables are read once per work chunk (mostly from L2 / L3, not DRAM).
             dram = X.nbytes * (3 if t_in is not None else 1) + n * 8
-            chunks = -(-n // 256)
+            layout = qs.layout_
+            chunk = chunk_docs(n, t, layout.used_feature.size, layout.node_thr.itemsize)
             rows.append(row(case, "qs DRAM GB/s", dram / t_qs / 1e9, bandwidth,
                             "numpy copy GB/s", "GB/s"))
-            rows.append(row(case, "qs table GB/s", qs.layout_nbytes_ * chunks / t_qs / 1e9,
-                            bandwidth, "numpy copy GB/s", "GB/s"))
-            print(f"{case}: qs {t_qs * us:.3f} us/doc (input {0 if t_in is None else t_in * us:.3f}"
-                  f"), native {t_native * us:.3f}; speed-up {t_native / t_qs:.2f}x; auto picks "
-                  f"{auto.backend_}", flush=True)
+            rows.append(row(case, "qs table GB/s",
+                            qs.layout_nbytes_ * -(-n // chunk) / t_qs / 1e9, bandwidth,
+                            "numpy copy GB/s", "GB/s"))
+            print(f"{case} ({n} rows): qs {med['quickscorer']:.3f} us/doc "
+                  f"[{us['quickscorer'].min():.3f}-{us['quickscorer'].max():.3f}], native "
+                  f"{med[peer_name]:.3f} [{us[peer_name].min():.3f}-"
+                  f"{us[peer_name].max():.3f}]; speed-up {med[peer_name] / med['quickscorer']:.2f}x"
+                  f" (worst round {worst:.2f}x); "
+                  + ", ".join(f"{k} {v:.3f}" for k, v in med.items()
+                              if k not in ("quickscorer", peer_name))
+                  + f"; auto picks {auto.backend_}", flush=True)
     write_result("scaling_predict_cpu", rows,
-                 params={"rows": n, "traversal_rows": nt, "threads": args.threads,
-                         "trees": args.trees, "train_queries": args.train_queries,
-                         "tree_blocks": args.tree_blocks, "copy_bandwidth_GBps": bandwidth,
-                         "caches": cpu_caches(), "auto": notes},
+                 params={"rows": X_all.shape[0], "rows_per_thread": args.rows_per_thread,
+                         "rows_at_threads": rows_at, "traversal_rows": args.traversal_rows,
+                         "threads": args.threads, "rounds": args.rounds, "trees": args.trees,
+                         "train_queries": args.train_queries, "tree_blocks": args.tree_blocks,
+                         "copy_bandwidth_GBps": bandwidth, "caches": cpu_caches(),
+                         "l2_bytes": l2_cache_bytes(), "auto": notes,
+                         "us_per_doc_rounds": samples},
                  packages=("xgboost", "lightgbm"), out_dir=args.out)
 
 

@@ -113,5 +113,38 @@ def _skip_generated_request_methods(app, what, name, obj, skip, options):
     return None
 
 
+def _peer_names_table():
+    """``.. skltr-peer-names::``: the LightGBM / XGBoost name table of
+    ``skltr.ranking._peer_names`` (the one the rankers' errors read) as a list-table."""
+    from docutils import nodes
+    from docutils.statemachine import StringList
+    from sphinx.util.docutils import SphinxDirective
+
+    from skltr.ranking._peer_names import PEER_NAMES
+
+    def cell(entries):
+        return " / ".join(f"``{e}``" for e in entries) or "--"
+
+    class PeerNames(SphinxDirective):
+        has_content = False
+
+        def run(self):
+            lines = [".. list-table::", "   :header-rows: 1", "   :widths: 24 26 24 26", "",
+                     "   * - skltr (``GPUHistGBDTRanker``)", "     - LightGBM",
+                     "     - XGBoost", "     - notes"]
+            for row in PEER_NAMES:
+                note = row.note.replace("*", "\\*")  # 2**label: not strong emphasis
+                lines += [f"   * - ``{row.skltr}``", f"     - {cell(row.lightgbm)}",
+                          f"     - {cell(row.xgboost)}", f"     - {note}"]
+            node = nodes.section()
+            node.document = self.state.document
+            self.state.nested_parse(StringList(lines, source="skltr.ranking._peer_names"),
+                                    self.content_offset, node)
+            return node.children
+
+    return PeerNames
+
+
 def setup(app):
     app.connect("autodoc-skip-member", _skip_generated_request_methods)
+    app.add_directive("skltr-peer-names", _peer_names_table())

@@ -45,7 +45,8 @@ def synthetic_sample() -> Path:
                                  random_state=seed)
         dump_letor(folder / f"{split}.letor", X, y, qid)
         dump_letor(folder / f"rank.{split}", X, y, qid, query_file=True)
-    print(f"LETOR sample not found at {DEFAULT_DIR}: using synthetic data written to {folder}")
+    print(f"SYNTHETIC DATA: the LETOR sample is not at {DEFAULT_DIR}, so make_ranking data "
+          f"written to {folder} is used and the figures below are not the sample's")
     return folder
 
 
@@ -53,6 +54,7 @@ if len(sys.argv) > 1:
     data_dir = Path(sys.argv[1])
 elif (DEFAULT_DIR / "train.letor").is_file():
     data_dir = DEFAULT_DIR
+    print(f"data: the LETOR sample in {data_dir}")
 else:
     data_dir = synthetic_sample()
 

@@ -16,7 +16,10 @@ import re
 import warnings
 from dataclasses import dataclass
 
-_GPU_INSTALL_HINT = 'pip install "skltr[gpu]" (CUDA 12) or "skltr[gpu-cuda13]" (CUDA 13)'
+# skltr installs from a clone of its repository (it is not on PyPI): the extra is named on
+# the folder, ".[gpu]", not "skltr[gpu]"
+_GPU_INSTALL_HINT = ('pip install ".[gpu]" (CUDA 12) or ".[gpu-cuda13]" (CUDA 13) from a clone '
+                     'of skltr')
 _DEVICE_RE = re.compile(r"^(cpu|cuda|auto)(?::(\d+|all))?$")
 _ACCEPTED = "'cpu', 'cuda', 'cuda:N' (N a GPU index) or 'auto'"
 _ACCEPTED_ALL = "'cpu', 'cuda', 'cuda:N' (N a GPU index), 'cuda:all' (every visible GPU) or 'auto'"

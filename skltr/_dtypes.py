@@ -80,3 +80,10 @@ class NodeFlags:
     @staticmethod
     def missing_type(flags):
         return (np.asarray(flags) & NodeFlags.MISSING_MASK) >> NodeFlags.MISSING_SHIFT
+
+#: QuickScorer's per-node byte of the CPU kernel's byte-sliced leaf vectors
+#: (``QuickScorerLayout.node_byte``; ``skltr._cpu._simd``): bits 0-2 are the first of the two
+#: bytes (leaves 8j .. 8j+15) that the node's update ANDs, ``node_mbytes`` their two mask bytes;
+#: this bit is set when the node's cleared run of leaves reaches past those two bytes (a node
+#: near the root), and the kernel then applies the whole 64-bit mask.
+QS_NODE_BYTE_WIDE = 0x80

@@ -128,11 +128,15 @@ class QSTables(NamedTuple):
     block_all_qs: np.ndarray
     list_feature: np.ndarray
     list_mode: np.ndarray
+    list_slot: np.ndarray
+    used_feature: np.ndarray
     list_node_ptr: np.ndarray
     list_dr_ptr: np.ndarray
     node_thr: np.ndarray
     node_tree: np.ndarray
     node_mask: np.ndarray
+    node_byte: np.ndarray
+    node_mbytes: np.ndarray
     dr_tree: np.ndarray
     dr_mask: np.ndarray
     cat_node: np.ndarray

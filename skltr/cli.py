@@ -7,8 +7,9 @@ Sub-commands:
 * ``predict MODEL DATA``: score a LETOR/SVMlight file with QuickScorer, write one score per
   line, and print NDCG@10 when the file has labels and query ids;
 * ``train DATA -o MODEL.json``: train a ranker (``--ranker gbdt | rankboost | rules``) on a
-  LETOR/SVMlight file, save the JSON model, print NDCG@10 on the training file and on an
-  optional ``--test`` file.
+  LETOR/SVMlight file with the estimator's defaults (options left out are not passed), save
+  the JSON model, print NDCG@10 on the files asked for: ``--valid`` (also the boosted
+  rankers' evaluation set, LightGBM's ``valid=``), ``--test``, ``--score-train``.
 
 Files are read as the model's library reads them. Feature indices: LightGBM
 (``lgb.Dataset(path)``) and XGBoost (``DMatrix(path + "?format=libsvm")``: dmlc's LibSVM
@@ -37,6 +38,7 @@ import argparse
 import os
 import sys
 import time
+from typing import NamedTuple
 
 import numpy as np
 
@@ -327,86 +329,286 @@ def run_predict(args) -> None:
           file=sys.stderr)
 
 
-def run_train(args) -> dict:
-    """Train a ranker (``--ranker``) on a LETOR file; save it; return (and print) NDCG@10.
+#: ``skltr train --ranker NAME``: the estimator class of each ranker, by module and name.
+_TRAIN_RANKERS = {
+    "gbdt": ("._gbdt_ranker", "GPUHistGBDTRanker"),
+    "rankboost": ("._rankboost_ranker", "RankBoostRanker"),
+    "rules": ("._rule_ranker", "OnDemandRuleRanker"),
+}
 
-    The files are read as CSR (absent entries 0.0; the model equals the dense fit's), the
-    test file with the indexing the training file was read with, which the model records
-    (``source["file_zero_based"]``) so that ``skltr predict`` reads files the same way.
-    """
+#: ``--early-stopping`` words and the estimators' values.
+_EARLY_STOPPING = {"auto": "auto", "on": True, "off": False}
+
+
+class _RankerOption(NamedTuple):
+    """A ``skltr train`` option that sets an estimator parameter of some rankers. Its default
+    is the estimator's own (``get_params()`` of a default instance): an option left out is
+    not passed, and ``--help`` reads the default from the estimator."""
+
+    flag: str
+    param: str
+    rankers: tuple
+    help: str
+    kwargs: dict
+
+
+def _opt(flag, param, rankers, help_text, **kwargs):
+    return _RankerOption(flag, param, tuple(rankers.split()), help_text, kwargs)
+
+
+#: The rankers' options, by group: those of both boosted rankers, then each ranker's own.
+_TRAIN_OPTIONS = {
+    "boosted rankers (--ranker gbdt or rankboost)": [
+        _opt("--n-estimators", "n_estimators", "gbdt rankboost", "boosting rounds", type=int),
+        _opt("--early-stopping", "early_stopping", "gbdt rankboost",
+             "stop when the NDCG of the --valid file (else of --validation-fraction of the "
+             "training queries, held out) has not improved for --n-iter-no-change rounds; "
+             "auto (gbdt): on above 10,000 rows, with a warning",
+             choices=list(_EARLY_STOPPING)),
+        _opt("--validation-fraction", "validation_fraction", "gbdt rankboost",
+             "fraction of the training queries held out for early stopping without --valid",
+             type=float),
+        _opt("--n-iter-no-change", "n_iter_no_change", "gbdt rankboost",
+             "rounds without improvement before early stopping stops", type=int),
+    ],
+    "--ranker gbdt (GPUHistGBDTRanker)": [
+        _opt("--objective", "objective", "gbdt", "training objective",
+             choices=["lambdarank", "rank_pairwise", "rank_xendcg", "regression"]),
+        _opt("--learning-rate", "learning_rate", "gbdt", "shrinkage", type=float),
+        _opt("--max-leaves", "max_leaves", "gbdt", "leaves per tree", type=int),
+        _opt("--max-depth", "max_depth", "gbdt", "depth limit (None: no limit)", type=int),
+        _opt("--growth", "growth", "gbdt", "leaf-wise (LightGBM) or depth-wise (XGBoost) trees",
+             choices=["leafwise", "depthwise"]),
+        _opt("--min-samples-leaf", "min_samples_leaf", "gbdt", "rows per leaf", type=int),
+        _opt("--min-child-weight", "min_child_weight", "gbdt", "least hessian per leaf",
+             type=float),
+        _opt("--reg-lambda", "reg_lambda", "gbdt", "L2 penalty on leaves", type=float),
+        _opt("--reg-alpha", "reg_alpha", "gbdt", "L1 penalty on leaves", type=float),
+        _opt("--min-split-gain", "min_split_gain", "gbdt", "least gain of a split", type=float),
+        _opt("--max-bins", "max_bins", "gbdt", "bins per feature (2-255)", type=int),
+        _opt("--subsample", "subsample", "gbdt", "fraction of queries per tree", type=float),
+        _opt("--colsample-bytree", "colsample_bytree", "gbdt", "fraction of features per tree",
+             type=float),
+    ],
+    "--ranker rankboost (RankBoostRanker)": [
+        _opt("--n-thresholds", "n_thresholds", "rankboost",
+             "candidate thresholds per feature (2-255)", type=int),
+        _opt("--pair-weighting", "pair_weighting", "rankboost",
+             "equal weight per query, or per crucial pair", choices=["query", "pair"]),
+    ],
+    "--ranker rules (OnDemandRuleRanker)": [
+        _opt("--max-rule-size", "max_rule_size", "rules", "most items in a rule's antecedent",
+             type=int),
+        _opt("--min-support", "min_support", "rules", "least training documents a rule holds",
+             type=int),
+        _opt("--min-confidence", "min_confidence", "rules", "least confidence of a rule",
+             type=float),
+        _opt("--discretization", "discretization", "rules",
+             "entropy / MDL cuts or count-balanced bins", choices=["mdl", "quantile"]),
+        _opt("--n-bins", "n_bins", "rules",
+             "most intervals per feature (None: quantile 10, mdl no cap)", type=int),
+    ],
+}
+
+
+def _ranker_class(name):
+    import importlib  # noqa: PLC0415
+
+    module, cls = _TRAIN_RANKERS[name]
+    return getattr(importlib.import_module(module, "skltr.ranking"), cls)
+
+
+def _ranker_defaults(option) -> str:
+    """``option``'s default for each of its rankers, read from the estimators."""
+    words = {True: "on", False: "off"} if option.param == "early_stopping" else {}
+    values = [(name, _ranker_class(name)().get_params()[option.param])
+              for name in option.rankers]
+    shown = [(name, words.get(v, v) if isinstance(v, bool) else v) for name, v in values]
+    if len({repr(v) for _, v in shown}) == 1:
+        return str(shown[0][1])
+    return ", ".join(f"{v} for {name}" for name, v in shown)
+
+
+class _TrainHelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """``skltr train --help``: the rankers' options show the estimators' defaults, read when
+    the help is printed (so ``skltr`` starts without importing the estimators)."""
+
+    def _get_help_string(self, action):
+        option = getattr(action, "ranker_option", None)
+        if option is not None:
+            return f"{action.help} (default: {_ranker_defaults(option)})"
+        if action.default is None or action.default is False or (
+                action.default is argparse.SUPPRESS):
+            return action.help
+        return f"{action.help} (default: %(default)s)"
+
+
+def _add_train_command(sub) -> None:
+    train = sub.add_parser(
+        "train", formatter_class=_TrainHelpFormatter,
+        help="train a ranker (GPUHistGBDTRanker, RankBoostRanker or OnDemandRuleRanker) on a "
+             "LETOR/SVMlight file",
+        description="Train a ranker on a LETOR/SVMlight file and save its JSON model; print\n"
+                    "the NDCG@10 of the files asked for (--valid, --test, --score-train).\n"
+                    "A ranker option left out takes the estimator's default, as in Python:\n"
+                    "skltr train --ranker rankboost trains RankBoostRanker().")
+    train.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                       help="show the full traceback of an error instead of one line")
+    train.add_argument("data", help="training file (qid: tokens, or a query file)")
+    train.add_argument("-o", "--output", required=True, help="output JSON model path")
+    train.add_argument("--ranker", default="gbdt", choices=list(_TRAIN_RANKERS),
+                       help="GPUHistGBDTRanker (gbdt), RankBoostRanker (rankboost) or "
+                            "OnDemandRuleRanker (rules); each takes the options of its group "
+                            "below")
+    train.add_argument("--valid", default=None, metavar="FILE",
+                       help="validation file (LightGBM's valid=): the boosted rankers record "
+                            "its NDCG@10 every round and stop early on it with "
+                            "--early-stopping on; its NDCG@10 is printed")
+    train.add_argument("--test", default=None, metavar="FILE",
+                       help="test file: its NDCG@10 is printed")
+    train.add_argument("--score-train", action="store_true",
+                       help="also print the NDCG@10 of the training file (scores every "
+                            "training document: slow for --ranker rules, which mines rules "
+                            "per document)")
+    train.add_argument("--zero-based", default="auto", choices=list(_ZERO_BASED),
+                       help="feature indices of the files: true = index k is column k (as "
+                            "LightGBM and XGBoost read them), false = index 1 is the first "
+                            "column, auto = zero-based only if some index is 0; recorded in "
+                            "the model for skltr predict")
+    train.add_argument("--query-file", default=None,
+                       help="group sizes, one per line, when DATA has no qid: tokens "
+                            "(unset: DATA.query when it exists)")
+    train.add_argument("--n-jobs", type=int, default=None, help="threads (unset: all)")
+    train.add_argument("--seed", type=int, default=0, help="random seed (random_state)")
+    train.add_argument("--device", default="cpu", help=_DEVICE_HELP)
+    train.add_argument("--quiet", action="store_true",
+                       help="no progress bars or progress lines")
+    for title, options in _TRAIN_OPTIONS.items():
+        group = train.add_argument_group(title)
+        for option in options:
+            action = group.add_argument(option.flag, default=None, help=option.help,
+                                        **option.kwargs)
+            action.ranker_option = option
+    train.set_defaults(func=run_train)
+
+
+def _ranker_params(args) -> dict:
+    """The estimator parameters given on the command line for ``--ranker``; an option of
+    another ranker is refused, naming the ranker it belongs to."""
+    params = {}
+    for options in _TRAIN_OPTIONS.values():
+        for option in options:
+            value = getattr(args, option.param)
+            if value is None:
+                continue
+            if args.ranker not in option.rankers:
+                owners = " or ".join(f"--ranker {r}" for r in option.rankers)
+                why = (" (the rule ranker learns no rounds)"
+                       if args.ranker == "rules" and "rankboost" in option.rankers else "")
+                raise CommandError(
+                    f"{option.flag} is an option of {owners}, not of --ranker {args.ranker} "
+                    f"({_TRAIN_RANKERS[args.ranker][1]}){why}; skltr train --help lists each "
+                    f"ranker's options.")
+            if option.param == "early_stopping":
+                if value == "auto" and args.ranker != "gbdt":
+                    raise CommandError("--early-stopping auto is for --ranker gbdt; use on "
+                                       "or off")
+                value = _EARLY_STOPPING[value]
+            params[option.param] = value
+    return params
+
+
+def _score_files(ranker, files, *, rules: bool, quiet: bool) -> dict:
+    """NDCG@10 of each ``(name, path, (X, y, qid))`` in ``files``, printed with the time the
+    scoring took. The rule ranker mines rules per document at predict time (tens of
+    milliseconds a document on 2 cores), so it scores in blocks with a progress bar."""
     from .metrics import ndcg_score  # noqa: PLC0415
 
-    if args.ranker == "rules" and args.early_stopping != "off":
-        raise ValueError("--early-stopping is for the boosted rankers; --ranker rules "
-                         "learns no rounds")
-    if args.ranker == "rankboost" and args.early_stopping == "auto":
-        raise ValueError("--early-stopping auto is for --ranker gbdt; use on or off")
+    result = {}
+    for name, path, (X, y, qid) in files:
+        n = X.shape[0]
+        if rules and not quiet:
+            print(f"scoring the {n:,} documents of {path} (the rule ranker mines rules per "
+                  f"document) ...", file=sys.stderr, flush=True)
+        t = time.perf_counter()
+        if rules:
+            block = 64
+            starts = range(0, n, block)
+            scores = np.concatenate([ranker.predict(X[a:a + block]) for a in _progress(
+                starts, quiet=quiet, desc=f"scoring {name}", total=len(starts))] or [
+                np.zeros(0)])
+        else:
+            scores = ranker.predict(X)
+        elapsed = time.perf_counter() - t
+        try:  # the model is saved: labels NDCG cannot use (regression's) only cost the line
+            result[name] = ndcg_score(y, scores, qid=qid, k=10)
+        except ValueError as exc:
+            print(f"NDCG@10 {name}: not computed ({' '.join(str(exc).split())})")
+        else:
+            print(f"NDCG@10 {name}: {result[name]:.4f} ({n:,} documents scored in "
+                  f"{elapsed:.2f} s)")
+    return result
+
+
+def run_train(args) -> dict:
+    """Train a ranker (``--ranker``) on a LETOR file; save it; return (and print) the NDCG@10
+    of the files asked for (``--valid``, ``--test``, ``--score-train``).
+
+    The ranker's options left out take the estimator's defaults. The files are read as CSR
+    (absent entries 0.0; the model equals the dense fit's), the validation and test files
+    with the indexing the training file was read with, which the model records
+    (``source["file_zero_based"]``) so that ``skltr predict`` reads files the same way.
+    """
+    started = time.perf_counter()
+    params = _ranker_params(args)
     _output_path(args.output, "output model")  # before the work the model costs
     zero_based = _ZERO_BASED[args.zero_based]
     why = f"--zero-based {args.zero_based}"
+    cls = _ranker_class(args.ranker)
+    rules = args.ranker == "rules"
+    n_bins = params.get("max_bins", cls().get_params().get("max_bins", 255))
 
     def width(n):
-        if args.ranker == "rules":
+        if rules:
             return "skltr train takes (the rule ranker reads dense rows)"
-        return (f"skltr train takes (its rankers keep {args.max_bins}-bin tables per feature: "
-                f"{n * args.max_bins * 8 / 2**30:,.0f} GiB of bin edges alone at that width)")
+        return (f"skltr train takes (its rankers keep {n_bins}-bin tables per feature: "
+                f"{n * n_bins * 8 / 2**30:,.0f} GiB of bin edges alone at that width)")
 
     X, y, qid, used, lines = _read_letor(args.data, zero_based=zero_based, why=why,
                                          query_file=args.query_file,
                                          max_features=MAX_TRAIN_FEATURES, width_words=width)
-    test = None
-    if args.test is not None:
-        test = _read_letor(args.test, zero_based=used, n_features=X.shape[1],
-                           why="as the training file was read",
-                           model_words="the training file's ")
-    for path, (X_f, y_f, _, _, lines_f) in [(args.data, (X, y, qid, used, lines))] + (
-            [] if test is None else [(args.test, test)]):
+    others = {}
+    for name in ("valid", "test"):
+        path = getattr(args, name)
+        if path is not None:
+            others[name] = (path, _read_letor(path, zero_based=used, n_features=X.shape[1],
+                                              why="as the training file was read",
+                                              model_words="the training file's "))
+    for path, (X_f, y_f, _, _, lines_f) in [(args.data, (X, y, qid, used, lines))] + list(
+            others.values()):
         bad = _bad_label(path, y_f, lines_f)
         if bad is not None:
             raise CommandError(f"{bad}; relevance labels are numbers such as 0, 1, 2.")
         _refuse_inf(path, X_f, lines_f, used, "skltr's rankers")
-    if test is not None:
-        test = test[:3]
-    verbose = 0 if args.quiet or not sys.stderr.isatty() else 1
-    if args.ranker == "rules":
-        from .ranking._rule_ranker import OnDemandRuleRanker  # noqa: PLC0415
-
-        ranker = OnDemandRuleRanker(
-            max_rule_size=args.max_rule_size, min_support=args.min_support,
-            min_confidence=args.min_confidence, discretization=args.discretization,
-            n_bins=args.n_bins, device=args.device, n_jobs=args.n_jobs,
-            random_state=args.seed, verbose=verbose)
-        # the rule ranker reads dense rows (its training sets are small); absent entries 0.0
+    if rules:  # the rule ranker reads dense rows (its training sets are small); absent 0.0
         X = X.toarray()
-        if test is not None:
-            test = (test[0].toarray(), *test[1:])
-    elif args.ranker == "rankboost":
-        from .ranking._rankboost_ranker import RankBoostRanker  # noqa: PLC0415
-
-        ranker = RankBoostRanker(
-            n_estimators=args.n_estimators, n_thresholds=args.max_bins,
-            pair_weighting=args.pair_weighting, early_stopping=args.early_stopping == "on",
-            device=args.device, n_jobs=args.n_jobs, random_state=args.seed, verbose=verbose)
-    else:
-        from .ranking._gbdt_ranker import GPUHistGBDTRanker  # noqa: PLC0415
-
-        ranker = GPUHistGBDTRanker(
-            objective=args.objective, n_estimators=args.n_estimators,
-            learning_rate=args.learning_rate, max_leaves=args.max_leaves,
-            max_depth=args.max_depth, min_samples_leaf=args.min_samples_leaf,
-            reg_lambda=args.reg_lambda, max_bins=args.max_bins, subsample=args.subsample,
-            colsample_bytree=args.colsample_bytree,
-            early_stopping={"auto": "auto", "on": True, "off": False}[args.early_stopping],
-            device=args.device, n_jobs=args.n_jobs, random_state=args.seed, verbose=verbose)
+    others = {name: (path, ((F.toarray() if rules else F), y_f, q_f))
+              for name, (path, (F, y_f, q_f, _, _)) in others.items()}
+    verbose = 0 if args.quiet or not sys.stderr.isatty() else 1
+    ranker = cls(**params, device=args.device, n_jobs=args.n_jobs, random_state=args.seed,
+                 verbose=verbose)
+    fit_params = {}
+    if "valid" in others and not rules:
+        fit_params["eval_set"] = [others["valid"][1]]
     t = time.perf_counter()
-    ranker.fit(X, y, qid=qid)
+    ranker.fit(X, y, qid=qid, **fit_params)
     fit_s = time.perf_counter() - t
     # the model records how the file was read, so that skltr predict reads files the same way
-    if args.ranker == "rules":
+    if rules:
         from .utils._model_io import save_document  # noqa: PLC0415
 
         what = (f"{ranker.used_features_.size} features used, {ranker.n_items_} items, "
-                f"rules of up to {args.max_rule_size} items")
+                f"rules of up to {ranker.max_rule_size} items")
         doc = ranker._document()
         doc["meta"]["source"] = {"library": "skltr", "estimator": type(ranker).__name__,
                                  "file_zero_based": bool(used)}
@@ -416,16 +618,13 @@ def run_train(args) -> dict:
         what = f"{ranker.n_estimators_} {'stumps' if args.ranker == 'rankboost' else 'trees'}"
         ranker.save_model(args.output)
     print(f"{args.data}: {X.shape[0]} rows x {X.shape[1]} features, "
-          f"{len(np.unique(qid))} queries; {what} in {fit_s:.2f} s -> {args.output}")
-    result = {}
-    for name, (X_s, y_s, qid_s) in [("train", (X, y, qid))] + (
-            [] if test is None else [("test", test)]):
-        try:  # the model is saved: labels NDCG cannot use (regression's) only cost the line
-            result[name] = ndcg_score(y_s, ranker.predict(X_s), qid=qid_s, k=10)
-        except ValueError as exc:
-            print(f"NDCG@10 {name}: not computed ({' '.join(str(exc).split())})")
-        else:
-            print(f"NDCG@10 {name}: {result[name]:.4f}")
+          f"{len(np.unique(qid))} queries; {type(ranker).__name__}: {what}, fitted in "
+          f"{fit_s:.2f} s -> {args.output}")
+    files = ([("train", args.data, (X, y, qid))] if args.score_train else []) + [
+        (name, path, data) for name, (path, data) in others.items()]
+    result = _score_files(ranker, files, rules=rules, quiet=args.quiet)
+    print(f"total {time.perf_counter() - started:.2f} s (reading the files, fitting"
+          + (", scoring" if files else "") + ")")
     return result
 
 
@@ -505,61 +704,7 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument("--device", default="cpu", help=_DEVICE_HELP)
     predict.set_defaults(func=run_predict)
 
-    train = _sub(sub, "train", "train a ranker (GPUHistGBDTRanker, RankBoostRanker or "
-                               "OnDemandRuleRanker) on a LETOR/SVMlight file")
-    train.add_argument("data", help="training file (qid: tokens, or a query file)")
-    train.add_argument("-o", "--output", required=True, help="output JSON model path")
-    train.add_argument("--test", default=None, help="test file: its NDCG@10 is printed")
-    train.add_argument("--zero-based", default="auto", choices=list(_ZERO_BASED),
-                       help="feature indices of the files: true = index k is column k (as "
-                            "LightGBM and XGBoost read them), false = index 1 is the first "
-                            "column, auto = zero-based only if some index is 0; recorded in "
-                            "the model for skltr predict")
-    train.add_argument("--query-file", default=None,
-                       help="group sizes, one per line, when DATA has no qid: tokens "
-                            "(unset: DATA.query when it exists)")
-    train.add_argument("--ranker", default="gbdt", choices=["gbdt", "rankboost", "rules"],
-                       help="GPUHistGBDTRanker (gbdt), RankBoostRanker (rankboost; uses "
-                            "--n-estimators, --max-bins as its thresholds, --pair-weighting) "
-                            "or OnDemandRuleRanker (rules; uses --max-rule-size, "
-                            "--min-support, --min-confidence, --discretization, --n-bins)")
-    train.add_argument("--max-rule-size", type=int, default=3,
-                       help="rules: most items in a rule's antecedent")
-    train.add_argument("--min-support", type=int, default=1,
-                       help="rules: least training documents a rule holds")
-    train.add_argument("--min-confidence", type=float, default=0.001,
-                       help="rules: least confidence of a rule")
-    train.add_argument("--discretization", default="mdl", choices=["mdl", "quantile"],
-                       help="rules: entropy / MDL cuts or count-balanced bins")
-    train.add_argument("--n-bins", type=int, default=None,
-                       help="rules: most intervals per feature (unset: quantile 10, mdl no "
-                            "cap)")
-    train.add_argument("--pair-weighting", default="query", choices=["query", "pair"],
-                       help="rankboost: equal weight per query, or per crucial pair")
-    train.add_argument("--objective", default="lambdarank",
-                       choices=["lambdarank", "rank_pairwise", "rank_xendcg", "regression"],
-                       help="training objective")
-    train.add_argument("--n-estimators", type=int, default=100, help="boosting rounds")
-    train.add_argument("--learning-rate", type=float, default=0.1, help="shrinkage")
-    train.add_argument("--max-leaves", type=int, default=31, help="leaves per tree")
-    train.add_argument("--max-depth", type=int, default=None,
-                       help="depth limit (unset: none)")
-    train.add_argument("--min-samples-leaf", type=int, default=20, help="rows per leaf")
-    train.add_argument("--reg-lambda", type=float, default=0.0, help="L2 penalty on leaves")
-    train.add_argument("--max-bins", type=int, default=255, help="bins per feature (2-255)")
-    train.add_argument("--subsample", type=float, default=1.0,
-                       help="fraction of queries per tree")
-    train.add_argument("--colsample-bytree", type=float, default=1.0,
-                       help="fraction of features per tree")
-    train.add_argument("--early-stopping", default="off", choices=["auto", "on", "off"],
-                       help="on / auto hold out --validation-fraction of the training "
-                            "queries and stop when their NDCG stalls (auto: above 10,000 "
-                            "rows; a warning says so)")
-    train.add_argument("--n-jobs", type=int, default=None, help="threads (unset: all)")
-    train.add_argument("--seed", type=int, default=0, help="random seed")
-    train.add_argument("--device", default="cpu", help=_DEVICE_HELP)
-    train.add_argument("--quiet", action="store_true", help="no progress bar")
-    train.set_defaults(func=run_train)
+    _add_train_command(sub)
     _add_export_command(sub)
     return parser
 

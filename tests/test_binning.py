@@ -380,3 +380,24 @@ def test_nan_columns_kernel(shape):
     out = np.empty(shape[1], bool)
     nan_columns(X, out)
     np.testing.assert_array_equal(out, np.isnan(X).any(axis=0))
+
+
+@pytest.mark.parametrize("small", [True, False])
+@pytest.mark.parametrize("shape", [(0, 3), (1, 1), (7, 1), (300, 9), (5000, 3)])
+def test_host_passes_equal_the_kernels(monkeypatch, shape, small):
+    # transposed / has_nan_columns: NumPy blocks below SMALL_PASS_VALUES, the parallel
+    # kernels from there (every matrix here takes the kernel when the limit is 0)
+    from skltr._engine import binning
+
+    if not small:
+        monkeypatch.setattr(binning, "SMALL_PASS_VALUES", 0)
+    rng = np.random.default_rng(2)
+    X = rng.random(shape).astype(np.float32)
+    if X.size:
+        X[rng.random(shape) < 0.002] = np.nan
+        X[-1, -1] = np.nan
+    np.testing.assert_array_equal(binning.transposed(X), X.T)
+    Xb = (rng.random(shape) * 255).astype(np.uint8)
+    np.testing.assert_array_equal(binning.transposed(Xb), Xb.T)
+    assert binning.transposed(Xb).flags.c_contiguous
+    np.testing.assert_array_equal(binning.has_nan_columns(X), np.isnan(X).any(axis=0))

@@ -71,7 +71,7 @@ def test_train_command(tmp_path, capsys):
     model = tmp_path / "model.json"
     assert main(["train", str(train), "-o", str(model), "--test", str(test),
                  "--n-estimators", "5", "--max-leaves", "7", "--min-samples-leaf", "3",
-                 "--quiet"]) == 0
+                 "--score-train", "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "NDCG@10 train:" in out and "NDCG@10 test:" in out
     ranker = GPUHistGBDTRanker.load_model(model)
@@ -93,7 +93,7 @@ def test_train_rankboost(tmp_path, capsys):
     dump_letor(train, X, y, qid)
     model = tmp_path / "rb.json"
     assert main(["train", str(train), "-o", str(model), "--ranker", "rankboost",
-                 "--n-estimators", "12", "--max-bins", "16", "--pair-weighting", "pair",
+                 "--n-estimators", "12", "--n-thresholds", "16", "--pair-weighting", "pair",
                  "--quiet"]) == 0
     assert "12 stumps" in capsys.readouterr().out
     ranker = RankBoostRanker.load_model(model)
@@ -231,8 +231,8 @@ def test_train_reads_the_test_file_as_it_read_the_training_file(tmp_path, capsys
     capsys.readouterr()
     assert main(["train", str(train), "-o", str(model), "--test", str(test),
                  "--n-estimators", "5", "--max-leaves", "7", "--min-samples-leaf", "3",
-                 "--quiet"]) == 0
-    printed = float(capsys.readouterr().out.split("NDCG@10 test:")[1])
+                 "--score-train", "--quiet"]) == 0
+    printed = float(capsys.readouterr().out.split("NDCG@10 test:")[1].split()[0])
     ranker = GPUHistGBDTRanker.load_model(model)
     Xt, yt, qt = load_letor(test, zero_based=True, n_features=5)
     assert printed == round(ndcg_score(yt, ranker.predict(Xt), qid=qt, k=10), 4)

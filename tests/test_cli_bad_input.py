@@ -600,7 +600,7 @@ def test_train_with_labels_ndcg_cannot_use_saves_the_model_and_says_why(files, c
     data.write_text("-1 qid:1 1:1\n2.5 qid:1 1:2\n3 qid:2 1:3\n0 qid:2 1:4\n")
     status, out, err = run_cli(capsys, "train", data, "-o", model, "--objective",
                                "regression", "--min-samples-leaf", "1", "--n-estimators", "2",
-                               "--quiet")
+                               "--score-train", "--quiet")
     assert status == 0, err
     assert model.exists() and "NDCG@10 train: not computed (" in out
 

@@ -46,7 +46,7 @@ def _arrays(world, seed):
     """Per rank: int64 histograms of several sizes (one over several regions) and floats of
     every magnitude (their sum depends on the order: it must be the star's)."""
     rng = np.random.default_rng(seed)
-    big = shm.REGION_BYTES // 8 * 2 + 37  # three regions' steps, the last one partial
+    big = shm.region_bytes(world) // 8 * 2 + 37  # three regions' steps, the last partial
     ints = [rng.integers(-(1 << 50), 1 << 50, (world, *s)) for s in
             [(0,), (1,), (7,), (136, 256, 2), (big,)]]
     floats = [rng.standard_normal((world, *s)) * 10.0 ** rng.integers(-12, 12, (world, *s))

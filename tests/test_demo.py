@@ -42,3 +42,17 @@ def test_demo_without_peers_says_so(monkeypatch, capsys):
     assert "lightgbm is not installed" in captured.out
     assert "xgboost is not installed" in captured.out
     assert captured.err == ""  # --quiet: no progress lines
+
+
+def test_demo_says_it_compiles_before_anything_compiles(monkeypatch, capsys):
+    # the demo's metrics compile first and would silence a ranker's notice (issue #33)
+    import skltr._numba_cache as cache
+    import skltr.datasets as datasets
+
+    events = []
+    monkeypatch.setattr(cache, "announce_first_compile", lambda: events.append("notice"))
+    real = datasets.make_ranking
+    monkeypatch.setattr(datasets, "make_ranking",
+                        lambda **kw: events.append("data") or real(**kw))
+    assert main(SMALL + ["--quiet"]) == 0
+    assert events[:2] == ["notice", "data"]

@@ -22,8 +22,10 @@ def test_cpu_and_parsing():
 
 def test_cuda_without_cupy_says_how_to_install(monkeypatch):
     monkeypatch.setattr(dev, "is_cupy_available", lambda: False)
-    with pytest.raises(ImportError, match=r"pip install \"skltr\[gpu\]\""):
+    # skltr installs from a clone: the extra is ".[gpu]", never "skltr[gpu]" (issue #33)
+    with pytest.raises(ImportError, match=r"pip install \"\.\[gpu\]\" \(CUDA 12\)") as info:
         resolve_device("cuda")
+    assert "skltr[" not in str(info.value)
     with pytest.raises(ImportError, match="needs CuPy"):
         resolve_device("cuda:1")
 

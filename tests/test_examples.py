@@ -21,7 +21,10 @@ TIMEOUT_S = 300  # each example takes seconds (minutes on a loaded 2-core machin
 def test_examples_found():
     names = {p.name for p in EXAMPLES}
     assert {"plot_ranking_metrics.py", "plot_query_cross_validation.py",
-            "load_letor_sample.py", "plot_convert_and_score.py"} <= names
+            "load_letor_sample.py", "plot_convert_and_score.py",
+            # one per ranker, per device, for Dask and for tuning (issue #33)
+            "plot_gbdt_letor.py", "plot_rankboost.py", "plot_rule_ranker.py",
+            "plot_gpu_rankers.py", "plot_dask_localcluster.py", "plot_tuning.py"} <= names
 
 
 @pytest.mark.parametrize("script", EXAMPLES, ids=[p.name for p in EXAMPLES])
@@ -30,6 +33,8 @@ def test_example_runs(script, tmp_path):
         pytest.importorskip("matplotlib")
     if script.name == "plot_explain_ranker.py":
         pytest.importorskip("shap")
+    if script.name == "plot_dask_localcluster.py":
+        pytest.importorskip("distributed")
     if script.name == "plot_convert_and_score.py":
         pytest.importorskip("lightgbm")
         pytest.importorskip("xgboost")
@@ -41,6 +46,10 @@ def test_example_runs(script, tmp_path):
     assert proc.returncode == 0, (
         f"{script.name} exited with {proc.returncode}\n--- stdout ---\n{proc.stdout}"
         f"\n--- stderr ---\n{proc.stderr}")
+    first = proc.stdout.splitlines()[0] if proc.stdout else ""
+    if script.name in ("plot_gbdt_letor.py", "load_letor_sample.py", "plot_rankboost.py"):
+        # a LETOR example says which data it read, first (issue #33)
+        assert first.startswith(("data: the LETOR sample", "SYNTHETIC DATA:")), first
     if script.name.startswith("plot_"):
         figures = list(tmp_path.glob("*.png"))
         assert figures and all(f.stat().st_size > 0 for f in figures), (

@@ -13,7 +13,8 @@ from naive_trees import naive_predict_raw
 from skltr import QuickScorerPredictor
 from skltr.trees import NodeFlags, TreeEnsemble
 from skltr._cpu._simd import LANES
-from skltr.trees._quickscorer import _chunk_docs
+from skltr.trees._quickscorer import (CHUNKS_PER_THREAD, MAX_CHUNK_GROUPS, chunk_docs,
+                                      cpu_tree_block, l2_cache_bytes)
 from skltr.trees._quickscorer import predict_raw as qs_predict_raw
 from skltr.trees._quickscorer_layout import MAX_QS_LEAVES, build_quickscorer_layout
 from strategies_trees import ensemble_and_inputs, ensembles, inputs
@@ -68,13 +69,82 @@ def test_quickscorer_row_counts_around_the_lane_width(n_rows):
 
 
 def test_chunk_docs_is_a_positive_multiple_of_the_lanes():
-    assert _chunk_docs(0, 256, 2) == LANES
-    assert _chunk_docs(100, 256, 2) == -(-50 // LANES) * LANES  # split over the threads
-    assert _chunk_docs(10**6, 256, 2) == -(-256 // LANES) * LANES
-    assert _chunk_docs(10**6, 1, 2) == LANES
-    for n, block, threads in [(1, 1, 1), (17, 5, 3), (1000, 100, 2)]:
-        chunk = _chunk_docs(n, block, threads)
+    l2 = 2 << 20
+    assert chunk_docs(0, 2, 136, 8, l2) == LANES
+    assert chunk_docs(10**6, 2, 136, 8, l2) == MAX_CHUNK_GROUPS * LANES
+    # several chunks per thread before several groups per chunk
+    n = LANES * MAX_CHUNK_GROUPS * CHUNKS_PER_THREAD * 16
+    assert chunk_docs(n, 16, 136, 8, l2) == MAX_CHUNK_GROUPS * LANES
+    assert chunk_docs(n - LANES, 16, 136, 8, l2) < MAX_CHUNK_GROUPS * LANES
+    assert chunk_docs(10**6, 2, 10**5, 8, l2) == LANES  # wide rows: one group's transpose
+    for n, threads, slots in [(1, 1, 1), (17, 3, 5), (1000, 2, 40), (10**5, 64, 3)]:
+        chunk = chunk_docs(n, threads, slots, 4)
         assert chunk >= LANES and chunk % LANES == 0
+
+
+def test_cpu_tree_block_fits_the_l2():
+    ens = _docstring_tree()
+    assert l2_cache_bytes() > 0
+    small, large = cpu_tree_block(ens, 256 << 10), cpu_tree_block(ens, 4 << 20)
+    assert small % 64 == 0 and large % 64 == 0 and 64 <= small < large
+    assert cpu_tree_block(ens, 1) == 64
+    assert QuickScorerPredictor.from_model(ens).layout_.tree_block == cpu_tree_block(ens)
+
+
+def _balanced(depth, rng, n_features):
+    """Columns of a full binary tree of ``depth`` with random features and thresholds
+    (2**depth leaves): its root clears half the leaves, runs over several bytes."""
+    n_int, n_leaves = 2**depth - 1, 2**depth
+    return dict(feature=rng.integers(0, n_features, n_int).tolist() + [-1] * n_leaves,
+                threshold=rng.normal(size=n_int).round(1).tolist() + [0.0] * n_leaves,
+                left=[2 * i + 1 for i in range(n_int)] + [-1] * n_leaves,
+                right=[2 * i + 2 for i in range(n_int)] + [-1] * n_leaves,
+                value=[0.0] * n_int + rng.normal(size=n_leaves).tolist())
+
+
+@pytest.mark.parametrize("flags", [0, M_NAN, NodeFlags.MISSING_ZERO << NodeFlags.MISSING_SHIFT])
+def test_deep_trees_threads_and_chunks_match_naive(flags):
+    """64-leaf trees (nodes whose cleared leaves span many bytes of the byte-sliced state,
+    in every byte position), right chains (a run in the last byte alone), NaN and zero
+    lanes, more threads than chunks, chunks not filling their groups."""
+    rng = np.random.default_rng(flags)
+    trees = [_balanced(6, rng, 4) for _ in range(5)] + [_chain(64, 2), _balanced(3, rng, 4)]
+    cols = {k: sum((t[k] for t in trees), []) for k in trees[0]}
+    sizes = np.cumsum([0] + [len(t["left"]) for t in trees])
+    flag = [flags if f >= 0 else 0 for f in cols["feature"]]
+    ens = TreeEnsemble(tree_ptr=sizes, n_features=4, flags=flag, **cols)
+    X = rng.normal(size=(3 * LANES + 7, 4)).round(1)
+    X[:, 2] = rng.integers(-2, 66, size=len(X))  # the chain's thresholds 0..62
+    X[rng.random(X.shape) < 0.05] = np.nan
+    X[rng.random(X.shape) < 0.05] = 0.0
+    expected = naive_predict_raw(ens, X)
+    for tree_block in (1, 3, 64):
+        layout = build_quickscorer_layout(ens, tree_block=tree_block)
+        for rows in (1, LANES - 1, len(X)):
+            for doc_block in (None, LANES, 2 * LANES):
+                for n_jobs in (1, 2):
+                    got = qs_predict_raw(ens, layout, X[:rows], n_jobs=n_jobs,
+                                         doc_block=doc_block)
+                    np.testing.assert_array_equal(got, expected[:rows])
+
+
+def test_work_counter_hands_out_each_chunk_once():
+    from numba import njit, prange
+
+    from skltr._cpu._intrinsics import fetch_add
+
+    @njit(parallel=True)
+    def take_all(counter, taken, n_workers):
+        for _ in prange(n_workers):
+            while True:
+                c = fetch_add(counter, 0, 1)
+                if c >= taken.shape[0]:
+                    break
+                taken[c] += 1
+
+    taken = np.zeros(10_000, np.int64)
+    take_all(np.zeros(1, np.int64), taken, 4)
+    assert (taken == 1).all()
 
 
 def _docstring_tree():

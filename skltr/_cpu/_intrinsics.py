@@ -1,4 +1,5 @@
-"""numba intrinsics that numba does not expose: a software prefetch, popcount, ctz.
+"""numba intrinsics that numba does not expose: a software prefetch, popcount, ctz, an atomic
+add.
 
 ``prefetch(arr, i)`` asks the CPU to bring the cache line of ``arr[i]`` into cache without
 waiting for it (LLVM's ``llvm.prefetch``: read, high locality, data cache). A plain load of
@@ -69,3 +70,27 @@ popcount64 = intrinsic(_unary_i64("llvm.ctpop.i64", False))
 
 #: Trailing zero bits of a 64-bit integer, as uint64: 64 for 0 (``llvm.cttz.i64``).
 ctz64 = intrinsic(_unary_i64("llvm.cttz.i64", True))
+
+
+@intrinsic
+def fetch_add(typingctx, arr, idx, value):
+    """Atomically add ``value`` to ``arr[idx]`` (1-D int64 array) and return the old value.
+
+    A work counter shared by the threads of a parallel loop (``atomicrmw add``, monotonic:
+    only the counter itself needs to be atomic; what each thread then writes is joined at
+    the end of the loop).
+    """
+    if not (isinstance(arr, types.Array) and arr.ndim == 1 and arr.dtype == types.int64
+            and isinstance(idx, types.Integer) and isinstance(value, types.Integer)):
+        return None
+    sig = types.int64(arr, idx, value)
+
+    def codegen(context, builder, signature, args):
+        aryty = signature.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]],
+                                       wraparound=False)
+        val = context.cast(builder, args[2], signature.args[2], types.int64)
+        return builder.atomic_rmw("add", ptr, val, "monotonic")
+
+    return sig, codegen

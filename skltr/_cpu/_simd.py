@@ -1,16 +1,28 @@
-"""Fixed-width vector operations for the vectorised QuickScorer kernel (numba intrinsics).
+"""Fixed-width vector operations for the byte-sliced QuickScorer kernel (numba intrinsics).
 
 numba runs LLVM with its SLP vectoriser off (``NUMBA_SLP_VECTORIZE=0``), and the loop
-vectoriser never sees a loop of constant trip count ``LANES``: it is fully unrolled first. So
-a per-lane ``for d in range(LANES)`` over the bitvectors stays scalar (checked with
-``inspect_asm``: one ``cmov`` + ``and`` per lane). These intrinsics emit the vector IR
-directly; LLVM then lowers them to AVX-512 / AVX2 / SSE as the CPU allows. Each operates on
-one row of ``LANES`` consecutive elements; the arrays' shapes are checked by the caller
-(the kernel allocates them), not here.
+vectoriser never sees a loop of constant trip count: it is fully unrolled first. So a
+per-lane ``for d in range(LANES)`` stays scalar (checked with ``inspect_asm``). These
+intrinsics emit the vector IR directly; LLVM then lowers it to AVX-512 / AVX2 / SSE / NEON as
+the CPU allows.
+
+The leaf bitvectors of a group are *byte-sliced* (RapidScorer, Ye et al., KDD 2018)::
+
+    bv[tree, j, d]   byte j (leaves 8j .. 8j+7) of tree ``tree``'s leaf vector for lane d;
+                     LANES lanes of one byte are one row of LANES bytes (a 64-byte vector)
+
+A node clears one contiguous run of leaves, which covers one or two bytes for all but the
+few nodes near a tree's root: its update is one compare of the LANES values against its
+threshold and an AND of two rows (one 64-byte load and store each), where a uint64-per-lane
+layout moves 8 bytes per lane. :func:`scan_list_gt` / :func:`scan_list_ge` run a whole list
+in one intrinsic so that the group's LANES values stay in registers across its nodes (numba
+code would reload them after every store: it cannot tell the arrays apart). Why these
+choices, with the measurements: ``docs/scoring_internals.rst``.
 
 The arithmetic is exactly the scalar one, lane by lane: ordered IEEE comparisons (false for
 NaN), integer AND, and one IEEE addition per lane in the accumulator's dtype, so float32
-and float64 sums are bit-equal to scalar code.
+and float64 sums are bit-equal to scalar code. The callers check the arrays' shapes and
+alignment (the kernel allocates them); the intrinsics do not.
 """
 
 from llvmlite import ir
@@ -18,11 +30,17 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-#: Documents scored together per node (the vQS block width D). 16 uint64 bitvectors are two
-#: AVX-512 registers; see the measurements in skltr.trees._quickscorer_layout.
-LANES = 16
+from .._dtypes import QS_NODE_BYTE_WIDE
+
+#: Documents scored together (the group width): one byte each in a 64-byte row.
+LANES = 64
+#: Bytes of one tree's state for a group: 8 rows of LANES bytes (64 leaves).
+TREE_BYTES = 8 * LANES
+#: ``node_byte`` bit set when a node's cleared run reaches past its two rows.
+WIDE = QS_NODE_BYTE_WIDE
 
 _I1 = ir.IntType(1)
+_I8 = ir.IntType(8)
 _I32 = ir.IntType(32)
 _I64 = ir.IntType(64)
 
@@ -35,86 +53,166 @@ def _splat(builder, value, n):
                                   ir.Constant(ir.VectorType(_I32, n), [0] * n))
 
 
-def _vector_ptr(context, builder, aty, aval, first, elty):
-    """Pointer to ``LANES`` elements of array ``aval`` starting at flat index ``first``."""
-    arr = context.make_array(aty)(context, builder, aval)
-    p = builder.gep(arr.data, [first])
-    return builder.bitcast(p, ir.PointerType(ir.VectorType(elty, LANES)))
+def _data(context, builder, aty, aval):
+    return context.make_array(aty)(context, builder, aval).data
 
 
-def _is_row_array(ty, dtype=None):
-    return (isinstance(ty, types.Array) and ty.layout == "C"
+def _vector_at(builder, data, first, elty):
+    """Pointer to LANES elements of type ``elty`` from ``data[first]``."""
+    return builder.bitcast(builder.gep(data, [first]), ir.PointerType(ir.VectorType(elty,
+                                                                                     LANES)))
+
+
+def _is_array(ty, ndim, dtype=None):
+    return (isinstance(ty, types.Array) and ty.layout == "C" and ty.ndim == ndim
             and (dtype is None or ty.dtype == dtype))
 
 
-def _make_and_if(predicate):
+def _make_scan(fire, stop):
     @intrinsic
-    def and_if(typingctx, bv, row, xs, thr, mask):
-        # bv: (n, LANES) uint64, C order; xs: (LANES,) float; thr: scalar of xs's dtype.
-        if not (_is_row_array(bv, types.uint64) and bv.ndim == 2 and _is_row_array(xs)
-                and xs.ndim == 1 and isinstance(xs.dtype, types.Float) and thr == xs.dtype
-                and isinstance(row, types.Integer) and mask == types.uint64):
+    def scan_list(typingctx, bv, xs, xoff, node_thr, node_tree, node_byte, node_mbytes,
+                  node_mask, lo, hi, top):
+        # bv: (n,) uint8, 64-byte aligned, tree t's rows from t * TREE_BYTES (t: node_tree,
+        # the index within the block); xs[xoff:xoff + LANES]: the group's values in
+        # node_thr's dtype; top: the largest of them.
+        ok = (_is_array(bv, 1, types.uint8) and _is_array(xs, 1)
+              and isinstance(xs.dtype, types.Float) and _is_array(node_thr, 1, xs.dtype)
+              and _is_array(node_tree, 1) and isinstance(node_tree.dtype, types.Integer)
+              and _is_array(node_byte, 1, types.uint8)
+              and _is_array(node_mbytes, 1, types.uint8)
+              and _is_array(node_mask, 1, types.uint64) and top == xs.dtype
+              and all(isinstance(t, types.Integer) for t in (xoff, lo, hi)))
+        if not ok:
             return None
-        sig = types.void(bv, row, xs, thr, mask)
+        sig = types.void(bv, xs, xoff, node_thr, node_tree, node_byte, node_mbytes, node_mask,
+                         lo, hi, top)
 
         def codegen(context, builder, signature, args):
-            bv_v, row_v, xs_v, thr_v, mask_v = args
-            row64 = context.cast(builder, row_v, signature.args[1], types.uint64)
-            first = builder.mul(row64, ir.Constant(_I64, LANES))
-            p = _vector_ptr(context, builder, signature.args[0], bv_v, first, _I64)
-            fty = context.get_value_type(signature.args[2].dtype)
-            xp = _vector_ptr(context, builder, signature.args[2], xs_v,
-                             ir.Constant(_I64, 0), fty)
-            fires = builder.fcmp_ordered(predicate, builder.load(xp, align=4),
-                                         _splat(builder, thr_v, LANES))
-            keep = builder.select(fires, _splat(builder, mask_v, LANES),
-                                  ir.Constant(ir.VectorType(_I64, LANES), [-1] * LANES))
-            builder.store(builder.and_(builder.load(p, align=8), keep), p, align=8)
+            (bv_v, xs_v, xoff_v, thr_v, tree_v, byte_v, mb_v, mask_v, lo_v, hi_v,
+             top_v) = args
+            a = signature.args
+            bvp = _data(context, builder, a[0], bv_v)
+            thrp = _data(context, builder, a[3], thr_v)
+            treep = _data(context, builder, a[4], tree_v)
+            bytep = _data(context, builder, a[5], byte_v)
+            mbp = _data(context, builder, a[6], mb_v)
+            maskp = _data(context, builder, a[7], mask_v)
+            u64 = types.uint64
+            fty = context.get_value_type(a[1].dtype)
+            xs = builder.load(_vector_at(builder, _data(context, builder, a[1], xs_v),
+                                         context.cast(builder, xoff_v, a[2], u64), fty),
+                              align=4)
+            lo = context.cast(builder, lo_v, a[8], u64)
+            hi = context.cast(builder, hi_v, a[9], u64)
+            rows = ir.VectorType(_I8, LANES)
+            keep_all = ir.Constant(rows, [-1] * LANES)
+
+            def and_row(fires, first, m8):
+                p = _vector_at(builder, bvp, first, _I8)
+                keep = builder.select(fires, _splat(builder, m8, LANES), keep_all)
+                builder.store(builder.and_(builder.load(p, align=64), keep), p, align=64)
+
+            fn = builder.function
+            entry = builder.block
+            head = fn.append_basic_block("scan.head")
+            body = fn.append_basic_block("scan.body")
+            work = fn.append_basic_block("scan.work")
+            wide = fn.append_basic_block("scan.wide")
+            step = fn.append_basic_block("scan.step")
+            done = fn.append_basic_block("scan.done")
+            builder.branch(head)
+
+            builder.position_at_end(head)
+            i = builder.phi(_I64)
+            i.add_incoming(lo, entry)
+            builder.cbranch(builder.icmp_unsigned("<", i, hi), body, done)
+
+            # Nodes are in ascending threshold order: once no lane can fire, none after can.
+            builder.position_at_end(body)
+            thr = builder.load(builder.gep(thrp, [i]))
+            builder.cbranch(builder.fcmp_ordered(stop, thr, top_v), done, work)
+
+            builder.position_at_end(work)
+            tree = builder.zext(builder.load(builder.gep(treep, [i])), _I64)
+            byte = builder.load(builder.gep(bytep, [i]))
+            # the two mask bytes loaded one by one: a byte broadcast from memory takes one
+            # shuffle uop on Intel cores, from a register two
+            m8p = builder.gep(mbp, [builder.shl(i, ir.Constant(_I64, 1))])
+            fires = builder.fcmp_ordered(fire, xs, _splat(builder, thr, LANES))
+            tree_row = builder.mul(tree, ir.Constant(_I64, TREE_BYTES))
+            first = builder.add(tree_row, builder.mul(
+                builder.zext(builder.and_(byte, ir.Constant(_I8, 7)), _I64),
+                ir.Constant(_I64, LANES)))
+            and_row(fires, first, builder.load(m8p))
+            and_row(fires, builder.add(first, ir.Constant(_I64, LANES)),
+                    builder.load(builder.gep(m8p, [ir.Constant(_I64, 1)])))
+            is_wide = builder.icmp_unsigned("!=", builder.and_(byte, ir.Constant(_I8, WIDE)),
+                                            ir.Constant(_I8, 0))
+            builder.cbranch(is_wide, wide, step)
+
+            # A node near the root: every row of the tree, with the whole mask (its bytes
+            # outside the cleared run are 0xFF, so the two rows done above are unchanged).
+            builder.position_at_end(wide)
+            mask = builder.load(builder.gep(maskp, [i]))
+            for j in range(8):
+                mj = builder.trunc(builder.lshr(mask, ir.Constant(_I64, 8 * j)), _I8)
+                and_row(fires, builder.add(tree_row, ir.Constant(_I64, j * LANES)), mj)
+            builder.branch(step)
+
+            builder.position_at_end(step)
+            i.add_incoming(builder.add(i, ir.Constant(_I64, 1)), step)
+            builder.branch(head)
+
+            builder.position_at_end(done)
             return context.get_dummy_value()
 
         return sig, codegen
 
-    return and_if
+    return scan_list
 
 
-#: ``bv[row, d] &= mask if xs[d] > thr else ~0`` for every lane d (node false when x > thr).
-and_if_gt = _make_and_if(">")
-#: ``bv[row, d] &= mask if xs[d] >= thr else ~0`` for every lane d (node false when x >= thr).
-and_if_ge = _make_and_if(">=")
+#: Scan list nodes ``lo:hi`` for a group, non-strict test (a lane fires -- goes right and
+#: clears the node's left leaves -- when x > thr); stops at the first thr >= top.
+scan_list_gt = _make_scan(">", ">=")
+#: The same for the strict test (fires when x >= thr); stops at the first thr > top.
+scan_list_ge = _make_scan(">=", ">")
 
 
 @intrinsic
-def add_exit_leaves(typingctx, bv, row, base, leaves, acc):
-    """``acc[d] += leaves[base + tzcnt(bv[row, d])]`` for every lane d (one IEEE add each)."""
-    if not (_is_row_array(bv, types.uint64) and bv.ndim == 2 and _is_row_array(leaves)
-            and leaves.ndim == 1 and _is_row_array(acc) and acc.ndim == 1
-            and acc.dtype == leaves.dtype
-            and isinstance(acc.dtype, types.Float) and isinstance(row, types.Integer)
-            and isinstance(base, types.Integer)):
+def exit_leaves(typingctx, bv, tree_row, leaf):
+    """``leaf[d]`` = the exit leaf (0..63) of lane d of the tree whose state starts at
+    ``bv[tree_row]``, for every lane d: its lowest set bit.
+
+    The leaf values are then added per lane by scalar code: building a vector of 64 loaded
+    values costs an element insert and extract per lane, on the one shuffle port of Intel
+    cores, where scalar loads and adds spread over the load and ALU ports.
+    """
+    if not (_is_array(bv, 1, types.uint8) and _is_array(leaf, 1, types.uint8)
+            and isinstance(tree_row, types.Integer)):
         return None
-    sig = types.void(bv, row, base, leaves, acc)
+    sig = types.void(bv, tree_row, leaf)
 
     def codegen(context, builder, signature, args):
-        bv_v, row_v, base_v, leaves_v, acc_v = args
-        row64 = context.cast(builder, row_v, signature.args[1], types.uint64)
-        base64 = context.cast(builder, base_v, signature.args[2], types.uint64)
-        vty = ir.VectorType(_I64, LANES)
-        p = _vector_ptr(context, builder, signature.args[0], bv_v,
-                        builder.mul(row64, ir.Constant(_I64, LANES)), _I64)
-        cttz = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vty, [vty, _I1]),
-                                              f"llvm.cttz.v{LANES}i64")
-        # A bitvector is never zero (a tree's rightmost leaf is never masked out).
-        idx = builder.add(builder.call(cttz, [builder.load(p, align=8), ir.Constant(_I1, 0)]),
-                          _splat(builder, base64, LANES))
-        fty = context.get_value_type(signature.args[4].dtype)
-        data = context.make_array(signature.args[3])(context, builder, leaves_v).data
-        vals = ir.Constant(ir.VectorType(fty, LANES), ir.Undefined)
-        for d in range(LANES):
-            i = builder.extract_element(idx, ir.Constant(_I32, d))
-            vals = builder.insert_element(vals, builder.load(builder.gep(data, [i])),
-                                          ir.Constant(_I32, d))
-        ap = _vector_ptr(context, builder, signature.args[4], acc_v, ir.Constant(_I64, 0), fty)
-        builder.store(builder.fadd(builder.load(ap, align=4), vals), ap, align=4)
+        bv_v, row_v, leaf_v = args
+        a = signature.args
+        row = context.cast(builder, row_v, a[1], types.uint64)
+        bvp = _data(context, builder, a[0], bv_v)
+        v8 = ir.VectorType(_I8, LANES)
+        cttz = cgutils.get_or_insert_function(builder.module, ir.FunctionType(v8, [v8, _I1]),
+                                              f"llvm.cttz.v{LANES}i8")
+        # The lowest set bit in the lowest non-zero byte (a tree's rightmost leaf is never
+        # cleared, so some byte is non-zero).
+        zero = ir.Constant(v8, [0] * LANES)
+        out = zero
+        for j in range(7, -1, -1):
+            b = builder.load(_vector_at(builder, bvp,
+                                        builder.add(row, ir.Constant(_I64, j * LANES)), _I8),
+                             align=64)
+            here = builder.add(builder.call(cttz, [b, ir.Constant(_I1, 0)]),
+                               ir.Constant(v8, [8 * j] * LANES))
+            out = builder.select(builder.icmp_unsigned("!=", b, zero), here, out)
+        builder.store(out, _vector_at(builder, _data(context, builder, a[2], leaf_v),
+                                      ir.Constant(_I64, 0), _I8), align=1)
         return context.get_dummy_value()
 
     return sig, codegen

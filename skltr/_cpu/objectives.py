@@ -60,6 +60,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from ..utils._sorting import sort_inplace
 from .libm import exp, log2
 
 # ------------------------------------------------------------------------------------------
@@ -153,7 +154,8 @@ def _inverse_max_dcg(labels, gains, gain_exp2, discount, k, counts, buf):
     else:
         for i in range(cnt):
             buf[i] = -gains[i]
-        ideal = np.sort(buf[:cnt])  # the gains in decreasing order, negated
+        ideal = buf[:cnt]
+        sort_inplace(ideal)  # the gains in decreasing order, negated (np.sort's result)
         for r in range(kk):
             total -= ideal[r] * discount[r]
     return 1.0 / total if total > 0.0 else 0.0

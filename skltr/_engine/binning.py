@@ -48,7 +48,44 @@ from .._cpu.binning import (find_cuts, find_cuts_csc, map_to_bins, map_to_bins_c
 from ..trees._sparse_input import as_csr, check_sparse, is_sparse
 from ..utils._threads import numba_threads, resolve_n_jobs
 
-__all__ = ["BinMapper", "sorted_sample_cuts"]
+__all__ = ["BinMapper", "has_nan_columns", "sorted_sample_cuts", "transposed"]
+
+#: Matrices of fewer values than this are transposed and searched for NaN columns by NumPy on
+#: one thread, in blocks of rows (a few milliseconds: 80k x 136 float32 rows take 3-10 ms),
+#: instead of by the parallel kernels ``transpose`` and ``nan_columns``: a first run would
+#: spend 0.4-0.6 s of CPU compiling each of them (issue #28, ``benchmarks/cold_start.py``),
+#: far more than they save on such a matrix. The results are the same either way.
+SMALL_PASS_VALUES = 1 << 24
+
+#: Rows per block of those NumPy passes (the transposed block stays in cache).
+_BLOCK_ROWS = 256
+
+
+def transposed(a, n_threads=None):
+    """``np.ascontiguousarray(a.T)`` of a C-contiguous 2-D ``a``: in numba threads
+    (``transpose``) from ``SMALL_PASS_VALUES`` values, below in NumPy blocks of rows."""
+    out = np.empty(a.shape[::-1], a.dtype)
+    if a.size >= SMALL_PASS_VALUES:
+        with numba_threads(n_threads):
+            transpose(a, out)
+    else:
+        for r in range(0, a.shape[0], _BLOCK_ROWS):
+            out[:, r:r + _BLOCK_ROWS] = a[r:r + _BLOCK_ROWS].T
+    return out
+
+
+def has_nan_columns(X, n_threads=None):
+    """``np.isnan(X).any(axis=0)`` of a dense 2-D float ``X``, without an ``X``-sized mask:
+    in numba threads (``nan_columns``) from ``SMALL_PASS_VALUES`` values, below in NumPy
+    blocks of rows."""
+    out = np.zeros(X.shape[1], dtype=bool)
+    if X.size >= SMALL_PASS_VALUES:
+        with numba_threads(n_threads):  # a serial pass idled the other cores
+            nan_columns(X, out)
+    else:
+        for r in range(0, X.shape[0], 16 * _BLOCK_ROWS):
+            out |= np.isnan(X[r:r + 16 * _BLOCK_ROWS]).any(axis=0)
+    return out
 
 
 class BinMapper:
@@ -121,9 +158,7 @@ class BinMapper:
             nan = np.isnan(csr.data)
             self.has_missing = np.bincount(csr.indices[nan], minlength=X.shape[1]) > 0
         else:
-            self.has_missing = np.empty(X.shape[1], dtype=bool)
-            with numba_threads(self.n_threads):  # a serial pass idled the other cores
-                nan_columns(X, self.has_missing)
+            self.has_missing = has_nan_columns(X, self.n_threads)
         return self
 
     def _fit_cuts(self, X):
@@ -254,12 +289,11 @@ class BinMapper:
         NumPy's SIMD sort of the transposed sample in its own dtype (float32 -> float64 keeps
         the order), blocks of features sorted in ``n_threads`` threads (the sort releases
         the GIL): the same array as one ``np.sort(..., axis=1)``. The transpose too runs in
-        threads (``transpose``) when the sample is in C order.
+        threads (``transpose``) when the sample is in C order and large
+        (:func:`transposed`).
         """
-        if sample.flags.c_contiguous:  # (a row gather always is) the transpose in threads
-            columns = np.empty(sample.shape[::-1], sample.dtype)
-            with numba_threads(self.n_threads):
-                transpose(sample, columns)
+        if sample.flags.c_contiguous:  # (a row gather always is)
+            columns = transposed(sample, self.n_threads)
         else:
             columns = np.ascontiguousarray(sample.T)
             if np.may_share_memory(columns, sample):  # F order: a view; sorted in place

@@ -12,11 +12,10 @@ import contextlib
 
 import numpy as np
 
-from .._cpu.binning import transpose
 from .._dtypes import G_H_DTYPE, Y_DTYPE
+from .._engine.binning import transposed
 from .._engine.rounds import inf_error
 from ..utils._profile import stage
-from ..utils._threads import numba_threads
 from .grower_cpu import TreeGrower
 
 __all__ = ["CPUBackend"]
@@ -56,10 +55,9 @@ class CPUBackend:
             self.X_binned = mapper.transform(X)
         self.evals = [mapper.transform(e.X) for e in eval_sets]
         self.mapper = mapper
-        # made once per fit: the grower's partition kernel reads the transpose (in threads)
-        self.X_binned_T = np.empty(self.X_binned.shape[::-1], self.X_binned.dtype)
-        with numba_threads(self.n_jobs):
-            transpose(self.X_binned, self.X_binned_T)
+        # made once per fit: the grower's partition kernel reads the transpose (in threads
+        # when large)
+        self.X_binned_T = transposed(self.X_binned, self.n_jobs)
         return mapper
 
     def gradients(self, objective, y, group_ptr, sample_weight, query_index):

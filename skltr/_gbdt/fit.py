@@ -24,8 +24,9 @@ sample and the launch of the workers.
 
 The front-ends call the two warnings from their fitting method and say how many frames lie
 between it and the user's call (``above``): ``GPUHistGBDTRanker._fit`` runs under
-``RankerMixin.fit`` and ``GPUHistGBDTRanker.fit`` (2), ``DaskGPUHistGBDTRanker._fit_dask``
-directly under its ``fit`` (1), so that both warnings point at the user's line.
+``RankerMixin.fit`` and ``GPUHistGBDTRanker.fit`` and the check of its keyword arguments
+(3: ``skltr.ranking._base``), ``DaskGPUHistGBDTRanker._fit_dask`` under its ``fit`` and that
+check (2), so that both warnings point at the user's line.
 """
 
 from __future__ import annotations

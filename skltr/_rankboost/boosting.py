@@ -122,7 +122,7 @@ def boost(X, y, group_ptr, sample_weight, params: RankBoostParams, eval_sets=(),
     if not np.isfinite(log_c).any():
         warnings.warn("no query has two documents of different labels (no crucial pair): "
                       "RankBoost has nothing to learn and scores every row the same.",
-                      UserWarning, stacklevel=4)
+                      UserWarning, stacklevel=6)  # boost, _fit, RankerMixin.fit, fit, its check
     evals_ = evaluators(eval_sets, p.eval_at)
     rounds, bar = progress(range(p.n_estimators), p.verbose, "rankboost")
     log = Rounds(n_features, [e.name for e in eval_sets], evals_, p.n_iter_no_change, bar)

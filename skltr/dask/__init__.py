@@ -1,4 +1,5 @@
-"""Training and scoring on a Dask cluster (``pip install "skltr[dask]"``).
+"""Training and scoring on a Dask cluster (from a clone of skltr:
+``pip install ".[dask]"``).
 
 * :class:`DaskGPUHistGBDTRanker`: the GBDT ranker trained on the workers; the model equals
   the one-process ``GPUHistGBDTRanker``'s on the same rows, bit for bit, for any number of

@@ -51,8 +51,13 @@ from ._collective import SocketCommunicator
 
 __all__ = ["SharedMemoryCommunicator", "connect", "host_identity"]
 
-#: bytes of one region: a 136-feature histogram (557 kB) in one step
+#: bytes of one region at least: a 136-feature histogram (557 kB) in one step
 REGION_BYTES = 1 << 20
+#: at most: a leaf-wise batch of eight one-word 136-feature histograms (2.3 MB) in one step
+#: (each step is a barrier)
+_BATCH_REGION_BYTES = 4 << 20
+#: the segment's size that the regions may grow to (/dev/shm is memory)
+_GROW_SEGMENT_BYTES = 64 << 20
 _MAX_REGION_BYTES = 64 << 20
 _MAX_WORLD = 4096
 _MAX_PATH = 1024
@@ -69,6 +74,13 @@ def host_identity() -> bytes:
         boot = ""
     me = f"{socket.gethostname()}\0{boot}\0{os.getuid() if hasattr(os, 'getuid') else ''}"
     return hashlib.blake2b(me.encode(), digest_size=16).digest()
+
+
+def region_bytes(world: int) -> int:
+    """The region size for ``world`` ranks: a batch's histograms in one step while the
+    segment stays within ``_GROW_SEGMENT_BYTES``, and never under ``REGION_BYTES``."""
+    grown = _GROW_SEGMENT_BYTES // (2 * max(int(world), 1)) // _PAGE * _PAGE
+    return max(REGION_BYTES, min(_BATCH_REGION_BYTES, grown))
 
 
 def segment_bytes(world: int, region: int) -> int:
@@ -125,10 +137,11 @@ def _share_segment(star, folder):
     made = None
     try:
         if star.rank == 0:
-            made = _create(star.world, REGION_BYTES, folder)
+            region = region_bytes(star.world)
+            made = _create(star.world, region, folder)
             if made is not None:
                 path = made[1].encode()
-                offer[:3] = REGION_BYTES, segment_bytes(star.world, REGION_BYTES), len(path)
+                offer[:3] = region, segment_bytes(star.world, region), len(path)
                 offer[3:3 + len(path)] = np.frombuffer(path, np.uint8)
         offer = star.allreduce_sum(offer)  # rank 0's offer to all (zeros from the others)
         if offer[0] == 0:  # rank 0 could not make it
@@ -258,6 +271,8 @@ class SharedMemoryCommunicator:
     def __init__(self, star, mm, region):
         self.star, self.rank, self.world = star, star.rank, star.world
         self.calls, self.seconds = 0, 0.0  # all-reduces made, seconds spent in them
+        # of those: barriers passed and seconds in them (waiting for the slowest rank)
+        self.barriers, self.barrier_seconds = 0, 0.0
         self._mm, self._region = mm, int(region)
         self._set = 0  # the set of regions of the next step
         whole = np.frombuffer(mm, np.uint8)
@@ -316,7 +331,10 @@ class SharedMemoryCommunicator:
         regions = self._regions[self._set * self.world:(self._set + 1) * self.world]
         self._set ^= 1
         regions[self.rank][:n] = src
+        t0 = time.perf_counter()
         self.star.sync(n, dtype.num, code)  # every rank's part is written; same sizes
+        self.barriers += 1
+        self.barrier_seconds += time.perf_counter() - t0
         if n:
             parts = [r[:n].view(dtype) for r in regions]
             result = dst.view(dtype)

@@ -67,7 +67,10 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
     which before the training tasks start: checks, layout, cut sample, row placement), and
     rank 0's ``"workers"``, ``"communicator"`` (``"shared-memory"`` when every training
     worker is on one host, else ``"tcp-star"``), ``"allreduce_s"``, ``"allreduce_calls"``,
-    ``"rank0_rows"`` (and on GPU workers ``"nccl"``: whether histograms went GPU to GPU).
+    ``"rank0_rows"`` (and on GPU workers ``"nccl"``: whether histograms went GPU to GPU),
+    and ``"ranks"``: per rank its ``boosting_s``, ``allreduce_s``, ``barrier_s`` (of that,
+    waiting at the shared-memory barriers for the slowest rank), ``allreduce_calls`` and
+    ``barriers``.
 
     Examples
     --------
@@ -244,7 +247,7 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
                          None if w_g is None else w_g[keep])
             evals = [Role("validation", blocks, order[val], sub_group_ptr(gptr, val),
                           y_g[val], None if w_g is None else w_g[val])]
-            recipe.warn_auto_hold_out(hp, gptr, val, above=1)
+            recipe.warn_auto_hold_out(hp, gptr, val, above=2)
         init = recipe.start_score(plan.objective, train.y, train.group_ptr,
                                   train.sample_weight)
         mapper = plan.params.bin_mapper()
@@ -262,7 +265,7 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
         futures = _launch(client, workers, tasks,
                           [[role.parts[r][0] for role in roles] for r in range(len(workers))])
         result, device = _wait(client, futures, workers)
-        recipe.warn_if_no_split(result, above=1)
+        recipe.warn_if_no_split(result, above=2)
         self._set_fitted(result, device)
         self.timings_ = {**result.timings, "prepare_s": prepare_s,
                          "dask_s": time.perf_counter() - t0}

@@ -121,5 +121,25 @@ def _train(rank, world, host, port, task, pieces):
         # time in the all-reduces includes waiting for slower ranks (load imbalance)
         result.timings.update(workers=world, communicator=comm.kind,
                               allreduce_s=comm.seconds, allreduce_calls=comm.calls,
-                              rank0_rows=int(X.shape[0]))
+                              rank0_rows=int(X.shape[0]),
+                              ranks=_rank_timings(comm, rank, world, result.timings))
     return (result if rank == 0 else None), str(device)
+
+
+#: per-rank figures gathered once a fit (``timings_["ranks"]``)
+_RANK_FIGURES = ("boosting_s", "allreduce_s", "barrier_s", "allreduce_calls", "barriers")
+
+
+def _rank_timings(comm, rank, world, timings):
+    """Every rank's boosting and all-reduce seconds, in one all-reduce after the fit.
+
+    ``barrier_s`` (shared memory only) is the part of ``allreduce_s`` spent at barriers:
+    waiting for the slowest rank. A rank's ``boosting_s - allreduce_s`` is its own work, so
+    the ranks' figures side by side tell load imbalance from the reduction's own cost.
+    """
+    mine = (timings["boosting_s"], comm.seconds, getattr(comm, "barrier_seconds", 0.0),
+            comm.calls, getattr(comm, "barriers", 0))
+    table = np.zeros((world, len(_RANK_FIGURES)), np.float64)
+    table[rank] = mine
+    table = comm.allreduce_sum(table)  # one non-zero term per element: exact
+    return [dict(zip(_RANK_FIGURES, map(float, r))) for r in table]

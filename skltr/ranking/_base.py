@@ -13,6 +13,9 @@ It fixes the scikit-learn contract once:
 
 from __future__ import annotations
 
+import functools
+import inspect
+
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
@@ -65,6 +68,45 @@ class RankerMixin:
 
     __metadata_request__fit = {"qid": True}
     __metadata_request__score = {"qid": True}
+
+    def __init_subclass__(cls, **kwargs):
+        # A LightGBM / XGBoost name given to the constructor or to fit (num_leaves=,
+        # group=) is answered with skltr's name (skltr.ranking._peer_names), not only
+        # Python's bare "unexpected keyword argument".
+        super().__init_subclass__(**kwargs)
+        for method, kind in (("__init__", "param"), ("fit", "fit")):
+            if method in cls.__dict__:
+                setattr(cls, method, _naming_unknown_arguments(cls.__dict__[method], kind))
+
+    def set_params(self, **params):
+        """Set parameters (scikit-learn's ``set_params``); a LightGBM or XGBoost name is
+        answered with skltr's."""
+        from ._peer_names import unknown_argument_message  # noqa: PLC0415
+
+        valid = self.get_params(deep=True)
+        for key in params:
+            name = key.partition("__")[0]
+            if "__" not in key and name not in valid:
+                raise ValueError(unknown_argument_message(
+                    type(self).__name__, name, valid) + " (in set_params or a parameter grid)")
+        return super().set_params(**params)
+
+    def _validate_params(self):
+        """scikit-learn's parameter check, with skltr's value named where a LightGBM or
+        XGBoost value was given (``objective="rank:ndcg"``)."""
+        from sklearn.utils._param_validation import InvalidParameterError  # noqa: PLC0415
+
+        from ._peer_names import invalid_value_hint  # noqa: PLC0415
+
+        try:
+            super()._validate_params()
+        except InvalidParameterError as exc:
+            for name, value in self.get_params(deep=False).items():
+                hint = invalid_value_hint(name, value) if isinstance(
+                    value, (str, int, float)) else ""
+                if hint and f"{name!r} parameter" in str(exc):
+                    raise InvalidParameterError(f"{exc} {hint}") from None
+            raise
 
     def fit(self, X, y, *, qid=None, sample_weight=None, **fit_params):
         """Fit the ranker.
@@ -126,9 +168,13 @@ class RankerMixin:
         matrix.
         """
         check_is_fitted(self)
+        # X stays in a dtype fit keeps (float32 read as it is: the scoring kernels take
+        # it, exactly, so a float32 X is not copied, and a first run compiles the scoring
+        # kernels once for the dtype the data came in rather than also for float64)
         X = check_ranking_X(self, X, reset=False, allow_nan=self._allow_nan,
                             allow_inf=self._allow_inf, ensure_min_samples=0,
-                            accept_sparse=self._accept_sparse)
+                            accept_sparse=self._accept_sparse,
+                            dtype=list(self._fit_X_dtypes))
         if X.shape[0] == 0:
             return np.zeros(0, dtype=np.float64)
         return self._predict(X)
@@ -175,6 +221,29 @@ class RankerMixin:
         return tags
 
 
+def _naming_unknown_arguments(func, kind):
+    """``func`` (a constructor or ``fit`` without ``**kwargs``), raising the
+    :func:`~skltr.ranking._peer_names.unknown_argument_message` ``TypeError`` for a keyword
+    argument it does not take; its signature is unchanged (``inspect.signature`` follows
+    ``__wrapped__``, so scikit-learn still reads the parameters)."""
+    params = inspect.signature(func).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return func
+    known = frozenset(name for name in params if name != "self")
+
+    @functools.wraps(func)
+    def checked(self, *args, **kwargs):
+        for name in kwargs:
+            if name not in known:
+                from ._peer_names import unknown_argument_message  # noqa: PLC0415
+
+                raise TypeError(unknown_argument_message(type(self).__name__, name, known,
+                                                         kind=kind))
+        return func(self, *args, **kwargs)
+
+    return checked
+
+
 class BaseRanker(VersionedPickleMixin, RankerMixin, BaseEstimator):
     """Base class of skltr rankers: the mixins in the right order, ready to subclass."""
 
@@ -200,8 +269,12 @@ class BaseRanker(VersionedPickleMixin, RankerMixin, BaseEstimator):
                 raise ValueError(f"eval_set[{i}] has qid=None; pass the query id of every "
                                  f"row: eval_set=[(X_val, y_val, qid_val)].")
             try:
+                # in a dtype fit keeps, as the training X: a float32 eval set is binned
+                # by the kernel the training rows compiled (the same bins as its float64
+                # copy's), not by a second float64 signature of it
                 X_e = check_ranking_X(self, X_e, reset=False, allow_nan=self._allow_nan,
-                                      allow_inf=self._allow_inf, accept_sparse=True)
+                                      allow_inf=self._allow_inf, accept_sparse=True,
+                                      dtype=list(self._fit_X_dtypes))
                 if getattr(X_e, "format", None) == "csc":  # grouped by rows below
                     X_e = X_e.tocsr()
                 y_e = check_ranking_y(y_e, X_e.shape[0],

@@ -373,9 +373,9 @@ class GPUHistGBDTRanker(EnsembleRanker):
         if plan.hold_out:
             (X, y, w, group_ptr), evals, val = hold_out(X, y, w, group_ptr,
                                                         self.validation_fraction, plan.seed)
-            recipe.warn_auto_hold_out(hp, data.group_ptr, val, above=2)
+            recipe.warn_auto_hold_out(hp, data.group_ptr, val, above=3)
         result = recipe.boost_on(device, X, y, group_ptr, w, plan.objective, plan.params, evals)
-        recipe.warn_if_no_split(result, above=2)
+        recipe.warn_if_no_split(result, above=3)
         return self._set_fitted(result, device)
 
     def _check_gain(self):

@@ -134,8 +134,9 @@ class QuickScorerPredictor(ExplainMixin, ExportMixin, VersionedPickleMixin, Meta
         jurisdictions; ``"traversal"`` avoids it.
     n_jobs : int, optional
         Threads (None: all of numba's threads).
-    tree_block : int, default=1024
-        Trees per QuickScorer block.
+    tree_block : int, optional
+        Trees per QuickScorer block (CPU). None: sized from the CPU's L2 cache per core when
+        the model is compiled (``cpu_tree_block`` in ``skltr/trees/_quickscorer.py``).
 
     Attributes
     ----------
@@ -179,12 +180,12 @@ class QuickScorerPredictor(ExplainMixin, ExportMixin, VersionedPickleMixin, Meta
         "device": [str],
         "backend": [StrOptions(set(_BACKENDS))],
         "n_jobs": [None, Integral],
-        "tree_block": [Interval(Integral, 1, None, closed="left")],
+        "tree_block": [None, Interval(Integral, 1, None, closed="left")],
     }
     __metadata_request__fit = {"qid": True}
 
     def __init__(self, model=None, *, device="cpu", backend="auto", n_jobs=None,
-                 tree_block=1024):
+                 tree_block=None):
         self.model = model
         self.device = device
         self.backend = backend

@@ -334,7 +334,7 @@ class OnDemandRuleRanker(NoExportMixin, BaseRanker):
             lambda i, n: ("OnDemandRuleRanker: predict will refuse documents like the "
                           "training documents, which have up to"))
         if message:
-            warnings.warn(message, UserWarning, stacklevel=5)
+            warnings.warn(message, UserWarning, stacklevel=6)
 
     def _check_itemsets(self, codes, params):
         """Refuse a predict / rule_stats call with a document over the itemset limit."""

@@ -52,10 +52,12 @@ class Backend:
 
 
 def _quickscorer_layout(ensemble, tree_block=None):
-    from ._quickscorer_layout import build_quickscorer_layout  # noqa: PLC0415 - numba on use
+    from ._quickscorer import cpu_tree_block  # noqa: PLC0415 - numba on use
+    from ._quickscorer_layout import build_quickscorer_layout  # noqa: PLC0415
 
-    return (build_quickscorer_layout(ensemble) if tree_block is None
-            else build_quickscorer_layout(ensemble, tree_block=tree_block))
+    if tree_block is None:  # sized from this machine's L2
+        tree_block = cpu_tree_block(ensemble)
+    return build_quickscorer_layout(ensemble, tree_block=tree_block)
 
 
 def _quickscorer_predict(ensemble, layout, X, n_jobs):

@@ -674,7 +674,7 @@ class TreeEnsemble:
         to_lightgbm(self, path, format=format)
 
     def to_onnx(self, path=None, *, input_type="float32", raw_score=False, ml_opset=None):
-        """An ONNX model (needs ``onnx``: ``pip install skltr[export-onnx]``), written to
+        """An ONNX model (needs ``onnx``: ``pip install ".[export-onnx]"``), written to
         ``path`` when given; returns the ModelProto. ``ml_opset=3``: ``ai.onnx.ml``
         TreeEnsembleRegressor; ``5``: TreeEnsemble (categorical splits; the default for
         models that have them)."""

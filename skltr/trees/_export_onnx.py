@@ -35,8 +35,8 @@ def _import_onnx():
     try:
         import onnx  # noqa: PLC0415 - optional dependency
     except ImportError as exc:
-        raise ImportError("export to ONNX needs the onnx package: pip install "
-                          "'skltr[export-onnx]' (or pip install onnx).") from exc
+        raise ImportError("export to ONNX needs the onnx package: pip install onnx (or, from "
+                          "a clone of skltr, pip install \".[export-onnx]\").") from exc
     return onnx
 
 

@@ -169,9 +169,12 @@ def model_input(ensemble, X, *, kernel_casts=False) -> np.ndarray:
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D (n_samples, n_features); got shape {X.shape}.")
         if X.shape[1] != ensemble.n_features:
+            from ..utils.validation import feature_count_hint  # noqa: PLC0415
+
             raise ValueError(
                 f"X has {X.shape[1]} features, but the ensemble was built for "
-                f"{ensemble.n_features}."
+                f"{ensemble.n_features}. {feature_count_hint(X.shape[1], ensemble.n_features)}"
+                .rstrip()
             )
         # (a float64 one not for a model refusing +-inf: a finite float64 can round to inf,
         # which the check below must see)

@@ -18,18 +18,23 @@ masks in, and the exit leaf of each tree is its lowest set bit::
 Layout, per block of trees (blockwise QS keeps a block's tables in cache) and per
 (feature, missing type) "list":
 
-* ``list_*``: feature, missing type (routing of NaN and zeros differs by type; see
-  :mod:`skltr.trees._ensemble`), and a range of node entries (``node_thr``, ``node_tree``,
-  ``node_mask``) in ascending threshold order. Nodes sharing a (feature, threshold) pair are
-  adjacent. Comparing each node's threshold is cheaper than comparing each *distinct*
-  threshold once and then looping over its nodes (the extra indirection costs more than a
-  predictable compare; measured in ``docs/scoring_internals.rst``).
+* ``list_*``: feature (and its slot among ``used_feature``, the features the lists test:
+  the CPU kernel transposes those values only), missing type (routing of NaN and zeros
+  differs by type; see :mod:`skltr.trees._ensemble`), and a range of node entries
+  (``node_thr``, ``node_tree``, ``node_mask``) in ascending threshold order. Nodes sharing a
+  (feature, threshold) pair are adjacent. Comparing each node's threshold is cheaper than
+  comparing each *distinct* threshold once and then looping over its nodes (the extra
+  indirection costs more than a predictable compare; measured in
+  ``docs/scoring_internals.rst``).
 * ``dr_*``: per list, the masks to apply when the value takes the node's default direction
   and that direction is right (NaN, or a zero for missing type ZERO).
 * ``cat_*``: categorical nodes, evaluated one by one with the shared routing function.
 * Trees with more than 64 leaves are not tabled; the kernels traverse them (``tree_is_qs``).
 * ``leaf_scaled`` / ``leaf_scaled32``: leaf values already multiplied by the tree weight the
   way each sum does it, so the kernel's gather is one load and one add per tree.
+* ``node_byte`` / ``node_mbytes``: each node's mask as the CPU kernel applies it to byte-sliced
+  leaf vectors (:mod:`skltr._cpu._simd`): the first of the two bytes it ANDs and those two
+  bytes of the mask (``QS_NODE_BYTE_WIDE`` marks the few nodes whose run spans more).
 
 Why these choices (vectorised lanes, block and chunk sizes, unsigned indices, float32
 thresholds, the fallback for trees of more than 64 leaves): ``docs/scoring_internals.rst``,
@@ -43,6 +48,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._dtypes import QS_NODE_BYTE_WIDE
 from ._ensemble import NodeFlags
 
 __all__ = ["QuickScorerLayout", "build_quickscorer_layout", "MAX_QS_LEAVES"]
@@ -62,6 +68,8 @@ class QuickScorerLayout:
     block_all_qs: np.ndarray     # (n_blocks,) bool: every tree of the block is tabled
     list_feature: np.ndarray     # (n_lists,) int32
     list_mode: np.ndarray        # (n_lists,) uint8 missing type
+    list_slot: np.ndarray        # (n_lists,) int32: list_feature's index in used_feature
+    used_feature: np.ndarray     # (n_used,) int32: the features of the lists, ascending
     list_node_ptr: np.ndarray    # (n_lists + 1,) uint64, into node_thr / node_tree / node_mask
     list_dr_ptr: np.ndarray      # (n_lists + 1,) uint64, into dr_tree / dr_mask
     node_thr: np.ndarray         # (n_entries,) ascending within a list; float64, or float32
@@ -69,6 +77,10 @@ class QuickScorerLayout:
     node_tree: np.ndarray        # (n_entries,) uint16 (uint32 if tree_block > 65535) tree
                                  # index within its block
     node_mask: np.ndarray        # (n_entries,) uint64
+    node_byte: np.ndarray        # (n_entries,) uint8: first byte of the mask's run (0..6),
+                                 # | QS_NODE_BYTE_WIDE when the run spans more than 2 bytes
+    node_mbytes: np.ndarray      # (2 * n_entries,) uint8: node i's mask bytes node_byte
+                                 # and node_byte + 1 at 2i, 2i + 1
     dr_tree: np.ndarray
     dr_mask: np.ndarray
     cat_node: np.ndarray         # (n_cat,) int64 global node index in the ensemble
@@ -124,6 +136,20 @@ def _mask(lo, hi):
     return ~(run << lo.astype(np.uint64))
 
 
+def _byte_slices(lo, hi, mask):
+    """``node_byte`` and ``node_mbytes`` of nodes whose masks clear leaves ``lo .. hi - 1``: the
+    two bytes from ``min(lo // 8, 6)`` (a run in byte 7 alone takes bytes 6-7, byte 6's mask
+    being 0xFF), flagged wide when the run ends past them."""
+    first = np.minimum(lo // 8, 6)
+    wide = (hi - 1) // 8 > first + 1
+    shift = (8 * first).astype(np.uint64)
+    mbytes = np.empty((mask.size, 2), np.uint8)
+    mbytes[:, 0] = (mask >> shift) & np.uint64(0xFF)
+    mbytes[:, 1] = (mask >> (shift + np.uint64(8))) & np.uint64(0xFF)
+    byte = first.astype(np.uint8) | np.where(wide, QS_NODE_BYTE_WIDE, 0).astype(np.uint8)
+    return byte, mbytes.reshape(-1)
+
+
 def _float32_thresholds(thr, strict):
     """float32 thresholds that route float32 inputs exactly as the float64 ones.
 
@@ -165,8 +191,8 @@ def build_quickscorer_layout(ens, *, tree_block: int = 512) -> QuickScorerLayout
     leaf_value = np.zeros(int(leaf_ptr[-1]), np.float64)
     # Per internal node of tabled trees: (block, feature, mode, threshold, local tree, mask,
     # default-right?, categorical?, global node).
-    cols = {k: [] for k in ("block", "feature", "mode", "thr", "tree", "mask", "dright",
-                            "cat", "gnode")}
+    cols = {k: [] for k in ("block", "feature", "mode", "thr", "tree", "mask", "lo", "hi",
+                            "dright", "cat", "gnode")}
     for t in np.flatnonzero(tree_is_qs):
         start, leaves, lo, hi = _tree_tables(ens, int(t))
         leaf_value[leaf_ptr[t]:leaf_ptr[t + 1]] = ens.value[start + leaves]
@@ -179,6 +205,8 @@ def build_quickscorer_layout(ens, *, tree_block: int = 512) -> QuickScorerLayout
         cols["thr"].append(ens.threshold[g])
         cols["tree"].append(np.full(internal.size, t % tree_block, np.int64))
         cols["mask"].append(_mask(lo[internal], hi[internal]))
+        cols["lo"].append(lo[internal])
+        cols["hi"].append(hi[internal])
         cols["dright"].append((flags & NodeFlags.DEFAULT_LEFT) == 0)
         cols["cat"].append((flags & NodeFlags.CATEGORICAL) != 0)
         cols["gnode"].append(g.astype(np.int64))
@@ -198,10 +226,12 @@ def build_quickscorer_layout(ens, *, tree_block: int = 512) -> QuickScorerLayout
     order = np.lexsort((c["gnode"][num], thr, m, f, b))
     b, f, m, thr = b[order], f[order], m[order], thr[order]
     tree, mask, dright = c["tree"][num][order], c["mask"][num][order], c["dright"][num][order]
+    node_byte, node_mbytes = _byte_slices(c["lo"][num][order], c["hi"][num][order], mask)
     n = b.size
     new_list = np.ones(n, bool)
     new_list[1:] = (b[1:] != b[:-1]) | (f[1:] != f[:-1]) | (m[1:] != m[:-1])
     list_start = np.flatnonzero(new_list)
+    used_feature = np.unique(f[list_start]).astype(np.int32)
     block_list_ptr = np.searchsorted(b[list_start], np.arange(n_blocks + 1), side="left")
     # Default-right entries, grouped by the same lists (stable: list order is kept).
     list_id = np.cumsum(new_list) - 1
@@ -227,12 +257,16 @@ def build_quickscorer_layout(ens, *, tree_block: int = 512) -> QuickScorerLayout
         block_cat_ptr=block_cat_ptr.astype(np.int64),
         block_all_qs=block_all_qs,
         list_feature=f[list_start].astype(np.int32),
+        list_slot=np.searchsorted(used_feature, f[list_start]).astype(np.int32),
+        used_feature=used_feature,
         list_mode=m[list_start].astype(np.uint8),
         list_node_ptr=np.append(list_start, n).astype(np.uint64),
         list_dr_ptr=list_dr_ptr.astype(np.uint64),
         node_thr=node_thr,
         node_tree=tree.astype(tree_dtype),
         node_mask=mask.astype(np.uint64),
+        node_byte=node_byte,
+        node_mbytes=node_mbytes,
         dr_tree=tree[dr].astype(tree_dtype),
         dr_mask=mask[dr].astype(np.uint64),
         cat_node=c["gnode"][cat][cat_order].astype(np.int64),

@@ -52,14 +52,44 @@ def check_ranking_X(estimator, X, *, reset: bool, allow_nan: bool = True,
     if _is_cupy(X):
         X = X.get()
     finite = True if not allow_nan else "allow-nan"
-    X = validate_data(estimator, X, reset=reset, dtype=dtype,
-                      ensure_all_finite=False if allow_inf else finite,
-                      ensure_min_samples=ensure_min_samples,
-                      accept_sparse=list(_SPARSE_FORMATS) if sparse else False)
+    try:
+        X = validate_data(estimator, X, reset=reset, dtype=dtype,
+                          ensure_all_finite=False if allow_inf else finite,
+                          ensure_min_samples=ensure_min_samples,
+                          accept_sparse=list(_SPARSE_FORMATS) if sparse else False)
+    except ValueError as exc:
+        expected = getattr(estimator, "n_features_in_", None)
+        hint = "" if reset or expected is None or "features" not in str(exc) else (
+            feature_count_hint(getattr(X, "shape", (0, -1))[-1], expected))
+        if hint:
+            raise ValueError(f"{exc} {hint}") from None
+        raise
     values = X.data if sparse else X
     if allow_inf and not allow_nan and np.isnan(values).any():
         raise ValueError(f"X contains NaN, which {type(estimator).__name__} does not accept.")
     return X
+
+
+def feature_count_hint(n_features: int, expected: int) -> str:
+    """The likely cause when X has one column more or fewer than a model expects: a LETOR /
+    SVMlight file read with the other feature numbering (``load_letor``'s ``zero_based``), or
+    ``""``.
+
+    ``load_letor`` reads files one-based by default (index 1 is column 0), as RankLib and
+    scikit-learn's ``load_svmlight_file`` do; LightGBM and XGBoost read index k as column k,
+    so a model they trained on a file has one column more (column 0, empty).
+    """
+    if n_features == expected - 1:
+        return (f"One column fewer than the model: if X was read from a LETOR / SVMlight file "
+                "with load_letor (one-based by default: index 1 is column 0) and the model "
+                "was trained on such a file by LightGBM or XGBoost (index k is column k), "
+                f"read it with load_letor(path, zero_based=True, n_features={expected}).")
+    if n_features == expected + 1:
+        return ("One column more than the model: if X was read from a LETOR / SVMlight file "
+                "zero-based (zero_based=True, or 'auto' with an index 0) and the model was "
+                "trained on the file read one-based, read it with load_letor(path, "
+                "zero_based=False).")
+    return ""
 
 
 #: Sparse formats ``check_ranking_X(accept_sparse=True)`` lets through.

@@ -1,0 +1,51 @@
+"""A sort for the numba kernels, in place of ``np.sort`` inside them where its speed does not
+matter (short arrays, rare branches).
+
+numba compiles ``np.sort`` from its generic quicksort (partition, insertion sort, the
+recursion's driver...): about 1 s of CPU per key dtype on a first run
+(``benchmarks/cold_start.py``: issue #28), against about 0.2 s for this heapsort. The result
+is the same (a sorted array is unique; keys order as NumPy orders them, NaN last). The hot
+stable argsorts keep ``np.argsort(kind="mergesort")``: a plain bottom-up merge sort measured
+1.4-1.7x slower per key on 50-1,000 keys.
+"""
+
+import numpy as np
+from numba import njit
+
+from .. import _numba_cache  # noqa: F401 - kernel caches outside the package
+
+__all__ = ["sort_inplace"]
+
+
+@njit(cache=True, inline="always")
+def _lt(a, b):
+    # NumPy's order: NaN after every number (numba's lt_floats)
+    return a < b or (np.isnan(b) and not np.isnan(a))
+
+
+@njit(cache=True, inline="always")
+def _sift_down(a, root, end):
+    # restore the max-heap below ``root`` in a[:end + 1]
+    while True:
+        child = 2 * root + 1
+        if child > end:
+            return
+        if child + 1 <= end and _lt(a[child], a[child + 1]):
+            child += 1
+        if _lt(a[root], a[child]):
+            a[root], a[child] = a[child], a[root]
+            root = child
+        else:
+            return
+
+
+@njit(cache=True)
+def sort_inplace(a):
+    """Sort the 1-D array ``a`` in place, ascending (NaN last): ``a[:] = np.sort(a)``, by
+    heapsort (O(n log n), no workspace)."""
+    n = a.shape[0]
+    for root in range((n - 2) // 2, -1, -1):
+        _sift_down(a, root, n - 1)
+    for end in range(n - 1, 0, -1):
+        a[0], a[end] = a[end], a[0]
+        _sift_down(a, 0, end - 1)

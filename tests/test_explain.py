@@ -434,10 +434,10 @@ def test_pattern_tables_equal_the_row_by_row_values_bit_for_bit(case, max_k, chu
     with _cpu_tables(TABLE_BYTES=0):
         want = ens.predict_contribs(X, n_jobs=n_jobs)
         assert not np.any(_shap.shap_tables(ens, _shap.shap_paths(ens)).table_off >= 0)
-    with _cpu_tables(TABLE_MIN_ROWS=0):
+    with _cpu_tables(TABLE_ROWS_PER_PATTERN=0):
         np.testing.assert_array_equal(ens.predict_contribs(X, n_jobs=n_jobs), want)
     with _cpu_tables(TABLE_MAX_K=max_k, ROW_CHUNK=chunk, ROW_CHUNK_MIN=1,
-                     BLOCK_BYTES=block_bytes, TABLE_MIN_ROWS=0):
+                     BLOCK_BYTES=block_bytes, TABLE_ROWS_PER_PATTERN=0):
         np.testing.assert_array_equal(ens.predict_contribs(X, n_jobs=n_jobs), want)
         paths = _shap.shap_paths(ens)
         k = np.diff(paths.path_ptr)
@@ -488,10 +488,10 @@ def test_pattern_tables_on_library_models():
             np.testing.assert_array_equal(tabled, (k >= 1) & (k <= 4))
 
 
-def test_pattern_tables_wait_for_enough_rows():
-    """An ensemble explains its first rows row by row (a few rows would not pay for the
-    tables), and builds its tables once its calls have explained ``TABLE_MIN_ROWS`` rows:
-    the same values either way."""
+def test_pattern_tables_grow_with_the_rows_explained():
+    """An ensemble's first rows go row by row (a few rows would not pay for tables), and a
+    path of ``k`` elements gets its table once the ensemble's calls have explained ``2**k``
+    rows per ``TABLE_ROWS_PER_PATTERN``: the same values at every stage."""
     from skltr import GPUHistGBDTRanker
     from skltr.datasets import make_ranking
     from skltr.trees import _shap
@@ -500,17 +500,18 @@ def test_pattern_tables_wait_for_enough_rows():
                              random_state=3)
     ens = GPUHistGBDTRanker(n_estimators=10, max_leaves=15, random_state=0).fit(
         X, y, qid=qid).to_tree_ensemble()
-    paths = _shap.shap_paths(ens)
+    k = np.diff(_shap.shap_paths(ens).path_ptr)
+    assert k.max() >= 4
 
     def tabled():
-        return int((_shap._TABLES[ens][2].table_off >= 0).sum())
+        return _shap._TABLES[ens][2].table_off >= 0
 
-    with _cpu_tables(TABLE_MIN_ROWS=50):
-        first = ens.predict_contribs(X[:30])
-        assert tabled() == 0
-        second = ens.predict_contribs(X[30:60])  # 60 rows in all: tables from this call on
-        assert tabled() == np.count_nonzero(np.diff(paths.path_ptr))
-        np.testing.assert_array_equal(np.vstack([first, second]), ens.predict_contribs(X[:60]))
-        with _cpu_tables(TABLE_BYTES=0):
-            row_by_row = ens.predict_contribs(X)
-        np.testing.assert_array_equal(ens.predict_contribs(X), row_by_row)
+    with _cpu_tables(TABLE_ROWS_PER_PATTERN=2):
+        got = [ens.predict_contribs(X[:3])]  # 3 rows: 1 per pattern, no table
+        assert not tabled().any()
+        got.append(ens.predict_contribs(X[3:16]))  # 16 rows: 8 a path of up to 3 elements
+        np.testing.assert_array_equal(tabled(), (k >= 1) & (k <= 3))
+        got.append(ens.predict_contribs(X[16:]))
+        np.testing.assert_array_equal(tabled(), k >= 1)
+    with _cpu_tables(TABLE_BYTES=0):
+        np.testing.assert_array_equal(np.vstack(got), ens.predict_contribs(X))

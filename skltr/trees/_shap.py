@@ -119,9 +119,11 @@ ROW_CHUNK = 1024
 #: the fewest rows a thread takes (each chunk reads the tables of every tree: a few rows are
 #: not worth a thread)
 ROW_CHUNK_MIN = 64
-#: rows an ensemble explains, over its calls, before its tables are built: fewer are faster
-#: row by row (1,000 depth-6 trees: 0.3 s of CPU to build, 4 ms a row without them)
-TABLE_MIN_ROWS = 128
+#: rows an ensemble explains, over its calls, per pattern of a table before the table is
+#: built: a path of ``k`` elements gets one once ``2**k`` rows have been explained, as its
+#: ``2**k`` outcomes cost about what that many rows cost row by row (1,000 depth-6 trees: 64
+#: rows, 0.3 s of CPU, 4 ms a row without the tables; a LightGBM path of 12 elements: 4,096)
+TABLE_ROWS_PER_PATTERN = 1
 
 _TABLES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _ROWS_SEEN: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -144,17 +146,25 @@ class ShapTables:
                 self.table_off, self.table, self.block_ptr, self.block_table)
 
 
-def _table_sizes(paths: ShapPaths, budget: int) -> np.ndarray:
-    """Each path's table size in float64 (0 for the paths left row by row): ``2**k * k`` for
-    ``1 <= k <= max_k``, ``max_k`` the largest up to :data:`TABLE_MAX_K` whose tables fit
-    ``budget`` bytes (deep LightGBM trees: their longest paths, whose tables would not fit
-    in a cache either, are computed row by row)."""
+def _table_sizes(k: np.ndarray, max_k: int) -> np.ndarray:
+    """The table size, in float64, of each path of ``k`` elements: ``2**k * k`` for ``1 <= k
+    <= max_k``, 0 for the paths left row by row."""
+    return np.where((k >= 1) & (k <= max_k), k << np.minimum(k, max_k), 0)
+
+
+def _table_max_k(paths: ShapPaths, seen: int) -> int:
+    """The longest paths given tables once the ensemble has explained ``seen`` rows: at most
+    :data:`TABLE_MAX_K`, ``2**k`` patterns for :data:`TABLE_ROWS_PER_PATTERN` rows each, and
+    tables within :data:`TABLE_BYTES` (deep LightGBM trees: their longest paths, whose tables
+    would not fit in a cache either, stay row by row)."""
     k = np.diff(paths.path_ptr)
-    for max_k in range(min(TABLE_MAX_K, paths.max_elems), -1, -1):
-        sizes = np.where((k >= 1) & (k <= max_k), k << np.minimum(k, max_k), 0)
-        if 8 * int(sizes.sum()) <= budget:
-            return sizes
-    return np.zeros_like(k)
+    limit = min(TABLE_MAX_K, paths.max_elems)
+    if TABLE_ROWS_PER_PATTERN > 0:
+        limit = min(limit, int(seen / TABLE_ROWS_PER_PATTERN).bit_length() - 1)
+    for max_k in range(limit, 0, -1):
+        if 8 * int(_table_sizes(k, max_k).sum()) <= TABLE_BYTES:
+            return max_k
+    return 0
 
 
 def _fill_tables(paths: ShapPaths, sizes, table_off, table, n_threads: int) -> None:
@@ -180,23 +190,21 @@ def _tree_blocks(paths: ShapPaths, sizes: np.ndarray) -> np.ndarray:
 
 
 def shap_tables(ensemble, paths: ShapPaths, n_threads: int = 1, n_rows: int = 0) -> ShapTables:
-    """The :class:`ShapTables` of ``ensemble`` for a call explaining ``n_rows`` rows: built
-    once per ensemble, paths and settings (:data:`TABLE_BYTES`, :data:`TABLE_MAX_K`,
-    :data:`BLOCK_BYTES`) in ``n_threads`` threads, as users explain a model again and again
-    (the tables of 1,000 depth-6 trees take 0.3 s of one core). Until the ensemble has
-    explained :data:`TABLE_MIN_ROWS` rows, its calls go row by row: a few rows once would pay
-    for tables they do not use."""
+    """The :class:`ShapTables` of ``ensemble`` for a call explaining ``n_rows`` rows, cached
+    per ensemble, paths and settings, as users explain a model again and again. The tables
+    grow with the rows the ensemble has explained (:data:`TABLE_ROWS_PER_PATTERN`): a few
+    rows once would pay for tables they do not use. Filled in ``n_threads`` threads."""
     from .._cpu.treeshap import pattern_layout  # noqa: PLC0415 - numba on use
 
     seen = _ROWS_SEEN[ensemble] = _ROWS_SEEN.get(ensemble, 0) + n_rows
-    key = (TABLE_BYTES if seen >= TABLE_MIN_ROWS else 0, TABLE_MAX_K, BLOCK_BYTES)
+    key = (_table_max_k(paths, seen), BLOCK_BYTES)
     hit = _TABLES.get(ensemble)
     if hit is not None and hit[0] is paths and hit[1] == key:
         return hit[2]
     e, p = ensemble, paths
     node_bit, node_order = pattern_layout(e.tree_ptr, e.left, e.right, p.tree_path_ptr,
                                           p.path_ptr, p.elem_cond_ptr, p.cond_node)
-    sizes = _table_sizes(p, key[0])
+    sizes = _table_sizes(np.diff(p.path_ptr), key[0])
     table_off = np.where(sizes > 0, np.cumsum(sizes) - sizes, -1).astype(np.int64)
     table = np.zeros(max(int(sizes.sum()), 1), np.float64)
     if sizes.any():

@@ -3,11 +3,12 @@
 Issue #31's cases, in one process: an XGBoost model of ``--trees`` trees of depth
 ``--depth`` (default 1,000 x 6) against ``Booster.predict(pred_contribs=True)``, and a
 LightGBM model of ``--lgb-trees`` trees of 255 leaves against ``predict(pred_contrib=True)``,
-on ``--rows`` rows (default 100,000) of 136-feature ``make_ranking`` data, both libraries
-and skltr on ``--threads`` threads (the peers get their inputs prepared: a DMatrix for
-XGBoost; skltr reads the NumPy array). Interaction values on ``--interaction-rows`` rows
-against XGBoost's ``pred_interactions``. Each row also records the largest difference from the
-peer, relative to the row's largest value (float32 peers: about 1e-6).
+on ``--rows`` rows (default 100,000) of 136-feature ``make_ranking`` data (the models trained
+on every core), both libraries and skltr on ``--threads`` threads (the peers get their inputs
+prepared: a DMatrix for XGBoost; skltr reads the NumPy array). Interaction values on
+``--interaction-rows`` rows against XGBoost's ``pred_interactions``. Each row also records the
+largest difference from the peer, relative to the row's largest value (float32 peers: about
+1e-6).
 
 ``--device cuda``: skltr's CUDA kernel (CuPy input, output left on the GPU) against XGBoost's
 GPU ``pred_contribs`` (GPUTreeShap, CuPy input); the LightGBM model against LightGBM's CPU
@@ -32,6 +33,7 @@ Usage: python benchmarks/explain.py [--device cpu|cuda] [--threads 16] [--rows 1
 """
 
 import argparse
+import os
 import sys
 import time
 
@@ -87,6 +89,8 @@ def main():
     Xin = Xte[:args.interaction_rows]
     Xlg = Xte[:args.lgb_rows] if args.lgb_rows else Xte
     t = args.threads
+    fit_t = os.cpu_count() or t  # the models train on every core (not timed): --threads 1
+    # would spend minutes training 1,000 trees (the 1-thread run on the H100 host timed out)
     cuda = args.device == "cuda"
     rows = []
     started = time.perf_counter()
@@ -95,12 +99,12 @@ def main():
         print(f"[{time.perf_counter() - started:7.1f} s] {what}", file=sys.stderr, flush=True)
 
     booster = xgb.train({"max_depth": args.depth, "eta": 0.05, "tree_method": "hist",
-                         "nthread": t, "seed": 0, "device": "cuda" if cuda else "cpu"},
-                        xgb.DMatrix(Xtr, ytr, nthread=t), args.trees)
+                         "nthread": fit_t, "seed": 0, "device": "cuda" if cuda else "cpu"},
+                        xgb.DMatrix(Xtr, ytr, nthread=fit_t), args.trees)
     ens = to_tree_ensemble(booster)
     stage("xgboost model trained")
     lgbm = lgb.LGBMRegressor(n_estimators=args.lgb_trees, num_leaves=args.lgb_leaves,
-                             min_child_samples=5, learning_rate=0.05, num_threads=t,
+                             min_child_samples=5, learning_rate=0.05, num_threads=fit_t,
                              verbose=-1, random_state=0).fit(Xtr, ytr)
     lens = to_tree_ensemble(lgbm)
     stage("lightgbm model trained")
@@ -119,7 +123,8 @@ def main():
             _shap.BLOCK_BYTES = args.cpu_block_kb * 1024
         dm, dmi = xgb.DMatrix(Xte, nthread=t), xgb.DMatrix(Xin, nthread=t)
         booster.set_param({"nthread": t})
-        to_tree_ensemble(booster).predict_contribs(Xte[:2], n_jobs=t)  # compile, another copy
+        # compile the kernels on another copy (enough rows to build and use its tables)
+        to_tree_ensemble(booster).predict_contribs(Xte[:256], n_jobs=t)
         t0 = time.perf_counter()
         ours = ens.predict_contribs(Xte, n_jobs=t)  # builds the paths and tables
         t1 = time.perf_counter()
@@ -127,8 +132,8 @@ def main():
         rows.append(row(case, "first_call_s", t1 - t0, time.perf_counter() - t1,
                         "xgboost cpu", "s"))
         tables = _shap.shap_tables(ens, _shap.shap_paths(ens))
-        rows.append(row(case, "tables_mb", tables.table.nbytes / 2**20, 0.0, "xgboost cpu",
-                        "MB"))
+        mb = tables.table.nbytes / 2**20 if np.any(tables.table_off >= 0) else 0.0
+        rows.append(row(case, "tables_mb", mb, 0.0, "xgboost cpu", "MB"))
         rows.append(row(case, "contribs_s",
                         time_median(lambda: ens.predict_contribs(Xte, n_jobs=t),
                                     repeat=args.repeat, warmup=0),

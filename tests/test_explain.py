@@ -434,8 +434,10 @@ def test_pattern_tables_equal_the_row_by_row_values_bit_for_bit(case, max_k, chu
     with _cpu_tables(TABLE_BYTES=0):
         want = ens.predict_contribs(X, n_jobs=n_jobs)
         assert not np.any(_shap.shap_tables(ens, _shap.shap_paths(ens)).table_off >= 0)
-    np.testing.assert_array_equal(ens.predict_contribs(X, n_jobs=n_jobs), want)
-    with _cpu_tables(TABLE_MAX_K=max_k, ROW_CHUNK=chunk, BLOCK_BYTES=block_bytes):
+    with _cpu_tables(TABLE_ROWS_PER_PATTERN=0):
+        np.testing.assert_array_equal(ens.predict_contribs(X, n_jobs=n_jobs), want)
+    with _cpu_tables(TABLE_MAX_K=max_k, ROW_CHUNK=chunk, ROW_CHUNK_MIN=1,
+                     BLOCK_BYTES=block_bytes, TABLE_ROWS_PER_PATTERN=0):
         np.testing.assert_array_equal(ens.predict_contribs(X, n_jobs=n_jobs), want)
         paths = _shap.shap_paths(ens)
         k = np.diff(paths.path_ptr)
@@ -475,6 +477,7 @@ def test_pattern_tables_on_library_models():
         with _cpu_tables(TABLE_BYTES=0):
             want = ens.predict_contribs(rows, n_jobs=2)
         np.testing.assert_array_equal(ens.predict_contribs(rows, n_jobs=2), want)
+        assert np.any(_shap.shap_tables(ens, _shap.shap_paths(ens)).table_off >= 0)
         paths = _shap.shap_paths(ens)
         k = np.diff(paths.path_ptr)
         sizes = k * 2.0 ** np.minimum(k, 12) * 8
@@ -483,3 +486,32 @@ def test_pattern_tables_on_library_models():
             np.testing.assert_array_equal(ens.predict_contribs(rows, n_jobs=2), want)
             tabled = _shap.shap_tables(ens, paths).table_off >= 0
             np.testing.assert_array_equal(tabled, (k >= 1) & (k <= 4))
+
+
+def test_pattern_tables_grow_with_the_rows_explained():
+    """An ensemble's first rows go row by row (a few rows would not pay for tables), and a
+    path of ``k`` elements gets its table once the ensemble's calls have explained ``2**k``
+    rows per ``TABLE_ROWS_PER_PATTERN``: the same values at every stage."""
+    from skltr import GPUHistGBDTRanker
+    from skltr.datasets import make_ranking
+    from skltr.trees import _shap
+
+    X, y, qid = make_ranking(n_queries=20, docs_per_query=15, n_features=6, n_informative=4,
+                             random_state=3)
+    ens = GPUHistGBDTRanker(n_estimators=10, max_leaves=15, random_state=0).fit(
+        X, y, qid=qid).to_tree_ensemble()
+    k = np.diff(_shap.shap_paths(ens).path_ptr)
+    assert k.max() >= 4
+
+    def tabled():
+        return _shap._TABLES[ens][2].table_off >= 0
+
+    with _cpu_tables(TABLE_ROWS_PER_PATTERN=2):
+        got = [ens.predict_contribs(X[:3])]  # 3 rows: 1 per pattern, no table
+        assert not tabled().any()
+        got.append(ens.predict_contribs(X[3:16]))  # 16 rows: 8 a path of up to 3 elements
+        np.testing.assert_array_equal(tabled(), (k >= 1) & (k <= 3))
+        got.append(ens.predict_contribs(X[16:]))
+        np.testing.assert_array_equal(tabled(), k >= 1)
+    with _cpu_tables(TABLE_BYTES=0):
+        np.testing.assert_array_equal(np.vstack(got), ens.predict_contribs(X))

@@ -345,6 +345,9 @@ def fill_tables(p0, p1, path_ptr, path_value, elem_zero, table_off, max_elems, t
 #: rows routed and added together (:func:`treeshap_contribs`): the inner loop of the table
 #: additions, a compile-time count so the compiler unrolls it
 GROUP = 16
+#: rows from which a block's tables are prefetched whole: fewer rows read a few lines of each
+#: path's table (a path of 6 elements has 48 lines), and the rest would be read for nothing
+PREFETCH_ROWS = 64
 
 
 @njit(inline="always", cache=True)
@@ -473,9 +476,9 @@ def treeshap_contribs(X, r0, r1, tree_ptr, feature, threshold, left, flags, cat_
     sized so their tables stay in a core's cache while the rows read them (read row after
     row over every tree, the tables of 1,000 depth-6 trees, ~100 MB, came from memory at each
     path); a block's tables are prefetched first (a sequential read: the rows would miss on
-    them one path at a time), then the rows go through it in groups of :data:`GROUP`. Each
-    row still adds its trees, paths and elements in model order: the values are the
-    row-by-row kernel's, bit for bit.
+    them one path at a time; from :data:`PREFETCH_ROWS` rows), then the rows go through it in
+    groups of :data:`GROUP`. Each row still adds its trees, paths and elements in model
+    order: the values are the row-by-row kernel's, bit for bit.
 
     One thread's share of the rows: the caller runs chunks of rows in threads (the GIL is
     released). A ``prange`` over the chunks would compile this body a second time as the
@@ -490,8 +493,9 @@ def treeshap_contribs(X, r0, r1, tree_ptr, feature, threshold, left, flags, cat_
     xg = np.zeros((X.shape[1], GROUP), np.float64)
     acc = np.zeros((out.shape[1], out.shape[2], GROUP), np.float64)
     for b in range(block_ptr.shape[0] - 1):
-        for i in range(block_table[b], block_table[b + 1], 8):
-            prefetch(table, i)
+        if r1 - r0 >= PREFETCH_ROWS:
+            for i in range(block_table[b], block_table[b + 1], 8):
+                prefetch(table, i)
         for g0 in range(r0, r1, GROUP):
             n = min(GROUP, r1 - g0)
             _load_group(X, out, g0, n, f32_inputs, missing_value, has_sentinel, xg, acc)

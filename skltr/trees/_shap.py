@@ -116,8 +116,17 @@ BLOCK_BYTES = 2**20
 #: rows (from memory), the rows' inputs and values once per block (from L2 or L3). On the
 #: 2-core machine 1,024 rows took 0.92 s of CPU where 256 took 1.12 s (1,000 depth-6 trees)
 ROW_CHUNK = 1024
+#: the fewest rows a thread takes (each chunk reads the tables of every tree: a few rows are
+#: not worth a thread)
+ROW_CHUNK_MIN = 64
+#: rows an ensemble explains, over its calls, per pattern of a table before the table is
+#: built: a path of ``k`` elements gets one once ``2**k`` rows have been explained, as its
+#: ``2**k`` outcomes cost about what that many rows cost row by row (1,000 depth-6 trees: 64
+#: rows, 0.3 s of CPU, 4 ms a row without the tables; a LightGBM path of 12 elements: 4,096)
+TABLE_ROWS_PER_PATTERN = 1
 
 _TABLES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_ROWS_SEEN: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True)
@@ -137,17 +146,38 @@ class ShapTables:
                 self.table_off, self.table, self.block_ptr, self.block_table)
 
 
-def _table_sizes(paths: ShapPaths) -> np.ndarray:
-    """Each path's table size in float64 (0 for the paths left row by row): ``2**k * k`` for
-    ``1 <= k <= max_k``, ``max_k`` the largest up to :data:`TABLE_MAX_K` whose tables fit
-    :data:`TABLE_BYTES` (deep LightGBM trees: their longest paths, whose tables would not
-    fit in a cache either, are computed row by row)."""
+def _table_sizes(k: np.ndarray, max_k: int) -> np.ndarray:
+    """The table size, in float64, of each path of ``k`` elements: ``2**k * k`` for ``1 <= k
+    <= max_k``, 0 for the paths left row by row."""
+    return np.where((k >= 1) & (k <= max_k), k << np.minimum(k, max_k), 0)
+
+
+def _table_max_k(paths: ShapPaths, seen: int) -> int:
+    """The longest paths given tables once the ensemble has explained ``seen`` rows: at most
+    :data:`TABLE_MAX_K`, ``2**k`` patterns for :data:`TABLE_ROWS_PER_PATTERN` rows each, and
+    tables within :data:`TABLE_BYTES` (deep LightGBM trees: their longest paths, whose tables
+    would not fit in a cache either, stay row by row)."""
     k = np.diff(paths.path_ptr)
-    for max_k in range(min(TABLE_MAX_K, paths.max_elems), -1, -1):
-        sizes = np.where((k >= 1) & (k <= max_k), k << np.minimum(k, max_k), 0)
-        if 8 * int(sizes.sum()) <= TABLE_BYTES:
-            return sizes
-    return np.zeros_like(k)
+    limit = min(TABLE_MAX_K, paths.max_elems)
+    if TABLE_ROWS_PER_PATTERN > 0:
+        limit = min(limit, int(seen / TABLE_ROWS_PER_PATTERN).bit_length() - 1)
+    for max_k in range(limit, 0, -1):
+        if 8 * int(_table_sizes(k, max_k).sum()) <= TABLE_BYTES:
+            return max_k
+    return 0
+
+
+def _fill_tables(paths: ShapPaths, sizes, table_off, table, n_threads: int) -> None:
+    """Compute the tables (:func:`skltr._cpu.treeshap.fill_tables`) in ``n_threads`` threads,
+    each range of paths about the same share of the tables (the long paths' dominate)."""
+    from .._cpu.treeshap import fill_tables  # noqa: PLC0415 - numba on use
+
+    p, n_paths = paths, sizes.size
+    edges = np.searchsorted(np.cumsum(sizes), np.linspace(0, sizes.sum(), 4 * n_threads + 1))
+    bounds = np.unique(np.concatenate(([0], np.minimum(edges + 1, n_paths), [n_paths])))
+    in_threads(lambda ab: fill_tables(ab[0], ab[1], p.path_ptr, p.path_value, p.elem_zero,
+                                      table_off, max(p.max_elems, 1), table),
+               list(zip(bounds[:-1], bounds[1:])), n_threads)
 
 
 def _tree_blocks(paths: ShapPaths, sizes: np.ndarray) -> np.ndarray:
@@ -159,31 +189,26 @@ def _tree_blocks(paths: ShapPaths, sizes: np.ndarray) -> np.ndarray:
     return np.concatenate(([0], starts, [block.size])).astype(np.int64)
 
 
-def shap_tables(ensemble, paths: ShapPaths, n_threads: int = 1) -> ShapTables:
-    """The :class:`ShapTables` of ``ensemble``, built once per ensemble, paths and settings
-    (:data:`TABLE_BYTES`, :data:`TABLE_MAX_K`, :data:`BLOCK_BYTES`) in ``n_threads``
-    threads: users explain a model again and again, and the tables of 1,000 depth-6 trees
-    take 0.3 s of one core."""
-    from .._cpu.treeshap import fill_tables, pattern_layout  # noqa: PLC0415 - numba on use
+def shap_tables(ensemble, paths: ShapPaths, n_threads: int = 1, n_rows: int = 0) -> ShapTables:
+    """The :class:`ShapTables` of ``ensemble`` for a call explaining ``n_rows`` rows, cached
+    per ensemble, paths and settings, as users explain a model again and again. The tables
+    grow with the rows the ensemble has explained (:data:`TABLE_ROWS_PER_PATTERN`): a few
+    rows once would pay for tables they do not use. Filled in ``n_threads`` threads."""
+    from .._cpu.treeshap import pattern_layout  # noqa: PLC0415 - numba on use
 
-    key = (TABLE_BYTES, TABLE_MAX_K, BLOCK_BYTES)
+    seen = _ROWS_SEEN[ensemble] = _ROWS_SEEN.get(ensemble, 0) + n_rows
+    key = (_table_max_k(paths, seen), BLOCK_BYTES)
     hit = _TABLES.get(ensemble)
     if hit is not None and hit[0] is paths and hit[1] == key:
         return hit[2]
     e, p = ensemble, paths
     node_bit, node_order = pattern_layout(e.tree_ptr, e.left, e.right, p.tree_path_ptr,
                                           p.path_ptr, p.elem_cond_ptr, p.cond_node)
-    sizes = _table_sizes(p)
+    sizes = _table_sizes(np.diff(p.path_ptr), key[0])
     table_off = np.where(sizes > 0, np.cumsum(sizes) - sizes, -1).astype(np.int64)
     table = np.zeros(max(int(sizes.sum()), 1), np.float64)
     if sizes.any():
-        # ranges of paths of about equal table sizes (the long paths' tables dominate)
-        n_paths = sizes.size
-        edges = np.searchsorted(np.cumsum(sizes), np.linspace(0, sizes.sum(), 4 * n_threads + 1))
-        bounds = np.unique(np.concatenate(([0], np.minimum(edges + 1, n_paths), [n_paths])))
-        in_threads(lambda ab: fill_tables(ab[0], ab[1], p.path_ptr, p.path_value,
-                                          p.elem_zero, table_off, max(p.max_elems, 1), table),
-                   list(zip(bounds[:-1], bounds[1:])), n_threads)
+        _fill_tables(p, sizes, table_off, table, n_threads)
     block_ptr = _tree_blocks(p, sizes)
     block_table = np.concatenate(([0], np.cumsum(sizes)))[p.tree_path_ptr[block_ptr]]
     tables = ShapTables(node_bit, node_order, table_off, table, block_ptr, block_table)
@@ -206,9 +231,9 @@ def in_threads(fn, items, n_threads: int) -> None:
 def row_chunk(n_rows: int, n_threads: int) -> int:
     """Rows a thread takes at a time: at most :data:`ROW_CHUNK`, and the same number of
     chunks for every thread (71 chunks on 16 threads would leave the threads with five to do
-    idle while those with four wait)."""
+    idle while those with four wait), but at least :data:`ROW_CHUNK_MIN`."""
     per_thread = -(-n_rows // (n_threads * ROW_CHUNK))
-    return max(1, -(-n_rows // (n_threads * per_thread)))
+    return max(1, min(n_rows, ROW_CHUNK_MIN), -(-n_rows // (n_threads * per_thread)))
 
 
 def _device_kind(device) -> tuple[str, int]:
@@ -268,7 +293,7 @@ def _explain(what, ensemble, X, device, n_jobs):
                 treeshap.treeshap_interactions(X, *model, paths.bias, out)
         else:
             n_threads = resolve_n_jobs(n_jobs)
-            tables = shap_tables(e, paths, n_threads)
+            tables = shap_tables(e, paths, n_threads, X.shape[0])
             n, chunk = X.shape[0], row_chunk(X.shape[0], n_threads)
             in_threads(lambda r0: treeshap.treeshap_contribs(
                 X, r0, min(r0 + chunk, n), *model, *tables.kernel_args(e, paths), out),

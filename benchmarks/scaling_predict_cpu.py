@@ -115,6 +115,15 @@ def main():
     rows, notes, samples, rows_at = [], {}, {}, {}
     for library, booster in models.items():
         case0 = f"{library} {args.trees} trees"
+        # Built once (model conversion and tables); n_jobs is read at each call.
+        qs = QuickScorerPredictor.from_model(booster, backend="quickscorer")
+        notes[f"{case0} auto_tree_block"] = qs.layout_.tree_block
+        variants = {f"quickscorer tb{tb}": QuickScorerPredictor.from_model(
+            booster, backend="quickscorer", tree_block=tb) for tb in args.tree_blocks}
+        if args.traversal_rows:
+            variants["traversal"] = QuickScorerPredictor.from_model(booster,
+                                                                    backend="traversal")
+        notes[f"{case0} auto"] = QuickScorerPredictor.from_model(booster).backend_
         for t in args.threads:
             n = X_all.shape[0] if args.rows_per_thread is None else min(
                 X_all.shape[0], args.rows_per_thread * t)
@@ -131,17 +140,13 @@ def main():
                 native = lambda A, b=booster: b.inplace_predict(  # noqa: E731
                     A, predict_type="margin")
             case = f"{case0}, {t} threads"
-            qs = QuickScorerPredictor.from_model(booster, backend="quickscorer", n_jobs=t)
-            notes[f"{case0} auto_tree_block"] = qs.layout_.tree_block
             engines = {peer_name: (lambda A=X: native(A), X),
                        "quickscorer": (lambda A=X, e=qs: e.predict_raw(A), X)}
-            for tb in args.tree_blocks:
-                est = QuickScorerPredictor.from_model(booster, backend="quickscorer",
-                                                      n_jobs=t, tree_block=tb)
-                engines[f"quickscorer tb{tb}"] = (lambda A=X, e=est: e.predict_raw(A), X)
-            if Xt.shape[0]:
-                est = QuickScorerPredictor.from_model(booster, backend="traversal", n_jobs=t)
-                engines["traversal"] = (lambda A=Xt, e=est: e.predict_raw(A), Xt)
+            for name, est in variants.items():
+                A = Xt if name == "traversal" else X
+                engines[name] = (lambda A=A, e=est: e.predict_raw(A), A)
+            for est in (qs, *variants.values()):
+                est.set_params(n_jobs=t)
             times, first = interleaved(engines, args.rounds)
             expected = first[peer_name]
             us = {name: np.array(sec) * 1e6 / engines[name][1].shape[0]
@@ -162,8 +167,6 @@ def main():
             worst = min(p / q for p, q in zip(us[peer_name], us["quickscorer"]))
             rows.append(row(case, "quickscorer speed-up worst round", worst, 1.0, peer_name,
                             "x"))
-            auto = QuickScorerPredictor.from_model(booster, backend="auto", n_jobs=t)
-            notes[f"{case} auto"] = auto.backend_
             t_qs = med["quickscorer"] * n / 1e6
             t_val, t_in = qs_stages(qs, X)
             for stage, sec in (("qs validate", t_val), ("qs input", t_in),
@@ -187,7 +190,7 @@ def main():
                   f" (worst round {worst:.2f}x); "
                   + ", ".join(f"{k} {v:.3f}" for k, v in med.items()
                               if k not in ("quickscorer", peer_name))
-                  + f"; auto picks {auto.backend_}", flush=True)
+                  + f"; auto picks {notes[case0 + ' auto']}", flush=True)
     write_result("scaling_predict_cpu", rows,
                  params={"rows": X_all.shape[0], "rows_per_thread": args.rows_per_thread,
                          "rows_at_threads": rows_at, "traversal_rows": args.traversal_rows,

@@ -20,7 +20,8 @@ figure is the median of its rounds, and ``spread`` rows give (max - min) / media
 round. Rows: us/doc per engine (ratio = skltr / peer, so 1/ratio is skltr's speed-up),
 QuickScorer's stages (input validation, input conversion, kernel: the rest of
 ``predict_raw``) and the bytes it moves against the machine's copy bandwidth. The parameters
-record the CPU's cache sizes, the rows scored at each thread count and every round's us/doc.
+record the CPU's cache sizes, numba's threading layer, the rows scored and QuickScorer's
+chunk size at each thread count, and every round's us/doc.
 
 --rows-per-thread N scores min(--rows, N x threads) rows at each thread count (the same
 rows for every engine at that count): each thread then has the same work at every count,
@@ -38,6 +39,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import numba
 import numpy as np
 
 from _harness import cpu_caches, row, time_median, write_result
@@ -178,19 +180,20 @@ def main():
             dram = X.nbytes * (3 if t_in is not None else 1) + n * 8
             layout = qs.layout_
             chunk = chunk_docs(n, t, layout.used_feature.size, layout.node_thr.itemsize)
+            notes[f"{case} chunk_docs"] = chunk
             rows.append(row(case, "qs DRAM GB/s", dram / t_qs / 1e9, bandwidth,
                             "numpy copy GB/s", "GB/s"))
             rows.append(row(case, "qs table GB/s",
                             qs.layout_nbytes_ * -(-n // chunk) / t_qs / 1e9, bandwidth,
                             "numpy copy GB/s", "GB/s"))
+            others = "".join(f"; {k} {v:.3f}" for k, v in med.items()
+                             if k not in ("quickscorer", peer_name))
             print(f"{case} ({n} rows): qs {med['quickscorer']:.3f} us/doc "
                   f"[{us['quickscorer'].min():.3f}-{us['quickscorer'].max():.3f}], native "
                   f"{med[peer_name]:.3f} [{us[peer_name].min():.3f}-"
                   f"{us[peer_name].max():.3f}]; speed-up {med[peer_name] / med['quickscorer']:.2f}x"
-                  f" (worst round {worst:.2f}x); "
-                  + ", ".join(f"{k} {v:.3f}" for k, v in med.items()
-                              if k not in ("quickscorer", peer_name))
-                  + f"; auto picks {notes[case0 + ' auto']}", flush=True)
+                  f" (worst round {worst:.2f}x){others}; auto picks "
+                  f"{notes[case0 + ' auto']}", flush=True)
     write_result("scaling_predict_cpu", rows,
                  params={"rows": X_all.shape[0], "rows_per_thread": args.rows_per_thread,
                          "rows_at_threads": rows_at, "traversal_rows": args.traversal_rows,
@@ -198,6 +201,8 @@ def main():
                          "train_queries": args.train_queries, "tree_blocks": args.tree_blocks,
                          "copy_bandwidth_GBps": bandwidth, "caches": cpu_caches(),
                          "l2_bytes": l2_cache_bytes(), "auto": notes,
+                         "numba_threading_layer": numba.threading_layer(),
+                         "numba_num_threads": numba.config.NUMBA_NUM_THREADS,
                          "us_per_doc_rounds": samples},
                  packages=("xgboost", "lightgbm"), out_dir=args.out)
 

@@ -139,6 +139,8 @@ class QSTables(NamedTuple):
     node_mbytes: np.ndarray
     dr_tree: np.ndarray
     dr_mask: np.ndarray
+    dr_byte: np.ndarray
+    dr_mbytes: np.ndarray
     cat_node: np.ndarray
     cat_tree: np.ndarray
     cat_mask: np.ndarray

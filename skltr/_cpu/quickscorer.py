@@ -41,7 +41,8 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .._dtypes import NodeFlags
 from ._intrinsics import fetch_add
-from ._simd import LANES, TREE_BYTES, exit_leaves, scan_list_ge, scan_list_gt
+from ._simd import (LANES, TREE_BYTES, default_lanes, exit_leaves, scan_list_ge,
+                    scan_list_gt)
 from .traversal import ZERO_THRESHOLD, finish_output, go_left, leaf_index, tree_counts
 
 _MISSING_NONE = NodeFlags.MISSING_NONE
@@ -121,8 +122,8 @@ def _score_chunks(next_chunk, n_chunks, counts, X, chunk_docs, qs, ens, route, o
     # the records unpacked once: the loops below read plain arrays and scalars
     (block_tree_ptr, block_list_ptr, block_cat_ptr, block_all_qs, list_feature, list_mode,
      list_slot, used_feature, list_node_ptr, list_dr_ptr, node_thr, node_tree, node_mask,
-     node_byte, node_mbytes, dr_tree, dr_mask, cat_node, cat_tree, cat_mask, tree_is_qs,
-     leaf_ptr, leaf_scaled, leaf_scaled32, tree_block) = qs
+     node_byte, node_mbytes, dr_tree, dr_mask, dr_byte, dr_mbytes, cat_node, cat_tree,
+     cat_mask, tree_is_qs, leaf_ptr, leaf_scaled, leaf_scaled32, tree_block) = qs
     (tree_ptr, feature, threshold, left, right, value, flags, cat_offset, cat_nwords,
      cat_bitsets, tree_output, tree_weight, base_score) = ens
     strict, f32_inputs, missing_value, has_sentinel, sum_f32, average = route
@@ -169,28 +170,12 @@ def _score_chunks(next_chunk, n_chunks, counts, X, chunk_docs, qs, ens, route, o
                     sp = special[gs]
                     if (sp & _HAS_NAN) != 0 or (mode == _MISSING_ZERO and sp != 0):
                         # Lanes whose routing depends on the list's missing type.
-                        m = -np.inf
-                        for d in range(LANES):
-                            x = np.float64(xt[gs * LANES + d])
-                            if d < nd:
-                                default = False
-                                if np.isnan(x):
-                                    if mode == _MISSING_NONE:
-                                        x = 0.0
-                                    else:
-                                        default = True
-                                elif mode == _MISSING_ZERO and abs(x) <= ZERO_THRESHOLD:
-                                    default = True
-                                if default:
-                                    for i in range(list_dr_ptr[li], list_dr_ptr[li + 1]):
-                                        _and_lane(bv, np.int64(dr_tree[i]) * TREE_BYTES, d,
-                                                  dr_mask[i])
-                                    x = np.nan
-                            xfix[d] = x
-                            if x > m:
-                                m = x
-                        fix_top[0] = m
-                        xs, xoff, xm = xfix, 0, fix_top[0]
+                        default_lanes(bv, xt, xoff, mode, xfix, dr_tree, dr_byte, dr_mbytes,
+                                      dr_mask, list_dr_ptr[li], list_dr_ptr[li + 1])
+                        xs, xoff = xfix, 0
+                        if mode == _MISSING_NONE:  # NaN lanes read as 0.0
+                            fix_top[0] = max(xm, 0.0)
+                            xm = fix_top[0]
                     if strict:
                         scan_list_ge(bv, xs, xoff, node_thr, node_tree, node_byte, node_mbytes,
                                      node_mask, list_node_ptr[li], list_node_ptr[li + 1], xm)

@@ -83,6 +83,8 @@ class QuickScorerLayout:
                                  # and node_byte + 1 at 2i, 2i + 1
     dr_tree: np.ndarray
     dr_mask: np.ndarray
+    dr_byte: np.ndarray          # node_byte / node_mbytes of the dr entries
+    dr_mbytes: np.ndarray
     cat_node: np.ndarray         # (n_cat,) int64 global node index in the ensemble
     cat_tree: np.ndarray         # (n_cat,) tree index within its block, as node_tree
     cat_mask: np.ndarray         # (n_cat,) uint64
@@ -269,6 +271,8 @@ def build_quickscorer_layout(ens, *, tree_block: int = 512) -> QuickScorerLayout
         node_mbytes=node_mbytes,
         dr_tree=tree[dr].astype(tree_dtype),
         dr_mask=mask[dr].astype(np.uint64),
+        dr_byte=node_byte[dr],
+        dr_mbytes=node_mbytes.reshape(-1, 2)[dr].reshape(-1),
         cat_node=c["gnode"][cat][cat_order].astype(np.int64),
         cat_tree=c["tree"][cat][cat_order].astype(tree_dtype),
         cat_mask=c["mask"][cat][cat_order].astype(np.uint64),

@@ -250,6 +250,32 @@ def default_lanes(typingctx, bv, xs, xoff, mode, xfix, dr_tree, dr_byte, dr_mbyt
 
 
 @intrinsic
+def and_where(typingctx, bv, lanes, tree, byte, mbytes, mask, i):
+    """Apply entry ``i`` (of the arrays ``tree``, ``byte``, ``mbytes``, ``mask``: e.g. a
+    categorical node) to the lanes d where ``lanes[d]`` (uint8, LANES of them) is non-zero:
+    the lanes routed one by one (categorical sets) are updated together."""
+    if not (_is_array(bv, 1, types.uint8) and _is_array(lanes, 1, types.uint8)
+            and _entry_arrays_ok(tree, byte, mbytes, mask) and isinstance(i, types.Integer)):
+        return None
+    sig = types.void(bv, lanes, tree, byte, mbytes, mask, i)
+
+    def codegen(context, builder, signature, args):
+        a = signature.args
+        bvp = _data(context, builder, a[0], args[0])
+        flags = builder.load(_vector_at(builder, _data(context, builder, a[1], args[1]),
+                                        ir.Constant(_I64, 0), _I8), align=1)
+        fires = builder.icmp_unsigned("!=", flags, ir.Constant(flags.type, [0] * LANES))
+        entries = _Entries(context, builder, a[2:6], args[2:6])
+        done = builder.function.append_basic_block("and_where.done")
+        _emit_update(builder, bvp, entries, context.cast(builder, args[6], a[6], types.uint64),
+                     fires, done)
+        builder.position_at_end(done)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
 def exit_leaves(typingctx, bv, tree_row, leaf):
     """``leaf[d]`` = the exit leaf (0..63) of lane d of the tree whose state starts at
     ``bv[tree_row]``, for every lane d: its lowest set bit.

@@ -30,18 +30,17 @@ per lane in tree order, block after block, so float32 sums (XGBoost) are reprodu
 
 Threads take chunks of ``chunk_docs`` documents from a shared counter (an atomic add), so a
 thread slowed by anything else on its core takes fewer chunks instead of holding up the call;
-each thread allocates its buffers once. Trees not tabled (more than 64 leaves) and
-multi-output ensembles take a scalar gather per document; categorical nodes are routed one
-by one with the shared ``go_left``.
+each thread allocates its buffers once. Trees not tabled (more than 64 leaves) are walked
+document by document, in their place in the sum; categorical nodes are routed lane by lane
+with the shared ``go_left``, and their masks applied to the lanes that go right together.
 """
 
 import numpy as np
 from numba import njit, prange
-from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .._dtypes import NodeFlags
 from ._intrinsics import fetch_add
-from ._simd import (LANES, TREE_BYTES, default_lanes, exit_leaves, scan_list_ge,
+from ._simd import (LANES, TREE_BYTES, and_where, default_lanes, exit_leaves, scan_list_ge,
                     scan_list_gt)
 from .traversal import ZERO_THRESHOLD, finish_output, go_left, leaf_index, tree_counts
 
@@ -58,23 +57,6 @@ def _aligned(raw):
     whole cache lines (unaligned 64-byte rows measured 15% slower on the LightGBM model)."""
     shift = ((64 - raw.ctypes.data % 64) % 64) // raw.itemsize
     return raw[shift:]
-
-
-@njit(cache=True)
-def _and_lane(bv, tree_row, d, mask):
-    """Lane ``d``'s leaf vector of the tree at ``bv[tree_row]`` ANDed with ``mask``."""
-    for j in range(8):
-        bv[tree_row + j * LANES + d] &= np.uint8((mask >> np.uint64(8 * j)) & np.uint64(255))
-
-
-@njit(cache=True)
-def _lane_leaf(bv, tree_row, d):
-    """Exit leaf (lowest set bit) of lane ``d`` of the tree at ``bv[tree_row]``, as uint64."""
-    for j in range(8):
-        b = bv[tree_row + j * LANES + d]
-        if b != 0:
-            return np.uint64(8 * j) + np.uint64(trailing_zeros(b))
-    return np.uint64(0)  # unreachable: a tree's rightmost leaf is never cleared
 
 
 @njit(cache=True, error_model="numpy")
@@ -120,10 +102,10 @@ def _score_chunks(next_chunk, n_chunks, counts, X, chunk_docs, qs, ens, route, o
     taken. (One function: a chunk function of its own, called from here, took 2.5 s more to
     compile cold, LLVM optimising it again where it is inlined.)"""
     # the records unpacked once: the loops below read plain arrays and scalars
-    (block_tree_ptr, block_list_ptr, block_cat_ptr, block_all_qs, list_feature, list_mode,
-     list_slot, used_feature, list_node_ptr, list_dr_ptr, node_thr, node_tree, node_mask,
-     node_byte, node_mbytes, dr_tree, dr_mask, dr_byte, dr_mbytes, cat_node, cat_tree,
-     cat_mask, tree_is_qs, leaf_ptr, leaf_scaled, leaf_scaled32, tree_block) = qs
+    (block_tree_ptr, block_list_ptr, block_cat_ptr, list_feature, list_mode, list_slot,
+     used_feature, list_node_ptr, list_dr_ptr, node_thr, node_tree, node_mask, node_byte,
+     node_mbytes, dr_tree, dr_mask, dr_byte, dr_mbytes, cat_node, cat_tree, cat_mask,
+     cat_byte, cat_mbytes, tree_is_qs, leaf_ptr, leaf_scaled, leaf_scaled32, tree_block) = qs
     (tree_ptr, feature, threshold, left, right, value, flags, cat_offset, cat_nwords,
      cat_bitsets, tree_output, tree_weight, base_score) = ens
     strict, f32_inputs, missing_value, has_sentinel, sum_f32, average = route
@@ -141,6 +123,7 @@ def _score_chunks(next_chunk, n_chunks, counts, X, chunk_docs, qs, ens, route, o
     acc64 = np.empty((chunk_docs, n_outputs), dtype=np.float64)
     acc32 = np.empty((chunk_docs, n_outputs), dtype=np.float32)
     leaf = np.empty(LANES, dtype=np.uint8)
+    lanes = np.empty(LANES, dtype=np.uint8)
     while True:
         c = fetch_add(next_chunk, 0, 1)
         if c >= n_chunks:
@@ -183,48 +166,42 @@ def _score_chunks(next_chunk, n_chunks, counts, X, chunk_docs, qs, ens, route, o
                         scan_list_gt(bv, xs, xoff, node_thr, node_tree, node_byte, node_mbytes,
                                      node_mask, list_node_ptr[li], list_node_ptr[li + 1], xm)
                 for ci in range(block_cat_ptr[b], block_cat_ptr[b + 1]):
+                    # categorical sets: each lane routed by the shared rule, then the node's
+                    # mask applied to the lanes that go right, together
                     node = cat_node[ci]
                     f = feature[node]
-                    for d in range(nd):
-                        if not go_left(X[c0 + g0 + d, f], node, threshold, flags, cat_offset,
-                                       cat_nwords, cat_bitsets, strict, f32_inputs,
-                                       missing_value, has_sentinel):
-                            _and_lane(bv, np.int64(cat_tree[ci]) * TREE_BYTES, d, cat_mask[ci])
-                if block_all_qs[b] and n_outputs == 1:
-                    # Fast path: every tree tabled, one output; exit leaves of all lanes at once,
-                    # their values added lane by lane (one call site of the vector code for
-                    # both sums: it is most of this function's compile time).
-                    for t in range(nt):
+                    for d in range(LANES):
+                        lanes[d] = d < nd and not go_left(
+                            X[c0 + g0 + d, f], node, threshold, flags, cat_offset, cat_nwords,
+                            cat_bitsets, strict, f32_inputs, missing_value, has_sentinel)
+                    and_where(bv, lanes, cat_tree, cat_byte, cat_mbytes, cat_mask, ci)
+                # Leaf values per tree, then per document in tree order: exit leaves of all
+                # lanes at once (one call site of that vector code for every output and sum
+                # type: it is much of this function's compile time), their values added lane
+                # by lane; trees not tabled walked document by document.
+                for t in range(nt):
+                    gt = t0 + t
+                    k = tree_output[gt]
+                    if tree_is_qs[gt]:
                         exit_leaves(bv, t * TREE_BYTES, leaf)
-                        base = leaf_ptr[t0 + t]
+                        base = leaf_ptr[gt]
                         if sum_f32:
                             for d in range(nd):
-                                acc32[g0 + d, 0] += leaf_scaled32[base + np.uint64(leaf[d])]
+                                acc32[g0 + d, k] += leaf_scaled32[base + np.uint64(leaf[d])]
                         else:
                             for d in range(nd):
-                                acc64[g0 + d, 0] += leaf_scaled[base + np.uint64(leaf[d])]
-                    continue
-                for d in range(nd):
-                    dd = g0 + d
-                    for t in range(nt):
-                        gt = t0 + t
-                        k = tree_output[gt]
-                        if tree_is_qs[gt]:
-                            j = leaf_ptr[gt] + _lane_leaf(bv, t * TREE_BYTES, d)
-                            if sum_f32:
-                                acc32[dd, k] = acc32[dd, k] + leaf_scaled32[j]
-                            else:
-                                acc64[dd, k] += leaf_scaled[j]
-                            continue
-                        leaf_val = value[leaf_index(X, c0 + dd, tree_ptr[gt], feature,
+                                acc64[g0 + d, k] += leaf_scaled[base + np.uint64(leaf[d])]
+                        continue
+                    for d in range(nd):
+                        leaf_val = value[leaf_index(X, c0 + g0 + d, tree_ptr[gt], feature,
                                                     threshold, left, right, flags, cat_offset,
                                                     cat_nwords, cat_bitsets, strict, f32_inputs,
                                                     missing_value, has_sentinel)]
                         if sum_f32:
-                            acc32[dd, k] = acc32[dd, k] + np.float32(
+                            acc32[g0 + d, k] = acc32[g0 + d, k] + np.float32(
                                 np.float32(leaf_val) * np.float32(tree_weight[gt]))
                         else:
-                            acc64[dd, k] += leaf_val * tree_weight[gt]
+                            acc64[g0 + d, k] += leaf_val * tree_weight[gt]
         for d in range(cn):
             for k in range(n_outputs):
                 total = np.float64(acc32[d, k]) if sum_f32 else acc64[d, k]

@@ -20,7 +20,8 @@ figure is the median of its rounds, and ``spread`` rows give (max - min) / media
 round. Rows: us/doc per engine (ratio = skltr / peer, so 1/ratio is skltr's speed-up),
 QuickScorer's stages (input validation, input conversion, kernel: the rest of
 ``predict_raw``) and the bytes it moves against the machine's copy bandwidth. The parameters
-record the CPU's cache sizes, the rows scored at each thread count and every round's us/doc.
+record the CPU's cache sizes, numba's threading layer, the rows scored and QuickScorer's
+chunk size at each thread count, and every round's us/doc.
 
 --rows-per-thread N scores min(--rows, N x threads) rows at each thread count (the same
 rows for every engine at that count): each thread then has the same work at every count,
@@ -38,6 +39,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import numba
 import numpy as np
 
 from _harness import cpu_caches, row, time_median, write_result
@@ -115,6 +117,15 @@ def main():
     rows, notes, samples, rows_at = [], {}, {}, {}
     for library, booster in models.items():
         case0 = f"{library} {args.trees} trees"
+        # Built once (model conversion and tables); n_jobs is read at each call.
+        qs = QuickScorerPredictor.from_model(booster, backend="quickscorer")
+        notes[f"{case0} auto_tree_block"] = qs.layout_.tree_block
+        variants = {f"quickscorer tb{tb}": QuickScorerPredictor.from_model(
+            booster, backend="quickscorer", tree_block=tb) for tb in args.tree_blocks}
+        if args.traversal_rows:
+            variants["traversal"] = QuickScorerPredictor.from_model(booster,
+                                                                    backend="traversal")
+        notes[f"{case0} auto"] = QuickScorerPredictor.from_model(booster).backend_
         for t in args.threads:
             n = X_all.shape[0] if args.rows_per_thread is None else min(
                 X_all.shape[0], args.rows_per_thread * t)
@@ -131,17 +142,13 @@ def main():
                 native = lambda A, b=booster: b.inplace_predict(  # noqa: E731
                     A, predict_type="margin")
             case = f"{case0}, {t} threads"
-            qs = QuickScorerPredictor.from_model(booster, backend="quickscorer", n_jobs=t)
-            notes[f"{case0} auto_tree_block"] = qs.layout_.tree_block
             engines = {peer_name: (lambda A=X: native(A), X),
                        "quickscorer": (lambda A=X, e=qs: e.predict_raw(A), X)}
-            for tb in args.tree_blocks:
-                est = QuickScorerPredictor.from_model(booster, backend="quickscorer",
-                                                      n_jobs=t, tree_block=tb)
-                engines[f"quickscorer tb{tb}"] = (lambda A=X, e=est: e.predict_raw(A), X)
-            if Xt.shape[0]:
-                est = QuickScorerPredictor.from_model(booster, backend="traversal", n_jobs=t)
-                engines["traversal"] = (lambda A=Xt, e=est: e.predict_raw(A), Xt)
+            for name, est in variants.items():
+                A = Xt if name == "traversal" else X
+                engines[name] = (lambda A=A, e=est: e.predict_raw(A), A)
+            for est in (qs, *variants.values()):
+                est.set_params(n_jobs=t)
             times, first = interleaved(engines, args.rounds)
             expected = first[peer_name]
             us = {name: np.array(sec) * 1e6 / engines[name][1].shape[0]
@@ -162,8 +169,6 @@ def main():
             worst = min(p / q for p, q in zip(us[peer_name], us["quickscorer"]))
             rows.append(row(case, "quickscorer speed-up worst round", worst, 1.0, peer_name,
                             "x"))
-            auto = QuickScorerPredictor.from_model(booster, backend="auto", n_jobs=t)
-            notes[f"{case} auto"] = auto.backend_
             t_qs = med["quickscorer"] * n / 1e6
             t_val, t_in = qs_stages(qs, X)
             for stage, sec in (("qs validate", t_val), ("qs input", t_in),
@@ -175,19 +180,20 @@ def main():
             dram = X.nbytes * (3 if t_in is not None else 1) + n * 8
             layout = qs.layout_
             chunk = chunk_docs(n, t, layout.used_feature.size, layout.node_thr.itemsize)
+            notes[f"{case} chunk_docs"] = chunk
             rows.append(row(case, "qs DRAM GB/s", dram / t_qs / 1e9, bandwidth,
                             "numpy copy GB/s", "GB/s"))
             rows.append(row(case, "qs table GB/s",
                             qs.layout_nbytes_ * -(-n // chunk) / t_qs / 1e9, bandwidth,
                             "numpy copy GB/s", "GB/s"))
+            others = "".join(f"; {k} {v:.3f}" for k, v in med.items()
+                             if k not in ("quickscorer", peer_name))
             print(f"{case} ({n} rows): qs {med['quickscorer']:.3f} us/doc "
                   f"[{us['quickscorer'].min():.3f}-{us['quickscorer'].max():.3f}], native "
                   f"{med[peer_name]:.3f} [{us[peer_name].min():.3f}-"
                   f"{us[peer_name].max():.3f}]; speed-up {med[peer_name] / med['quickscorer']:.2f}x"
-                  f" (worst round {worst:.2f}x); "
-                  + ", ".join(f"{k} {v:.3f}" for k, v in med.items()
-                              if k not in ("quickscorer", peer_name))
-                  + f"; auto picks {auto.backend_}", flush=True)
+                  f" (worst round {worst:.2f}x){others}; auto picks "
+                  f"{notes[case0 + ' auto']}", flush=True)
     write_result("scaling_predict_cpu", rows,
                  params={"rows": X_all.shape[0], "rows_per_thread": args.rows_per_thread,
                          "rows_at_threads": rows_at, "traversal_rows": args.traversal_rows,
@@ -195,6 +201,8 @@ def main():
                          "train_queries": args.train_queries, "tree_blocks": args.tree_blocks,
                          "copy_bandwidth_GBps": bandwidth, "caches": cpu_caches(),
                          "l2_bytes": l2_cache_bytes(), "auto": notes,
+                         "numba_threading_layer": numba.threading_layer(),
+                         "numba_num_threads": numba.config.NUMBA_NUM_THREADS,
                          "us_per_doc_rounds": samples},
                  packages=("xgboost", "lightgbm"), out_dir=args.out)
 

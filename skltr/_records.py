@@ -125,7 +125,6 @@ class QSTables(NamedTuple):
     block_tree_ptr: np.ndarray
     block_list_ptr: np.ndarray
     block_cat_ptr: np.ndarray
-    block_all_qs: np.ndarray
     list_feature: np.ndarray
     list_mode: np.ndarray
     list_slot: np.ndarray
@@ -139,9 +138,13 @@ class QSTables(NamedTuple):
     node_mbytes: np.ndarray
     dr_tree: np.ndarray
     dr_mask: np.ndarray
+    dr_byte: np.ndarray
+    dr_mbytes: np.ndarray
     cat_node: np.ndarray
     cat_tree: np.ndarray
     cat_mask: np.ndarray
+    cat_byte: np.ndarray
+    cat_mbytes: np.ndarray
     tree_is_qs: np.ndarray
     leaf_ptr: np.ndarray
     leaf_scaled: np.ndarray

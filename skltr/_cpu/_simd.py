@@ -30,7 +30,8 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .._dtypes import QS_NODE_BYTE_WIDE
+from .._dtypes import QS_NODE_BYTE_WIDE, NodeFlags
+from .traversal import ZERO_THRESHOLD
 
 #: Documents scored together (the group width): one byte each in a 64-byte row.
 LANES = 64
@@ -38,6 +39,8 @@ LANES = 64
 TREE_BYTES = 8 * LANES
 #: ``node_byte`` bit set when a node's cleared run reaches past its two rows.
 WIDE = QS_NODE_BYTE_WIDE
+_MISSING_NONE = NodeFlags.MISSING_NONE
+_MISSING_ZERO = NodeFlags.MISSING_ZERO
 
 _I1 = ir.IntType(1)
 _I8 = ir.IntType(8)
@@ -68,6 +71,78 @@ def _is_array(ty, ndim, dtype=None):
             and (dtype is None or ty.dtype == dtype))
 
 
+class _Entries:
+    """Data pointers of one kind of table entry (nodes, or default-right entries): tree index
+    within the block, node_byte, two mask bytes, 64-bit mask."""
+
+    def __init__(self, context, builder, types_, values):
+        self.tree, self.byte, self.mbytes, self.mask = (
+            _data(context, builder, t, v) for t, v in zip(types_, values))
+
+
+def _emit_update(builder, bvp, entries, i, fires, after):
+    """Emit entry ``i``'s update of the lanes where ``fires``: AND its two rows of the tree's
+    state with its two mask bytes (a byte broadcast from memory is one shuffle uop on Intel
+    cores, from a register two), and all 8 rows with the whole mask when the entry is wide
+    (its bytes outside the cleared run are 0xFF, so the two rows done first are unchanged);
+    then branch to ``after``."""
+    rows = ir.VectorType(_I8, LANES)
+    keep_all = ir.Constant(rows, [-1] * LANES)
+
+    def and_row(first, m8):
+        p = _vector_at(builder, bvp, first, _I8)
+        keep = builder.select(fires, _splat(builder, m8, LANES), keep_all)
+        builder.store(builder.and_(builder.load(p, align=64), keep), p, align=64)
+
+    tree = builder.zext(builder.load(builder.gep(entries.tree, [i])), _I64)
+    byte = builder.load(builder.gep(entries.byte, [i]))
+    m8p = builder.gep(entries.mbytes, [builder.shl(i, ir.Constant(_I64, 1))])
+    tree_row = builder.mul(tree, ir.Constant(_I64, TREE_BYTES))
+    first = builder.add(tree_row, builder.mul(
+        builder.zext(builder.and_(byte, ir.Constant(_I8, 7)), _I64), ir.Constant(_I64, LANES)))
+    and_row(first, builder.load(m8p))
+    and_row(builder.add(first, ir.Constant(_I64, LANES)),
+            builder.load(builder.gep(m8p, [ir.Constant(_I64, 1)])))
+    wide = builder.function.append_basic_block("entry.wide")
+    is_wide = builder.icmp_unsigned("!=", builder.and_(byte, ir.Constant(_I8, WIDE)),
+                                    ir.Constant(_I8, 0))
+    builder.cbranch(is_wide, wide, after)
+    builder.position_at_end(wide)
+    mask = builder.load(builder.gep(entries.mask, [i]))
+    for j in range(8):
+        and_row(builder.add(tree_row, ir.Constant(_I64, j * LANES)),
+                builder.trunc(builder.lshr(mask, ir.Constant(_I64, 8 * j)), _I8))
+    builder.branch(after)
+
+
+def _emit_loop(builder, lo, hi, name, body):
+    """Emit ``for i in range(lo, hi): body(i, step, done)``; ``body`` ends its block(s) with
+    a branch to ``step`` (next entry) or ``done`` (leave the loop)."""
+    fn = builder.function
+    entry = builder.block
+    head = fn.append_basic_block(f"{name}.head")
+    work = fn.append_basic_block(f"{name}.body")
+    step = fn.append_basic_block(f"{name}.step")
+    done = fn.append_basic_block(f"{name}.done")
+    builder.branch(head)
+    builder.position_at_end(head)
+    i = builder.phi(_I64)
+    i.add_incoming(lo, entry)
+    builder.cbranch(builder.icmp_unsigned("<", i, hi), work, done)
+    builder.position_at_end(work)
+    body(i, step, done)
+    builder.position_at_end(step)
+    i.add_incoming(builder.add(i, ir.Constant(_I64, 1)), step)
+    builder.branch(head)
+    builder.position_at_end(done)
+
+
+def _entry_arrays_ok(tree, byte, mbytes, mask):
+    return (_is_array(tree, 1) and isinstance(tree.dtype, types.Integer)
+            and _is_array(byte, 1, types.uint8) and _is_array(mbytes, 1, types.uint8)
+            and _is_array(mask, 1, types.uint64))
+
+
 def _make_scan(fire, stop):
     @intrinsic
     def scan_list(typingctx, bv, xs, xoff, node_thr, node_tree, node_byte, node_mbytes,
@@ -77,10 +152,8 @@ def _make_scan(fire, stop):
         # node_thr's dtype; top: the largest of them.
         ok = (_is_array(bv, 1, types.uint8) and _is_array(xs, 1)
               and isinstance(xs.dtype, types.Float) and _is_array(node_thr, 1, xs.dtype)
-              and _is_array(node_tree, 1) and isinstance(node_tree.dtype, types.Integer)
-              and _is_array(node_byte, 1, types.uint8)
-              and _is_array(node_mbytes, 1, types.uint8)
-              and _is_array(node_mask, 1, types.uint64) and top == xs.dtype
+              and _entry_arrays_ok(node_tree, node_byte, node_mbytes, node_mask)
+              and top == xs.dtype
               and all(isinstance(t, types.Integer) for t in (xoff, lo, hi)))
         if not ok:
             return None
@@ -88,82 +161,29 @@ def _make_scan(fire, stop):
                          lo, hi, top)
 
         def codegen(context, builder, signature, args):
-            (bv_v, xs_v, xoff_v, thr_v, tree_v, byte_v, mb_v, mask_v, lo_v, hi_v,
-             top_v) = args
             a = signature.args
-            bvp = _data(context, builder, a[0], bv_v)
-            thrp = _data(context, builder, a[3], thr_v)
-            treep = _data(context, builder, a[4], tree_v)
-            bytep = _data(context, builder, a[5], byte_v)
-            mbp = _data(context, builder, a[6], mb_v)
-            maskp = _data(context, builder, a[7], mask_v)
+            bvp = _data(context, builder, a[0], args[0])
+            thrp = _data(context, builder, a[3], args[3])
+            nodes = _Entries(context, builder, a[4:8], args[4:8])
             u64 = types.uint64
             fty = context.get_value_type(a[1].dtype)
-            xs = builder.load(_vector_at(builder, _data(context, builder, a[1], xs_v),
-                                         context.cast(builder, xoff_v, a[2], u64), fty),
+            xs = builder.load(_vector_at(builder, _data(context, builder, a[1], args[1]),
+                                         context.cast(builder, args[2], a[2], u64), fty),
                               align=4)
-            lo = context.cast(builder, lo_v, a[8], u64)
-            hi = context.cast(builder, hi_v, a[9], u64)
-            rows = ir.VectorType(_I8, LANES)
-            keep_all = ir.Constant(rows, [-1] * LANES)
+            top = args[10]
 
-            def and_row(fires, first, m8):
-                p = _vector_at(builder, bvp, first, _I8)
-                keep = builder.select(fires, _splat(builder, m8, LANES), keep_all)
-                builder.store(builder.and_(builder.load(p, align=64), keep), p, align=64)
+            def body(i, step, done):
+                # Nodes are in ascending threshold order: once no lane can fire, none after
+                # can.
+                thr = builder.load(builder.gep(thrp, [i]))
+                work = builder.function.append_basic_block("scan.work")
+                builder.cbranch(builder.fcmp_ordered(stop, thr, top), done, work)
+                builder.position_at_end(work)
+                fires = builder.fcmp_ordered(fire, xs, _splat(builder, thr, LANES))
+                _emit_update(builder, bvp, nodes, i, fires, step)
 
-            fn = builder.function
-            entry = builder.block
-            head = fn.append_basic_block("scan.head")
-            body = fn.append_basic_block("scan.body")
-            work = fn.append_basic_block("scan.work")
-            wide = fn.append_basic_block("scan.wide")
-            step = fn.append_basic_block("scan.step")
-            done = fn.append_basic_block("scan.done")
-            builder.branch(head)
-
-            builder.position_at_end(head)
-            i = builder.phi(_I64)
-            i.add_incoming(lo, entry)
-            builder.cbranch(builder.icmp_unsigned("<", i, hi), body, done)
-
-            # Nodes are in ascending threshold order: once no lane can fire, none after can.
-            builder.position_at_end(body)
-            thr = builder.load(builder.gep(thrp, [i]))
-            builder.cbranch(builder.fcmp_ordered(stop, thr, top_v), done, work)
-
-            builder.position_at_end(work)
-            tree = builder.zext(builder.load(builder.gep(treep, [i])), _I64)
-            byte = builder.load(builder.gep(bytep, [i]))
-            # the two mask bytes loaded one by one: a byte broadcast from memory takes one
-            # shuffle uop on Intel cores, from a register two
-            m8p = builder.gep(mbp, [builder.shl(i, ir.Constant(_I64, 1))])
-            fires = builder.fcmp_ordered(fire, xs, _splat(builder, thr, LANES))
-            tree_row = builder.mul(tree, ir.Constant(_I64, TREE_BYTES))
-            first = builder.add(tree_row, builder.mul(
-                builder.zext(builder.and_(byte, ir.Constant(_I8, 7)), _I64),
-                ir.Constant(_I64, LANES)))
-            and_row(fires, first, builder.load(m8p))
-            and_row(fires, builder.add(first, ir.Constant(_I64, LANES)),
-                    builder.load(builder.gep(m8p, [ir.Constant(_I64, 1)])))
-            is_wide = builder.icmp_unsigned("!=", builder.and_(byte, ir.Constant(_I8, WIDE)),
-                                            ir.Constant(_I8, 0))
-            builder.cbranch(is_wide, wide, step)
-
-            # A node near the root: every row of the tree, with the whole mask (its bytes
-            # outside the cleared run are 0xFF, so the two rows done above are unchanged).
-            builder.position_at_end(wide)
-            mask = builder.load(builder.gep(maskp, [i]))
-            for j in range(8):
-                mj = builder.trunc(builder.lshr(mask, ir.Constant(_I64, 8 * j)), _I8)
-                and_row(fires, builder.add(tree_row, ir.Constant(_I64, j * LANES)), mj)
-            builder.branch(step)
-
-            builder.position_at_end(step)
-            i.add_incoming(builder.add(i, ir.Constant(_I64, 1)), step)
-            builder.branch(head)
-
-            builder.position_at_end(done)
+            _emit_loop(builder, context.cast(builder, args[8], a[8], u64),
+                       context.cast(builder, args[9], a[9], u64), "scan", body)
             return context.get_dummy_value()
 
         return sig, codegen
@@ -176,6 +196,83 @@ def _make_scan(fire, stop):
 scan_list_gt = _make_scan(">", ">=")
 #: The same for the strict test (fires when x >= thr); stops at the first thr > top.
 scan_list_ge = _make_scan(">=", ">")
+
+
+@intrinsic
+def default_lanes(typingctx, bv, xs, xoff, mode, xfix, dr_tree, dr_byte, dr_mbytes, dr_mask,
+                  lo, hi):
+    """Route a list's missing lanes by its missing type ``mode`` (``NodeFlags``), for a group
+    whose values ``xs[xoff:xoff + LANES]`` have NaN (or, for type ZERO, zero) lanes:
+    ``xfix[:LANES]`` = the values to scan instead (NaN reads as 0.0 for type NONE; a lane
+    taking the default direction becomes NaN, which never fires), and default-right entries
+    ``lo:hi`` applied to the lanes taking the default direction, all lanes at once."""
+    ok = (_is_array(bv, 1, types.uint8) and _is_array(xs, 1)
+          and isinstance(xs.dtype, types.Float) and _is_array(xfix, 1, xs.dtype)
+          and isinstance(mode, types.Integer)
+          and _entry_arrays_ok(dr_tree, dr_byte, dr_mbytes, dr_mask)
+          and all(isinstance(t, types.Integer) for t in (xoff, lo, hi)))
+    if not ok:
+        return None
+    sig = types.void(bv, xs, xoff, mode, xfix, dr_tree, dr_byte, dr_mbytes, dr_mask, lo, hi)
+
+    def codegen(context, builder, signature, args):
+        a = signature.args
+        u64 = types.uint64
+        bvp = _data(context, builder, a[0], args[0])
+        fty = context.get_value_type(a[1].dtype)
+        vty = ir.VectorType(fty, LANES)
+        x = builder.load(_vector_at(builder, _data(context, builder, a[1], args[1]),
+                                    context.cast(builder, args[2], a[2], u64), fty), align=4)
+        mode = context.cast(builder, args[3], a[3], types.int64)
+        none = builder.icmp_signed("==", mode, ir.Constant(_I64, _MISSING_NONE))
+        zero_type = builder.icmp_signed("==", mode, ir.Constant(_I64, _MISSING_ZERO))
+        isnan = builder.fcmp_unordered("uno", x, x)
+        suffix = "f32" if fty == ir.FloatType() else "f64"
+        fabs = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vty, [vty]),
+                                              f"llvm.fabs.v{LANES}{suffix}")
+        iszero = builder.fcmp_ordered("<=", builder.call(fabs, [x]),
+                                      ir.Constant(vty, [ZERO_THRESHOLD] * LANES))
+        no_lane = ir.Constant(ir.VectorType(_I1, LANES), [0] * LANES)
+        default = builder.select(zero_type, builder.or_(isnan, iszero),
+                                 builder.select(none, no_lane, isnan))
+        fixed = builder.select(none, builder.select(isnan, ir.Constant(vty, [0.0] * LANES), x),
+                               builder.select(default, ir.Constant(vty, [float("nan")] * LANES),
+                                              x))
+        builder.store(fixed, _vector_at(builder, _data(context, builder, a[4], args[4]),
+                                        ir.Constant(_I64, 0), fty), align=4)
+        entries = _Entries(context, builder, a[5:9], args[5:9])
+        _emit_loop(builder, context.cast(builder, args[9], a[9], u64),
+                   context.cast(builder, args[10], a[10], u64), "default",
+                   lambda i, step, done: _emit_update(builder, bvp, entries, i, default, step))
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def and_where(typingctx, bv, lanes, tree, byte, mbytes, mask, i):
+    """Apply entry ``i`` (of the arrays ``tree``, ``byte``, ``mbytes``, ``mask``: e.g. a
+    categorical node) to the lanes d where ``lanes[d]`` (uint8, LANES of them) is non-zero:
+    the lanes routed one by one (categorical sets) are updated together."""
+    if not (_is_array(bv, 1, types.uint8) and _is_array(lanes, 1, types.uint8)
+            and _entry_arrays_ok(tree, byte, mbytes, mask) and isinstance(i, types.Integer)):
+        return None
+    sig = types.void(bv, lanes, tree, byte, mbytes, mask, i)
+
+    def codegen(context, builder, signature, args):
+        a = signature.args
+        bvp = _data(context, builder, a[0], args[0])
+        flags = builder.load(_vector_at(builder, _data(context, builder, a[1], args[1]),
+                                        ir.Constant(_I64, 0), _I8), align=1)
+        fires = builder.icmp_unsigned("!=", flags, ir.Constant(flags.type, [0] * LANES))
+        entries = _Entries(context, builder, a[2:6], args[2:6])
+        done = builder.function.append_basic_block("and_where.done")
+        _emit_update(builder, bvp, entries, context.cast(builder, args[6], a[6], types.uint64),
+                     fires, done)
+        builder.position_at_end(done)
+        return context.get_dummy_value()
+
+    return sig, codegen
 
 
 @intrinsic

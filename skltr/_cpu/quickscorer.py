@@ -30,18 +30,18 @@ per lane in tree order, block after block, so float32 sums (XGBoost) are reprodu
 
 Threads take chunks of ``chunk_docs`` documents from a shared counter (an atomic add), so a
 thread slowed by anything else on its core takes fewer chunks instead of holding up the call;
-each thread allocates its buffers once. Trees not tabled (more than 64 leaves) and
-multi-output ensembles take a scalar gather per document; categorical nodes are routed one
-by one with the shared ``go_left``.
+each thread allocates its buffers once. Trees not tabled (more than 64 leaves) are walked
+document by document, in their place in the sum; categorical nodes are routed lane by lane
+with the shared ``go_left``, and their masks applied to the lanes that go right together.
 """
 
 import numpy as np
 from numba import njit, prange
-from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .._dtypes import NodeFlags
 from ._intrinsics import fetch_add
-from ._simd import LANES, TREE_BYTES, exit_leaves, scan_list_ge, scan_list_gt
+from ._simd import (LANES, TREE_BYTES, and_where, default_lanes, exit_leaves, scan_list_ge,
+                    scan_list_gt)
 from .traversal import ZERO_THRESHOLD, finish_output, go_left, leaf_index, tree_counts
 
 _MISSING_NONE = NodeFlags.MISSING_NONE
@@ -57,23 +57,6 @@ def _aligned(raw):
     whole cache lines (unaligned 64-byte rows measured 15% slower on the LightGBM model)."""
     shift = ((64 - raw.ctypes.data % 64) % 64) // raw.itemsize
     return raw[shift:]
-
-
-@njit(cache=True)
-def _and_lane(bv, tree_row, d, mask):
-    """Lane ``d``'s leaf vector of the tree at ``bv[tree_row]`` ANDed with ``mask``."""
-    for j in range(8):
-        bv[tree_row + j * LANES + d] &= np.uint8((mask >> np.uint64(8 * j)) & np.uint64(255))
-
-
-@njit(cache=True)
-def _lane_leaf(bv, tree_row, d):
-    """Exit leaf (lowest set bit) of lane ``d`` of the tree at ``bv[tree_row]``, as uint64."""
-    for j in range(8):
-        b = bv[tree_row + j * LANES + d]
-        if b != 0:
-            return np.uint64(8 * j) + np.uint64(trailing_zeros(b))
-    return np.uint64(0)  # unreachable: a tree's rightmost leaf is never cleared
 
 
 @njit(cache=True, error_model="numpy")
@@ -113,15 +96,16 @@ def _transpose(X, c0, cn, used_feature, f32_inputs, missing_value, has_sentinel,
 
 
 @njit(cache=True, error_model="numpy")
-def _score_chunk(c, counts, X, chunk_docs, qs, ens, route, out, bv, xt, top, special, xfix,
-                 fix_top, acc64, acc32, lane64, lane32, leaf):
-    """Score chunk ``c`` (documents ``c * chunk_docs`` onwards) into ``out``, with the
-    calling thread's buffers (see :func:`_score_chunks`)."""
+def _score_chunks(next_chunk, n_chunks, counts, X, chunk_docs, qs, ens, route, out):
+    """One thread's work: allocate its buffers, then score chunks of ``chunk_docs``
+    documents taken from the shared counter ``next_chunk[0]`` until all ``n_chunks`` are
+    taken. (One function: a chunk function of its own, called from here, took 2.5 s more to
+    compile cold, LLVM optimising it again where it is inlined.)"""
     # the records unpacked once: the loops below read plain arrays and scalars
-    (block_tree_ptr, block_list_ptr, block_cat_ptr, block_all_qs, list_feature, list_mode,
-     list_slot, used_feature, list_node_ptr, list_dr_ptr, node_thr, node_tree, node_mask,
-     node_byte, node_mbytes, dr_tree, dr_mask, cat_node, cat_tree, cat_mask, tree_is_qs,
-     leaf_ptr, leaf_scaled, leaf_scaled32, tree_block) = qs
+    (block_tree_ptr, block_list_ptr, block_cat_ptr, list_feature, list_mode, list_slot,
+     used_feature, list_node_ptr, list_dr_ptr, node_thr, node_tree, node_mask, node_byte,
+     node_mbytes, dr_tree, dr_mask, dr_byte, dr_mbytes, cat_node, cat_tree, cat_mask,
+     cat_byte, cat_mbytes, tree_is_qs, leaf_ptr, leaf_scaled, leaf_scaled32, tree_block) = qs
     (tree_ptr, feature, threshold, left, right, value, flags, cat_offset, cat_nwords,
      cat_bitsets, tree_output, tree_weight, base_score) = ens
     strict, f32_inputs, missing_value, has_sentinel, sum_f32, average = route
@@ -129,144 +113,99 @@ def _score_chunk(c, counts, X, chunk_docs, qs, ens, route, out, bv, xt, top, spe
     n_slots = used_feature.shape[0]
     n_outputs = out.shape[1]
     n_blocks = block_tree_ptr.shape[0] - 1
-    c0 = c * chunk_docs
-    cn = min(n_samples, c0 + chunk_docs) - c0
-    n_groups = (cn + LANES - 1) // LANES
-    for d in range(cn):
-        for k in range(n_outputs):
-            s = 0.0 if average else base_score[k]
-            acc64[d, k] = s
-            acc32[d, k] = np.float32(s)
-    _transpose(X, c0, cn, used_feature, f32_inputs, missing_value, has_sentinel, xt, top,
-               special)
-    for b in range(n_blocks):
-        t0 = block_tree_ptr[b]
-        nt = block_tree_ptr[b + 1] - t0
-        # Groups of the chunk, one after the other, while the block's tables stay in cache.
-        for g in range(n_groups):
-            g0 = g * LANES
-            nd = min(LANES, cn - g0)
-            bv[: nt * TREE_BYTES] = 255
-            for li in range(block_list_ptr[b], block_list_ptr[b + 1]):
-                gs = g * n_slots + list_slot[li]
-                mode = list_mode[li]
-                xs, xoff, xm = xt, gs * LANES, top[gs]
-                sp = special[gs]
-                if (sp & _HAS_NAN) != 0 or (mode == _MISSING_ZERO and sp != 0):
-                    # Lanes whose routing depends on the list's missing type.
-                    m = -np.inf
-                    for d in range(LANES):
-                        x = np.float64(xt[gs * LANES + d])
-                        if d < nd:
-                            default = False
-                            if np.isnan(x):
-                                if mode == _MISSING_NONE:
-                                    x = 0.0
-                                else:
-                                    default = True
-                            elif mode == _MISSING_ZERO and abs(x) <= ZERO_THRESHOLD:
-                                default = True
-                            if default:
-                                for i in range(list_dr_ptr[li], list_dr_ptr[li + 1]):
-                                    _and_lane(bv, np.int64(dr_tree[i]) * TREE_BYTES, d,
-                                              dr_mask[i])
-                                x = np.nan
-                        xfix[d] = x
-                        if x > m:
-                            m = x
-                    fix_top[0] = m
-                    xs, xoff, xm = xfix, 0, fix_top[0]
-                if strict:
-                    scan_list_ge(bv, xs, xoff, node_thr, node_tree, node_byte, node_mbytes,
-                                 node_mask, list_node_ptr[li], list_node_ptr[li + 1], xm)
-                else:
-                    scan_list_gt(bv, xs, xoff, node_thr, node_tree, node_byte, node_mbytes,
-                                 node_mask, list_node_ptr[li], list_node_ptr[li + 1], xm)
-            for ci in range(block_cat_ptr[b], block_cat_ptr[b + 1]):
-                node = cat_node[ci]
-                f = feature[node]
-                for d in range(nd):
-                    if not go_left(X[c0 + g0 + d, f], node, threshold, flags, cat_offset,
-                                   cat_nwords, cat_bitsets, strict, f32_inputs,
-                                   missing_value, has_sentinel):
-                        _and_lane(bv, np.int64(cat_tree[ci]) * TREE_BYTES, d, cat_mask[ci])
-            if block_all_qs[b] and n_outputs == 1:
-                # Fast path: every tree tabled, one output; exit leaves of all lanes at once,
-                # their values added lane by lane (padding lanes add some leaf and are
-                # dropped).
-                if sum_f32:
-                    for d in range(LANES):
-                        lane32[d] = acc32[g0 + d, 0] if d < nd else np.float32(0.0)
-                    for t in range(nt):
-                        exit_leaves(bv, t * TREE_BYTES, leaf)
-                        base = leaf_ptr[t0 + t]
-                        for d in range(LANES):
-                            lane32[d] += leaf_scaled32[base + np.uint64(leaf[d])]
-                    for d in range(nd):
-                        acc32[g0 + d, 0] = lane32[d]
-                else:
-                    for d in range(LANES):
-                        lane64[d] = acc64[g0 + d, 0] if d < nd else 0.0
-                    for t in range(nt):
-                        exit_leaves(bv, t * TREE_BYTES, leaf)
-                        base = leaf_ptr[t0 + t]
-                        for d in range(LANES):
-                            lane64[d] += leaf_scaled[base + np.uint64(leaf[d])]
-                    for d in range(nd):
-                        acc64[g0 + d, 0] = lane64[d]
-                continue
-            for d in range(nd):
-                dd = g0 + d
-                for t in range(nt):
-                    gt = t0 + t
-                    k = tree_output[gt]
-                    if tree_is_qs[gt]:
-                        j = leaf_ptr[gt] + _lane_leaf(bv, t * TREE_BYTES, d)
-                        if sum_f32:
-                            acc32[dd, k] = acc32[dd, k] + leaf_scaled32[j]
-                        else:
-                            acc64[dd, k] += leaf_scaled[j]
-                        continue
-                    leaf_val = value[leaf_index(X, c0 + dd, tree_ptr[gt], feature,
-                                                threshold, left, right, flags, cat_offset,
-                                                cat_nwords, cat_bitsets, strict, f32_inputs,
-                                                missing_value, has_sentinel)]
-                    if sum_f32:
-                        acc32[dd, k] = acc32[dd, k] + np.float32(
-                            np.float32(leaf_val) * np.float32(tree_weight[gt]))
-                    else:
-                        acc64[dd, k] += leaf_val * tree_weight[gt]
-    for d in range(cn):
-        for k in range(n_outputs):
-            total = np.float64(acc32[d, k]) if sum_f32 else acc64[d, k]
-            out[c0 + d, k] = finish_output(total, counts[k], base_score[k], sum_f32, average)
-
-
-@njit(cache=True)
-def _score_chunks(next_chunk, n_chunks, counts, X, chunk_docs, qs, ens, route, out):
-    """One thread's work: allocate its buffers, then score chunks taken from the shared
-    counter ``next_chunk[0]`` until all ``n_chunks`` are taken."""
-    n_slots = qs.used_feature.shape[0]
-    n_outputs = out.shape[1]
-    thr = qs.node_thr
-    bv = _aligned(np.empty(qs.tree_block * TREE_BYTES + 64, dtype=np.uint8))
-    # one extra vector's room past the last row: the scan reads LANES values at a time
-    xt = _aligned(np.empty(chunk_docs * n_slots + 64, dtype=thr.dtype))
-    top = np.empty(chunk_docs // LANES * n_slots, dtype=thr.dtype)
+    # The thread's buffers, 64-byte aligned where the vector code reads them.
+    bv = _aligned(np.empty(tree_block * TREE_BYTES + 64, dtype=np.uint8))
+    xt = _aligned(np.empty(chunk_docs * n_slots + 64, dtype=node_thr.dtype))
+    top = np.empty(chunk_docs // LANES * n_slots, dtype=node_thr.dtype)
     special = np.empty(chunk_docs // LANES * n_slots, dtype=np.uint8)
-    xfix = _aligned(np.empty(LANES + 64, dtype=thr.dtype))
-    fix_top = np.empty(1, dtype=thr.dtype)
+    xfix = _aligned(np.empty(LANES + 64, dtype=node_thr.dtype))
+    fix_top = np.empty(1, dtype=node_thr.dtype)
     acc64 = np.empty((chunk_docs, n_outputs), dtype=np.float64)
     acc32 = np.empty((chunk_docs, n_outputs), dtype=np.float32)
-    lane64 = np.empty(LANES, dtype=np.float64)
-    lane32 = np.empty(LANES, dtype=np.float32)
     leaf = np.empty(LANES, dtype=np.uint8)
+    lanes = np.empty(LANES, dtype=np.uint8)
     while True:
         c = fetch_add(next_chunk, 0, 1)
         if c >= n_chunks:
             return
-        _score_chunk(c, counts, X, chunk_docs, qs, ens, route, out, bv, xt, top, special,
-                     xfix, fix_top, acc64, acc32, lane64, lane32, leaf)
+        c0 = c * chunk_docs
+        cn = min(n_samples, c0 + chunk_docs) - c0
+        n_groups = (cn + LANES - 1) // LANES
+        for d in range(cn):
+            for k in range(n_outputs):
+                s = 0.0 if average else base_score[k]
+                acc64[d, k] = s
+                acc32[d, k] = np.float32(s)
+        _transpose(X, c0, cn, used_feature, f32_inputs, missing_value, has_sentinel, xt, top,
+                   special)
+        for b in range(n_blocks):
+            t0 = block_tree_ptr[b]
+            nt = block_tree_ptr[b + 1] - t0
+            # Groups of the chunk, one after the other, while the block's tables stay in cache.
+            for g in range(n_groups):
+                g0 = g * LANES
+                nd = min(LANES, cn - g0)
+                bv[: nt * TREE_BYTES] = 255
+                for li in range(block_list_ptr[b], block_list_ptr[b + 1]):
+                    gs = g * n_slots + list_slot[li]
+                    mode = list_mode[li]
+                    xs, xoff, xm = xt, gs * LANES, top[gs]
+                    sp = special[gs]
+                    if (sp & _HAS_NAN) != 0 or (mode == _MISSING_ZERO and sp != 0):
+                        # Lanes whose routing depends on the list's missing type.
+                        default_lanes(bv, xt, xoff, mode, xfix, dr_tree, dr_byte, dr_mbytes,
+                                      dr_mask, list_dr_ptr[li], list_dr_ptr[li + 1])
+                        xs, xoff = xfix, 0
+                        if mode == _MISSING_NONE:  # NaN lanes read as 0.0
+                            fix_top[0] = max(xm, 0.0)
+                            xm = fix_top[0]
+                    if strict:
+                        scan_list_ge(bv, xs, xoff, node_thr, node_tree, node_byte, node_mbytes,
+                                     node_mask, list_node_ptr[li], list_node_ptr[li + 1], xm)
+                    else:
+                        scan_list_gt(bv, xs, xoff, node_thr, node_tree, node_byte, node_mbytes,
+                                     node_mask, list_node_ptr[li], list_node_ptr[li + 1], xm)
+                for ci in range(block_cat_ptr[b], block_cat_ptr[b + 1]):
+                    # categorical sets: each lane routed by the shared rule, then the node's
+                    # mask applied to the lanes that go right, together
+                    node = cat_node[ci]
+                    f = feature[node]
+                    for d in range(LANES):
+                        lanes[d] = d < nd and not go_left(
+                            X[c0 + g0 + d, f], node, threshold, flags, cat_offset, cat_nwords,
+                            cat_bitsets, strict, f32_inputs, missing_value, has_sentinel)
+                    and_where(bv, lanes, cat_tree, cat_byte, cat_mbytes, cat_mask, ci)
+                # Leaf values per tree, then per document in tree order: exit leaves of all
+                # lanes at once (one call site of that vector code for every output and sum
+                # type: it is much of this function's compile time), their values added lane
+                # by lane; trees not tabled walked document by document.
+                for t in range(nt):
+                    gt = t0 + t
+                    k = tree_output[gt]
+                    if tree_is_qs[gt]:
+                        exit_leaves(bv, t * TREE_BYTES, leaf)
+                        base = leaf_ptr[gt]
+                        if sum_f32:
+                            for d in range(nd):
+                                acc32[g0 + d, k] += leaf_scaled32[base + np.uint64(leaf[d])]
+                        else:
+                            for d in range(nd):
+                                acc64[g0 + d, k] += leaf_scaled[base + np.uint64(leaf[d])]
+                        continue
+                    for d in range(nd):
+                        leaf_val = value[leaf_index(X, c0 + g0 + d, tree_ptr[gt], feature,
+                                                    threshold, left, right, flags, cat_offset,
+                                                    cat_nwords, cat_bitsets, strict, f32_inputs,
+                                                    missing_value, has_sentinel)]
+                        if sum_f32:
+                            acc32[g0 + d, k] = acc32[g0 + d, k] + np.float32(
+                                np.float32(leaf_val) * np.float32(tree_weight[gt]))
+                        else:
+                            acc64[g0 + d, k] += leaf_val * tree_weight[gt]
+        for d in range(cn):
+            for k in range(n_outputs):
+                total = np.float64(acc32[d, k]) if sum_f32 else acc64[d, k]
+                out[c0 + d, k] = finish_output(total, counts[k], base_score[k], sum_f32, average)
 
 
 @njit(parallel=True, cache=True)

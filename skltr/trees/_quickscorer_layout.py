@@ -65,7 +65,6 @@ class QuickScorerLayout:
     block_tree_ptr: np.ndarray   # (n_blocks + 1,) first tree of each block
     block_list_ptr: np.ndarray   # (n_blocks + 1,) lists of each block
     block_cat_ptr: np.ndarray    # (n_blocks + 1,) categorical entries of each block
-    block_all_qs: np.ndarray     # (n_blocks,) bool: every tree of the block is tabled
     list_feature: np.ndarray     # (n_lists,) int32
     list_mode: np.ndarray        # (n_lists,) uint8 missing type
     list_slot: np.ndarray        # (n_lists,) int32: list_feature's index in used_feature
@@ -83,9 +82,13 @@ class QuickScorerLayout:
                                  # and node_byte + 1 at 2i, 2i + 1
     dr_tree: np.ndarray
     dr_mask: np.ndarray
+    dr_byte: np.ndarray          # node_byte / node_mbytes of the dr entries
+    dr_mbytes: np.ndarray
     cat_node: np.ndarray         # (n_cat,) int64 global node index in the ensemble
     cat_tree: np.ndarray         # (n_cat,) tree index within its block, as node_tree
     cat_mask: np.ndarray         # (n_cat,) uint64
+    cat_byte: np.ndarray         # node_byte / node_mbytes of the categorical entries
+    cat_mbytes: np.ndarray
     tree_is_qs: np.ndarray       # (n_trees,) bool
     leaf_ptr: np.ndarray         # (n_trees + 1,) uint64, into leaf_value
     leaf_value: np.ndarray       # leaves of each tabled tree, left to right
@@ -219,6 +222,8 @@ def build_quickscorer_layout(ens, *, tree_block: int = 512) -> QuickScorerLayout
     cat = c["cat"]
     cat_order = np.lexsort((c["gnode"][cat], c["block"][cat]))
     cat_block = c["block"][cat][cat_order]
+    cat_byte, cat_mbytes = _byte_slices(c["lo"][cat][cat_order], c["hi"][cat][cat_order],
+                                        c["mask"][cat][cat_order])
     block_cat_ptr = np.searchsorted(cat_block, np.arange(n_blocks + 1), side="left")
 
     num = ~cat
@@ -245,8 +250,6 @@ def build_quickscorer_layout(ens, *, tree_block: int = 512) -> QuickScorerLayout
     # Unsigned indices: numba then skips its negative-index wraparound in the hot loop (measured
     # 1.9x on the scan: docs/scoring_internals.rst).
     tree_dtype = np.uint16 if tree_block <= np.iinfo(np.uint16).max else np.uint32
-    block_all_qs = np.array([bool(tree_is_qs[block_tree_ptr[i]:block_tree_ptr[i + 1]].all())
-                             for i in range(n_blocks)], dtype=bool)
     weight = np.repeat(np.asarray(ens.tree_weight, np.float64), np.diff(leaf_ptr))
     with np.errstate(over="ignore", invalid="ignore"):  # float32 overflow is the sum's too
         leaf_scaled32 = leaf_value.astype(np.float32) * weight.astype(np.float32)
@@ -255,7 +258,6 @@ def build_quickscorer_layout(ens, *, tree_block: int = 512) -> QuickScorerLayout
         block_tree_ptr=block_tree_ptr,
         block_list_ptr=block_list_ptr.astype(np.int64),
         block_cat_ptr=block_cat_ptr.astype(np.int64),
-        block_all_qs=block_all_qs,
         list_feature=f[list_start].astype(np.int32),
         list_slot=np.searchsorted(used_feature, f[list_start]).astype(np.int32),
         used_feature=used_feature,
@@ -269,9 +271,13 @@ def build_quickscorer_layout(ens, *, tree_block: int = 512) -> QuickScorerLayout
         node_mbytes=node_mbytes,
         dr_tree=tree[dr].astype(tree_dtype),
         dr_mask=mask[dr].astype(np.uint64),
+        dr_byte=node_byte[dr],
+        dr_mbytes=node_mbytes.reshape(-1, 2)[dr].reshape(-1),
         cat_node=c["gnode"][cat][cat_order].astype(np.int64),
         cat_tree=c["tree"][cat][cat_order].astype(tree_dtype),
         cat_mask=c["mask"][cat][cat_order].astype(np.uint64),
+        cat_byte=cat_byte,
+        cat_mbytes=cat_mbytes,
         tree_is_qs=tree_is_qs,
         leaf_ptr=leaf_ptr.astype(np.uint64),
         leaf_value=leaf_value,

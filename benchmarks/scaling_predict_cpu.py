@@ -29,7 +29,7 @@ and the one- and two-thread rounds do not take most of the run.
 
 Usage: python benchmarks/scaling_predict_cpu.py [--threads 1 2 4 8 16] [--rows 200000]
        [--rows-per-thread N] [--rounds 5] [--traversal-rows 20000] [--tree-blocks 256 1024]
-       [--out DIR]
+       [--models xgboost lightgbm] [--out DIR]
 """
 
 import argparse
@@ -101,6 +101,9 @@ def main():
     parser.add_argument("--tree-blocks", type=int, nargs="*", default=[256, 1024],
                         help="QuickScorer tree_block values timed besides the default")
     parser.add_argument("--trees", type=int, default=1000)
+    parser.add_argument("--models", nargs="+", choices=("xgboost", "lightgbm"),
+                        default=["xgboost", "lightgbm"],
+                        help="which peer models to score (one per run keeps a run short)")
     parser.add_argument("--train-queries", type=int, default=400)
     parser.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "skltr-bench"))
     parser.add_argument("--out", default=None, help="result folder (default benchmarks/results)")
@@ -116,6 +119,8 @@ def main():
     models = train_models(args.trees, max(args.threads), cache, args.train_queries)
     rows, notes, samples, rows_at = [], {}, {}, {}
     for library, booster in models.items():
+        if library not in args.models:
+            continue
         case0 = f"{library} {args.trees} trees"
         # Built once (model conversion and tables); n_jobs is read at each call.
         qs = QuickScorerPredictor.from_model(booster, backend="quickscorer")
@@ -198,7 +203,8 @@ def main():
                  params={"rows": X_all.shape[0], "rows_per_thread": args.rows_per_thread,
                          "rows_at_threads": rows_at, "traversal_rows": args.traversal_rows,
                          "threads": args.threads, "rounds": args.rounds, "trees": args.trees,
-                         "train_queries": args.train_queries, "tree_blocks": args.tree_blocks,
+                         "train_queries": args.train_queries, "models": args.models,
+                         "tree_blocks": args.tree_blocks,
                          "copy_bandwidth_GBps": bandwidth, "caches": cpu_caches(),
                          "l2_bytes": l2_cache_bytes(), "auto": notes,
                          "numba_threading_layer": numba.threading_layer(),

@@ -71,6 +71,39 @@ def test_gpu_equals_cpu_on_wider_data(monkeypatch, stage, batch, chunk, group):
             np.testing.assert_array_equal(a, b)
 
 
+def test_prefix_batch_halves_until_the_lists_fit():
+    # 32 prefixes of a 40,000-document training set do not fit in 227 KiB of shared memory
+    assert gpu_rules.prefix_batch(579, 136) == 32
+    assert gpu_rules.prefix_batch(625, 136) == 16
+    assert gpu_rules.prefix_batch(18_750, 136) == 1
+    assert gpu_rules.prefix_batch(19_532, 136) == 0
+
+
+def test_training_set_too_big_for_one_prefix_batch_equals_the_cpu():
+    # 45,000 training documents: the kernel builds 16 prefixes a batch, not 32 (the example
+    # plot_gpu_rankers.py failed to launch at 78,000 before); the CPU's statistics exactly
+    X, y, qid = make_ranking(n_queries=900, docs_per_query=50, n_features=12, random_state=4)
+    assert gpu_rules.prefix_batch(-(-X.shape[0] // 64), X.shape[1]) < gpu_rules.BATCH
+    kw = dict(max_rule_size=3, discretization="quantile", n_bins=4)
+    want = OnDemandRuleRanker(**kw).fit(X, y, qid=qid).predict(X[:300])
+    gpu = OnDemandRuleRanker(device="cuda", **kw).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(gpu.predict(X[:300]), want)
+
+
+def test_training_set_too_big_for_the_gpu_is_refused_at_fit(monkeypatch):
+    # a prefix's bitmap must fit in a block's shared memory: beyond, fit says so and keeps
+    # the fitted state it had
+    X, y, qid = make_ranking(n_queries=40, docs_per_query=50, n_features=8, random_state=5)
+    ranker = OnDemandRuleRanker(max_rule_size=2, device="cuda").fit(X[:500], y[:500],
+                                                                    qid=qid[:500])
+    before = ranker.predict(X[:50])
+    monkeypatch.setattr(gpu_rules, "MAX_SHARED_BYTES", 12 * 20)  # room for 20 words
+    with pytest.raises(ValueError, match="at most about .* training documents.*device='cpu'"):
+        ranker.fit(X, y, qid=qid)
+    monkeypatch.undo()
+    np.testing.assert_array_equal(ranker.predict(X[:50]), before)
+
+
 def test_documents_without_rules_get_the_prior():
     run_documents_without_rules_get_the_prior("cuda")
 

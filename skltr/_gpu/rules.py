@@ -36,10 +36,11 @@ import numpy as np
 from ._compile import module
 
 __all__ = ["BATCH", "CHUNK", "GROUP", "MAX_SHARED_BYTES", "STAGE", "THREADS",
-           "count_itemsets"]
+           "count_itemsets", "prefix_batch", "too_many_words_message"]
 
 #: Prefixes built together in shared memory (a warp each): enough extensions to keep the
 #: block's threads busy (8 measured 2x slower at size 3); at most 32 (one warp's scan).
+#: Fewer when their lists would not fit in shared memory (:func:`prefix_batch`).
 BATCH = 32
 #: Prefix ranks of one block for itemsets of up to 3 items, 4x that beyond (longer prefixes
 #: have fewer extensions each). Measured at 136 items x 7,337 training documents on an H100,
@@ -299,6 +300,32 @@ def _module(n_levels, kmax, digest, stage, group, batch):
                             "BATCH": batch, "STAGE": stage, "GROUP": group})
 
 
+def _lists_bytes(batch, n_words, n_cols):
+    """Shared memory of a batch's prefix lists: each prefix's non-zero words (8 bytes) and
+    their indices (4), and each group of next items' prefix (1 byte)."""
+    return batch * n_words * 12 + batch * -(-n_cols // GROUP)
+
+
+def prefix_batch(n_words, n_cols):
+    """Prefixes built together: :data:`BATCH`, halved until their lists fit a block's shared
+    memory (a large training set: 32 prefixes of 12 bytes a word fit up to ~38,000 training
+    documents, one prefix up to ~1.2 million); 0 when even one prefix does not fit."""
+    batch = BATCH
+    while batch and _lists_bytes(batch, n_words, n_cols) > MAX_SHARED_BYTES:
+        batch //= 2
+    return batch
+
+
+def too_many_words_message(n_words, n_cols):
+    """Why the GPU kernels refuse a model of ``n_words`` bitmap words and ``n_cols`` item
+    columns."""
+    most = (MAX_SHARED_BYTES - _lists_bytes(1, 0, n_cols)) // 12 * 64
+    return (f"OnDemandRuleRanker on the GPU holds a prefix's bitmap over the training "
+            f"documents in a block's shared memory ({MAX_SHARED_BYTES // 1024} KiB): at most "
+            f"about {most:,} training documents, and this model has {n_words * 64:,} "
+            f"(rounded up to 64). Fit with device='cpu', or on fewer training documents.")
+
+
 def count_itemsets(doc_items, m, binom_host, out, *, item_bits, all_bits, level_word_ptr,
                    item_key, binom, min_count, n_words, max_rule_size, min_support, shift,
                    digest):
@@ -315,10 +342,13 @@ def count_itemsets(doc_items, m, binom_host, out, *, item_bits, all_bits, level_
     n_docs, n_cols = doc_items.shape
     L, K = out[0].shape[1], int(max_rule_size)
     stride = n_words | 1
-    lists = BATCH * n_words * 12 + BATCH * -(-n_cols // GROUP)
+    batch = prefix_batch(n_words, n_cols)
+    if batch == 0:
+        raise ValueError(too_many_words_message(n_words, n_cols))
+    lists = _lists_bytes(batch, n_words, n_cols)
     stage = STAGE and n_cols * stride * 8 + lists <= MAX_SHARED_BYTES
     smem = (n_cols * stride * 8 if stage else 0) + lists
-    kern = _module(L, K, int(digest), int(stage), GROUP, BATCH).get_function("itemsets")
+    kern = _module(L, K, int(digest), int(stage), GROUP, batch).get_function("itemsets")
     if smem > 48 * 1024:
         kern.max_dynamic_shared_size_bytes = smem
     items_d, m_d = cupy.asarray(doc_items), cupy.asarray(m)

@@ -42,6 +42,8 @@ class GPURuleKernels:
         n_cols = model.train_codes.shape[1]
         self.binom = binomials(max(n_cols, 1), max(1, int(params.max_rule_size)))
         self.min_count = min_counts(model.n_train, params.min_support, params.min_confidence)
+        if cuda.prefix_batch(model.n_words, n_cols) == 0:
+            raise ValueError(cuda.too_many_words_message(model.n_words, n_cols))
         if device is None or not device.all_gpus:
             self.indices = [0 if device is None else int(device.index)]
         else:

@@ -247,7 +247,7 @@ class OnDemandRuleRanker(NoExportMixin, BaseRanker):
         # refuses a max_rule_size with too many itemsets to score, and a cache too big for
         # this machine, at fit; warns of documents over max_itemsets_per_document
         params = self._params()
-        if device.is_gpu():
+        if device.is_gpu:
             self._kernels(params)  # refuses a training set too large for the GPU kernels
         self._warn_itemsets(params)
         if self.verbose > 0:

@@ -82,7 +82,8 @@ def test_prefix_batch_halves_until_the_lists_fit():
 def test_training_set_too_big_for_one_prefix_batch_equals_the_cpu():
     # 45,000 training documents: the kernel builds 16 prefixes a batch, not 32 (the example
     # plot_gpu_rankers.py failed to launch at 78,000 before); the CPU's statistics exactly
-    X, y, qid = make_ranking(n_queries=900, docs_per_query=50, n_features=12, random_state=4)
+    X, y, qid = make_ranking(n_queries=900, docs_per_query=50, n_features=12, n_informative=4,
+                             random_state=4)
     assert gpu_rules.prefix_batch(-(-X.shape[0] // 64), X.shape[1]) < gpu_rules.BATCH
     kw = dict(max_rule_size=3, discretization="quantile", n_bins=4)
     want = OnDemandRuleRanker(**kw).fit(X, y, qid=qid).predict(X[:300])
@@ -93,7 +94,8 @@ def test_training_set_too_big_for_one_prefix_batch_equals_the_cpu():
 def test_training_set_too_big_for_the_gpu_is_refused_at_fit(monkeypatch):
     # a prefix's bitmap must fit in a block's shared memory: beyond, fit says so and keeps
     # the fitted state it had
-    X, y, qid = make_ranking(n_queries=40, docs_per_query=50, n_features=8, random_state=5)
+    X, y, qid = make_ranking(n_queries=40, docs_per_query=50, n_features=8, n_informative=4,
+                             random_state=5)
     ranker = OnDemandRuleRanker(max_rule_size=2, device="cuda").fit(X[:500], y[:500],
                                                                     qid=qid[:500])
     before = ranker.predict(X[:50])

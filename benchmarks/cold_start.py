@@ -79,6 +79,7 @@ if precompile is not None:
 own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
 out["main_cpu_s"] = own.ru_utime + own.ru_stime
 out["precompiler_cpu_s"] = kids.ru_utime + kids.ru_stime
+out["precompiler"] = getattr(precompile, "STATS", None)
 print(json.dumps(out))
 """
 

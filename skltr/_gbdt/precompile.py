@@ -72,6 +72,10 @@ _GROW_MAX_ROWS = 140_000
 
 _ACTIVE = None  # the running _Worker, or None
 
+#: what the pre-compiler did in this process (read by benchmarks/cold_start.py): whether a
+#: worker started, the stages this process compiled while waiting, its seconds of waiting
+STATS = {"started": False, "stolen": [], "waited_s": 0.0}
+
 
 # ------------------------------------------------------------------------------ recipes
 def _grow(spec):
@@ -196,6 +200,7 @@ class _Worker:
         for stage in list(self.pending):
             if stage != but and _claim(self.folder, stage):
                 self.pending.remove(stage)
+                STATS["stolen"].append(stage)
                 _RECIPES[stage](self.spec)
 
     def read_done(self, timeout):
@@ -208,14 +213,18 @@ class _Worker:
 
 
 def _wait(worker, stage):
-    deadline = time.monotonic() + _WAIT_S
-    while stage in worker.pending:
-        done = worker.read_done(max(0.0, deadline - time.monotonic()))
-        if done is None:  # the worker ended, failed or hangs: what it did not save we compile
-            stop()
-            return
-        if done in worker.pending:
-            worker.pending.remove(done)
+    t0 = time.monotonic()
+    deadline = t0 + _WAIT_S
+    try:
+        while stage in worker.pending:
+            done = worker.read_done(max(0.0, deadline - time.monotonic()))
+            if done is None:  # the worker ended, failed or hangs: what it did not save we
+                stop()        # compile
+                return
+            if done in worker.pending:
+                worker.pending.remove(done)
+    finally:
+        STATS["waited_s"] += time.monotonic() - t0
 
 
 def start(X, params, n_threads) -> bool:
@@ -242,6 +251,7 @@ def start(X, params, n_threads) -> bool:
             "n_threads": int(n_threads), "x_dtype": str(dtype)}
     _ACTIVE = _Worker(stages, spec)
     _numba_cache.set_load_hook(_ACTIVE.before_load)
+    STATS["started"] = True
     return True
 
 

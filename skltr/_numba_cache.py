@@ -55,7 +55,8 @@ from numba.misc.appdirs import AppDirs
 
 from ._version import __version__
 
-__all__ = ["announce_first_compile", "cache_root", "install", "kernel_cache_dir"]
+__all__ = ["announce_first_compile", "cache_root", "index_path", "install",
+           "kernel_cache_dir", "set_load_hook"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -237,9 +238,40 @@ def _enable_caching(self):
             and _kernel_folder(py_file) is None):
         return
     _NUMBA_ENABLE_CACHING(self)
+    if py_file and _is_skltr_source(py_file):
+        _hook_loads(self._cache, self.py_func)
 
 
 _enable_caching._skltr_wraps = _NUMBA_ENABLE_CACHING
+
+#: Called with a skltr kernel's Python function before numba looks one of its signatures up
+#: in the disk cache (and compiles it when absent): the parallel pre-compiler
+#: (``skltr._gbdt.precompile``) waits there while its worker process compiles that kernel
+_LOAD_HOOK = None
+
+
+def set_load_hook(hook) -> None:
+    """Call ``hook(py_func)`` before each disk-cache look-up of a skltr kernel (None: none)."""
+    global _LOAD_HOOK
+    _LOAD_HOOK = hook
+
+
+def _hook_loads(cache, py_func) -> None:
+    load = cache.load_overload
+
+    def load_overload(sig, target_context):
+        if _LOAD_HOOK is not None:
+            _LOAD_HOOK(py_func)
+        return load(sig, target_context)
+
+    cache.load_overload = load_overload
+
+
+def index_path(dispatcher) -> str | None:
+    """The path of a kernel's cache index file (it exists once a signature of it is cached),
+    or None when the kernel has no disk cache."""
+    cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
+    return getattr(cache_file, "_index_path", None)
 
 
 _ANNOUNCED = False

@@ -209,3 +209,24 @@ def test_fit_does_not_depend_on_the_thread_count():
     models = [RankBoostRanker(n_estimators=30, n_jobs=j, random_state=0).fit(
         X, y, qid=qid).to_tree_ensemble() for j in (1, 2)]
     assert models[0].equals(models[1])
+
+
+@pytest.mark.parametrize("early", [False, True])
+def test_cover_counted_on_the_bins_equals_the_node_visits(early):
+    # the CPU loop counts each stump's training rows on the binned matrix; a traversal of
+    # the raw rows (node_visits, the GPU loop's way) gives the same cover: NaN rows, a
+    # constant feature, "missing versus the rest" stumps, and early stopping's cut
+    from skltr.trees._traversal import node_visits
+
+    X, y, qid = _data(3)
+    rng = np.random.default_rng(3)
+    X[rng.random(X.shape) < 0.15] = np.nan
+    X[:, 1] = 2.5
+    X[: X.shape[0] // 2, 2] = np.nan
+    kwargs = ({"early_stopping": True, "n_iter_no_change": 3} if early else {})
+    r = RankBoostRanker(n_estimators=60, n_thresholds=7, random_state=0, **kwargs).fit(
+        X, y, qid=qid, **({"eval_set": [_data(4)]} if early else {}))
+    ens = r.to_tree_ensemble()
+    order = np.argsort(qid, kind="stable")
+    np.testing.assert_array_equal(ens.cover, node_visits(ens, X[order]).astype(np.float64))
+    assert ens.cover.dtype == np.float64 and ens.cover.size == 3 * ens.n_trees

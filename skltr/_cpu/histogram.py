@@ -168,7 +168,8 @@ def build_histogram(X_binned, grad, hess, rows, start, end, use_rows, out, scrat
         f_lo = (t % n_feature_blocks) * per_f
         f_hi = min(f_lo + per_f, n_features)
         h = flat if c == 0 else scratch[c - 1]
-        h[f_lo * row_stride3:f_hi * row_stride3] = 0
+        for j in range(f_lo * row_stride3, f_hi * row_stride3):  # a loop: a slice fill
+            h[j] = 0                                              # is a parfor to compile
         lo = start + c * per
         hi = min(lo + per, end)
         _accumulate(Xf, n_features, grad, hess, rows, lo, hi, use_rows, f_lo, f_hi, h,

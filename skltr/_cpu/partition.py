@@ -82,7 +82,10 @@ def partition_rows(col, rows, start, end, bin_threshold, default_left, missing_b
     """
     n = end - start
     per = (n + n_chunks - 1) // n_chunks
-    n_left_of = np.zeros(n_chunks + 1, dtype=np.int64)
+    # np.empty and one store, not np.zeros: in a parallel kernel np.zeros is a parfor of its
+    # own, compiled on a first run for an n_chunks + 1 fill
+    n_left_of = np.empty(n_chunks + 1, dtype=np.int64)
+    n_left_of[0] = 0
     for c in prange(n_chunks):
         lo = start + c * per
         hi = min(lo + per, end)

@@ -67,9 +67,13 @@ def abs_sum_accumulators(values, rows, use_rows, n_chunks, out):
     """
     n = rows.shape[0] if use_rows else values.shape[0]
     per = (n + n_chunks - 1) // n_chunks
-    partial = np.zeros((n_chunks, out.shape[0]), dtype=np.int64)
+    # each chunk zeroes its own row: np.zeros here would be a parfor of its own, compiled
+    # (~0.25 s of a first run) for a 2 KB fill
+    partial = np.empty((n_chunks, out.shape[0]), dtype=np.int64)
     bits = values.view(np.uint32)
     for c in prange(n_chunks):
+        for e in range(out.shape[0]):
+            partial[c, e] = 0
         for j in range(c * per, min((c + 1) * per, n)):
             b = bits[rows[j]] if use_rows else bits[j]
             e = (b >> np.uint32(23)) & np.uint32(0xFF)

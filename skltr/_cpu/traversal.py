@@ -139,9 +139,7 @@ def predict_raw_traversal(X, tree_ptr, feature, threshold, left, right, value, f
     n_samples = X.shape[0]
     n_outputs = out.shape[1]
     n_trees = tree_ptr.shape[0] - 1
-    counts = np.zeros(n_outputs, dtype=np.float64)
-    for t in range(n_trees):
-        counts[tree_output[t]] += 1.0
+    counts = tree_counts(tree_output, n_outputs)  # not np.zeros here: see tree_counts
     chunk = 256
     n_chunks = (n_samples + chunk - 1) // chunk
     for c in prange(n_chunks):

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import contextlib
 
+import numba
 import numpy as np
 
 from .._dtypes import G_H_DTYPE, Y_DTYPE
 from .._engine.binning import transposed
 from .._engine.rounds import inf_error
 from ..utils._profile import stage
+from . import precompile
 from .grower_cpu import TreeGrower
 
 __all__ = ["CPUBackend"]
@@ -47,6 +49,10 @@ class CPUBackend:
         p = self.params
         if p.reject_inf and any(np.isinf(a).any() for a in [X] + [e.X for e in eval_sets]):
             raise inf_error()
+        if shard is None and getattr(self.communicator, "world", 1) == 1:
+            # on a cold kernel cache the grower's and predict's kernels compile in a second
+            # process meanwhile (skltr._gbdt.precompile)
+            precompile.start(X, p, numba.get_num_threads())
         if shard is None:
             mapper = p.bin_mapper()
             self.X_binned = mapper.fit_transform(X)
@@ -81,6 +87,7 @@ class CPUBackend:
 
     def grow(self, grad, hess, rows, feature_mask):
         """One tree (histogram pages stay warm across trees: ``docs/gbdt_internals.rst``)."""
+        precompile.enter("grow")  # waits for the pre-compiler's grower kernels, if any
         m = self.mapper
         grower = TreeGrower(self.X_binned, grad, hess, n_bins=m.n_bins,
                             missing_bin=m.missing_bin, has_missing=m.has_missing, rows=rows,

@@ -158,5 +158,32 @@ def boost(X, y, group_ptr, sample_weight, params: RankBoostParams, eval_sets=(),
                         feature_names=p.feature_names,
                         timings={"binning_s": binning_s, "boosting_s": boosting_s, **stages})
     # TreeSHAP's cover: the training rows on each side of every stump
-    result.ensemble.cover = node_visits(result.ensemble, X, n_jobs=p.n_jobs).astype(np.float64)
+    Xb = getattr(k, "Xb", None)
+    if isinstance(Xb, np.ndarray):  # the CPU's binned rows: counted, no traversal kernel
+        result.ensemble.cover = stump_cover(log.trees[:result.ensemble.n_trees], Xb,
+                                            mapper.missing_bin)
+    else:
+        result.ensemble.cover = node_visits(result.ensemble, X,
+                                            n_jobs=p.n_jobs).astype(np.float64)
     return result
+
+
+def stump_cover(trees, X_binned, missing_bin):
+    """The training rows through each node (root, left, right) of the stumps ``trees``, from
+    the binned rows ``X_binned``: what :func:`~skltr.trees._traversal.node_visits` counts on
+    the raw rows, as float64 -- a stump's raw test is exactly "bin <= b" (the binning's cut
+    values are its thresholds), NaN in the missing bin going the default way -- without
+    compiling the traversal kernel on a first run (1 s of CPU)."""
+    n = X_binned.shape[0]
+    cumulative = {}
+    cover = np.empty(3 * len(trees), dtype=np.float64)
+    for t, tree in enumerate(trees):
+        f, b = int(tree.feature[0]), int(tree.bin_threshold[0])
+        if f not in cumulative:
+            cumulative[f] = np.cumsum(np.bincount(X_binned[:, f], minlength=missing_bin + 1))
+        c = cumulative[f]
+        left = int(c[min(b, missing_bin - 1)])  # the non-missing rows of bins <= b
+        if tree.default_left[0]:
+            left += int(c[missing_bin] - c[missing_bin - 1])
+        cover[3 * t:3 * t + 3] = (n, left, n - left)
+    return cover

@@ -78,7 +78,8 @@ def mdl_cut_points(X, level_idx, n_levels, max_intervals=None):
 
 
 def fit_intervals(X, level_idx, n_levels, *, discretization, n_bins, seed, n_jobs=None):
-    """Cut every feature of ``X`` (float64, training rows) and choose the used features.
+    """Cut every feature of ``X`` (float64 or float32, training rows) and choose the used
+    features.
 
     Returns ``(Intervals, codes)``: ``codes`` are the training rows' item codes of the used
     features (uint8, ``(n, n_cols)``), in ``X``'s row order.
@@ -119,7 +120,10 @@ def transform(X, intervals):
     sub_ptr[1:] = np.cumsum(np.diff(cut_ptr)[used])
     sub_values = (np.concatenate([intervals.cut_values[cut_ptr[f]:cut_ptr[f + 1]]
                                   for f in used]) if used.size else np.empty(0))
-    Xu = np.ascontiguousarray(X[:, used], dtype=np.float64)
+    # float32 and float64 read as they are (float32 values are exact in float64: the same
+    # codes), others as float64
+    Xu = np.ascontiguousarray(X[:, used], dtype=None if X.dtype in (np.float32, np.float64)
+                              else np.float64)
     codes = np.empty(Xu.shape, dtype=np.uint8)
     map_to_bins(Xu, sub_ptr, np.ascontiguousarray(sub_values, np.float64), NO_ITEM, codes)
     missing_code = np.diff(sub_ptr) + 1  # n_intervals = n_cuts + 1

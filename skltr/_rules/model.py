@@ -142,7 +142,8 @@ def build_model(train: TrainingSet, intervals) -> RuleModel:
 
 
 def fit_rules(X, y, *, discretization, n_bins, seed, n_jobs=None):
-    """Discretise the training rows ``X`` (float64) with labels ``y`` and store them.
+    """Discretise the training rows ``X`` (float64 or float32) with labels ``y`` and store
+    them.
 
     Returns ``(Intervals, TrainingSet, RuleModel)``.
     """

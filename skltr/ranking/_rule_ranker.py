@@ -183,6 +183,9 @@ class OnDemandRuleRanker(NoExportMixin, BaseRanker):
         "verbose": ["verbose"],
     }
     _integer_labels = True  # relevance levels 0, 1, 2, ...: one bitmap each
+    # float32 rows read as they are (the same intervals and item codes as their float64
+    # copy's): their codes come from the map_to_bins signature the other rankers compiled
+    _fit_X_dtypes = (np.float64, np.float32)
 
     def __init__(self, *, max_rule_size=3, min_support=1, min_confidence=0.001,
                  discretization="mdl", n_bins=None, max_itemsets_per_document=100_000_000,
@@ -418,7 +421,8 @@ class OnDemandRuleRanker(NoExportMixin, BaseRanker):
 
         check_is_fitted(self)
         X = check_ranking_X(self, X, reset=False, allow_nan=self._allow_nan,
-                            allow_inf=self._allow_inf, ensure_min_samples=0)
+                            allow_inf=self._allow_inf, ensure_min_samples=0,
+                            dtype=list(self._fit_X_dtypes))
         params = self._params()
         codes = transform(X, self._intervals())
         self._check_itemsets(codes, params)

@@ -1,0 +1,305 @@
+"""Parallel pre-compiler: on a cold kernel cache, a second process compiles the kernels a CPU
+fit needs later while the fit compiles the ones it needs first (issue #28).
+
+A first fit + predict on a fresh install is nearly all numba compilation, one kernel after
+the other, on one core (``benchmarks/cold_start.py``). The fit's kernels come in a fixed
+order -- binning, gradients, then the grower's (quantisation, histograms, split search,
+partition), and ``predict``'s QuickScorer after the last tree -- and the types of the later
+ones do not depend on the data, only on the parameters and the dtype of ``X``. So when a CPU
+fit starts on a cold cache, :func:`start` launches one worker process that compiles the
+grower's kernels into the disk cache (then, if still unclaimed, predict's), while the fit's
+own process compiles binning and gradients.
+
+Each unit of work is a *stage* (:data:`STAGES`): a recipe that runs real code on tiny inputs
+of the types the fit will use (the grower on synthetic binned rows with the fit's tree
+parameters; QuickScorer on a one-split ensemble and an ``X`` of the fit's dtype), and the
+kernel modules it compiles. numba writes its cache files atomically, but two processes that
+save *different* signatures of one kernel at the same time can leave an index that points at
+the wrong data file (``numba/core/caching.py``: ``IndexDataCacheFile.save`` reads, updates and
+rewrites the index). So a stage belongs to exactly one process: whoever claims it first (an
+``O_EXCL`` file in a private temporary folder). The fit's process, about to look a kernel of
+a stage up that the worker claimed, waits until the worker says the stage is done
+(:func:`_wait`: a load hook of :mod:`skltr._numba_cache`), then loads the kernel from disk; a
+stage the worker has not reached, the fit claims and compiles itself.
+
+When the fit reaches the grower (:func:`enter`) before the worker is done with it, it claims
+and compiles the later stages itself while it waits, and once the grower's kernels are there
+it claims whatever the worker has not started: the worker never compiles beside the boosting
+rounds, whose many short parallel regions would wait for the core it holds.
+
+Off when the stages' kernels are already cached (a warm run starts nothing), without a disk
+cache (``skltr._numba_cache`` found no safe folder, or ``$NUMBA_CACHE_DIR`` leaves the cache
+to numba), with fewer than two cores or one thread, in a distributed fit, inside a worker, and
+with ``SKLTR_PRECOMPILE=0``. The worker is ended (SIGTERM, then waited for) when the process
+exits before it is done. It writes kernels only to the cache folder skltr's locator checked
+(the same checks run in the worker), and coordinates through a private ``mkdtemp`` folder
+(mode 0700), removed when it ends.
+"""
+
+from __future__ import annotations
+
+import atexit
+import dataclasses
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+from .. import _numba_cache
+
+__all__ = ["STAGES", "enter", "start", "stop"]
+
+#: stage -> the kernel modules it compiles, in the worker's order (tests/test_precompile.py
+#: checks that a stage's recipe compiles no other skltr kernel)
+STAGES = {
+    "grow": ("skltr._cpu.quantise", "skltr._cpu.histogram", "skltr._cpu.split",
+             "skltr._cpu.partition"),
+    "score": ("skltr._cpu.quickscorer", "skltr._cpu.traversal"),
+}
+
+#: longest wait for a stage before the worker is ended and the fit compiles it itself
+_WAIT_S = 600.0
+
+#: rows of the grower stage's synthetic data: the fit's, up to enough for the parallel
+#: partition of the root (skltr._gbdt.grower_cpu.PARTITION_PARALLEL_MIN_ROWS on 2 threads),
+#: so that the same serial / parallel kernels get compiled
+_GROW_MAX_ROWS = 140_000
+
+_ACTIVE = None  # the running _Worker, or None
+
+#: what the pre-compiler did in this process (read by benchmarks/cold_start.py): whether a
+#: worker started, the stages this process compiled while waiting, its seconds of waiting
+STATS = {"started": False, "stolen": [], "waited_s": 0.0}
+
+
+# ------------------------------------------------------------------------------ recipes
+def _grow(spec):
+    """One tree of the CPU grower with the fit's tree parameters and threads, on synthetic
+    binned rows (as many as the fit's, up to ``_GROW_MAX_ROWS``)."""
+    import numpy as np  # noqa: PLC0415
+
+    from .._engine.binning import transposed  # noqa: PLC0415
+    from .grower_cpu import TreeGrower  # noqa: PLC0415
+    from .params import TreeParams  # noqa: PLC0415
+
+    n = int(min(max(spec["n_rows"], 2), _GROW_MAX_ROWS))
+    n_features = int(min(max(spec["n_features"], 1), 8))
+    max_bins = int(spec["max_bins"])
+    rng = np.random.default_rng(0)
+    Xb = rng.integers(0, max_bins, size=(n, n_features), dtype=np.uint8)
+    # gradients that split: a step on feature 0 plus noise; hessians > 0
+    grad = (np.where(Xb[:, 0] < max_bins // 2, -1.0, 1.0)
+            + rng.normal(0.0, 0.5, n)).astype(np.float32)
+    hess = (0.5 + rng.random(n)).astype(np.float32)
+    TreeGrower(Xb, grad, hess, n_bins=np.full(n_features, max_bins, np.int32),
+               missing_bin=max_bins, has_missing=np.zeros(n_features, bool),
+               X_binned_T=transposed(Xb), n_threads=spec["n_threads"],
+               tree_params=TreeParams(**spec["tree"])).grow()
+
+
+def _score(spec):
+    """QuickScorer scoring (what ``predict`` of a CPU-fitted ranker runs) of a one-split
+    ensemble with the arrays and options of a fitted skltr model, on an ``X`` of the fit's
+    dtype."""
+    import numpy as np  # noqa: PLC0415
+
+    from ..trees import TreeEnsemble  # noqa: PLC0415
+    from ..trees._backends import get_backend  # noqa: PLC0415
+
+    ens = TreeEnsemble(tree_ptr=[0, 3], feature=[0, -1, -1], threshold=[0.5, 0.0, 0.0],
+                       left=[1, -1, -1], right=[2, -1, -1], value=[0.0, -1.0, 1.0],
+                       n_features=1, source={"library": "skltr"})
+    backend = get_backend("quickscorer", ens)
+    backend.predict_raw(ens, backend.layout(ens), np.zeros((4, 1), spec["x_dtype"]), 1)
+
+
+_RECIPES = {"grow": _grow, "score": _score}
+
+
+def _probe(stage):
+    """The kernel whose cached index tells that ``stage`` was compiled before."""
+    if stage == "grow":
+        from .._cpu.split import find_child_splits  # noqa: PLC0415
+
+        return find_child_splits
+    from .._cpu.quickscorer import predict_raw_quickscorer  # noqa: PLC0415
+
+    return predict_raw_quickscorer
+
+
+def _cold(stages) -> list[str]:
+    """The ``stages`` none of whose probe kernel is cached yet (none without a disk cache)."""
+    if _numba_cache.kernel_cache_dir() is None:
+        return []
+    cold = []
+    for stage in stages:
+        path = _numba_cache.index_path(_probe(stage))
+        if path is not None and not os.path.exists(path):
+            cold.append(stage)
+    return cold
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _claim(folder, stage) -> bool:
+    try:
+        os.close(os.open(os.path.join(folder, stage), os.O_CREAT | os.O_EXCL | os.O_WRONLY,
+                         0o600))
+    except FileExistsError:
+        return False
+    return True
+
+
+# ------------------------------------------------------------------------------ the fit's side
+class _Worker:
+    """The worker process, its claim folder, and the stages not settled yet."""
+
+    def __init__(self, stages, spec):
+        self.folder = tempfile.mkdtemp(prefix="skltr-precompile-")  # mode 0700, ours
+        self.spec = spec
+        self.pending = list(stages)  # neither done by the worker nor claimed by us
+        self.modules = {m: s for s in stages for m in STAGES[s]}
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        code = (f"import sys; sys.path.insert(0, {root!r}); "
+                "from skltr._gbdt.precompile import _main; _main()")
+        env = dict(os.environ, SKLTR_PRECOMPILE="0", SKLTR_QUIET="1")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", code, self.folder, json.dumps({"stages": stages, **spec})],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            env=env)
+
+    def before_load(self, py_func):
+        """The load hook: a kernel of a stage the worker claimed waits for it; of a stage
+        nobody claimed, it is ours."""
+        stage = self.modules.get(py_func.__module__)
+        if stage in self.pending:
+            self.settle(stage)
+
+    def settle(self, stage):
+        """Make ``stage`` ours (claimed now) or wait until the worker has it done."""
+        if _claim(self.folder, stage):
+            self.pending.remove(stage)
+        else:
+            _wait(self, stage)
+        if not self.pending:
+            stop()
+
+    def steal(self, but):
+        """Claim and compile here the pending stages the worker has not started (but
+        ``but``): the fit would only wait meanwhile."""
+        for stage in list(self.pending):
+            if stage != but and _claim(self.folder, stage):
+                self.pending.remove(stage)
+                STATS["stolen"].append(stage)
+                _RECIPES[stage](self.spec)
+
+    def read_done(self, timeout):
+        """Read one line of the worker (a stage done); None at its end or timeout."""
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        if not ready:
+            return None
+        line = self.proc.stdout.readline()
+        return line.decode().strip() if line else None
+
+
+def _wait(worker, stage):
+    t0 = time.monotonic()
+    deadline = t0 + _WAIT_S
+    try:
+        while stage in worker.pending:
+            done = worker.read_done(max(0.0, deadline - time.monotonic()))
+            if done is None:  # the worker ended, failed or hangs: what it did not save we
+                stop()        # compile
+                return
+            if done in worker.pending:
+                worker.pending.remove(done)
+    finally:
+        STATS["waited_s"] += time.monotonic() - t0
+
+
+def start(X, params, n_threads) -> bool:
+    """Start the worker for the cold stages of a local CPU fit on ``X`` with ``params`` (a
+    :class:`~skltr._gbdt.params.BoostParams`) on ``n_threads`` numba threads; whether it
+    started (see the module docstring)."""
+    global _ACTIVE
+    if (_ACTIVE is not None or os.environ.get("SKLTR_PRECOMPILE") == "0"
+            or sys.platform == "win32" or _cores() < 2 or n_threads < 2):
+        return False
+    stages = ["grow"]
+    tree = params.tree
+    dtype = getattr(X, "dtype", None)
+    # predict's QuickScorer, when the trees will have 3..64 leaves (choose_backend's pick)
+    # and predict will read dense rows of the fit's dtype
+    small_trees = (2 < tree.max_leaves <= 64 and (tree.max_depth is None or tree.max_depth > 1))
+    if small_trees and type(X).__module__ == "numpy" and dtype in ("float32", "float64"):
+        stages.append("score")
+    stages = _cold(stages)
+    if not stages:
+        return False
+    spec = {"tree": dataclasses.asdict(tree), "n_rows": int(X.shape[0]),
+            "n_features": int(X.shape[1]), "max_bins": int(params.max_bins),
+            "n_threads": int(n_threads), "x_dtype": str(dtype)}
+    _ACTIVE = _Worker(stages, spec)
+    _numba_cache.set_load_hook(_ACTIVE.before_load)
+    STATS["started"] = True
+    return True
+
+
+def enter(stage) -> None:
+    """The fit is about to run ``stage``'s kernels: if the worker is compiling them, compile
+    the stages it has not started meanwhile, then wait; afterwards claim what is left, so
+    that the worker compiles nothing beside the boosting rounds."""
+    worker = _ACTIVE
+    if worker is None:
+        return
+    if stage in worker.pending and not _claim(worker.folder, stage):
+        worker.steal(but=stage)
+        _wait(worker, stage)
+    elif stage in worker.pending:
+        worker.pending.remove(stage)
+    if _ACTIVE is worker:
+        for other in list(worker.pending):
+            if _claim(worker.folder, other):
+                worker.pending.remove(other)
+        if not worker.pending:
+            stop()
+
+
+def stop() -> None:
+    """End the worker (SIGTERM when still running) and forget it."""
+    global _ACTIVE
+    worker, _ACTIVE = _ACTIVE, None
+    _numba_cache.set_load_hook(None)
+    if worker is None:
+        return
+    if worker.proc.poll() is None and worker.pending:
+        worker.proc.terminate()
+    worker.proc.wait()
+    worker.proc.stdout.close()
+    shutil.rmtree(worker.folder, ignore_errors=True)
+
+
+atexit.register(stop)
+
+
+# ------------------------------------------------------------------------------ the worker
+def _main():
+    """The worker: ``<claim folder> <spec json>``; prints each stage's name when it is done
+    (or when the fit claimed it first)."""
+    # SIGTERM raises, so that numba's atomic writes remove their temporary file
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
+    folder, spec = sys.argv[1], json.loads(sys.argv[2])
+    for stage in spec["stages"]:
+        if _claim(folder, stage):
+            _RECIPES[stage](spec)
+        print(stage, flush=True)

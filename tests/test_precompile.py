@@ -1,0 +1,132 @@
+"""The parallel pre-compiler (skltr._gbdt.precompile): on a cold kernel cache a worker process
+compiles the grower's and predict's kernels into the disk cache, and the fit's process loads
+them instead of compiling; nothing starts on a warm cache. Each test runs a fresh process on
+its own empty cache folder (no timing is asserted)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import skltr
+
+PACKAGE = Path(skltr.__file__).resolve().parent
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="no pre-compiler on Windows")
+
+# prints, as JSON, the skltr kernels this process compiled (module.qualname) during BODY
+_RUN = r"""
+import json, sys
+from numba.core import event
+compiled = []
+class Listener(event.Listener):
+    def on_start(self, ev):
+        fn = ev.data["dispatcher"].py_func
+        if fn.__module__.startswith("skltr."):
+            compiled.append(f"{fn.__module__}.{fn.__qualname__}")
+    def on_end(self, ev):
+        pass
+event.register("numba:compile", Listener())
+from skltr._gbdt import precompile
+out = {}
+BODY
+out["compiled"] = compiled
+print(json.dumps(out))
+"""
+
+_SPEC = {"tree": {"max_leaves": 7, "min_samples_leaf": 5, "hist_mode": "quantised",
+                  "min_samples_leaf_counts": "hessian"},
+         "n_rows": 3000, "n_features": 5, "max_bins": 63, "n_threads": 2, "x_dtype": "float32"}
+
+_FIT = """
+from skltr import GPUHistGBDTRanker
+from skltr.datasets import make_ranking
+X, y, qid = make_ranking(n_queries=60, docs_per_query=50, n_features=6, n_informative=4,
+                         random_state=0)
+starts = []
+real_start = precompile.start
+precompile.start = lambda *a: starts.append(real_start(*a)) or starts[-1]
+m = GPUHistGBDTRanker(n_estimators=3, max_leaves=7, random_state=0, n_jobs=2).fit(
+    X, y, qid=qid)
+out["starts"] = starts
+out["pred"] = m.predict(X).tolist()
+out["active_after"] = precompile._ACTIVE is not None
+"""
+
+
+def _run(folder, body, **env_extra):
+    env = dict(os.environ, SKLTR_CACHE_DIR=str(folder / "cache"), SKLTR_QUIET="1",
+               NUMBA_NUM_THREADS="2")
+    for name in ("NUMBA_CACHE_DIR", "SKLTR_PRECOMPILE", "NUMBA_CACHE_LOCATOR_CLASSES"):
+        env.pop(name, None)
+    env.update(env_extra)
+    env["PYTHONPATH"] = str(PACKAGE.parent) + os.pathsep + env.get("PYTHONPATH", "")
+    out = subprocess.run([sys.executable, "-c", _RUN.replace("BODY", body)], env=env,
+                         cwd=folder, capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("stage", sorted(["grow", "score"]))
+def test_each_stage_compiles_only_kernels_of_its_modules(tmp_path, stage):
+    # the claim rule (one process per kernel) holds only if a stage's recipe compiles no
+    # skltr kernel outside the modules the fit's process waits on
+    res = _run(tmp_path, f"precompile._RECIPES[{stage!r}]({_SPEC!r})")
+    modules = {name.rsplit(".", 1)[0] for name in res["compiled"]}
+    assert res["compiled"] and modules <= set(precompile_stages()[stage]), modules
+
+
+def precompile_stages():
+    from skltr._gbdt import precompile
+
+    return precompile.STAGES
+
+
+def test_a_cold_fit_starts_the_worker_and_loads_its_kernels(tmp_path):
+    # the fit starts the worker, waits for (or steals) its stages, and compiles none of the
+    # stages' kernels itself that the worker compiled; the scores are the same as without
+    # the pre-compiler (another empty cache)
+    res = _run(tmp_path, _FIT)
+    assert res["starts"] == [True] and not res["active_after"]
+    grow = [k for k in res["compiled"]
+            if k.rsplit(".", 1)[0] in precompile_stages()["grow"]]
+    score = [k for k in res["compiled"]
+             if k.rsplit(".", 1)[0] in precompile_stages()["score"]]
+    # the grower's kernels came from the worker, or were all compiled here (the fit reached
+    # the grower before the worker started them: then it claimed the stage)
+    assert not grow or "skltr._cpu.split.find_child_splits" in grow
+    off = tmp_path / "off"
+    off.mkdir()
+    ref = _run(off, _FIT, SKLTR_PRECOMPILE="0")
+    assert ref["starts"] == [False]
+    assert res["pred"] == ref["pred"]
+    # between them, the two processes compiled each stage once: a warm run compiles nothing
+    again = _run(tmp_path, _FIT)
+    assert again["starts"] == [False] and again["compiled"] == []
+    assert again["pred"] == ref["pred"]
+    assert score == [] or "skltr._cpu.quickscorer.predict_raw_quickscorer" in score
+
+
+def test_nothing_starts_when_turned_off_single_threaded_or_warm(tmp_path):
+    body = """
+import numpy as np
+from skltr._gbdt.params import BoostParams
+X = np.zeros((10, 2), np.float32)
+p = BoostParams(objective_name="lambdarank", n_estimators=1, max_bins=15)
+out["off"] = precompile.start(X, p, 2)
+"""
+    assert _run(tmp_path, body, SKLTR_PRECOMPILE="0")["off"] is False
+    body = body.replace('out["off"] = precompile.start(X, p, 2)',
+                        'out["one_thread"] = precompile.start(X, p, 1)')
+    assert _run(tmp_path, body)["one_thread"] is False
+    # a warm cache (both probes cached): nothing starts
+    warm = f"""
+precompile._RECIPES["grow"]({_SPEC!r})
+precompile._RECIPES["score"]({_SPEC!r})
+""" + body.replace('out["one_thread"] = precompile.start(X, p, 1)',
+                   'out["warm"] = precompile.start(X, p, 2)')
+    res = _run(tmp_path, warm)
+    assert res["warm"] is False

@@ -170,7 +170,9 @@ class _Worker:
         self.pending = list(stages)  # neither done by the worker nor claimed by us
         self.modules = {m: s for s in stages for m in STAGES[s]}
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        code = (f"import sys; sys.path.insert(0, {root!r}); "
+        # python -c puts the current folder first on sys.path, and it may be anybody's
+        # (/tmp): dropped before any import; skltr's own folder goes first instead
+        code = (f"import sys; sys.path[:] = [{root!r}] + [p for p in sys.path if p]; "
                 "from skltr._gbdt.precompile import _main; _main()")
         env = dict(os.environ, SKLTR_PRECOMPILE="0", SKLTR_QUIET="1")
         self.proc = subprocess.Popen(

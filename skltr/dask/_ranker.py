@@ -68,7 +68,8 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
     rank 0's ``"workers"``, ``"communicator"`` (``"shared-memory"`` when every training
     worker is on one host, else ``"tcp-star"``), ``"allreduce_s"``, ``"allreduce_calls"``,
     ``"rank0_rows"`` (and on GPU workers ``"nccl"``: whether histograms went GPU to GPU),
-    and ``"ranks"``: per rank its ``boosting_s``, ``allreduce_s``, ``barrier_s`` (of that,
+    and ``"ranks"``: per rank its ``fit_s`` (from its first all-reduce on), ``boosting_s``
+    (the rounds), ``allreduce_s``, ``barrier_s`` (of that,
     waiting at the shared-memory barriers for the slowest rank), ``allreduce_calls`` and
     ``barriers``.
 

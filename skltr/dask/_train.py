@@ -13,6 +13,7 @@ rank, a :class:`~skltr.dask._collective_cuda.GPUCommunicator` over it) and a
 from __future__ import annotations
 
 import copy
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -98,6 +99,7 @@ def _train(rank, world, host, port, task, pieces):
     p = task.params
     with connect(rank, world, host, port, task.timeout,
                  shared_memory=task.shared_memory) as comm:
+        t_fit = time.perf_counter()
         mapper = copy.copy(task.mapper)
         mapper.n_threads = p.n_jobs
         has_nan = np.isnan(X).any(axis=0).astype(np.uint8)
@@ -118,6 +120,7 @@ def _train(rank, world, host, port, task, pieces):
         if communicator is not comm:
             result.timings.update(nccl=communicator.nccl,
                                   device_allreduce_calls=communicator.device_calls)
+        result.timings["fit_s"] = time.perf_counter() - t_fit
         # time in the all-reduces includes waiting for slower ranks (load imbalance)
         result.timings.update(workers=world, communicator=comm.kind,
                               allreduce_s=comm.seconds, allreduce_calls=comm.calls,
@@ -127,18 +130,22 @@ def _train(rank, world, host, port, task, pieces):
 
 
 #: per-rank figures gathered once a fit (``timings_["ranks"]``)
-_RANK_FIGURES = ("boosting_s", "allreduce_s", "barrier_s", "allreduce_calls", "barriers")
+_RANK_FIGURES = ("fit_s", "boosting_s", "allreduce_s", "barrier_s", "allreduce_calls",
+                 "barriers")
 
 
 def _rank_timings(comm, rank, world, timings):
     """Every rank's boosting and all-reduce seconds, in one all-reduce after the fit.
 
     ``barrier_s`` (shared memory only) is the part of ``allreduce_s`` spent at barriers:
-    waiting for the slowest rank. A rank's ``boosting_s - allreduce_s`` is its own work, so
-    the ranks' figures side by side tell load imbalance from the reduction's own cost.
+    waiting for the slowest rank. ``fit_s``: the rank's fit from its first all-reduce on
+    (binning included; ``boosting_s``: the rounds), so ``fit_s - allreduce_s`` is its own
+    work, and the ranks' figures side by side tell load imbalance from the reduction's own
+    cost. (The all-reduces before the rounds, binning's, count in ``allreduce_s``: on a small
+    fit it can exceed ``boosting_s``.)
     """
-    mine = (timings["boosting_s"], comm.seconds, getattr(comm, "barrier_seconds", 0.0),
-            comm.calls, getattr(comm, "barriers", 0))
+    mine = (timings["fit_s"], timings["boosting_s"], comm.seconds,
+            getattr(comm, "barrier_seconds", 0.0), comm.calls, getattr(comm, "barriers", 0))
     table = np.zeros((world, len(_RANK_FIGURES)), np.float64)
     table[rank] = mine
     table = comm.allreduce_sum(table)  # one non-zero term per element: exact

@@ -1155,3 +1155,27 @@ extern "C" __global__ void eval_leaf_objective(const double* G, const double* H,
                                                                             np.int32(G.size)))
     want = np.array([leaf_objective(*v) for v in zip(G, H, lam, alpha)])
     np.testing.assert_array_equal(out.get(), want)
+
+
+@pytest.mark.parametrize("settings", [{}, {"growth": "depthwise", "max_depth": 4,
+                                           "subsample": 0.8, "colsample_bytree": 0.6}])
+def test_continued_gpu_fit_is_the_long_fit_on_both_devices(settings):
+    # init_model and warm_start on the GPU: the rounds start from the starting model's scores
+    # (a CuPy copy of the host traversal's) and continue its numbering: the long fit's trees
+    from skltr.datasets import make_ranking
+
+    X, y, qid = make_ranking(n_queries=120, docs_per_query=25, n_features=16,
+                             n_informative=8, random_state=9)
+    X[::13, 4] = np.nan
+    kw = dict(max_leaves=15, random_state=4, **settings)
+    long_cpu = GPUHistGBDTRanker(n_estimators=30, **kw).fit(X, y, qid=qid)
+    long_gpu = GPUHistGBDTRanker(n_estimators=30, device="cuda", **kw).fit(X, y, qid=qid)
+    assert long_gpu.ensemble_.equals(long_cpu.ensemble_)
+    start = GPUHistGBDTRanker(n_estimators=11, **kw).fit(X, y, qid=qid)  # on the CPU
+    more = GPUHistGBDTRanker(n_estimators=19, device="cuda", **kw).fit(
+        X, y, qid=qid, init_model=start)
+    assert more.ensemble_.equals(long_cpu.ensemble_)
+    warm = GPUHistGBDTRanker(n_estimators=11, device="cuda", warm_start=True, **kw).fit(
+        X, y, qid=qid)
+    warm.set_params(n_estimators=30).fit(X, y, qid=qid)
+    assert warm.ensemble_.equals(long_cpu.ensemble_)

@@ -81,6 +81,10 @@ class CPUBackend:
         """A float64 score array."""
         return np.full(n, value, dtype=Y_DTYPE)
 
+    def from_host(self, scores):
+        """A float64 score array holding ``scores`` (a host array; copied)."""
+        return np.array(scores, dtype=Y_DTYPE)
+
     def empty_gh(self, n):
         """Gradient or hessian storage (float32)."""
         return np.empty(n, dtype=G_H_DTYPE)

@@ -94,6 +94,9 @@ class CUDABackend:
     def full(self, n, value):
         return cupy.full(n, value, dtype=cupy.float64)
 
+    def from_host(self, scores):
+        return cupy.asarray(scores, dtype=cupy.float64)
+
     def empty_gh(self, n):
         return cupy.empty(n, dtype=G_H_DTYPE)
 

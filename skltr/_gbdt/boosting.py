@@ -25,12 +25,14 @@ quantisation rule: a CPU fit and a GPU fit of the same parameters give the same 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from .._device import Device
 from .._engine.communicator import LocalCommunicator
 from .._engine.rounds import (BoostingResult, Rounds, feature_subsample, progress,
                               query_subsample_rows)
 from .._engine.shard import loop_start
+from .continuation import append_trees
 from .params import BoostParams
 
 __all__ = ["boost", "make_backend"]
@@ -48,7 +50,8 @@ def make_backend(params, communicator, device: Device):
 
 
 def boost(X, y, group_ptr, sample_weight, objective, params: BoostParams, eval_sets=(), *,
-          device: Device | None = None, communicator=None, shard=None) -> BoostingResult:
+          device: Device | None = None, communicator=None, shard=None,
+          continuation=None) -> BoostingResult:
     """Run the boosting rounds on ``device``; see the module docstring.
 
     Parameters
@@ -71,6 +74,9 @@ def boost(X, y, group_ptr, sample_weight, objective, params: BoostParams, eval_s
         Set when ``X`` holds one worker's queries of a distributed fit (:mod:`skltr.dask`):
         the driver's bin mapper and initial score, and the global indices of the queries
         (:mod:`skltr._engine.shard`). ``eval_sets`` then hold the worker's eval queries.
+    continuation : Continuation, optional
+        Continue that model (:mod:`skltr._gbdt.continuation`): its scores are the start,
+        its trees come first in the result, and the rounds are numbered on from its own.
 
     Returns
     -------
@@ -80,12 +86,24 @@ def boost(X, y, group_ptr, sample_weight, objective, params: BoostParams, eval_s
         communicator = LocalCommunicator()
     backend = make_backend(params, communicator, device or Device("cpu"))
     with backend.activate():
-        return _boost(backend, X, y, group_ptr, sample_weight, objective, params, eval_sets,
-                      communicator, shard)
+        result = _boost(backend, X, y, group_ptr, sample_weight, objective, params,
+                        eval_sets, communicator, shard, continuation)
+    return result if continuation is None else _continued(result, continuation)
+
+
+def _continued(result, c):
+    """``result`` of the rounds after ``c``'s: its trees first, rounds counted from 0."""
+    return replace(
+        result, ensemble=append_trees(c.ensemble, result.ensemble),
+        best_iteration=(None if result.best_iteration is None
+                        else c.n_rounds + result.best_iteration),
+        n_rounds_run=c.n_rounds + result.n_rounds_run,
+        split_gain=c.split_gain + result.split_gain,
+        split_count=c.split_count + result.split_count)
 
 
 def _boost(backend, X, y, group_ptr, sample_weight, objective, p, eval_sets, communicator,
-           shard):
+           shard, continuation):
     n_samples, n_features = X.shape
     t0 = time.perf_counter()
     mapper = backend.bin(X, eval_sets, shard)
@@ -96,13 +114,21 @@ def _boost(backend, X, y, group_ptr, sample_weight, objective, p, eval_sets, com
                        shard)
     init, evaluators = start.init_score, start.evaluators
     gradients = backend.gradients(objective, y, group_ptr, sample_weight, start.query_index)
-    scores = backend.full(n_samples, init)
     grad, hess = backend.empty_gh(n_samples), backend.empty_gh(n_samples)
-    eval_scores = [backend.full(e.y.shape[0], init) for e in eval_sets]
+    first = 0
+    if continuation is None:
+        scores = backend.full(n_samples, init)
+        eval_scores = [backend.full(e.y.shape[0], init) for e in eval_sets]
+    else:  # the starting model's scores; its rounds were 0 .. first - 1
+        init, first = continuation.base_score, continuation.n_rounds
+        scores = backend.from_host(continuation.scores(X, p.n_jobs))
+        eval_scores = [backend.from_host(continuation.scores(e.X, p.n_jobs))
+                       for e in eval_sets]
     rounds, bar = progress(range(p.n_estimators), p.verbose, backend.label)
     log = Rounds(n_features, [e.name for e in eval_sets], evaluators, p.n_iter_no_change, bar)
     try:
-        for it in rounds:
+        for local in rounds:
+            it = first + local  # the round's number in the whole model: its random draws
             gradients(scores, grad, hess, it)
             rows = query_subsample_rows(group_ptr, p.subsample, p.seed, it, start.query_index,
                                         start.n_queries)
@@ -114,7 +140,7 @@ def _boost(backend, X, y, group_ptr, sample_weight, objective, p, eval_sets, com
                 continue
             values = [ev(backend.add_to_eval_scores(k, tree, s))
                       for k, (ev, s) in enumerate(zip(evaluators, eval_scores))]
-            if log.record(it, values):
+            if log.record(local, values):
                 break
     finally:
         if bar is not None:

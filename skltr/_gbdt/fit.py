@@ -177,12 +177,14 @@ def start_score(objective, y, group_ptr, sample_weight) -> float:
 
 
 def boost_on(device, X, y, group_ptr, sample_weight, objective, params, eval_sets=(),
-             communicator=None, shard=None):
+             communicator=None, shard=None, continuation=None):
     """Run the boosting loop (:func:`skltr._gbdt.boosting.boost`) on ``device`` (a resolved
-    :class:`~skltr._device.Device`), numba running ``params.n_jobs`` threads meanwhile."""
+    :class:`~skltr._device.Device`), numba running ``params.n_jobs`` threads meanwhile;
+    ``continuation``: the model it continues (:mod:`skltr._gbdt.continuation`)."""
     with numba_threads(params.n_jobs):
         return boost(X, y, group_ptr, sample_weight, objective, params, eval_sets,
-                     device=device, communicator=communicator, shard=shard)
+                     device=device, communicator=communicator, shard=shard,
+                     continuation=continuation)
 
 
 def warn_if_no_split(result, *, above):

@@ -98,7 +98,7 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
                  hist_mode="quantised", subsample=1.0, colsample_bytree=1.0, gain="exp2",
                  eval_at=10, lambdarank_truncation_level=None, early_stopping=False,
                  validation_fraction=0.1, n_iter_no_change=10, device="cpu", n_jobs=None,
-                 random_state=None, verbose=0):
+                 random_state=None, verbose=0, warm_start=False, importance_type="gain"):
         super().__init__(
             objective=objective, n_estimators=n_estimators, learning_rate=learning_rate,
             max_leaves=max_leaves, max_depth=max_depth, growth=growth,
@@ -110,7 +110,8 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
             lambdarank_truncation_level=lambdarank_truncation_level,
             early_stopping=early_stopping, validation_fraction=validation_fraction,
             n_iter_no_change=n_iter_no_change, device=device, n_jobs=n_jobs,
-            random_state=random_state, verbose=verbose)
+            random_state=random_state, verbose=verbose, warm_start=warm_start,
+            importance_type=importance_type)
         self.client = client
 
     # ------------------------------------------------------------------ conversion
@@ -201,6 +202,10 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
         from ..utils._qid import group_by_qid  # noqa: PLC0415
 
         t0 = time.perf_counter()
+        if self.warm_start:
+            raise NotImplementedError(
+                "warm_start=True is not implemented on Dask yet: continue the model locally "
+                "(to_local(), then GPUHistGBDTRanker(warm_start=True)), or fit anew.")
         client = self._client()
         self._check_gain()
         eval_at = self._eval_at_list()

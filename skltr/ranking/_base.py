@@ -167,17 +167,21 @@ class RankerMixin:
         by descending score. Rankers with ``_accept_sparse`` also take a scipy CSR or CSC
         matrix.
         """
+        X = self._predict_X(X)
+        if X.shape[0] == 0:
+            return np.zeros(0, dtype=np.float64)
+        return self._predict(X)
+
+    def _predict_X(self, X):
+        """``X`` checked as ``predict`` checks it, against the fitted state."""
         check_is_fitted(self)
         # X stays in a dtype fit keeps (float32 read as it is: the scoring kernels take
         # it, exactly, so a float32 X is not copied, and a first run compiles the scoring
         # kernels once for the dtype the data came in rather than also for float64)
-        X = check_ranking_X(self, X, reset=False, allow_nan=self._allow_nan,
-                            allow_inf=self._allow_inf, ensure_min_samples=0,
-                            accept_sparse=self._accept_sparse,
-                            dtype=list(self._fit_X_dtypes))
-        if X.shape[0] == 0:
-            return np.zeros(0, dtype=np.float64)
-        return self._predict(X)
+        return check_ranking_X(self, X, reset=False, allow_nan=self._allow_nan,
+                               allow_inf=self._allow_inf, ensure_min_samples=0,
+                               accept_sparse=self._accept_sparse,
+                               dtype=list(self._fit_X_dtypes))
 
     def score(self, X, y, *, qid=None, sample_weight=None):
         """Mean NDCG over queries at the cut-off ``eval_at`` (see :func:`skltr.metrics.ndcg_score`).

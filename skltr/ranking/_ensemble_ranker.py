@@ -10,6 +10,7 @@ to :meth:`EnsembleRanker._set_fitted`.
 from __future__ import annotations
 
 import contextlib
+import operator
 import os
 from numbers import Integral
 
@@ -38,10 +39,11 @@ class _LayoutCache:
     estimator's ``__dict__`` during ``predict`` (scikit-learn checks that it does not).
     """
 
-    __slots__ = ("key", "backend", "layout")
+    __slots__ = ("key", "backend", "layout", "subset")
 
     def __init__(self):
         self.key = self.backend = self.layout = None  # key: (ensemble, device)
+        self.subset = None  # (begin, end, those trees' ensemble, the model's): iteration_range
 
     def __eq__(self, other):  # every cache is as good as any other: compare models, not caches
         return isinstance(other, _LayoutCache)
@@ -111,9 +113,95 @@ class EnsembleRanker(ExplainMixin, ExportMixin, BaseRanker):
         return [int(k) for k in ks]
 
     # ------------------------------------------------------------------ prediction
-    def _predict(self, X):
-        cache = self._layout_cache
+    def predict(self, X, *, iteration_range=None):
+        """Relevance scores, one per row, in the order of ``X``. Higher ranks first.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Rankers with ``_accept_sparse`` also take a scipy CSR or CSC matrix.
+        iteration_range : (int, int), optional
+            Score with the trees of boosting rounds ``begin .. end - 1`` only, the starting
+            score included (XGBoost's ``iteration_range``; ``end=0``: up to the last round
+            kept). Default: every kept tree -- after early stopping, the rounds up to
+            ``best_iteration_``, as LightGBM's ``predict`` does by default (the later rounds
+            are not kept).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Scores are comparable only within a query.
+        """
+        X = self._predict_X(X)
+        if X.shape[0] == 0:
+            self._trees_in(iteration_range)  # the range is checked all the same
+            return np.zeros(0, dtype=np.float64)
+        return self._predict(X, self._trees_in(iteration_range))
+
+    def staged_predict(self, X):
+        """Scores after each boosting round: a generator of ``n_estimators_`` arrays.
+
+        Round ``k``'s scores (1-based) equal ``predict(X, iteration_range=(0, k))`` bit for
+        bit (the starting score, then the trees' values added in order), as scikit-learn's
+        ``staged_predict`` of ``HistGradientBoosting*`` gives them. Computed from each
+        tree's leaf on the CPU, a block of trees at a time (memory: about 64 MB of leaf
+        indices whatever the size of ``X``).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+
+        Yields
+        ------
+        ndarray of shape (n_samples,)
+        """
+        from ..trees._traversal import apply  # noqa: PLC0415
+
+        X = self._predict_X(X)
         ensemble = self.ensemble_
+        n = X.shape[0]
+        scores = np.full(n, ensemble.base_score[0], dtype=np.float64)
+        block = max(1, (1 << 24) // max(n, 1))
+        for begin in range(0, ensemble.n_trees, block):
+            end = min(ensemble.n_trees, begin + block)
+            trees = ensemble.select_trees(begin, end)
+            leaves = (apply(trees, X, n_jobs=self.n_jobs) if n else
+                      np.zeros((0, end - begin), np.int32))
+            for t in range(end - begin):
+                node = leaves[:, t].astype(np.int64) + trees.tree_ptr[t]
+                # the kernels' arithmetic: score += value * tree weight, in tree order
+                scores = scores + trees.value[node] * trees.tree_weight[t]
+                yield scores.copy()
+
+    def _trees_in(self, iteration_range):
+        """The ensemble of ``iteration_range``'s trees (checked; None: every kept tree).
+        The same range gives the same ensemble object, so its scoring tables are reused."""
+        ensemble = self.ensemble_
+        if iteration_range is None:
+            return ensemble
+        n = ensemble.n_trees
+        try:
+            begin, end = (operator.index(v) for v in iteration_range)
+        except (TypeError, ValueError):
+            raise ValueError(f"iteration_range={iteration_range!r}: expected (begin, end), "
+                             f"two ints (XGBoost's form).") from None
+        end = n if end == 0 else end
+        if not 0 <= begin < end <= n:
+            raise ValueError(
+                f"iteration_range={tuple(iteration_range)!r} is outside the model's {n} "
+                f"rounds (trees kept: n_estimators_={n}); give (begin, end) with "
+                f"0 <= begin < end <= {n} (end=0: up to the last round).")
+        if (begin, end) == (0, n):
+            return ensemble
+        cache = self._layout_cache
+        if cache.subset is None or cache.subset[:2] != (begin, end) or \
+                cache.subset[3] is not ensemble:
+            cache.subset = (begin, end, ensemble.select_trees(begin, end), ensemble)
+        return cache.subset[2]
+
+    def _predict(self, X, ensemble=None):
+        cache = self._layout_cache
+        ensemble = self.ensemble_ if ensemble is None else ensemble
         device = _scoring_device(getattr(self, "device_", "cpu"))
         if cache.key is None or cache.key[0] is not ensemble or cache.key[1] != device:
             with _on(device):
@@ -142,8 +230,10 @@ class EnsembleRanker(ExplainMixin, ExportMixin, BaseRanker):
     # ------------------------------------------------------------------ importances
     @property
     def feature_importances_(self) -> np.ndarray:
-        """Total split gain per feature over the kept trees, normalised to sum to 1."""
-        return self.feature_importance("gain", normalize=True)
+        """Total split gain per feature over the kept trees, normalised to sum to 1 (split
+        counts when the estimator's ``importance_type`` is ``"split"``)."""
+        return self.feature_importance(getattr(self, "importance_type", "gain"),
+                                       normalize=True)
 
     def feature_importance(self, importance_type="gain", *, normalize=False) -> np.ndarray:
         """Per-feature importance over the kept trees.

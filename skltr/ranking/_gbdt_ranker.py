@@ -10,6 +10,7 @@ stages beneath it are described in ``docs/gbdt_internals.rst``.
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -137,6 +138,15 @@ class GPUHistGBDTRanker(EnsembleRanker):
         ``n_jobs``.
     verbose : int, default=0
         > 0 shows a progress bar with the monitored validation NDCG.
+    warm_start : bool, default=False
+        When True, ``fit`` on a fitted ranker continues its model: it adds
+        ``n_estimators - n_estimators_`` rounds to the trees it has (scikit-learn's
+        ``warm_start``), starting from their scores; with the same ``random_state`` and
+        data and deterministic settings, the model equals one fit of ``n_estimators``
+        rounds bit for bit.
+    importance_type : {"gain", "split"}, default="gain"
+        What ``feature_importances_`` sums: split gains or split counts (LightGBM's
+        scikit-learn ``importance_type``).
 
     Attributes
     ----------
@@ -155,8 +165,10 @@ class GPUHistGBDTRanker(EnsembleRanker):
         ``"valid_1"``, ... as given to ``fit``, or ``"validation"`` for the held-out
         queries), LightGBM's ``evals_result_`` layout. Empty when nothing was evaluated.
     feature_importances_ : ndarray of shape (``n_features_in_``,)
-        Total split gain of each feature over the kept trees, normalised to sum to 1 (all
-        zeros when no tree splits), as scikit-learn's tree ensembles.
+        Total split gain (``importance_type="split"``: number of splits) of each feature
+        over the kept trees, normalised to sum to 1 (all zeros when no tree splits), as
+        scikit-learn's tree ensembles. A continued model adds its starting model's; a
+        starting ``TreeEnsemble`` stores no gains (its splits count, its gains are zero).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Present when ``X`` was a DataFrame with string column names.
@@ -251,6 +263,8 @@ class GPUHistGBDTRanker(EnsembleRanker):
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "warm_start": ["boolean"],
+        "importance_type": [StrOptions({"gain", "split"})],
     }
     # ±inf is refused (the base class's default): the binned trees put +inf in the last
     # bin, but a "non-missing vs missing" split exports the threshold DBL_MAX, which +inf
@@ -271,7 +285,7 @@ class GPUHistGBDTRanker(EnsembleRanker):
                  subsample=1.0, colsample_bytree=1.0, gain="exp2", eval_at=10,
                  lambdarank_truncation_level=None, early_stopping=False,
                  validation_fraction=0.1, n_iter_no_change=10, device="cpu", n_jobs=None,
-                 random_state=None, verbose=0):
+                 random_state=None, verbose=0, warm_start=False, importance_type="gain"):
         self.objective = objective
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
@@ -298,9 +312,11 @@ class GPUHistGBDTRanker(EnsembleRanker):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
+        self.warm_start = warm_start
+        self.importance_type = importance_type
 
     # ------------------------------------------------------------------ fitting
-    def fit(self, X, y, *, qid=None, sample_weight=None, eval_set=None):
+    def fit(self, X, y, *, qid=None, sample_weight=None, eval_set=None, init_model=None):
         """Fit the ranker.
 
         Parameters
@@ -323,6 +339,15 @@ class GPUHistGBDTRanker(EnsembleRanker):
             Sets scored after every round, recorded in ``evals_result_`` as ``"valid_0"``,
             ``"valid_1"``, ...; with early stopping on, the first one is monitored. Their
             ``X`` may be CSR / CSC too.
+        init_model : GPUHistGBDTRanker, TreeEnsemble or str, optional
+            Continue this model (a fitted ranker, its ``to_tree_ensemble()`` or the path of
+            its saved JSON model) for ``n_estimators`` more rounds, as LightGBM's
+            ``init_model``: the rounds start from its scores of ``X`` (and of the eval
+            sets), the fitted model holds its trees then the new ones, and the rounds are
+            numbered on from its own (``best_iteration_`` and ``n_iter_`` count them all;
+            ``evals_result_`` holds the new rounds). Same features and objective needed.
+            Models converted from XGBoost or LightGBM are refused for now (their trees read
+            inputs by other rules).
 
         Returns
         -------
@@ -332,7 +357,8 @@ class GPUHistGBDTRanker(EnsembleRanker):
         if isinstance(eval_set, list):  # anything else is left for the checks to refuse
             eval_set = [tuple(_to_host(a) for a in part) if isinstance(part, tuple) else part
                         for part in eval_set]
-        return super().fit(X, y, qid=qid, sample_weight=sample_weight, eval_set=eval_set)
+        return super().fit(X, y, qid=qid, sample_weight=sample_weight, eval_set=eval_set,
+                           init_model=init_model)
 
     def _fit_checks_inf(self):
         # On the GPU the binning kernels flag +-inf while they read X (boost(reject_inf=True)),
@@ -344,7 +370,29 @@ class GPUHistGBDTRanker(EnsembleRanker):
             except (ImportError, RuntimeError, TypeError, ValueError):
                 return False  # _fit raises the device error with its message
 
-    def _fit(self, data, eval_set=None):
+    def _continuation(self, data, init_model):
+        """The model this fit continues and its rounds to run: ``(None, n_estimators)``
+        for a fresh fit."""
+        from .._gbdt.continuation import continuation_from  # noqa: PLC0415
+
+        check = dict(n_features=data.X.shape[1], objective=self.objective,
+                     feature_names=getattr(self, "feature_names_in_", None))
+        fitted = hasattr(self, "ensemble_")
+        if init_model is not None:
+            if self.warm_start and fitted:
+                raise ValueError("init_model is given and warm_start=True would continue this "
+                                 "fitted ranker's own model: pass one or the other.")
+            return continuation_from(init_model, **check), self.n_estimators
+        if not (self.warm_start and fitted):
+            return None, self.n_estimators
+        if self.n_estimators < self.n_estimators_:
+            raise ValueError(f"warm_start=True continues the {self.n_estimators_} trees this "
+                             f"ranker has; n_estimators={self.n_estimators} is fewer. Raise "
+                             f"n_estimators, or set warm_start=False to fit anew.")
+        return (continuation_from(self, what="warm_start", **check),
+                self.n_estimators - self.n_estimators_)
+
+    def _fit(self, data, eval_set=None, init_model=None):
         from .._engine.rounds import EvalData, hold_out  # noqa: PLC0415
         from .._gbdt import fit as recipe  # noqa: PLC0415
         from .._numba_cache import announce_first_compile  # noqa: PLC0415
@@ -355,6 +403,7 @@ class GPUHistGBDTRanker(EnsembleRanker):
         hp = self.get_params(deep=False)
         recipe.check_device(hp, device.is_gpu)
         eval_at = self._eval_at_list()  # checked before any work
+        continuation, n_rounds = self._continuation(data, init_model)
         if OBJECTIVES[self.objective].graded:
             # The shared label check with the graded-relevance rules, on the caller's row
             # order so that its message names the caller's row.
@@ -374,7 +423,15 @@ class GPUHistGBDTRanker(EnsembleRanker):
             (X, y, w, group_ptr), evals, val = hold_out(X, y, w, group_ptr,
                                                         self.validation_fraction, plan.seed)
             recipe.warn_auto_hold_out(hp, data.group_ptr, val, above=3)
-        result = recipe.boost_on(device, X, y, group_ptr, w, plan.objective, plan.params, evals)
+        if continuation is not None:
+            if n_rounds == 0:  # warm_start with n_estimators unchanged: nothing to add
+                warnings.warn(f"warm_start=True and n_estimators={self.n_estimators} equals "
+                              f"the trees this ranker has: no round was added. Raise "
+                              f"n_estimators to continue.", UserWarning, stacklevel=4)
+                return self
+            plan = replace(plan, params=replace(plan.params, n_estimators=n_rounds))
+        result = recipe.boost_on(device, X, y, group_ptr, w, plan.objective, plan.params, evals,
+                                 continuation=continuation)
         recipe.warn_if_no_split(result, above=3)
         return self._set_fitted(result, device)
 

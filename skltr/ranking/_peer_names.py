@@ -104,6 +104,14 @@ PEER_NAMES: tuple[PeerName, ...] = (
     PeerName("n_jobs=None", ("n_jobs", "num_threads", "nthread"), ("n_jobs", "nthread")),
     PeerName("random_state=None", ("random_state", "seed"), ("random_state", "seed")),
     PeerName("verbose=0", ("verbose", "verbosity"), ("verbosity",)),
+    PeerName("fit(init_model=...)", ("fit(init_model=...)",), ("fit(xgb_model=...)",),
+             "continue a fitted skltr ranker, its TreeEnsemble or saved model for "
+             "n_estimators more rounds (models converted from the peers: not yet)"),
+    PeerName("warm_start=False", (), (),
+             "scikit-learn's: True continues this ranker's own model up to n_estimators"),
+    PeerName('importance_type="gain"', ("importance_type",), ("importance_type",),
+             'what feature_importances_ sums, "gain" or "split" (LightGBM\'s default is '
+             '"split")'),
 )
 
 

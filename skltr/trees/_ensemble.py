@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
@@ -688,6 +688,29 @@ class TreeEnsemble:
         from ._export_treelite import to_treelite  # noqa: PLC0415 - optional dependency
 
         return to_treelite(self)
+
+    def select_trees(self, begin: int, end: int) -> "TreeEnsemble":
+        """The ensemble of trees ``begin .. end - 1`` (boosting rounds, for a single-output
+        model), with this ensemble's base score and rules: XGBoost's ``iteration_range``.
+
+        Its raw scores are the base score plus those trees' values, added in order, so the
+        trees ``[0, k)`` of a skltr model score as the model after ``k`` rounds did.
+        """
+        begin, end = int(begin), int(end)
+        if not 0 <= begin < end <= self.n_trees:
+            raise ValueError(f"trees [{begin}, {end}) are not in this ensemble's "
+                             f"{self.n_trees} trees; give 0 <= begin < end <= {self.n_trees}.")
+        lo, hi = int(self.tree_ptr[begin]), int(self.tree_ptr[end])
+        nodes = {name: getattr(self, name)[lo:hi] for name in _NODE_ARRAYS}
+        return replace(
+            self, tree_ptr=self.tree_ptr[begin:end + 1] - lo, **nodes,
+            tree_output=self.tree_output[begin:end], tree_weight=self.tree_weight[begin:end],
+            cover=None if self.cover is None else self.cover[lo:hi],
+            # the category sets stay whole: the kept nodes' offsets still point into them
+            cat_bitsets=self.cat_bitsets, base_score=self.base_score,
+            categories=self.categories, pandas_categorical=self.pandas_categorical,
+            transform_params=dict(self.transform_params),
+            feature_names=self.feature_names, source=dict(self.source))
 
     def equals(self, other: "TreeEnsemble") -> bool:
         """True when both ensembles are identical, array for array and bit for bit.

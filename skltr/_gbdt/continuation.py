@@ -1,0 +1,156 @@
+"""Continued training: a fit that starts from a fitted model's trees and scores (issue #29).
+
+``GPUHistGBDTRanker.fit(..., init_model=...)`` and ``warm_start=True`` hand the boosting loop
+a :class:`Continuation`: the starting model's trees, which the fitted ensemble keeps first,
+and its raw scores of the training (and eval) rows, which the rounds start from instead of
+the objective's constant. Its rounds are numbered on from the starting model's, so the
+random draws of round ``k`` (query and feature subsamples, ``rank_xendcg``) are those of
+round ``k`` of one long fit, and a model continued for ``m`` rounds from ``n`` is the
+``n + m``-round model bit for bit when the settings are deterministic: the scores a fit adds
+tree by tree are the scores the trees give (the base score, then each tree's value, added in
+order -- the traversal kernel's arithmetic), and the same ``random_state`` bins the same
+rows into the same cuts.
+
+The starting model must read its inputs by the rules of skltr's trees (``x <= threshold`` in
+float64, NaN missing, one output summed in float64): a skltr ranker, its ``TreeEnsemble`` or
+its saved JSON model. Models converted from XGBoost (``x < threshold`` in float32, float32
+sums) or LightGBM (integer inputs read through float32) are refused for now: their trees and
+skltr's cannot share one ensemble's rules.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from .._dtypes import NodeFlags
+
+__all__ = ["Continuation", "continuation_from", "append_trees"]
+
+#: the rules a starting model must share with the trees a skltr fit grows
+_SKLTR_RULES = {"decision": "<=", "precision": "float64", "sum_dtype": "float64",
+                "input_rule": "float64", "frame_rule": "numpy", "n_outputs": 1,
+                "average_output": False, "output_transform": "identity"}
+
+
+@dataclass(frozen=True)
+class Continuation:
+    """What a continued fit starts from.
+
+    Attributes
+    ----------
+    ensemble : TreeEnsemble
+        The starting model; its trees come first in the fitted ensemble.
+    split_gain, split_count : ndarray of shape (n_features,)
+        Its per-feature split statistics (gains are zero for a bare ``TreeEnsemble``, which
+        does not store them).
+    """
+
+    ensemble: object
+    split_gain: np.ndarray
+    split_count: np.ndarray
+
+    @property
+    def n_rounds(self) -> int:
+        """Rounds already done: the next round's number."""
+        return self.ensemble.n_trees
+
+    @property
+    def base_score(self) -> float:
+        return float(self.ensemble.base_score[0])
+
+    def scores(self, X, n_jobs=None) -> np.ndarray:
+        """The starting model's raw scores of ``X`` (host float64; a CuPy ``X`` is copied to
+        the host), by traversal: the base score, then the trees added in order."""
+        from ..trees._traversal import predict_raw  # noqa: PLC0415
+
+        if hasattr(X, "__cuda_array_interface__") and hasattr(X, "get"):
+            X = X.get()
+        if X.shape[0] == 0:
+            return np.zeros(0, np.float64)
+        return np.ascontiguousarray(predict_raw(self.ensemble, X, n_jobs=n_jobs),
+                                    dtype=np.float64)
+
+
+def continuation_from(init_model, *, n_features, objective, feature_names=None,
+                      what="init_model") -> Continuation:
+    """The :class:`Continuation` of ``init_model``: a fitted ``GPUHistGBDTRanker``, a
+    ``TreeEnsemble`` or the path of a skltr JSON model; checked against the fit's feature
+    count, objective and feature names (``what`` names the parameter in the errors)."""
+    from ..trees import TreeEnsemble  # noqa: PLC0415
+
+    gain = count = None
+    trained_with = None
+    if isinstance(init_model, (str, os.PathLike)):
+        init_model = TreeEnsemble.load(init_model)
+    if isinstance(init_model, TreeEnsemble):
+        ensemble = init_model
+        trained_with = ensemble.source.get("objective")
+    elif hasattr(init_model, "ensemble_") and hasattr(init_model, "_split_gain"):
+        ensemble = init_model.ensemble_
+        gain, count = init_model._split_gain, init_model._split_count
+        trained_with = getattr(init_model, "objective", None)
+    elif hasattr(init_model, "fit") and not hasattr(init_model, "ensemble_"):
+        raise ValueError(f"{what} is an unfitted {type(init_model).__name__}: fit it first, "
+                         f"or pass its fitted model.")
+    else:
+        raise TypeError(f"{what} must be a fitted GPUHistGBDTRanker, a skltr TreeEnsemble or "
+                        f"the path of a skltr JSON model; got {type(init_model).__name__}.")
+    library = ensemble.source.get("library")
+    if library not in (None, "skltr"):
+        raise ValueError(
+            f"{what} is a model converted from {library}: continuing it is not supported yet. "
+            f"Its trees read inputs by {library}'s rules (decision {ensemble.decision!r}, "
+            f"{ensemble.precision} comparisons, {ensemble.sum_dtype} sums, input rule "
+            f"{ensemble.input_rule!r}), which the trees skltr grows do not share; train the "
+            f"skltr model from scratch, or continue it with {library} itself.")
+    differ = {k: getattr(ensemble, k) for k, v in _SKLTR_RULES.items()
+              if getattr(ensemble, k) != v}
+    if ensemble.absent_value != 0.0 or not np.isnan(ensemble.missing_value):
+        differ["absent/missing values"] = (ensemble.absent_value, ensemble.missing_value)
+    if differ:
+        raise ValueError(f"{what} reads its inputs by other rules than the trees skltr grows "
+                         f"({differ}; skltr's: {_SKLTR_RULES}): its trees cannot be continued "
+                         f"in one ensemble.")
+    if ensemble.n_features != n_features:
+        raise ValueError(f"{what} reads {ensemble.n_features} features, but X has "
+                         f"{n_features}: continue a model on data with its features.")
+    if trained_with is not None and trained_with != objective:
+        raise ValueError(f"{what} was trained with objective={trained_with!r}, but this fit "
+                         f"uses objective={objective!r}: continue it with its objective.")
+    names = ensemble.feature_names
+    if names is not None and feature_names is not None and \
+            list(names) != [str(n) for n in feature_names]:
+        raise ValueError(f"{what} was trained on features {list(names)[:5]}..., but X's "
+                         f"columns are {[str(n) for n in feature_names][:5]}...: the same "
+                         f"features in the same order are needed.")
+    if gain is None:
+        internal = ensemble.left >= 0
+        count = np.bincount(ensemble.feature[internal], minlength=n_features)
+        gain = np.zeros(n_features)
+    return Continuation(ensemble, np.asarray(gain, np.float64).copy(),
+                        np.asarray(count, np.int64).copy())
+
+
+def append_trees(first, more):
+    """One ensemble: the trees of ``first``, then those of ``more`` (same rules; ``first``'s
+    base score, which ``more``'s must equal)."""
+    if not np.array_equal(first.base_score, more.base_score):
+        raise AssertionError("the appended trees were grown from another base score")
+    lo = int(first.tree_ptr[-1])
+    joined = {name: np.concatenate([getattr(first, name), getattr(more, name)])
+              for name in ("feature", "threshold", "left", "right", "value", "flags",
+                           "cat_nwords", "tree_output", "tree_weight")}
+    return replace(
+        more, **joined,
+        tree_ptr=np.concatenate([first.tree_ptr, more.tree_ptr[1:] + lo]),
+        # the appended categorical nodes' sets follow the first ensemble's
+        cat_offset=np.concatenate([first.cat_offset, np.where(
+            (more.flags & NodeFlags.CATEGORICAL) != 0,
+            more.cat_offset + first.cat_bitsets.size, more.cat_offset)]),
+        cat_bitsets=np.concatenate([first.cat_bitsets, more.cat_bitsets]),
+        cover=(None if first.cover is None or more.cover is None
+               else np.concatenate([first.cover, more.cover])),
+        transform_params=dict(more.transform_params), source=dict(more.source))

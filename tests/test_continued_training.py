@@ -1,0 +1,163 @@
+"""Continued training of the GBDT ranker (issue #29): ``fit(..., init_model=...)`` and
+``warm_start``.
+
+The reference is the one long fit: with the same data, ``random_state`` and settings, a model
+continued for ``m`` rounds from an ``n``-round model is the ``n + m``-round model, tree for
+tree and bit for bit (``TreeEnsemble.equals``), its eval curve the long fit's from round ``n``
+on; and the continued model's first ``n`` trees score as the starting model, walked tree by
+tree (``tests/naive_trees.py``).
+"""
+
+import pickle
+
+import numpy as np
+import pytest
+from naive_trees import naive_predict_raw
+
+from skltr import GPUHistGBDTRanker
+from skltr.datasets import make_ranking
+
+KW = dict(random_state=3, max_leaves=7, n_jobs=2)
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y, qid = make_ranking(n_queries=90, docs_per_query=20, n_features=10, n_informative=5,
+                             random_state=0)
+    X[::11, 3] = np.nan
+    return X, y, qid
+
+
+def _fit(n, data, **kw):
+    X, y, qid = data
+    return GPUHistGBDTRanker(n_estimators=n, **{**KW, **kw}).fit(X, y, qid=qid)
+
+
+@pytest.mark.parametrize("settings", [
+    {}, {"growth": "depthwise", "max_depth": 3}, {"subsample": 0.7, "colsample_bytree": 0.5},
+    {"objective": "rank_xendcg"}, {"objective": "rank_pairwise", "hist_mode": "float"}])
+def test_continuing_equals_the_long_fit_bit_for_bit(data, settings):
+    X, y, qid = data
+    long = _fit(25, data, **settings)
+    start = _fit(9, data, **settings)
+    more = GPUHistGBDTRanker(n_estimators=16, **{**KW, **settings}).fit(
+        X, y, qid=qid, init_model=start)
+    assert more.ensemble_.equals(long.ensemble_)
+    assert more.n_estimators_ == more.n_iter_ == 25
+    np.testing.assert_array_equal(more.predict(X), long.predict(X))
+    np.testing.assert_array_equal(more.feature_importance("split"),
+                                  long.feature_importance("split"))
+    np.testing.assert_allclose(more.feature_importance("gain"), long.feature_importance("gain"),
+                               rtol=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["ranker", "ensemble", "file"])
+def test_every_form_of_the_starting_model(data, kind, tmp_path):
+    X, y, qid = data
+    long, start = _fit(14, data), _fit(6, data)
+    init = {"ranker": start, "ensemble": start.to_tree_ensemble(),
+            "file": tmp_path / "start.json"}[kind]
+    if kind == "file":
+        start.save_model(init)
+    more = GPUHistGBDTRanker(n_estimators=8, **KW).fit(X, y, qid=qid, init_model=str(init)
+                                                       if kind == "file" else init)
+    assert more.ensemble_.equals(long.ensemble_)
+    # the first trees score as the starting model did, walked one row at a time
+    np.testing.assert_array_equal(more.predict(X[:40], iteration_range=(0, 6)),
+                                  naive_predict_raw(start.ensemble_, X[:40]))
+
+
+def test_eval_curve_and_early_stopping_continue_the_long_fit(data):
+    X, y, qid = data
+    tr, va = qid < 70, qid >= 70
+    ev = [(X[va], y[va], qid[va])]
+    long = GPUHistGBDTRanker(n_estimators=20, **KW).fit(X[tr], y[tr], qid=qid[tr], eval_set=ev)
+    start = GPUHistGBDTRanker(n_estimators=8, **KW).fit(X[tr], y[tr], qid=qid[tr])
+    more = GPUHistGBDTRanker(n_estimators=12, **KW).fit(X[tr], y[tr], qid=qid[tr],
+                                                        eval_set=ev, init_model=start)
+    (curve,) = long.evals_result_["valid_0"].values()
+    (tail,) = more.evals_result_["valid_0"].values()
+    assert tail == curve[8:]
+    stop = GPUHistGBDTRanker(n_estimators=200, learning_rate=0.6, early_stopping=True,
+                             n_iter_no_change=2, **KW).fit(X[tr], y[tr], qid=qid[tr],
+                                                           eval_set=ev, init_model=start)
+    assert stop.best_iteration_ == stop.n_estimators_ > 8
+    assert stop.n_iter_ > stop.best_iteration_
+
+
+def test_warm_start_raises_n_estimators(data):
+    X, y, qid = data
+    long = _fit(22, data)
+    ranker = GPUHistGBDTRanker(n_estimators=10, warm_start=True, **KW).fit(X, y, qid=qid)
+    first = ranker.ensemble_
+    ranker.set_params(n_estimators=22).fit(X, y, qid=qid)
+    assert ranker.ensemble_.equals(long.ensemble_)
+    assert first.n_trees == 10  # the earlier model is not changed in place
+    with pytest.warns(UserWarning, match="no round was added"):
+        ranker.fit(X, y, qid=qid)
+    assert ranker.ensemble_.equals(long.ensemble_)
+    back = pickle.loads(pickle.dumps(ranker))
+    np.testing.assert_array_equal(back.predict(X), long.predict(X))
+
+
+def test_importance_type_picks_what_feature_importances_sums(data):
+    model = _fit(10, data, importance_type="split")
+    counts = model.feature_importance("split")
+    np.testing.assert_allclose(model.feature_importances_, counts / counts.sum())
+    gains = model.feature_importance("gain")
+    np.testing.assert_allclose(model.set_params(importance_type="gain").feature_importances_,
+                               gains / gains.sum())
+
+
+def _lightgbm_model(data):
+    lgb = pytest.importorskip("lightgbm")
+    from skltr.convert import to_tree_ensemble
+
+    X, y, qid = data
+    booster = lgb.train({"objective": "lambdarank", "num_leaves": 7, "verbose": -1},
+                        lgb.Dataset(X, y, group=np.bincount(qid)), num_boost_round=3)
+    return to_tree_ensemble(booster)
+
+
+@pytest.mark.parametrize("case", ["features", "objective", "unfitted", "type", "lightgbm",
+                                  "both", "fewer"])
+def test_bad_starting_models_are_refused_and_change_nothing(data, case):
+    X, y, qid = data
+    ranker = GPUHistGBDTRanker(n_estimators=5, **KW).fit(X, y, qid=qid)
+    before = ranker.predict(X)
+    start = _fit(4, data)
+    fit_kw, err, match = {}, ValueError, "init_model"
+    if case == "features":
+        fit_kw["init_model"] = GPUHistGBDTRanker(n_estimators=2, **KW).fit(X[:, :6], y, qid=qid)
+        match = "reads 6 features, but X has 10"
+    elif case == "objective":
+        fit_kw["init_model"] = _fit(2, data, objective="regression")
+        match = "objective='regression'"
+    elif case == "unfitted":
+        fit_kw["init_model"] = GPUHistGBDTRanker()
+        match = "unfitted"
+    elif case == "type":
+        fit_kw["init_model"], err = 5, TypeError
+    elif case == "lightgbm":
+        fit_kw["init_model"] = _lightgbm_model(data)
+        match = "converted from lightgbm"
+    elif case == "both":
+        ranker.set_params(warm_start=True)
+        fit_kw["init_model"] = start
+        match = "one or the other"
+    else:  # fewer
+        ranker.set_params(warm_start=True, n_estimators=3)
+        match = "n_estimators=3 is fewer"
+    with pytest.raises(err, match=match):
+        ranker.fit(X, y, qid=qid, **fit_kw)
+    assert ranker.n_estimators_ == 5
+    np.testing.assert_array_equal(ranker.predict(X), before)
+
+
+def test_dask_refuses_warm_start():
+    pytest.importorskip("distributed")
+    from skltr.dask import DaskGPUHistGBDTRanker
+
+    ranker = DaskGPUHistGBDTRanker(warm_start=True, client=object())
+    with pytest.raises(NotImplementedError, match="not implemented on Dask"):
+        ranker.fit(np.zeros((4, 2)), np.zeros(4), qid=np.zeros(4))

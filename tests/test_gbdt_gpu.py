@@ -1179,3 +1179,9 @@ def test_continued_gpu_fit_is_the_long_fit_on_both_devices(settings):
         X, y, qid=qid)
     warm.set_params(n_estimators=30).fit(X, y, qid=qid)
     assert warm.ensemble_.equals(long_cpu.ensemble_)
+    # a GPU model's truncated scores come from the GPU scorer: the CPU's, bit for bit
+    for rounds in ((0, 7), (3, 17), (29, 30)):
+        np.testing.assert_array_equal(long_gpu.predict(X, iteration_range=rounds),
+                                      long_cpu.predict(X, iteration_range=rounds))
+    np.testing.assert_array_equal(list(long_gpu.staged_predict(X))[12],
+                                  long_gpu.predict(X, iteration_range=(0, 13)))

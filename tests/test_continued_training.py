@@ -109,18 +109,37 @@ def test_importance_type_picks_what_feature_importances_sums(data):
                                gains / gains.sum())
 
 
-def _lightgbm_model(data):
+def _lightgbm_booster(data, rounds=3):
     lgb = pytest.importorskip("lightgbm")
+
+    X, y, qid = data
+    return lgb.train({"objective": "lambdarank", "num_leaves": 7, "verbose": -1,
+                      "min_data_in_leaf": 5}, lgb.Dataset(X, y, group=np.bincount(qid)),
+                     num_boost_round=rounds)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_lightgbm_model_continues_from_its_own_scores(data, dtype):
+    from skltr._gbdt.continuation import continuation_from
     from skltr.convert import to_tree_ensemble
 
     X, y, qid = data
-    booster = lgb.train({"objective": "lambdarank", "num_leaves": 7, "verbose": -1},
-                        lgb.Dataset(X, y, group=np.bincount(qid)), num_boost_round=3)
-    return to_tree_ensemble(booster)
+    X = X.astype(dtype)
+    booster = _lightgbm_booster(data, rounds=8)
+    want = booster.predict(X, raw_score=True)
+    cont = continuation_from(to_tree_ensemble(booster), n_features=X.shape[1],
+                             objective="lambdarank")
+    np.testing.assert_array_equal(cont.scores(X), want)  # the rounds start from these
+    more = GPUHistGBDTRanker(n_estimators=6, **KW).fit(X, y, qid=qid,
+                                                       init_model=to_tree_ensemble(booster))
+    assert more.n_estimators_ == 14
+    np.testing.assert_array_equal(more.predict(X, iteration_range=(0, 8)), want)
+    assert more.score(X, y, qid=qid) > GPUHistGBDTRanker(n_estimators=1, **KW).fit(
+        X, y, qid=qid).score(X, y, qid=qid)
 
 
-@pytest.mark.parametrize("case", ["features", "objective", "unfitted", "type", "lightgbm",
-                                  "both", "fewer"])
+@pytest.mark.parametrize("case", ["features", "objective", "unfitted", "type", "xgboost",
+                                  "lightgbm-objective", "both", "fewer"])
 def test_bad_starting_models_are_refused_and_change_nothing(data, case):
     X, y, qid = data
     ranker = GPUHistGBDTRanker(n_estimators=5, **KW).fit(X, y, qid=qid)
@@ -138,9 +157,20 @@ def test_bad_starting_models_are_refused_and_change_nothing(data, case):
         match = "unfitted"
     elif case == "type":
         fit_kw["init_model"], err = 5, TypeError
-    elif case == "lightgbm":
-        fit_kw["init_model"] = _lightgbm_model(data)
-        match = "converted from lightgbm"
+    elif case == "xgboost":
+        xgb = pytest.importorskip("xgboost")
+        from skltr.convert import to_tree_ensemble
+
+        booster = xgb.train({"objective": "rank:ndcg", "max_depth": 3},
+                            xgb.DMatrix(X, y, qid=qid), num_boost_round=2)
+        fit_kw["init_model"] = to_tree_ensemble(booster)
+        match = "converted from xgboost"
+    elif case == "lightgbm-objective":
+        from skltr.convert import to_tree_ensemble
+
+        fit_kw["init_model"] = to_tree_ensemble(_lightgbm_booster(data))
+        ranker.set_params(objective="rank_pairwise")
+        match = "objective='lambdarank'"
     elif case == "both":
         ranker.set_params(warm_start=True)
         fit_kw["init_model"] = start
@@ -154,10 +184,25 @@ def test_bad_starting_models_are_refused_and_change_nothing(data, case):
     np.testing.assert_array_equal(ranker.predict(X), before)
 
 
-def test_dask_refuses_warm_start():
-    pytest.importorskip("distributed")
+def test_dask_continues_as_the_local_fit(data):
+    # init_model and warm_start on a LocalCluster of 2 workers: the local long fit's trees
+    distributed = pytest.importorskip("distributed")
     from skltr.dask import DaskGPUHistGBDTRanker
 
-    ranker = DaskGPUHistGBDTRanker(warm_start=True, client=object())
-    with pytest.raises(NotImplementedError, match="not implemented on Dask"):
-        ranker.fit(np.zeros((4, 2)), np.zeros(4), qid=np.zeros(4))
+    X, y, qid = data
+    long = _fit(20, data)
+    start = _fit(7, data)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        kw = {**KW, "n_jobs": 1}
+        more = DaskGPUHistGBDTRanker(client=client, n_estimators=13, **kw).fit(
+            X, y, qid=qid, init_model=start)
+        assert more.ensemble_.equals(long.ensemble_)
+        warm = DaskGPUHistGBDTRanker(client=client, n_estimators=7, warm_start=True,
+                                     **kw).fit(X, y, qid=qid)
+        warm.set_params(n_estimators=20).fit(X, y, qid=qid)
+        assert warm.ensemble_.equals(long.ensemble_)
+        with pytest.raises(ValueError, match="reads 10 features, but X has 6"):
+            DaskGPUHistGBDTRanker(client=client, n_estimators=3, **kw).fit(
+                X[:, :6], y, qid=qid, init_model=start)

@@ -13,9 +13,10 @@ rows into the same cuts.
 
 The starting model must read its inputs by the rules of skltr's trees (``x <= threshold`` in
 float64, NaN missing, one output summed in float64): a skltr ranker, its ``TreeEnsemble`` or
-its saved JSON model. Models converted from XGBoost (``x < threshold`` in float32, float32
-sums) or LightGBM (integer inputs read through float32) are refused for now: their trees and
-skltr's cannot share one ensemble's rules.
+its saved JSON model, or a LightGBM model converted by :mod:`skltr.convert` (the same rules
+but for non-float inputs: :func:`_from_lightgbm`). Models converted from XGBoost
+(``x < threshold`` in float32, float32 sums) are refused: its trees and skltr's cannot share
+one ensemble's rules.
 """
 
 from __future__ import annotations
@@ -99,13 +100,15 @@ def continuation_from(init_model, *, n_features, objective, feature_names=None,
         raise TypeError(f"{what} must be a fitted GPUHistGBDTRanker, a skltr TreeEnsemble or "
                         f"the path of a skltr JSON model; got {type(init_model).__name__}.")
     library = ensemble.source.get("library")
-    if library not in (None, "skltr"):
+    if library == "lightgbm":
+        ensemble, trained_with = _from_lightgbm(ensemble, what)
+    elif library not in (None, "skltr"):
         raise ValueError(
-            f"{what} is a model converted from {library}: continuing it is not supported yet. "
+            f"{what} is a model converted from {library}: continuing it is not supported. "
             f"Its trees read inputs by {library}'s rules (decision {ensemble.decision!r}, "
-            f"{ensemble.precision} comparisons, {ensemble.sum_dtype} sums, input rule "
-            f"{ensemble.input_rule!r}), which the trees skltr grows do not share; train the "
-            f"skltr model from scratch, or continue it with {library} itself.")
+            f"{ensemble.precision} comparisons, {ensemble.sum_dtype} sums), which the trees "
+            f"skltr grows do not share (LightGBM models can be continued); train the skltr "
+            f"model from scratch, or continue it with {library} itself.")
     differ = {k: getattr(ensemble, k) for k, v in _SKLTR_RULES.items()
               if getattr(ensemble, k) != v}
     if ensemble.absent_value != 0.0 or not np.isnan(ensemble.missing_value):
@@ -132,6 +135,25 @@ def continuation_from(init_model, *, n_features, objective, feature_names=None,
         gain = np.zeros(n_features)
     return Continuation(ensemble, np.asarray(gain, np.float64).copy(),
                         np.asarray(count, np.int64).copy())
+
+
+def _from_lightgbm(ensemble, what):
+    """A LightGBM model as a starting model, and its objective.
+
+    LightGBM's trees compare ``x <= threshold`` in float64, route missing values per node
+    and sum in float64, as skltr's do; they differ only in how inputs that are not float32
+    or float64 are read (through float32) and how DataFrames are read. The rankers hand the
+    trees float32 or float64 rows, so the starting scores are LightGBM's own, and the
+    continued model reads every input by skltr's rules (integers up to 2**24 alike).
+    Categorical splits (LightGBM re-codes category columns) are refused.
+    """
+    if np.any((ensemble.flags & NodeFlags.CATEGORICAL) != 0) or ensemble.pandas_categorical:
+        raise ValueError(f"{what} is a LightGBM model with categorical splits: continuing it "
+                         f"is not supported (skltr's ranker has no categorical features "
+                         f"yet).")
+    objective = str(ensemble.source.get("objective") or "").split()
+    return (replace(ensemble, input_rule="float64", frame_rule="numpy"),
+            objective[0] if objective else None)
 
 
 def append_trees(first, more):

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import time
 import uuid
+import warnings
+from dataclasses import replace
 from urllib.parse import urlparse
 
 import numpy as np
@@ -171,8 +173,9 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
                                        collect_column(sample_weight))
 
     # ------------------------------------------------------------------ fitting
-    def fit(self, X, y, *, qid=None, sample_weight=None, eval_set=None):
-        """Fit on the cluster; the arguments are those of :meth:`GPUHistGBDTRanker.fit`.
+    def fit(self, X, y, *, qid=None, sample_weight=None, eval_set=None, init_model=None):
+        """Fit on the cluster; the arguments are those of :meth:`GPUHistGBDTRanker.fit`
+        (``init_model`` and ``warm_start`` continue a model as there: the same trees).
 
         ``X`` is a dask Array (chunked by rows) or DataFrame, or numpy / pandas (scattered in
         one block per worker); ``y``, ``qid`` and ``sample_weight`` are dask or local
@@ -182,7 +185,7 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
         saved = dict(self.__dict__)
         try:
             self._validate_params()
-            self._fit_dask(X, y, qid, sample_weight, eval_set)
+            self._fit_dask(X, y, qid, sample_weight, eval_set, init_model)
         except BaseException:
             self.__dict__.clear()
             self.__dict__.update(saved)
@@ -196,16 +199,12 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
 
         return default_client()
 
-    def _fit_dask(self, X, y, qid, sample_weight, eval_set):
+    def _fit_dask(self, X, y, qid, sample_weight, eval_set, init_model):
         from sklearn.utils.validation import _check_sample_weight  # noqa: PLC0415
 
         from ..utils._qid import group_by_qid  # noqa: PLC0415
 
         t0 = time.perf_counter()
-        if self.warm_start:
-            raise NotImplementedError(
-                "warm_start=True is not implemented on Dask yet: continue the model locally "
-                "(to_local(), then GPUHistGBDTRanker(warm_start=True)), or fit anew.")
         client = self._client()
         self._check_gain()
         eval_at = self._eval_at_list()
@@ -230,6 +229,12 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
         self.n_features_in_ = n_features
         if blocks.feature_names is not None:
             self.feature_names_in_ = blocks.feature_names
+        continuation, n_rounds = self._continuation(n_features, init_model)
+        if continuation is not None and n_rounds == 0:
+            warnings.warn(f"warm_start=True and n_estimators={self.n_estimators} equals the "
+                          f"trees this ranker has: no round was added. Raise n_estimators "
+                          f"to continue.", UserWarning, stacklevel=3)
+            return
         y = check_ranking_y(collect_column(y), n)
         groups = group_by_qid(collect_column(qid), n)
         w = collect_column(sample_weight)
@@ -263,9 +268,11 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
         workers = _training_workers(client, blocks)
         roles = place_roles(client, [train, *evals],
                             {addr: r for r, addr in enumerate(workers)})
-        tasks = [TrainTask(plan.objective, plan.params, mapper, init, str(self.device),
+        params = plan.params if continuation is None else replace(plan.params,
+                                                                  n_estimators=n_rounds)
+        tasks = [TrainTask(plan.objective, params, mapper, init, str(self.device),
                            [role.parts[r][1] for role in roles], n_features,
-                           shared_memory=self._shared_memory)
+                           shared_memory=self._shared_memory, continuation=continuation)
                  for r in range(len(workers))]
         prepare_s = time.perf_counter() - t0  # checks, layout, cut sample, placement
         futures = _launch(client, workers, tasks,

@@ -45,6 +45,8 @@ class TrainTask:
     timeout: float = 120.0
     #: False: the TCP star even where the ranks share a host (the benchmarks' comparison)
     shared_memory: bool = True
+    #: the model the fit continues (init_model, warm_start), or None
+    continuation: object = None
 
 
 def _rows(role, pieces, n_features):
@@ -116,7 +118,7 @@ def _train(rank, world, host, port, task, pieces):
             communicator = GPUCommunicator(comm, device.index)
         result = boost_on(device, X, train.y, train.group_ptr, train.sample_weight,
                           task.objective, p, eval_data, communicator=communicator,
-                          shard=shard)
+                          shard=shard, continuation=task.continuation)
         if communicator is not comm:
             result.timings.update(nccl=communicator.nccl,
                                   device_allreduce_calls=communicator.device_calls)

@@ -340,14 +340,15 @@ class GPUHistGBDTRanker(EnsembleRanker):
             ``"valid_1"``, ...; with early stopping on, the first one is monitored. Their
             ``X`` may be CSR / CSC too.
         init_model : GPUHistGBDTRanker, TreeEnsemble or str, optional
-            Continue this model (a fitted ranker, its ``to_tree_ensemble()`` or the path of
-            its saved JSON model) for ``n_estimators`` more rounds, as LightGBM's
+            Continue this model (a fitted ranker, its ``to_tree_ensemble()``, the path of
+            its saved JSON model, or a LightGBM model converted by
+            :func:`skltr.convert.to_tree_ensemble`) for ``n_estimators`` more rounds, as
+            LightGBM's
             ``init_model``: the rounds start from its scores of ``X`` (and of the eval
             sets), the fitted model holds its trees then the new ones, and the rounds are
             numbered on from its own (``best_iteration_`` and ``n_iter_`` count them all;
             ``evals_result_`` holds the new rounds). Same features and objective needed.
-            Models converted from XGBoost or LightGBM are refused for now (their trees read
-            inputs by other rules).
+            XGBoost models are refused (their trees compare and sum in float32).
 
         Returns
         -------
@@ -370,12 +371,12 @@ class GPUHistGBDTRanker(EnsembleRanker):
             except (ImportError, RuntimeError, TypeError, ValueError):
                 return False  # _fit raises the device error with its message
 
-    def _continuation(self, data, init_model):
-        """The model this fit continues and its rounds to run: ``(None, n_estimators)``
-        for a fresh fit."""
+    def _continuation(self, n_features, init_model):
+        """The model a fit on ``n_features`` features (names: ``feature_names_in_``, set)
+        continues and its rounds to run: ``(None, n_estimators)`` for a fresh fit."""
         from .._gbdt.continuation import continuation_from  # noqa: PLC0415
 
-        check = dict(n_features=data.X.shape[1], objective=self.objective,
+        check = dict(n_features=n_features, objective=self.objective,
                      feature_names=getattr(self, "feature_names_in_", None))
         fitted = hasattr(self, "ensemble_")
         if init_model is not None:
@@ -403,7 +404,7 @@ class GPUHistGBDTRanker(EnsembleRanker):
         hp = self.get_params(deep=False)
         recipe.check_device(hp, device.is_gpu)
         eval_at = self._eval_at_list()  # checked before any work
-        continuation, n_rounds = self._continuation(data, init_model)
+        continuation, n_rounds = self._continuation(data.X.shape[1], init_model)
         if OBJECTIVES[self.objective].graded:
             # The shared label check with the graded-relevance rules, on the caller's row
             # order so that its message names the caller's row.

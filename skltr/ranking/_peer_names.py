@@ -105,8 +105,8 @@ PEER_NAMES: tuple[PeerName, ...] = (
     PeerName("random_state=None", ("random_state", "seed"), ("random_state", "seed")),
     PeerName("verbose=0", ("verbose", "verbosity"), ("verbosity",)),
     PeerName("fit(init_model=...)", ("fit(init_model=...)",), ("fit(xgb_model=...)",),
-             "continue a fitted skltr ranker, its TreeEnsemble or saved model for "
-             "n_estimators more rounds (models converted from the peers: not yet)"),
+             "continue a fitted skltr ranker, its TreeEnsemble or saved model, or a "
+             "converted LightGBM model, for n_estimators more rounds (XGBoost models: no)"),
     PeerName("warm_start=False", (), (),
              "scikit-learn's: True continues this ranker's own model up to n_estimators"),
     PeerName('importance_type="gain"', ("importance_type",), ("importance_type",),

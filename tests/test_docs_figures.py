@@ -70,6 +70,7 @@ class Figure(NamedTuple):
 
 
 PERF = ("docs/performance.rst",)
+RANKBOOST = ("docs/user_guide/rankboost.rst",)
 GPU_PREDICT = "predict_gpu-h100-1f0c39c-2026-11-24.json"
 _XGB_GPU = ("params", "models")
 FIGURES = [
@@ -653,6 +654,20 @@ FIGURES = [
              fmt=fmt, pages=PERF, metric="max_rel_diff", scale=scale)
       for text, case, fmt, scale in (("6.6e-7", "xgboost 1000x", "{:.1f}e-7", 1e7),
                                      ("8.5e-14", "lightgbm 100x255", "{:.1f}e-14", 1e14))],
+    *[Figure(text, "rankboost_ranklib-intel-r-xeon-r-processor-2026-11-24.json",
+             f"test NDCG@10, n_thresholds={n}", field, "{:.4f}", RANKBOOST)
+      for text, n, field in (("0.7706", 255, "skltr"), ("0.7680", 255, "peer"),
+                             ("0.7586", 11, "skltr"))],
+    Figure("0.7358", "ondemand_rules_cpu-intel-r-xeon-r-processor-2026-11-24.json",
+           "test NDCG@10, letor_small", "peer", "{:.4f}", RANKBOOST,
+           peer_name="LightGBM LGBMRanker (lambdarank)"),
+    *[Figure(text, result, path=("params", "speed", size, "efficiency"), fmt="{:.2f}",
+             pages=("docs/user_guide/rule_ranker.rst",))
+      for text, result, size in (
+          ("0.95", "rules_multi_gpu-nvidia-h100-x2-2026-11-25.json", "size4"),
+          ("0.61", "rules_multi_gpu-nvidia-h100-x2-2026-11-25.json", "size3"),
+          ("0.49", "rules_multi_gpu-nvidia-h100-x2-thread-per-gpu-41dbe2d-2026-11-25.json",
+           "size4"))],
     Figure("2.2 us/doc", "sparse_input_cpu-intel-r-xeon-r-processor-2026-11-23.json",
            "predict lightgbm model, CSR", fmt="{:.1f} us/doc", pages=PERF),
 ]

@@ -1,12 +1,21 @@
 """No stale figure in the README and the docs (issue #33).
 
 * Every result file the README or a docs page cites (``benchmarks/results/*.json``) exists.
-* Every figure in :data:`FIGURES` -- the ones the README quotes, and the headline table of
-  ``docs/performance.rst`` -- equals, as written, the value its result file holds, and is
-  written on a line of the page that cites that file.
+* Every figure in :data:`FIGURES` equals, as written, the value its result file holds, and is
+  written in a paragraph / table row of its page(s) that cites that file.
+* Every figure with a unit (``s``, ``ms``, ``us/doc``, ``x``, ``%``, ``MB``, ``GB``,
+  ``GB/s``, ...; see :data:`FIGURE_WITH_UNIT`) written on README.md or docs/performance.rst,
+  or in a paragraph / table row of another docs page that cites ``benchmarks/results/``, is
+  one of :data:`FIGURES` for that page, read from a file cited in the same paragraph / row.
+  Numbers without a unit ("16 threads", "1,000 trees", "255 leaves", "136 features", row
+  counts, versions) are not scanned; lists share their last number's unit ("2.5 / 1.8x",
+  "28-39x", "1.27 vs 1.93 s" are two figures each). The few numbers with a unit that are not
+  measurements (targets, a data set's shape, an estimate said to be one) are listed in
+  :data:`NOT_MEASURED` with the reason.
 
 To update a figure: run its benchmark, then change the text and the cited file name in the
-page(s) and the entry below; this test fails until the three agree.
+page(s) and the entry below; this test fails until the three agree. To add one: write it next
+to its result file and add its entry; the scan fails until you do.
 """
 
 import json
@@ -19,48 +28,699 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md"] + sorted((ROOT / "docs").rglob("*.rst"))
 RESULT = re.compile(r"benchmarks/results/[A-Za-z0-9_.\-]+\.json")
+# pages scanned whole; on the others, the paragraphs / table rows that cite a result file
+WHOLE_PAGES = ("README.md", "docs/performance.rst")
+_NUM = r"\d[\d,]*(?:\.\d+)?"
+_UNIT = r"(?:x|%)(?!\w)|\s?(?:us/doc|ms|us|ns|s|min|GB/s|GB|MB|KB)(?![\w/])"
+FIGURE_WITH_UNIT = re.compile(
+    rf"(?<![\w./])({_NUM}(?:(?:\s*/\s*|\s+vs\s+|-){_NUM})*)({_UNIT})")
+
+# (page, figure as scanned): why it is no measurement
+NOT_MEASURED = {
+    ("docs/performance.rst", "3x"): "issue #28's target for the XGBoost model",
+    ("docs/performance.rst", "10x"): "targets: issue #28's (LightGBM model), #16's (rules)",
+    ("docs/performance.rst", "1.25x"): "the target of the Dask CPU fit",
+    ("docs/performance.rst", "1.2x"): "the target of the Dask GPU fit",
+    ("docs/performance.rst", "5%"): "the NaN share of a test data set",
+    ("docs/user_guide/rule_ranker.rst", "10x"): "issue #16's target",
+    ("docs/user_guide/rule_ranker.rst", "3ms"): "the end of an estimate (2-3 ms), said so",
+}
 
 
 class Figure(NamedTuple):
-    """``text`` as written in ``pages``; its value: ``field`` (``skltr``, ``peer`` or
-    ``speedup`` = peer / skltr) of the row of ``result`` whose ``case`` contains ``case``
-    (and ``unit``, ``peer_name`` when given), formatted with ``fmt``."""
+    """``text`` as written in ``pages``; its value: ``field`` (``skltr``, ``peer``, ``ratio``
+    or ``speedup`` = peer / skltr) of the first row of ``result`` whose ``case`` contains
+    ``case`` (and whose ``unit``, ``peer_name``, ``metric`` equal those given), times
+    ``scale``, formatted with ``fmt``. A figure outside the rows: ``path``, the keys /
+    indices from the file's top to the number (with ``peer_path``: the number there over
+    the one at ``path``, a speed-up)."""
 
     text: str
     result: str
-    case: str
-    field: str
-    fmt: str
+    case: str = None
+    field: str = "skltr"
+    fmt: str = "{:.1f} s"
     pages: tuple = ("README.md", "docs/performance.rst")
     unit: str = None
     peer_name: str = None
+    metric: str = None
+    path: tuple = None
+    peer_path: tuple = None
+    scale: float = 1
 
 
-COLD = "cold_start-amd-epyc-2026-11-26-c6fd7f5-final.json"
+PERF = ("docs/performance.rst",)
+RANKBOOST = ("docs/user_guide/rankboost.rst",)
+GPU_PREDICT = "predict_gpu-h100-1f0c39c-2026-11-24.json"
+_XGB_GPU = ("params", "models")
 FIGURES = [
-    Figure("93.9 s", COLD, "skltr demo, empty caches vs warm", "skltr", "{:.1f} s"),
-    Figure("61.8 s", COLD, "numba compilation in the cold demo", "skltr", "{:.1f} s"),
-    Figure("22.7 s", COLD, "skltr demo, empty caches vs warm", "peer", "{:.1f} s"),
-    Figure("28.9 s", COLD, "first fit+predict in a process, 10k rows, cold cache", "skltr",
-           "{:.1f} s", pages=("docs/performance.rst",)),
     Figure("12.6x", "predict_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22.json",
-           "lightgbm 1000 trees 64 leaves", "speedup", "{:.1f}x", unit="us/doc",
-           peer_name="lightgbm native predict"),
-    Figure("118x", "metrics_cpu-amd-epyc-2026-11-22.json", "ndcg@10, 199819 rows", "speedup",
-           "{:.0f}x", unit="s"),
+           "lightgbm 1000 trees 64 leaves (64.0 leaves/tree, 400 training queries)",
+           field="speedup", fmt="{:.1f}x", pages=("README.md", "docs/performance.rst")),
+    Figure("4.1x", "scaling_predict_cpu-h100-host-16core-a8eed2e-xgboost-model-2026-11-27.json",
+           "xgboost 1000 trees, 2 threads", field="speedup", metric="quickscorer",
+           fmt="{:.1f}x", pages=("README.md", "docs/performance.rst")),
+    Figure("6.6x", "scaling_predict_cpu-h100-host-16core-a8eed2e-xgboost-model-2026-11-27.json",
+           "xgboost 1000 trees, 8 threads", field="speedup", metric="quickscorer",
+           fmt="{:.1f}x", pages=("README.md", "docs/performance.rst")),
+    Figure("118x", "metrics_cpu-amd-epyc-2026-11-22.json", "ndcg@10, 199819 rows", field="speedup",
+           fmt="{:.0f}x", pages=("README.md", "docs/performance.rst")),
     Figure("28x", "rankboost_ranklib-intel-r-xeon-r-processor-2026-11-24.json",
-           "fit time, 300 rounds, n_thresholds=255", "speedup", "{:.0f}x"),
+           "fit time, 300 rounds, n_thresholds=255 vs RankLib tc=10", field="speedup",
+           fmt="{:.0f}x",
+           pages=("README.md", "docs/performance.rst", "docs/user_guide/rankboost.rst")),
+    Figure("93.9 s", "cold_start-amd-epyc-2026-11-26-c6fd7f5-final.json",
+           "skltr demo, empty caches vs warm", fmt="{:.1f} s",
+           pages=("README.md", "docs/performance.rst")),
+    Figure("61.8 s", "cold_start-amd-epyc-2026-11-26-c6fd7f5-final.json",
+           "numba compilation in the cold demo vs the warm demo", fmt="{:.1f} s",
+           pages=("README.md", "docs/performance.rst")),
+    Figure("22.7 s", "cold_start-amd-epyc-2026-11-26-c6fd7f5-final.json",
+           "skltr demo, empty caches vs warm", field="peer", fmt="{:.1f} s",
+           pages=("README.md", "docs/performance.rst")),
+    Figure("13.1 ms", "train_gpu-h100-setup-2026-11-22.json",
+           "995078 rows, 255 bins, min_samples_leaf=1", unit="s", metric="per round",
+           fmt="{:.1f} ms", scale=1000, pages=("docs/gbdt_gpu.rst",)),
+    Figure("12.8 ms", "train_gpu-h100-setup-2026-11-22.json", "995078 rows, 255 bins",
+           field="peer", unit="s", metric="per round", fmt="{:.1f} ms", scale=1000,
+           pages=("docs/gbdt_gpu.rst",)),
+    Figure("12.9 s", "cold_start-amd-epyc-2026-11-27-48660da-precompile-10k.json",
+           "first fit+predict in a process, 10k rows, cold cache (pre-compiler default)",
+           fmt="{:.1f} s", pages=PERF),
+    Figure("20.1 s", "cold_start-amd-epyc-2026-11-27-48660da-precompile-10k.json",
+           "first fit+predict in a process, 10k rows, cold cache (pre-compiler off)",
+           fmt="{:.1f} s", pages=PERF),
+    Figure("14.1 s", "cold_start-amd-epyc-2026-11-27-48660da-precompile-10k.json",
+           path=("params", "raw", "fit_10k", 3, "cold", "fit_predict_1_s"), fmt="{:.1f} s",
+           pages=PERF),
+    Figure("0.84 s", "cold_start-amd-epyc-2026-11-27-48660da-precompile-10k.json",
+           "first fit+predict in a process, 10k rows, warm cache (pre-compiler default)",
+           fmt="{:.2f} s", pages=PERF),
+    Figure("3.56x", "predict_gpu-h100-1f0c39c-2026-11-24.json",
+           "xgboost 1000 trees depth 6, 1M rows (throughput)", field="speedup", fmt="{:.2f}x",
+           pages=PERF),
+    Figure("3.30x", "predict_gpu-h100-1f0c39c-2026-11-24.json",
+           "xgboost 5000 trees depth 6, 1M rows (throughput)", field="speedup", fmt="{:.2f}x",
+           pages=PERF),
+    Figure("2.70x", "predict_gpu-h100-1f0c39c-2026-11-24.json",
+           "xgboost 20000 trees depth 6, 1M rows (throughput)", field="speedup", fmt="{:.2f}x",
+           pages=PERF),
+    Figure("28x", "predict_gpu-h100-1f0c39c-2026-11-24.json",
+           "xgboost 1000 trees depth 6, 100 rows (latency)", field="speedup", fmt="{:.0f}x",
+           pages=PERF),
+    Figure("39x", "predict_gpu-h100-1f0c39c-2026-11-24.json",
+           "xgboost 20000 trees depth 6, 100 rows (latency)", field="speedup", fmt="{:.0f}x",
+           pages=PERF),
+    Figure("1.27 s", "train_gpu-h200-lossguide-batch16-0d1270d-2026-11-26.json",
+           "995078 rows, 255 bins, leaf-wise 255 leaves", fmt="{:.2f} s", pages=PERF),
+    Figure("1.93 s", "train_gpu-h200-lossguide-batch16-0d1270d-2026-11-26.json",
+           "995078 rows, 255 bins, leaf-wise 255 leaves", field="peer", fmt="{:.2f} s", pages=PERF),
+    Figure("0.14 s", "rankboost_ranklib-intel-r-xeon-r-processor-2026-11-24.json",
+           "fit time, 300 rounds, n_thresholds=255 vs RankLib tc=10", fmt="{:.2f} s",
+           pages=("docs/performance.rst", "docs/user_guide/rankboost.rst")),
+    Figure("3.93 s", "rankboost_ranklib-intel-r-xeon-r-processor-2026-11-24.json",
+           "fit time, 300 rounds, n_thresholds=255 vs RankLib tc=10", field="peer", fmt="{:.2f} s",
+           pages=("docs/performance.rst", "docs/user_guide/rankboost.rst")),
+    Figure("273 ms", "rankboost_cpu-intel-r-xeon-r-processor-2026-11-24.json",
+           "time per round vs the paper's CPU (12.3 s)", fmt="{:.0f} ms", scale=1000,
+           pages=("docs/performance.rst", "docs/user_guide/rankboost.rst")),
+    Figure("1.08 ms", "rankboost_cuda-nvidia-h100-80gb-hbm3-2026-11-24.json",
+           "time per round vs the paper's CPU (12.3 s)", fmt="{:.2f} ms", scale=1000,
+           pages=("docs/performance.rst", "docs/user_guide/rankboost.rst")),
+    Figure("497x", "rankboost_cuda-nvidia-h100-80gb-hbm3-2026-11-24.json",
+           "time per round vs the paper's GPU (536 ms, 9800 GTX+)", field="speedup", fmt="{:.0f}x",
+           pages=("docs/performance.rst", "docs/user_guide/rankboost.rst")),
+    Figure("1.25 s", "ondemand_rules_cpu-amd-epyc-2026-11-26-speed-free.json",
+           "s a query, size 3, 136 items a document", fmt="{:.2f} s", pages=PERF),
+    Figure("2.6 s", "ondemand_rules_cpu-amd-epyc-2026-11-26-speed-free.json",
+           "s a query, size 3, 136 items a document", field="peer", fmt="{:.1f} s", pages=PERF),
+    Figure("1.30 s", "ondemand_rules_cpu-amd-epyc-2026-11-26-speed-free.json",
+           "s a query, size 3, 136 items a document, awkward data", fmt="{:.2f} s", pages=PERF),
+    Figure("39 s", "ondemand_rules_cpu-amd-epyc-2026-11-26-speed-free.json",
+           "s a query, size 4, 136 items a document", fmt="{:.0f} s", pages=PERF),
+    Figure("1.95 s", "ondemand_rules_cpu-amd-epyc-2026-11-26-speed-free.json",
+           "s a query, size 4, 136 items a document", field="peer", fmt="{:.2f} s", pages=PERF),
+    Figure("7.2 ms", "ondemand_rules_cuda-h100-2026-11-24.json",
+           "s a query, size 3, 136 items a document", fmt="{:.1f} ms", scale=1000,
+           pages=("docs/performance.rst", "docs/user_guide/rule_ranker.rst")),
+    Figure("20 ms", "ondemand_rules_cpu-amd-epyc-2026-11-26-speed-free.json",
+           "s a query, size 3, 136 items a document", field="peer", unit="s", metric="s",
+           peer_name="PROFL, GTX Titan Black (quoted)", fmt="{:.0f} ms", scale=1000, pages=PERF),
+    Figure("2.8x", "ondemand_rules_cuda-h100-2026-11-24.json",
+           "s a query, size 3, 136 items a document", field="speedup", unit="s", metric="s",
+           peer_name="PROFL, GTX Titan Black (quoted)", fmt="{:.1f}x",
+           pages=("docs/performance.rst", "docs/user_guide/rule_ranker.rst")),
+    Figure("184 ms", "ondemand_rules_cuda-h100-2026-11-24.json",
+           "s a query, size 4, 136 items a document", fmt="{:.0f} ms", scale=1000,
+           pages=("docs/performance.rst", "docs/user_guide/rule_ranker.rst")),
+    Figure("10.6x", "ondemand_rules_cuda-h100-2026-11-24.json",
+           "s a query, size 4, 136 items a document", field="speedup", fmt="{:.1f}x",
+           pages=("docs/performance.rst", "docs/user_guide/rule_ranker.rst")),
+    Figure("96 ms", "rules_multi_gpu-nvidia-h100-x2-2026-11-25.json",
+           "s a query, size 4, 136 items a document, cuda:all (2 GPUs)", fmt="{:.0f} ms",
+           scale=1000, pages=PERF),
+    Figure("29.0 s", "train_dask-h100-host-4x4-4d46c8c-2026-11-26.json",
+           "1000k x 136, 200 trees, 4x4 CPU", fmt="{:.1f} s", pages=PERF),
+    Figure("20.7 s", "train_dask-h100-host-4x4-4d46c8c-2026-11-26.json",
+           "1000k x 136, 200 trees, 4x4 CPU", field="peer", fmt="{:.1f} s", pages=PERF),
+    Figure("1.40x", "train_dask-h100-host-4x4-4d46c8c-2026-11-26.json",
+           "1000k x 136, 200 trees, 4x4 CPU", field="ratio", fmt="{:.2f}x", pages=PERF),
+    Figure("25.1 s", "train_dask-h100-host-4x4-4d46c8c-2026-11-26.json",
+           "1000k x 136, 200 trees, 4x4 CPU", field="peer", unit="s", metric="fit_s",
+           peer_name="lightgbm.dask", fmt="{:.1f} s", pages=PERF),
+    Figure("1.16x", "train_dask-h100-host-4x4-4d46c8c-2026-11-26.json",
+           "1000k x 136, 200 trees, 4x4 CPU", field="ratio", unit="s", metric="fit_s",
+           peer_name="lightgbm.dask", fmt="{:.2f}x", pages=PERF),
+    Figure("46.0 s", "train_dask-nvidia-h100-80gb-hbm3-2026-11-25.json",
+           "1000k x 136, 200 trees, 4x4 CPU", fmt="{:.1f} s", pages=PERF),
+    Figure("28.9 s", "train_dask-nvidia-h100-80gb-hbm3-2026-11-25.json",
+           "1000k x 136, 200 trees, 4x4 CPU", field="peer", fmt="{:.1f} s", pages=PERF),
+    Figure("6.08 s", "train_dask_gpu-nvidia-h100-x2-4m-2026-11-25.json",
+           "4000k x 136, 200 depth-6 trees, 2 GPU worker(s)", fmt="{:.2f} s", pages=PERF),
+    Figure("4.46 s", "train_dask_gpu-nvidia-h100-x2-4m-2026-11-25.json",
+           "4000k x 136, 200 depth-6 trees, 1 GPU worker(s)", field="peer", fmt="{:.2f} s",
+           pages=PERF),
+    Figure("12.48 s", "train_dask_gpu-nvidia-h100-x2-4m-2026-11-25.json",
+           "4000k x 136, 200 depth-6 trees, 2 GPU worker(s)", field="peer", unit="s",
+           metric="fit_s", peer_name="xgboost.dask, same GPUs", fmt="{:.2f} s", pages=PERF),
+    Figure("3.86 s", "train_dask_gpu-nvidia-h100-x2-1m-2026-11-25.json",
+           "1000k x 136, 200 depth-6 trees, 2 GPU worker(s)", fmt="{:.2f} s", pages=PERF),
+    Figure("2.63 s", "train_dask_gpu-nvidia-h100-x2-1m-2026-11-25.json",
+           "1000k x 136, 200 depth-6 trees, 1 GPU worker(s)", field="peer", fmt="{:.2f} s",
+           pages=PERF),
+    Figure("5.22 s", "train_dask_gpu-nvidia-h100-x2-1m-2026-11-25.json",
+           "1000k x 136, 200 depth-6 trees, 2 GPU worker(s)", field="peer", unit="s",
+           metric="fit_s", peer_name="xgboost.dask, same GPUs", fmt="{:.2f} s", pages=PERF),
+    Figure("1.29x", "train_dask_gpu-nvidia-h100-x2-1m-2026-11-25.json",
+           "1000k x 136, 200 depth-6 trees, 1 GPU worker(s)", field="ratio", fmt="{:.2f}x",
+           pages=PERF),
+    Figure("0.91x", "train_dask_gpu-nvidia-h100-x1-1m-2026-11-25.json",
+           "1000k x 136, 200 depth-6 trees, 1 GPU worker(s)", field="ratio", fmt="{:.2f}x",
+           pages=PERF),
+    Figure("1.56x", "train_dask_gpu-nvidia-h100-x2-4m-2026-11-25.json",
+           "4000k x 136, 200 depth-6 trees, 1 GPU worker(s)", field="ratio", fmt="{:.2f}x",
+           pages=PERF),
+    Figure("4.3x", "explain-cpu-h100-host-16threads-f6c439c-2026-11-26.json",
+           "xgboost 1000x depth 6, 17947 rows", field="speedup", metric="contribs_s",
+           fmt="{:.1f}x", pages=PERF),
+    Figure("1.28 s", "explain-cpu-h100-host-16threads-f6c439c-2026-11-26.json",
+           "xgboost 1000x depth 6, 17947 rows", unit="s", metric="contribs_s", fmt="{:.2f} s",
+           pages=PERF),
+    Figure("5.49 s", "explain-cpu-h100-host-16threads-f6c439c-2026-11-26.json",
+           "xgboost 1000x depth 6, 17947 rows", field="peer", unit="s", metric="contribs_s",
+           fmt="{:.2f} s", pages=PERF),
+    Figure("2.1x", "explain-cpu-h100-host-16threads-2026-11-26.json",
+           "xgboost 1000x depth 6, 17947 rows", field="ratio", fmt="{:.1f}x", pages=PERF),
+    Figure("1.8x", "explain-cpu-h100-host-16threads-f6c439c-2026-11-26.json",
+           "lightgbm 100x255 leaves (depth 29), 2000 rows", field="speedup", fmt="{:.1f}x",
+           pages=PERF),
+    Figure("2.13 s", "explain-cpu-h100-host-16threads-f6c439c-2026-11-26.json",
+           "lightgbm 100x255 leaves (depth 29), 2000 rows", fmt="{:.2f} s", pages=PERF),
+    Figure("3.76 s", "explain-cpu-h100-host-16threads-f6c439c-2026-11-26.json",
+           "lightgbm 100x255 leaves (depth 29), 2000 rows", field="peer", fmt="{:.2f} s",
+           pages=PERF),
+    Figure("4.9x", "explain-cuda-nvidia-h100-80gb-hbm3-2026-11-26.json",
+           "xgboost 1000x depth 6, 97278 rows", field="speedup", fmt="{:.1f}x", pages=PERF),
+    Figure("0.25 s", "explain-cuda-nvidia-h100-80gb-hbm3-2026-11-26.json",
+           "xgboost 1000x depth 6, 97278 rows", fmt="{:.2f} s", pages=PERF),
+    Figure("1.24 s", "explain-cuda-nvidia-h100-80gb-hbm3-2026-11-26.json",
+           "xgboost 1000x depth 6, 97278 rows", field="peer", fmt="{:.2f} s", pages=PERF),
+    Figure("6.1x", "explain-cuda-nvidia-h100-80gb-hbm3-2026-11-26.json",
+           "xgboost 1000x depth 6, 200 rows", field="speedup", fmt="{:.1f}x", pages=PERF),
+    Figure("5.0 us/doc", "predict_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22.json",
+           "lightgbm 1000 trees 64 leaves (64.0 leaves/tree, 400 training queries)",
+           fmt="{:.1f} us/doc", pages=PERF),
+    Figure("8.3x", "predict_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22.json",
+           "lightgbm 1000 trees 64 leaves (64.0 leaves/tree, 400 training queries)",
+           field="speedup", unit="us/doc", metric="quickscorer",
+           peer_name="tl2cgen compiled (gcc)", fmt="{:.1f}x", pages=PERF),
+    Figure("3.7 us/doc", "predict_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22.json",
+           "xgboost 1000 trees depth 6 (44.6 leaves/tree, 400 training queries)",
+           fmt="{:.1f} us/doc", pages=PERF),
+    Figure("4.7x", "predict_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22.json",
+           "xgboost 1000 trees depth 6 (44.6 leaves/tree, 400 training queries)", field="speedup",
+           fmt="{:.1f}x", pages=PERF),
+    Figure("8.6x", "predict_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22.json",
+           "xgboost 1000 trees depth 6 (44.6 leaves/tree, 400 training queries)", field="speedup",
+           unit="us/doc", metric="quickscorer", peer_name="tl2cgen compiled (gcc)", fmt="{:.1f}x",
+           pages=PERF),
+    Figure("14.7 us/doc", "predict_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22-5000trees.json",
+           "lightgbm 5000 trees 64 leaves (25.6 leaves/tree, 100 training queries)",
+           fmt="{:.1f} us/doc", pages=PERF),
+    Figure("244 us/doc", "predict_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22-5000trees.json",
+           "lightgbm 5000 trees 64 leaves (25.6 leaves/tree, 100 training queries)", field="peer",
+           fmt="{:.0f} us/doc", pages=PERF),
+    Figure("16.6x", "predict_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22-5000trees.json",
+           "lightgbm 5000 trees 64 leaves (25.6 leaves/tree, 100 training queries)",
+           field="speedup", fmt="{:.1f}x", pages=PERF),
+    Figure("4.7x", "predict_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22-5000trees.json",
+           "xgboost 5000 trees depth 6 (19.7 leaves/tree, 100 training queries)", field="speedup",
+           fmt="{:.1f}x", pages=PERF),
+    Figure("129.2 s", "train_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22.json",
+           "496664 rows, 255 bins", fmt="{:.1f} s", pages=PERF),
+    Figure("158.8 s", "train_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22.json",
+           "496664 rows, 255 bins", field="peer", fmt="{:.1f} s", pages=PERF),
+    Figure("0.81x", "train_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22.json",
+           "496664 rows, 255 bins", field="ratio", fmt="{:.2f}x", pages=PERF),
+    Figure("274.6 s", "train_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22.json",
+           "496664 rows, 255 bins", field="peer", unit="s", metric="fit", peer_name="xgboost",
+           fmt="{:.1f} s", pages=PERF),
+    Figure("0.47x", "train_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22.json",
+           "496664 rows, 255 bins", field="ratio", unit="s", metric="fit", peer_name="xgboost",
+           fmt="{:.2f}x", pages=PERF),
+    Figure("329 s", "train_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22.json",
+           "496664 rows, 63 bins", field="peer", unit="s", metric="fit", peer_name="xgboost",
+           fmt="{:.0f} s", pages=PERF),
+    Figure("508 s", "train_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22.json",
+           path=("params", "raw", "xgboost/63", "all_fit_s", 0), fmt="{:.0f} s", pages=PERF),
+    Figure("98.5 s", "train_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22-710fdbc.json",
+           "496664 rows, 63 bins", field="peer", unit="s", metric="fit", peer_name="xgboost",
+           fmt="{:.1f} s", pages=PERF),
+    Figure("0.70x", "train_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22-710fdbc.json",
+           "496664 rows, 255 bins", field="ratio", fmt="{:.2f}x", pages=PERF),
+    Figure("1.09x", "train_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22-1b0130d.json",
+           "496664 rows, 255 bins", field="ratio", fmt="{:.2f}x", pages=PERF),
+    Figure("1.47x", "train_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22-09bee2c.json",
+           "496664 rows, 255 bins", field="ratio", fmt="{:.2f}x", pages=PERF),
+    Figure("111.4 s", "train_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22.json",
+           "496664 rows, 63 bins", fmt="{:.1f} s", pages=PERF),
+    Figure("149.2 s", "train_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22.json",
+           "496664 rows, 63 bins", field="peer", fmt="{:.1f} s", pages=PERF),
+    Figure("0.75x", "train_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22.json",
+           "496664 rows, 63 bins", field="ratio", fmt="{:.2f}x", pages=PERF),
+    Figure("1.03x", "train_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22-710fdbc.json",
+           "496664 rows, 63 bins", field="ratio", metric="fit", peer_name="lightgbm",
+           fmt="{:.2f}x", pages=PERF),
+    Figure("0.92x", "train_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22-1b0130d.json",
+           "496664 rows, 63 bins", field="ratio", metric="fit", peer_name="lightgbm",
+           fmt="{:.2f}x", pages=PERF),
+    Figure("327 MB", "train_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22.json",
+           "496664 rows, 255 bins", unit="MB", fmt="{:.0f} MB", pages=PERF),
+    Figure("445 MB", "train_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22.json",
+           "496664 rows, 255 bins", field="peer", unit="MB", fmt="{:.0f} MB", pages=PERF),
+    Figure("0.73x", "train_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22.json",
+           "496664 rows, 255 bins", field="ratio", unit="MB", fmt="{:.2f}x", pages=PERF),
+    Figure("450 MB", "train_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22.json",
+           "496664 rows, 255 bins", field="peer", unit="MB", metric="peak memory",
+           peer_name="xgboost", fmt="{:.0f} MB", pages=PERF),
+    Figure("1.58 s", "scaling_train_cpu-h100-host-16core-c6a19a1-2026-11-26.json",
+           "244761 rows, 16 threads", fmt="{:.2f} s", pages=PERF),
+    Figure("2.15 s", "scaling_train_cpu-h100-host-16core-c6a19a1-2026-11-26.json",
+           "244761 rows, 16 threads", field="peer", fmt="{:.2f} s", pages=PERF),
+    Figure("4.6x", "scaling_predict_cpu-h100-host-16core-a8eed2e-xgboost-model-2026-11-27.json",
+           "xgboost 1000 trees, 1 threads", field="speedup", metric="quickscorer",
+           fmt="{:.1f}x", pages=PERF),
+    Figure("6.2x", "scaling_predict_cpu-h100-host-16core-a8eed2e-xgboost-model-2026-11-27.json",
+           "xgboost 1000 trees, 4 threads", field="speedup", metric="quickscorer",
+           fmt="{:.1f}x", pages=PERF),
+    Figure("5.7x", "scaling_predict_cpu-h100-host-16core-a8eed2e-xgboost-model-2026-11-27.json",
+           "xgboost 1000 trees, 16 threads", field="speedup", metric="quickscorer",
+           fmt="{:.1f}x", pages=PERF),
+    Figure("2.5x", "scaling_predict_cpu-h100-host-16core-4d46c8c-2026-11-26.json",
+           "xgboost 1000 trees, 1 threads", field="speedup", metric="quickscorer",
+           fmt="{:.1f}x", pages=PERF),
+    Figure("1.8x", "scaling_predict_cpu-h100-host-16core-4d46c8c-2026-11-26.json",
+           "xgboost 1000 trees, 2 threads", field="speedup", metric="quickscorer",
+           fmt="{:.1f}x", pages=PERF),
+    Figure("3.7x", "scaling_predict_cpu-h100-host-16core-4d46c8c-2026-11-26.json",
+           "xgboost 1000 trees, 4 threads", field="speedup", metric="quickscorer",
+           fmt="{:.1f}x", pages=PERF),
+    Figure("3.3x", "scaling_predict_cpu-h100-host-16core-4d46c8c-2026-11-26.json",
+           "xgboost 1000 trees, 8 threads", field="speedup", metric="quickscorer",
+           fmt="{:.1f}x", pages=PERF),
+    Figure("2.2x", "scaling_predict_cpu-h100-host-16core-4d46c8c-2026-11-26.json",
+           "xgboost 1000 trees, 16 threads", field="speedup", metric="quickscorer",
+           fmt="{:.1f}x", pages=PERF),
+    Figure("8.4x", "scaling_predict_cpu-h100-host-16core-4d46c8c-2026-11-26.json",
+           "lightgbm 1000 trees, 1 threads", field="speedup", metric="quickscorer",
+           fmt="{:.1f}x", pages=PERF),
+    Figure("9.5x", "scaling_predict_cpu-h100-host-16core-4d46c8c-2026-11-26.json",
+           "lightgbm 1000 trees, 2 threads", field="speedup", metric="quickscorer",
+           fmt="{:.1f}x", pages=PERF),
+    *[Figure("7.6x", "scaling_predict_cpu-h100-host-16core-4d46c8c-2026-11-26.json",
+             f"lightgbm 1000 trees, {n} threads", field="speedup", metric="quickscorer",
+           fmt="{:.1f}x", pages=PERF)
+      for n in (4, 16)],
+    Figure("9.1x", "scaling_predict_cpu-h100-host-16core-4d46c8c-2026-11-26.json",
+           "lightgbm 1000 trees, 8 threads", field="speedup", metric="quickscorer",
+           fmt="{:.1f}x", pages=PERF),
+    Figure("14.0x", "scaling_predict_cpu-h100-host-16core-f6c439c-lightgbm-only-2026-11-27.json",
+           "lightgbm 1000 trees, 1 threads", field="speedup", metric="quickscorer",
+           fmt="{:.1f}x", pages=PERF),
+    Figure("16.2x", "scaling_predict_cpu-h100-host-16core-f6c439c-lightgbm-only-2026-11-27.json",
+           "lightgbm 1000 trees, 2 threads", field="speedup", metric="quickscorer",
+           fmt="{:.1f}x", pages=PERF),
+    Figure("15.9x", "scaling_predict_cpu-h100-host-16core-f6c439c-lightgbm-only-2026-11-27.json",
+           "lightgbm 1000 trees, 4 threads", field="speedup", metric="quickscorer",
+           fmt="{:.1f}x", pages=PERF),
+    Figure("15.8x", "scaling_predict_cpu-h100-host-16core-f6c439c-lightgbm-only-2026-11-27.json",
+           "lightgbm 1000 trees, 8 threads", field="speedup", metric="quickscorer",
+           fmt="{:.1f}x", pages=PERF),
+    Figure("15.4x", "scaling_predict_cpu-h100-host-16core-f6c439c-lightgbm-only-2026-11-27.json",
+           "lightgbm 1000 trees, 16 threads", field="speedup", metric="quickscorer",
+           fmt="{:.1f}x", pages=PERF),
+    Figure("1.22 s", "train_gpu-h100-lossguide-depthwise-4d46c8c-2026-11-26.json",
+           "995078 rows, 255 bins, leaf-wise 255 leaves", fmt="{:.2f} s", pages=PERF),
+    Figure("1.98 s", "train_gpu-h100-lossguide-depthwise-4d46c8c-2026-11-26.json",
+           "995078 rows, 255 bins, leaf-wise 255 leaves", field="peer", fmt="{:.2f} s", pages=PERF),
+    Figure("0.61x", "train_gpu-h100-lossguide-depthwise-4d46c8c-2026-11-26.json",
+           "995078 rows, 255 bins, leaf-wise 255 leaves", field="ratio", fmt="{:.2f}x", pages=PERF),
+    Figure("8.64 s", "train_gpu-h200-lossguide-batch1-0d1270d-2026-11-26.json",
+           "995078 rows, 255 bins, leaf-wise 255 leaves", fmt="{:.2f} s", pages=PERF),
+    Figure("0.94x", "train_gpu-h100-lossguide-depthwise-4d46c8c-2026-11-26.json",
+           "995078 rows, 255 bins", field="ratio", unit="s", metric="per round", fmt="{:.2f}x",
+           pages=PERF),
+    Figure("1.90 s", "train_gpu-h100-countbins-e6ee752-2026-11-22.json", "995078 rows, 255 bins",
+           fmt="{:.2f} s", pages=PERF),
+    Figure("2.49 s", "train_gpu-h100-countbins-e6ee752-2026-11-22.json", "995078 rows, 255 bins",
+           field="peer", fmt="{:.2f} s", pages=PERF),
+    Figure("0.76x", "train_gpu-h100-countbins-e6ee752-2026-11-22.json", "995078 rows, 255 bins",
+           field="ratio", fmt="{:.2f}x", pages=PERF),
+    Figure("2.28 s", "train_gpu-h100-countbins-e6ee752-2026-11-22.json", "995078 rows, 63 bins",
+           fmt="{:.2f} s", pages=PERF),
+    Figure("2.40 s", "train_gpu-h100-countbins-e6ee752-2026-11-22.json", "995078 rows, 63 bins",
+           field="peer", fmt="{:.2f} s", pages=PERF),
+    Figure("0.95x", "train_gpu-h100-countbins-e6ee752-2026-11-22.json", "995078 rows, 63 bins",
+           field="ratio", fmt="{:.2f}x", pages=PERF),
+    Figure("8.9 ms", "train_gpu-h100-countbins-e6ee752-2026-11-22.json", "995078 rows, 255 bins",
+           unit="s", metric="per round", fmt="{:.1f} ms", scale=1000, pages=PERF),
+    Figure("12.0 ms", "train_gpu-h100-countbins-e6ee752-2026-11-22.json", "995078 rows, 255 bins",
+           field="peer", unit="s", metric="per round", fmt="{:.1f} ms", scale=1000, pages=PERF),
+    Figure("21.3 s", "train_gpu-h100-countbins-e6ee752-2026-11-22.json", "995078 rows, 255 bins",
+           field="peer", unit="s", metric="fit", peer_name="lightgbm-cpu", fmt="{:.1f} s",
+           pages=PERF),
+    Figure("0.75x", "train_gpu-h100-setup-2026-11-22.json", "995078 rows, 255 bins", field="ratio",
+           fmt="{:.2f}x", pages=PERF),
+    Figure("1.08x", "train_gpu-h100-setup-2026-11-22.json", "995078 rows, 63 bins", field="ratio",
+           fmt="{:.2f}x", pages=PERF),
+    Figure("14.4x", "train_gpu-h100-vs-cpu-e6ee752-2026-11-22.json", "995078 rows, 255 bins",
+           field="speedup", fmt="{:.1f}x", pages=PERF),
+    Figure("2.18 s", "train_gpu-h100-vs-cpu-e6ee752-2026-11-22.json", "995078 rows, 255 bins",
+           fmt="{:.2f} s", pages=PERF),
+    Figure("31.3 s", "train_gpu-h100-vs-cpu-e6ee752-2026-11-22.json", "995078 rows, 255 bins",
+           field="peer", fmt="{:.1f} s", pages=PERF),
+    Figure("15.7x", "train_gpu-h100-vs-cpu-8bce16d-2026-11-22.json", "995078 rows, 255 bins",
+           field="speedup", fmt="{:.1f}x", pages=PERF),
+    Figure("201.6 s", "train_gpu-h100-255bins-2026-11-22.json", "995078 rows, 255 bins",
+           field="peer", unit="s", metric="fit", peer_name="skltr-cpu", fmt="{:.1f} s", pages=PERF),
+    Figure("68 ms", "train_gpu-h100-vs-cpu-e6ee752-2026-11-22.json",
+           path=("params", "raw", "skltr-gpu-scale/255", "per_round_s"), fmt="{:.0f} ms",
+           scale=1000, pages=PERF),
+    Figure("2.26 GB", "train_gpu-h100-vs-cpu-e6ee752-2026-11-22.json",
+           path=("params", "raw", "skltr-gpu-scale/255", "gpu_peak_mb"), fmt="{:.2f} GB",
+           scale=0.001, pages=PERF),
+    Figure("28%", "sparse_input_cpu-intel-r-xeon-r-processor-2026-11-23.json",
+           path=("params", "density"), fmt="{:.0f}%", scale=100, pages=PERF),
+    Figure("5.70 s", "sparse_input_cpu-intel-r-xeon-r-processor-2026-11-23.json",
+           "fit cpu CSR vs dense", fmt="{:.2f} s", pages=PERF),
+    Figure("5.95 s", "sparse_input_cpu-intel-r-xeon-r-processor-2026-11-23.json",
+           "fit cpu CSR vs dense", field="peer", fmt="{:.2f} s", pages=PERF),
+    Figure("0.96x", "sparse_input_cpu-intel-r-xeon-r-processor-2026-11-23.json",
+           "fit cpu CSR vs dense", field="ratio", fmt="{:.2f}x", pages=PERF),
+    Figure("27 MB", "sparse_input_cpu-intel-r-xeon-r-processor-2026-11-23.json",
+           "fit cpu CSR vs dense", unit="MB", fmt="{:.0f} MB", pages=PERF),
+    Figure("214 MB", "sparse_input_cpu-intel-r-xeon-r-processor-2026-11-23.json",
+           "fit cpu CSR vs dense", field="peer", unit="MB", fmt="{:.0f} MB", pages=PERF),
+    Figure("0.13x", "sparse_input_cpu-intel-r-xeon-r-processor-2026-11-23.json",
+           "fit cpu CSR vs dense", field="ratio", unit="MB", fmt="{:.2f}x", pages=PERF),
+    Figure("4.35 s", "sparse_input_cpu-intel-r-xeon-r-processor-2026-11-23.json", "fit cpu CSR",
+           field="peer", unit="s", metric="fit_s", peer_name="lightgbm csr", fmt="{:.2f} s",
+           pages=PERF),
+    Figure("1.31x", "sparse_input_cpu-intel-r-xeon-r-processor-2026-11-23.json", "fit cpu CSR",
+           field="ratio", unit="s", metric="fit_s", peer_name="lightgbm csr", fmt="{:.2f}x",
+           pages=PERF),
+    Figure("3.0x", "sparse_input_cpu-intel-r-xeon-r-processor-2026-11-23.json",
+           "predict lightgbm model, CSR", field="speedup", fmt="{:.1f}x", pages=PERF),
+    Figure("1.8x", "sparse_input_cpu-intel-r-xeon-r-processor-2026-11-23.json",
+           "predict xgboost model, CSR", field="speedup", fmt="{:.1f}x", pages=PERF),
+    Figure("2.64 s", "sparse_input_gpu-h100-9d509b0-2026-11-23.json", "fit cuda CSR vs dense",
+           fmt="{:.2f} s", pages=PERF),
+    Figure("2.02 s", "sparse_input_gpu-h100-9d509b0-2026-11-23.json", "fit cuda CSR vs dense",
+           field="peer", fmt="{:.2f} s", pages=PERF),
+    Figure("0.011 s", "metrics_cpu-amd-epyc-2026-11-22.json", "ndcg@10, 199819 rows",
+           fmt="{:.3f} s", pages=PERF),
+    Figure("1.28 s", "metrics_cpu-amd-epyc-2026-11-22.json", "ndcg@10, 199819 rows", field="peer",
+           fmt="{:.2f} s", pages=PERF),
+    Figure("0.058 s", "metrics_cpu-amd-epyc-2026-11-22.json", path=("params", "full_rows_seconds"),
+           fmt="{:.3f} s", pages=PERF),
+    Figure("0.66x", "train_gpu-h200-lossguide-batch16-0d1270d-2026-11-26.json",
+           "995078 rows, 255 bins, leaf-wise 255 leaves", field="ratio", fmt="{:.2f}x",
+           pages=("docs/user_guide/gbdt_ranker.rst",)),
+    Figure("3.9 ms", "rankboost_cpu-intel-r-xeon-r-processor-2026-11-24.json",
+           path=("params", "stages_per_round_s", "potentials_s"), fmt="{:.1f} ms", scale=1000,
+           pages=("docs/user_guide/rankboost.rst",)),
+    Figure("264 ms", "rankboost_cpu-intel-r-xeon-r-processor-2026-11-24.json",
+           path=("params", "stages_per_round_s", "histogram_s"), fmt="{:.0f} ms", scale=1000,
+           pages=("docs/user_guide/rankboost.rst",)),
+    Figure("0.5 ms", "rankboost_cpu-intel-r-xeon-r-processor-2026-11-24.json",
+           path=("params", "stages_per_round_s", "best_stump_s"), fmt="{:.1f} ms", scale=1000,
+           pages=("docs/user_guide/rankboost.rst",)),
+    Figure("3.7 ms", "rankboost_cpu-intel-r-xeon-r-processor-2026-11-24.json",
+           path=("params", "stages_per_round_s", "update_s"), fmt="{:.1f} ms", scale=1000,
+           pages=("docs/user_guide/rankboost.rst",)),
+    Figure("21 s", "rankboost_cpu-intel-r-xeon-r-processor-2026-11-24.json",
+           path=("params", "binning_s"), fmt="{:.0f} s", pages=("docs/user_guide/rankboost.rst",)),
+    Figure("12.3 s", "rankboost_cpu-intel-r-xeon-r-processor-2026-11-24.json",
+           "time per round vs the paper's CPU (12.3 s)", field="peer", fmt="{:.1f} s",
+           pages=("docs/user_guide/rankboost.rst",)),
+    Figure("45x", "rankboost_cpu-intel-r-xeon-r-processor-2026-11-24.json",
+           "time per round vs the paper's CPU (12.3 s)", field="speedup", fmt="{:.0f}x",
+           pages=("docs/user_guide/rankboost.rst",)),
+    Figure("536 ms", "rankboost_cpu-intel-r-xeon-r-processor-2026-11-24.json",
+           "time per round vs the paper's GPU (536 ms, 9800 GTX+)", field="peer", fmt="{:.0f} ms",
+           scale=1000, pages=("docs/user_guide/rankboost.rst",)),
+    Figure("2.0x", "rankboost_cpu-intel-r-xeon-r-processor-2026-11-24.json",
+           "time per round vs the paper's GPU (536 ms, 9800 GTX+)", field="speedup", fmt="{:.1f}x",
+           pages=("docs/user_guide/rankboost.rst",)),
+    Figure("0.5 s", "rankboost_cpu-intel-r-xeon-r-processor-2026-11-24.json",
+           "time per round vs the issue's target", field="peer", fmt="{:.1f} s",
+           pages=("docs/user_guide/rankboost.rst",)),
+    Figure("1.7 GB/s", "rankboost_cpu-intel-r-xeon-r-processor-2026-11-24.json",
+           path=("params", "histogram_gb_per_s"), fmt="{:.1f} GB/s",
+           pages=("docs/user_guide/rankboost.rst",)),
+    Figure("0.064 ms", "rankboost_cuda-nvidia-h100-80gb-hbm3-2026-11-24.json",
+           path=("params", "stages_per_round_s", "potentials_s"), fmt="{:.3f} ms", scale=1000,
+           pages=("docs/user_guide/rankboost.rst",)),
+    Figure("0.573 ms", "rankboost_cuda-nvidia-h100-80gb-hbm3-2026-11-24.json",
+           path=("params", "stages_per_round_s", "histogram_s"), fmt="{:.3f} ms", scale=1000,
+           pages=("docs/user_guide/rankboost.rst",)),
+    Figure("0.046 ms", "rankboost_cuda-nvidia-h100-80gb-hbm3-2026-11-24.json",
+           path=("params", "stages_per_round_s", "best_stump_s"), fmt="{:.3f} ms", scale=1000,
+           pages=("docs/user_guide/rankboost.rst",)),
+    Figure("0.040 ms", "rankboost_cuda-nvidia-h100-80gb-hbm3-2026-11-24.json",
+           path=("params", "stages_per_round_s", "update_s"), fmt="{:.3f} ms", scale=1000,
+           pages=("docs/user_guide/rankboost.rst",)),
+    Figure("5 ms", "rankboost_cuda-nvidia-h100-80gb-hbm3-2026-11-24.json",
+           "time per round vs the issue's target (0.005 s)", field="peer", fmt="{:.0f} ms",
+           scale=1000, pages=("docs/user_guide/rankboost.rst",)),
+    Figure("536 ms", "rankboost_cuda-nvidia-h100-80gb-hbm3-2026-11-24.json",
+           "time per round vs the paper's GPU (536 ms, 9800 GTX+)", field="peer", fmt="{:.0f} ms",
+           scale=1000, pages=("docs/user_guide/rankboost.rst",)),
+    Figure("779 GB/s", "rankboost_cuda-nvidia-h100-80gb-hbm3-2026-11-24.json",
+           path=("params", "histogram_gb_per_s"), fmt="{:.0f} GB/s",
+           pages=("docs/user_guide/rankboost.rst",)),
+    Figure("27%", "rankboost_cuda-nvidia-h100-80gb-hbm3-2026-11-24.json",
+           path=("params", "histogram_fraction_of_copy"), fmt="{:.0f}%", scale=100,
+           pages=("docs/user_guide/rankboost.rst",)),
+    Figure("2,938 GB/s", "rankboost_cuda-nvidia-h100-80gb-hbm3-2026-11-24.json",
+           path=("params", "copy_gb_per_s"), fmt="{:,.0f} GB/s",
+           pages=("docs/user_guide/rankboost.rst",)),
+    Figure("1.8 s", "rankboost_cuda-nvidia-h100-80gb-hbm3-2026-11-24.json",
+           path=("params", "binning_s"), fmt="{:.1f} s", pages=("docs/user_guide/rankboost.rst",)),
+    Figure("20 ms", "ondemand_rules_cuda-h100-2026-11-24.json",
+           "s a query, size 3, 136 items a document", field="peer", unit="s", metric="s",
+           peer_name="PROFL, GTX Titan Black (quoted)", fmt="{:.0f} ms", scale=1000,
+           pages=("docs/user_guide/rule_ranker.rst",)),
+    Figure("2 ms", "ondemand_rules_cuda-h100-2026-11-24.json",
+           "s a query, size 3, vs issue 16's target", field="peer", fmt="{:.0f} ms", scale=1000,
+           pages=("docs/user_guide/rule_ranker.rst",)),
+    Figure("1.95 s", "ondemand_rules_cuda-h100-2026-11-24.json",
+           "s a query, size 4, 136 items a document", field="peer", fmt="{:.2f} s",
+           pages=("docs/user_guide/rule_ranker.rst",)),
+    Figure("2.13 s", "ondemand_rules_cpu-intel-r-xeon-r-processor-2026-11-24.json",
+           "s a query, size 3, 136 items a document", fmt="{:.2f} s",
+           pages=("docs/user_guide/rule_ranker.rst",)),
+    Figure("183.3 ms", "rules_multi_gpu-nvidia-h100-x2-2026-11-25.json",
+           "s a query, size 4, 136 items a document, cuda:all (2 GPUs)", field="peer",
+           fmt="{:.1f} ms", scale=1000, pages=("docs/user_guide/rule_ranker.rst",)),
+    Figure("96.1 ms", "rules_multi_gpu-nvidia-h100-x2-2026-11-25.json",
+           "s a query, size 4, 136 items a document, cuda:all (2 GPUs)", fmt="{:.1f} ms",
+           scale=1000, pages=("docs/user_guide/rule_ranker.rst",)),
+    Figure("7.31 ms", "rules_multi_gpu-nvidia-h100-x2-2026-11-25.json",
+           "s a query, size 3, 136 items a document, cuda:all (2 GPUs)", field="peer",
+           fmt="{:.2f} ms", scale=1000, pages=("docs/user_guide/rule_ranker.rst",)),
+    Figure("5.97 ms", "rules_multi_gpu-nvidia-h100-x2-2026-11-25.json",
+           "s a query, size 3, 136 items a document, cuda:all (2 GPUs)", fmt="{:.2f} ms",
+           scale=1000, pages=("docs/user_guide/rule_ranker.rst",)),
+    Figure("7 ms", "rules_multi_gpu-nvidia-h100-x2-2026-11-25.json",
+           "s a query, size 3, 136 items a document, cuda:all (2 GPUs)", field="peer",
+           fmt="{:.0f} ms", scale=1000, pages=("docs/user_guide/rule_ranker.rst",)),
+    Figure("183 ms", "rules_multi_gpu-nvidia-h100-x2-2026-11-25.json",
+           "s a query, size 4, 136 items a document, cuda:all (2 GPUs)", field="peer",
+           fmt="{:.0f} ms", scale=1000, pages=("docs/user_guide/rule_ranker.rst",)),
+    # by hand: GPU scoring after calibrate, and GPU-QuickScorer against traversal
+    *[Figure(text, GPU_PREDICT, path=_XGB_GPU + (f"xgboost {n} trees depth 6",
+                                                "calibrated_placements_s", "shared_data"),
+             peer_path=_XGB_GPU + (f"xgboost {n} trees depth 6", "xgboost_s"),
+             fmt="{:.2f}x", pages=PERF)
+      for text, n in (("3.75x", 1000), ("3.66x", 5000), ("3.03x", 20000))],
+    Figure("4.9x", GPU_PREDICT,
+           path=_XGB_GPU + ("xgboost 1000 trees depth 6", "placements_s", "shared_data"),
+           peer_path=_XGB_GPU + ("xgboost 1000 trees depth 6", "placements_s", "quickscorer"),
+           fmt="{:.1f}x", pages=PERF),
+    Figure("1.1 ms", "predict_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22.json",
+           "xgboost 1000 trees depth 6", metric="latency 100 docs", fmt="{:.1f} ms", pages=PERF),
+    Figure("4.0 ms", "predict_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22.json",
+           "xgboost 1000 trees depth 6", field="peer", metric="latency 100 docs",
+           fmt="{:.1f} ms", pages=PERF),
+    Figure("20.7 s", "cold_start-amd-epyc-2026-11-27-48660da-precompile-10k.json",
+           path=("params", "raw", "fit_10k", 2, "cold", "fit_predict_1_s"), pages=PERF),
+    Figure("9.1", "train_gpu-h100-setup-cold-skltr-2026-11-22.json",
+           path=("params", "raw", "skltr-gpu/63", "per_round_s"), fmt="{:.1f}", scale=1000,
+           pages=("docs/gbdt_gpu.rst",)),
+    Figure("11.6", "train_gpu-h100-setup-xgbfirst-2026-11-22.json",
+           path=("params", "raw", "xgboost-gpu/63", "per_round_s"), fmt="{:.1f}", scale=1000,
+           pages=("docs/gbdt_gpu.rst",)),
+    # figures without a unit (NDCG, ratios, us/doc after a "vs"), checked all the same
+    *[Figure(text, f"train_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22{run}.json",
+             f"496664 rows, {bins} bins", field, fmt="{:.4f}", pages=PERF,
+             metric="test NDCG@10", peer_name=peer)
+      for text, run, bins, field, peer in (
+          ("0.6592", "", 255, "skltr", "lightgbm"), ("0.6591", "", 255, "peer", "lightgbm"),
+          ("0.6647", "", 255, "peer", "xgboost"), ("0.6627", "", 63, "skltr", "lightgbm"),
+          ("0.6612", "", 63, "peer", "lightgbm"), ("0.6644", "", 63, "peer", "xgboost"))],
+    *[Figure(text, "predict_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22.json", case,
+             "peer", "{:.1f}", PERF, metric="quickscorer", peer_name=peer)
+      for text, case, peer in (("63.2", "lightgbm 1000 trees 64", "lightgbm native predict"),
+                               ("42.0", "lightgbm 1000 trees 64", "tl2cgen compiled (gcc)"),
+                               ("17.5", "xgboost 1000 trees depth 6", "xgboost native predict"),
+                               ("31.8", "xgboost 1000 trees depth 6", "tl2cgen compiled (gcc)"))],
+    *[Figure(text, "predict_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22-5000trees.json",
+             "xgboost 5000 trees depth 6", field, "{:.1f}", PERF, metric="quickscorer")
+      for text, field in (("11.1", "skltr"), ("52.7", "peer"))],
+    *[Figure(text, "sparse_input_cpu-intel-r-xeon-r-processor-2026-11-23.json", case, field,
+             "{:.1f}", PERF)
+      for text, case, field in (("6.6", "predict lightgbm model, CSR", "peer"),
+                                ("3.2", "predict xgboost model, CSR", "skltr"),
+                                ("5.7", "predict xgboost model, CSR", "peer"))],
+    *[Figure(text, "rankboost_ranklib-intel-r-xeon-r-processor-2026-11-24.json",
+             "test NDCG@10, n_thresholds=255", field, "{:.4f}", PERF)
+      for text, field in (("0.7706", "skltr"), ("0.7680", "peer"))],
+    *[Figure(text, "ondemand_rules_cpu-intel-r-xeon-r-processor-2026-11-24.json",
+             "test NDCG@10, letor_small", field, "{:.4f}", PERF, peer_name=peer)
+      for text, field, peer in (("0.7540", "skltr", "LightGBM LGBMRanker (lambdarank)"),
+                                ("0.7358", "peer", "LightGBM LGBMRanker (lambdarank)"),
+                                ("0.7706", "peer", "skltr RankBoostRanker"))],
+    *[Figure(text, "rules_multi_gpu-nvidia-h100-x2-2026-11-25.json",
+             path=("params", "speed", size, "efficiency"), fmt="{:.2f}", pages=PERF)
+      for text, size in (("0.95", "size4"), ("0.61", "size3"))],
+    *[Figure(text, "scaling_train_cpu-h100-host-16core-c6a19a1-2026-11-26.json",
+             f"244761 rows, {n} threads", "ratio", "{:.2f}", PERF, metric="fit")
+      for text, n in (("0.61", 1), ("0.79", 2), ("0.78", 4), ("0.72", 8), ("0.73", 16))],
+    *[Figure(text, "scaling_train_cpu-h100-host-16core-c6a19a1-2026-11-26.json",
+             "244761 rows, 16 threads", field, "{:.4f}", PERF, metric="test NDCG@10")
+      for text, field in (("0.4919", "skltr"), ("0.4952", "peer"))],
+    *[Figure(text, "scaling_train_cpu-h100-host-16core-4d46c8c-2026-11-26.json",
+             f"244761 rows, {n} threads", "ratio", "{:.2f}", PERF, metric="fit",
+             peer_name="xgboost")
+      for text, n in (("0.59", 1), ("0.82", 2))],
+    *[Figure(text, "train_gpu-h100-countbins-e6ee752-2026-11-22.json",
+             f"995078 rows, {bins} bins", field, "{:.4f}", PERF, metric="test NDCG@10",
+             peer_name=peer)
+      for text, bins, field, peer in (
+          ("0.6807", 255, "skltr", "xgboost-gpu"), ("0.6800", 255, "peer", "xgboost-gpu"),
+          ("0.6784", 63, "skltr", "xgboost-gpu"), ("0.6778", 63, "peer", "xgboost-gpu"),
+          ("0.6808", 255, "peer", "lightgbm-cpu"))],
+    Figure("0.6788", "quality_gpu-h100-engine-ab-27-2026-11-26.json",
+           path=("raw", "new", 0, "ndcg@10"), fmt="{:.4f}", pages=PERF),
+    *[Figure(text, "quality_gpu-h100-engine-ab-27-2026-11-26.json",
+             path=("summary", "255_bins", key), fmt="{:.4f}", pages=PERF)
+      for text, key in (("-0.0007", "mean_diff"), ("0.0004", "se"))],
+    *[Figure(text, "quality_gpu-h100-f3212bb-2026-11-22.json",
+             path=("params", f"skltr-gpu - {peer}", key), fmt=fmt, pages=PERF)
+      for text, peer, key, fmt in (
+          ("+0.0002", "xgboost-gpu/255", "mean_diff", "{:+.4f}"),
+          ("0.0010", "xgboost-gpu/255", "stderr", "{:.4f}"),
+          ("+0.0002", "xgboost-gpu/63", "mean_diff", "{:+.4f}"),
+          ("0.0008", "xgboost-gpu/63", "stderr", "{:.4f}"),
+          ("+0.0002", "skltr-gpu-quantile/255", "mean_diff", "{:+.4f}"),
+          ("0.0006", "skltr-gpu-quantile/255", "stderr", "{:.4f}"),
+          ("-0.0004", "skltr-gpu-quantile/63", "mean_diff", "{:+.4f}"),
+          ("0.0005", "skltr-gpu-quantile/63", "stderr", "{:.4f}"))],
+    Figure("0.0017", "defaults_quality-intel-r-xeon-r-processor-2026-11-23.json",
+           path=("params", "gap_skltr_minus_lightgbm", "20k", "mean"), fmt="{:.4f}", scale=-1,
+           pages=PERF),  # "at least LightGBM's minus 0.0017": the lowest of the six means
+    *[Figure(text, "explain-cpu-h100-host-16threads-f6c439c-2026-11-26.json", case,
+             fmt=fmt, pages=PERF, metric="max_rel_diff", scale=scale)
+      for text, case, fmt, scale in (("6.6e-7", "xgboost 1000x", "{:.1f}e-7", 1e7),
+                                     ("8.5e-14", "lightgbm 100x255", "{:.1f}e-14", 1e14))],
+    *[Figure(text, "rankboost_ranklib-intel-r-xeon-r-processor-2026-11-24.json",
+             f"test NDCG@10, n_thresholds={n}", field, "{:.4f}", RANKBOOST)
+      for text, n, field in (("0.7706", 255, "skltr"), ("0.7680", 255, "peer"),
+                             ("0.7586", 11, "skltr"))],
+    Figure("0.7358", "ondemand_rules_cpu-intel-r-xeon-r-processor-2026-11-24.json",
+           "test NDCG@10, letor_small", "peer", "{:.4f}", RANKBOOST,
+           peer_name="LightGBM LGBMRanker (lambdarank)"),
+    *[Figure(text, result, path=("params", "speed", size, "efficiency"), fmt="{:.2f}",
+             pages=("docs/user_guide/rule_ranker.rst",))
+      for text, result, size in (
+          ("0.95", "rules_multi_gpu-nvidia-h100-x2-2026-11-25.json", "size4"),
+          ("0.61", "rules_multi_gpu-nvidia-h100-x2-2026-11-25.json", "size3"),
+          ("0.49", "rules_multi_gpu-nvidia-h100-x2-thread-per-gpu-41dbe2d-2026-11-25.json",
+           "size4"))],
+    Figure("2.2 us/doc", "sparse_input_cpu-intel-r-xeon-r-processor-2026-11-23.json",
+           "predict lightgbm model, CSR", fmt="{:.1f} us/doc", pages=PERF),
 ]
 
 
 def _value(figure):
     doc = json.loads((ROOT / "benchmarks" / "results" / figure.result).read_text())
+
+    def at(path):
+        value = doc
+        for key in path:
+            value = value[key]
+        return value
+
+    if figure.path is not None:
+        value = at(figure.path)
+        value = at(figure.peer_path) / value if figure.peer_path else value
+        return value * figure.scale
     rows = [r for r in doc["rows"] if figure.case in r["case"]
             and figure.unit in (None, r.get("unit"))
-            and figure.peer_name in (None, r.get("peer_name"))]
+            and figure.peer_name in (None, r.get("peer_name"))
+            and figure.metric in (None, r.get("metric"))]
     assert rows, f"{figure.result} has no row for {figure.case!r}"
     row = rows[0]  # the first matching row: the measurement the page quotes
-    return row["peer"] / row["skltr"] if figure.field == "speedup" else row[figure.field]
+    value = row["peer"] / row["skltr"] if figure.field == "speedup" else row[figure.field]
+    return value * figure.scale
+
+
+def _blocks(text):
+    """A page's paragraphs, and the rows of its tables apart."""
+    return re.split(r"\n\s*\n|\n   \* - ", text)
+
+
+def _figures_with_a_unit(block):
+    """``["2.5x", "1.8x", "93.9s", ...]``: each number with a unit, spaces dropped."""
+    found = []
+    for match in FIGURE_WITH_UNIT.finditer(block):
+        unit = match.group(2).strip()
+        found += [number + unit for number in re.split(r"\s*/\s*|\s+vs\s+|-", match.group(1))]
+    return found
+
+
+def _written(text, block):
+    """``text`` is written in ``block``: as a figure with a unit, or as a whole number."""
+    return (text.replace(" ", "") in _figures_with_a_unit(block)
+            or re.search(rf"(?<![\w.]){re.escape(text)}(?![\w])", block) is not None)
+
+
+def _scanned_blocks(page):
+    blocks = _blocks((ROOT / page).read_text(encoding="utf-8"))
+    if page in WHOLE_PAGES:
+        return blocks
+    return [b for b in blocks if "benchmarks/results/" in b]
 
 
 def test_every_cited_result_file_exists():
@@ -70,14 +730,27 @@ def test_every_cited_result_file_exists():
     assert not missing, missing
 
 
-@pytest.mark.parametrize("figure", FIGURES, ids=[f"{f.text} {f.case}" for f in FIGURES])
+@pytest.mark.parametrize("figure", FIGURES,
+                         ids=[f"{f.text} {f.case or f.path[-1]} {f.result}" for f in FIGURES])
 def test_figure_equals_its_result_file(figure):
     assert figure.fmt.format(_value(figure)) == figure.text, (
         f"{figure.result} now says {figure.fmt.format(_value(figure))}, the pages "
         f"{figure.text}")
     for page in figure.pages:
-        text = (ROOT / page).read_text(encoding="utf-8")
         # the figure and its file on one line or within one paragraph / table row
-        blocks = re.split(r"\n\s*\n|\n   \* - ", text)
-        assert any(figure.text in b and figure.result in b for b in blocks), (
+        assert any(_written(figure.text, b) and figure.result in b
+                   for b in _blocks((ROOT / page).read_text(encoding="utf-8"))), (
             f"{page} does not quote {figure.text} next to {figure.result}")
+
+
+@pytest.mark.parametrize("page", [p.relative_to(ROOT).as_posix() for p in PAGES])
+def test_every_figure_with_a_unit_is_checked(page):
+    figures = [f for f in FIGURES if page in f.pages]
+    unchecked = [(text, block.strip()[:80]) for block in _scanned_blocks(page)
+                 for text in _figures_with_a_unit(block)
+                 if (page, text) not in NOT_MEASURED
+                 and not any(f.text.replace(" ", "") == text and f.result in block
+                             for f in figures)]
+    assert not unchecked, (
+        f"{page}: figures without an entry in FIGURES (read from a result file cited in the "
+        f"same paragraph / table row) or NOT_MEASURED: {unchecked}")

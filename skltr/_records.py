@@ -35,16 +35,20 @@ class SplitConstants(NamedTuple):
     min_split_gain: float
     count_shift: int
     hessian_counts: bool
+    monotone: np.ndarray  # int8 per feature (-1, 0, +1); read only when has_monotone
+    has_monotone: bool
 
 
 def split_constants(*, missing_bin, inv_scale_g, inv_scale_h, reg_lambda, reg_alpha,
                     min_child_weight, min_samples_leaf, min_split_gain, count_shift,
-                    hessian_counts) -> SplitConstants:
-    """A :class:`SplitConstants` with Python scalars of fixed types (one numba signature)."""
+                    hessian_counts, monotone=None) -> SplitConstants:
+    """A :class:`SplitConstants` with Python scalars of fixed types (one numba signature);
+    ``monotone``: the per-feature directions, or None."""
+    mono = np.zeros(0, np.int8) if monotone is None else np.asarray(monotone, np.int8)
     return SplitConstants(int(missing_bin), float(inv_scale_g), float(inv_scale_h),
                           float(reg_lambda), float(reg_alpha), float(min_child_weight),
                           int(min_samples_leaf), float(min_split_gain), int(count_shift),
-                          bool(hessian_counts))
+                          bool(hessian_counts), mono, bool(np.any(mono != 0)))
 
 
 class SplitWork(NamedTuple):

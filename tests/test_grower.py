@@ -50,7 +50,7 @@ def kernel_split(hist, n_bins, mask, rows, grad, hess, missing_bin, p, serial=Fa
                         min_samples_leaf=p["min_samples_leaf"],
                         min_split_gain=p["min_split_gain"], count_shift=0,
                         hessian_counts=p.get("min_samples_leaf_counts", "rows") == "hessian")
-    f, gain, b, dl, gl, hl, cl = fn(hist, n_bins, mask, G, H, len(rows), c,
+    f, gain, b, dl, gl, hl, cl = fn(hist, n_bins, mask, G, H, len(rows), -np.inf, np.inf, c,
                                     split_work(F, np.float64))
     return None if f < 0 else (gain, f, b, dl)
 
@@ -111,8 +111,8 @@ def test_packed_quantised_histogram_and_split(tasks):
                             min_split_gain=p["min_split_gain"], count_shift=K,
                             hessian_counts=False)
         got = find_best_splits(out, n_bins, np.ones(F, bool), np.int64(qg[rows].sum()),
-                               np.int64((hess[rows] * 8).astype(np.int64).sum()), 2000, c,
-                               work)
+                               np.int64((hess[rows] * 8).astype(np.int64).sum()), 2000,
+                               -np.inf, np.inf, c, work)
         want = naive_best_split(X, grad, hess, rows, n_bins, 6, [True] * F, p)
         assert (got[1], got[0], got[2], got[3]) == want
 
@@ -734,7 +734,7 @@ def test_find_child_splits(n_chunks, do):
     sums = []
     for r in (small_rows, rows[700:]):
         sums.append((float(np.sum(grad[r], dtype=np.float64)),
-                     float(np.sum(hess[r], dtype=np.float64)), r.size))
+                     float(np.sum(hess[r], dtype=np.float64)), r.size, -np.inf, np.inf))
     c = split_constants(missing_bin=15, inv_scale_g=1.0, inv_scale_h=1.0, min_samples_leaf=1,
                         reg_lambda=0.0, reg_alpha=0.0, min_child_weight=1e-3,
                         min_split_gain=0.0, count_shift=0, hessian_counts=False)

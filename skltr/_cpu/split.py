@@ -145,6 +145,58 @@ def _candidate_gain(gl, hl, cl, cr, sum_g, sum_h, inv_scale_g, inv_scale_h, reg_
 
 
 @njit(cache=True, inline="always")
+def bounded_output(G, H, reg_lambda, reg_alpha, lo, hi):
+    """A leaf's output before shrinkage, ``-T(G) / (H + lambda)`` (0 where ``H + lambda <=
+    0``), clamped to the node's monotone bounds ``[lo, hi]``."""
+    d = H + reg_lambda
+    w = 0.0
+    if d > 0.0:
+        w = -soft_threshold(G, reg_alpha) / d
+    return min(max(w, lo), hi)
+
+
+@njit(cache=True, inline="always")
+def objective_at(G, H, reg_lambda, reg_alpha, w, lo, hi):
+    """The leaf objective at output ``w``: :func:`leaf_objective` (the same bits) where ``w``
+    is inside the bounds, ``-(2 T(G) w + (H + lambda) w**2)`` (LightGBM's
+    ``GetLeafGainGivenOutput``) where a bound clamped it."""
+    if lo < w < hi:
+        return leaf_objective(G, H, reg_lambda, reg_alpha)
+    return -(2.0 * soft_threshold(G, reg_alpha) * w + (H + reg_lambda) * w * w)
+
+
+@njit(cache=True, inline="always")
+def _monotone_gain(gl, hl_f, sum_g, hr_f, inv_scale_g, reg_lambda, reg_alpha, mono_f, lo,
+                   hi, parent):
+    # the children's outputs clamped to the node's bounds; -inf when they break the
+    # feature's direction (LightGBM's basic method)
+    gl_f = gl * inv_scale_g
+    gr_f = (sum_g - gl) * inv_scale_g
+    wl = bounded_output(gl_f, hl_f, reg_lambda, reg_alpha, lo, hi)
+    wr = bounded_output(gr_f, hr_f, reg_lambda, reg_alpha, lo, hi)
+    if (mono_f > 0 and wl > wr) or (mono_f < 0 and wl < wr):
+        return -np.inf
+    return (objective_at(gl_f, hl_f, reg_lambda, reg_alpha, wl, lo, hi)
+            + objective_at(gr_f, hr_f, reg_lambda, reg_alpha, wr, lo, hi) - parent)
+
+
+@njit(cache=True, inline="always")
+def _gain(gl, hl, cl, cr, sum_g, sum_h, c, min_n, parent, mono_f, lo, hi):
+    # _candidate_gain, or under monotone constraints (c.has_monotone) _monotone_gain
+    if not c.has_monotone:
+        return _candidate_gain(gl, hl, cl, cr, sum_g, sum_h, c.inv_scale_g, c.inv_scale_h,
+                               c.reg_lambda, c.reg_alpha, c.min_child_weight, min_n, parent)
+    if cl < min_n or cr < min_n:
+        return -np.inf
+    hl_f = hl * c.inv_scale_h
+    hr_f = (sum_h - hl) * c.inv_scale_h
+    if hl_f < c.min_child_weight or hr_f < c.min_child_weight:
+        return -np.inf
+    return _monotone_gain(gl, hl_f, sum_g, hr_f, c.inv_scale_g, c.reg_lambda, c.reg_alpha,
+                          mono_f, lo, hi, parent)
+
+
+@njit(cache=True, inline="always")
 def _bin_count(hb, cb, inv_scale_h, count_factor):
     # rows of a bin: exact, or LightGBM's RoundInt(hessian * count_factor)
     if count_factor > 0.0:
@@ -156,13 +208,14 @@ def _bin_count(hb, cb, inv_scale_h, count_factor):
 # whose body is a single call compiles several times faster than one with the scan inlined
 # (see docs/devguide.rst, numba); its own helpers stay inlined, so the scan's code is as before.
 @njit(cache=True)
-def _scan_feature(hist, f, nb, use, sum_g, sum_h, count, c, min_n, parent, count_factor):
+def _scan_feature(hist, f, nb, use, sum_g, sum_h, count, c, min_n, parent, count_factor, lo,
+                  hi):
     # Best candidate of feature f: (gain, bin or -1, default_left, left_g, left_h, left_count);
-    # c: SplitConstants
+    # c: SplitConstants; [lo, hi]: the node's output bounds (monotone constraints)
     missing_bin, count_shift = c.missing_bin, c.count_shift
-    inv_scale_g, inv_scale_h = c.inv_scale_g, c.inv_scale_h
-    reg_lambda, reg_alpha = c.reg_lambda, c.reg_alpha
-    min_child_weight, min_split_gain = c.min_child_weight, c.min_split_gain
+    inv_scale_h = c.inv_scale_h
+    min_split_gain = c.min_split_gain
+    mono_f = c.monotone[f] if c.has_monotone else 0
     best = min_split_gain  # a candidate must beat it strictly
     best_b = -1
     best_left = False
@@ -206,16 +259,14 @@ def _scan_feature(hist, f, nb, use, sum_g, sum_h, count, c, min_n, parent, count
                 break
             if b < nb - 1:  # missing left (at b = nb - 1 every row would go left)
                 cr = n_all - an - me
-                gain = _candidate_gain(ag + mg, ah + mh, count - cr, cr, sum_g, sum_h,
-                                       inv_scale_g, inv_scale_h, reg_lambda, reg_alpha,
-                                       min_child_weight, min_n, parent)
+                gain = _gain(ag + mg, ah + mh, count - cr, cr, sum_g, sum_h, c, min_n,
+                             parent, mono_f, lo, hi)
                 if gain > best:
                     best, best_b, best_left = gain, b, True
                     best_gl, best_hl, best_cl = ag + mg, ah + mh, ac + mc
             cr = n_all - an
-            gain = _candidate_gain(ag, ah, count - cr, cr, sum_g, sum_h, inv_scale_g,
-                                   inv_scale_h, reg_lambda, reg_alpha, min_child_weight, min_n,
-                                   parent)
+            gain = _gain(ag, ah, count - cr, cr, sum_g, sum_h, c, min_n, parent, mono_f,
+                         lo, hi)
             if gain > best:  # missing right
                 best, best_b, best_left = gain, b, False
                 best_gl, best_hl, best_cl = ag, ah, ac
@@ -233,9 +284,8 @@ def _scan_feature(hist, f, nb, use, sum_g, sum_h, count, c, min_n, parent, count
             if n_all - an < min_n:
                 break
             cr = n_all - an
-            gain = _candidate_gain(ag, ah, count - cr, cr, sum_g, sum_h, inv_scale_g,
-                                   inv_scale_h, reg_lambda, reg_alpha, min_child_weight, min_n,
-                                   parent)
+            gain = _gain(ag, ah, count - cr, cr, sum_g, sum_h, c, min_n, parent, mono_f,
+                         lo, hi)
             if gain > best:
                 best, best_b, best_left = gain, b, count - cr > cr
                 # under hessian counts the missing bin may hold rows with zero gradients
@@ -259,17 +309,22 @@ def _scan_feature(hist, f, nb, use, sum_g, sum_h, count, c, min_n, parent, count
 
 
 @njit(cache=True, inline="always")
-def _node_constants(sum_g, sum_h, count, c):
+def _node_constants(sum_g, sum_h, count, c, lo, hi):
     # What every feature's scan of one node shares: the minimum child size, the parent's
-    # objective, and LightGBM's count estimate (rows per unit of hessian; 0: exact counts).
+    # objective (at its own clamped output under monotone constraints), and LightGBM's
+    # count estimate (rows per unit of hessian; 0: exact counts).
     H = sum_h * c.inv_scale_h
-    parent = leaf_objective(sum_g * c.inv_scale_g, H, c.reg_lambda, c.reg_alpha)
+    G = sum_g * c.inv_scale_g
+    parent = leaf_objective(G, H, c.reg_lambda, c.reg_alpha)
+    if c.has_monotone:
+        w = bounded_output(G, H, c.reg_lambda, c.reg_alpha, lo, hi)
+        parent = objective_at(G, H, c.reg_lambda, c.reg_alpha, w, lo, hi)
     count_factor = count / H if c.hessian_counts and H > 0.0 else 0.0
     return max(c.min_samples_leaf, 1), parent, count_factor
 
 
 @njit(parallel=True, cache=True)
-def find_best_splits(hist, n_bins, feature_mask, sum_g, sum_h, count, c, work):
+def find_best_splits(hist, n_bins, feature_mask, sum_g, sum_h, count, lo, hi, c, work):
     """Best split of every feature of one node (parallel over features), then of the node.
 
     Parameters
@@ -283,6 +338,8 @@ def find_best_splits(hist, n_bins, feature_mask, sum_g, sum_h, count, c, work):
     sum_g, sum_h : scalar of hist's dtype
         The node's sums (histogram units).
     count : int
+    lo, hi : float
+        Bounds of the node's output under monotone constraints (-inf, inf: none).
     c : skltr._records.SplitConstants
     work : skltr._records.SplitWork
         Each feature's best candidate (overwritten).
@@ -294,7 +351,7 @@ def find_best_splits(hist, n_bins, feature_mask, sum_g, sum_h, count, c, work):
         candidate qualifies (the other fields are then meaningless).
     """
     n_features = hist.shape[0]
-    min_n, parent, count_factor = _node_constants(sum_g, sum_h, count, c)
+    min_n, parent, count_factor = _node_constants(sum_g, sum_h, count, c, lo, hi)
     # the arrays unpacked before the parfor: written through the record's attributes inside
     # a prange, numba 0.68 stored some of them wrongly (wrong default_left / garbage)
     f_gain, f_bin, f_left, f_gl, f_hl, f_cl = work
@@ -302,7 +359,7 @@ def find_best_splits(hist, n_bins, feature_mask, sum_g, sum_h, count, c, work):
         f = np.int64(p)  # prange's index is unsigned in the parfor: one signature, not two
         (f_gain[f], f_bin[f], f_left[f], f_gl[f], f_hl[f], f_cl[f]) = _scan_feature(
             hist, f, n_bins[f], feature_mask[f], sum_g, sum_h, count, c, min_n, parent,
-            count_factor)
+            count_factor, lo, hi)
     return _pick_best(work, sum_g, sum_h)
 
 
@@ -326,8 +383,8 @@ def find_child_splits(small_hist, large_hist, n_bins, feature_mask, small_sums, 
     small_hist, large_hist : ndarray, shape (n_features, n_bins_total, n_channels)
     n_bins, feature_mask, c
         As for :func:`find_best_splits`.
-    small_sums, large_sums : tuple (sum_g, sum_h, count)
-        Each child's sums (histogram units) and count.
+    small_sums, large_sums : tuple (sum_g, sum_h, count, lo, hi)
+        Each child's sums (histogram units), count and output bounds.
     small_work, large_work : skltr._records.SplitWork
     do_small, do_large : bool
         Which children may split (a child that may not is neither scanned nor, for the
@@ -343,10 +400,10 @@ def find_child_splits(small_hist, large_hist, n_bins, feature_mask, small_sums, 
         :func:`find_best_splits`; meaningless for a child not asked for).
     """
     n_features = small_hist.shape[0]
-    sg, sh, sn = small_sums
-    lg, lh, ln = large_sums
-    s_min_n, s_parent, s_factor = _node_constants(sg, sh, sn, c)
-    l_min_n, l_parent, l_factor = _node_constants(lg, lh, ln, c)
+    sg, sh, sn, s_lo, s_hi = small_sums
+    lg, lh, ln, l_lo, l_hi = large_sums
+    s_min_n, s_parent, s_factor = _node_constants(sg, sh, sn, c, s_lo, s_hi)
+    l_min_n, l_parent, l_factor = _node_constants(lg, lh, ln, c, l_lo, l_hi)
     s_gain, s_bin, s_left, s_gl, s_hl, s_cl = small_work  # unpacked: see find_best_splits
     l_gain, l_bin, l_left, l_gl, l_hl, l_cl = large_work
     for p in prange(n_features):
@@ -355,25 +412,25 @@ def find_child_splits(small_hist, large_hist, n_bins, feature_mask, small_sums, 
         if do_small:
             (s_gain[f], s_bin[f], s_left[f], s_gl[f], s_hl[f], s_cl[f]) = _scan_feature(
                 small_hist, f, n_bins[f], feature_mask[f], sg, sh, sn, c, s_min_n, s_parent,
-                s_factor)
+                s_factor, s_lo, s_hi)
         if do_large:
             subtract_feature(large_hist, small_hist, f)
             (l_gain[f], l_bin[f], l_left[f], l_gl[f], l_hl[f], l_cl[f]) = _scan_feature(
                 large_hist, f, n_bins[f], feature_mask[f], lg, lh, ln, c, l_min_n, l_parent,
-                l_factor)
+                l_factor, l_lo, l_hi)
     return _pick_best(small_work, sg, sh), _pick_best(large_work, lg, lh)
 
 
 @njit(cache=True)
-def find_best_splits_serial(hist, n_bins, feature_mask, sum_g, sum_h, count, c, work):
+def find_best_splits_serial(hist, n_bins, feature_mask, sum_g, sum_h, count, lo, hi, c, work):
     """One thread: :func:`find_best_splits` for small nodes (same arguments)."""
     n_features = hist.shape[0]
-    min_n, parent, count_factor = _node_constants(sum_g, sum_h, count, c)
+    min_n, parent, count_factor = _node_constants(sum_g, sum_h, count, c, lo, hi)
     f_gain, f_bin, f_left, f_gl, f_hl, f_cl = work
     for f in range(n_features):
         (f_gain[f], f_bin[f], f_left[f], f_gl[f], f_hl[f], f_cl[f]) = _scan_feature(
             hist, f, n_bins[f], feature_mask[f], sum_g, sum_h, count, c, min_n, parent,
-            count_factor)
+            count_factor, lo, hi)
     return _pick_best(work, sum_g, sum_h)
 
 

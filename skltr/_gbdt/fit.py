@@ -39,6 +39,7 @@ from sklearn.utils import check_random_state
 
 from ..utils._threads import numba_threads
 from .boosting import boost
+from .constraints import resolve as resolve_constraints
 from .objectives import make_objective
 from .params import BoostParams, TreeParams
 
@@ -80,7 +81,14 @@ class FitPlan:
 
 def check_device(hp, is_gpu):
     """Raise, before any work, for what the CUDA back-end does not do: float histograms
-    (its determinism rests on integer sums)."""
+    (its determinism rests on integer sums), monotone and interaction constraints (not
+    built there yet)."""
+    for name in ("monotone_constraints", "interaction_constraints"):
+        if is_gpu and hp.get(name) is not None:
+            raise NotImplementedError(
+                f"{name} is not implemented with device={hp['device']!r} yet: the CUDA split "
+                f"search has no constraints. Fit on the CPU (device='cpu'); the fitted model "
+                f"scores on a GPU as any other.")
     if is_gpu and hp["hist_mode"] != "quantised":
         raise NotImplementedError(
             f"hist_mode={hp['hist_mode']!r} is not implemented with device={hp['device']!r}: "
@@ -89,7 +97,7 @@ def check_device(hp, is_gpu):
 
 
 def plan_fit(hp, *, n_rows, n_queries, has_eval_sets, eval_at, feature_names=None,
-             reject_inf=False) -> FitPlan:
+             reject_inf=False, n_features=None) -> FitPlan:
     """The :class:`FitPlan` of a fit on ``n_rows`` training rows in ``n_queries`` queries.
 
     Parameters
@@ -106,6 +114,8 @@ def plan_fit(hp, *, n_rows, n_queries, has_eval_sets, eval_at, feature_names=Non
         Recorded in the model.
     reject_inf : bool
         The loop refuses +-inf in X (the front-end skipped that check).
+    n_features : int
+        Of X: the constraints are checked against it (:func:`skltr._gbdt.constraints.resolve`).
 
     Returns
     -------
@@ -116,10 +126,12 @@ def plan_fit(hp, *, n_rows, n_queries, has_eval_sets, eval_at, feature_names=Non
         early = n_rows > _AUTO_EARLY_STOPPING_ROWS and (has_eval_sets or n_queries >= 2)
     else:
         early = bool(hp["early_stopping"])
+    monotone, interaction = resolve_constraints(hp, n_features, feature_names)
     seed = int(check_random_state(hp["random_state"]).randint(np.iinfo(np.int32).max))
     return FitPlan(seed=seed, early_stopping=early, hold_out=early and not has_eval_sets,
                    objective=fit_objective(hp, seed),
-                   params=_boost_params(hp, seed, early, eval_at, feature_names, reject_inf))
+                   params=_boost_params(hp, seed, early, eval_at, feature_names, reject_inf,
+                                        monotone, interaction))
 
 
 def fit_objective(hp, seed):
@@ -129,7 +141,8 @@ def fit_objective(hp, seed):
                           random_state=seed)
 
 
-def _boost_params(hp, seed, early, eval_at, feature_names, reject_inf) -> BoostParams:
+def _boost_params(hp, seed, early, eval_at, feature_names, reject_inf, monotone,
+                  interaction) -> BoostParams:
     tree_params = TreeParams(
         # None: no leaf limit (max_depth, min_samples_leaf and the gains bound the tree).
         max_leaves=_NO_LIMIT if hp["max_leaves"] is None else hp["max_leaves"],
@@ -138,7 +151,7 @@ def _boost_params(hp, seed, early, eval_at, feature_names, reject_inf) -> BoostP
         min_samples_leaf_counts=hp["min_samples_leaf_counts"],
         reg_lambda=hp["reg_lambda"], reg_alpha=hp["reg_alpha"],
         min_split_gain=hp["min_split_gain"], learning_rate=hp["learning_rate"],
-        hist_mode=hp["hist_mode"])
+        hist_mode=hp["hist_mode"], monotone=monotone, interaction=interaction)
     return BoostParams(
         objective_name=hp["objective"], n_estimators=hp["n_estimators"],
         max_bins=hp["max_bins"], tree=tree_params, subsample=hp["subsample"],

@@ -46,6 +46,7 @@ from .._engine.histogram import FLOAT, HIST_PAD_BINS, ONE_WORD, HistogramPool, h
 from .._records import SplitInfo, split_constants, split_work
 from ..utils._profile import stage
 from ..utils._threads import numba_threads
+from .constraints import allowed_features
 from .growth import GrowthDriver, Node, fill_children
 from .params import TreeParams
 from .quantisation import (FLOAT_SCALES, check_hessians, choose_layout, one_word_scales,
@@ -222,8 +223,20 @@ class TreeGrower:
             inv_scale_h=self.scales.inv_h, reg_lambda=p.reg_lambda, reg_alpha=p.reg_alpha,
             min_child_weight=p.min_child_weight, min_samples_leaf=p.min_samples_leaf,
             min_split_gain=p.min_split_gain, count_shift=self.scales.count_shift,
-            hessian_counts=p.hessian_counts)
+            hessian_counts=p.hessian_counts, monotone=p.monotone)
+        self._masks = {}  # features above a node -> the features it may split on
         return Node(0, local_rows, sums[0], sums[1], n_rows, 0)
+
+    def _mask(self, node):
+        """The features ``node`` may split on: the tree's column sample, and under
+        interaction constraints those allowed below the features used above it."""
+        if self.params.interaction is None:
+            return self.feature_mask
+        mask = self._masks.get(node.used)
+        if mask is None:
+            allowed = allowed_features(self.params, self.feature_mask.size, node.used)
+            mask = self._masks[node.used] = self.feature_mask & allowed
+        return mask
 
     def find_splits(self, nodes):
         """Histogram and best split of the root (the only node the driver asks this of)."""
@@ -358,8 +371,9 @@ class TreeGrower:
         parallel = self._n_threads > 1 and node.count >= SPLIT_PARALLEL_MIN_ROWS
         kernel = find_best_splits if parallel else find_best_splits_serial
         with stage("split", node.hist.nbytes):
-            res = SplitInfo(*kernel(node.hist, self.n_bins, self.feature_mask, node.sum_g,
-                                    node.sum_h, node.count, self._split_constants, self._work))
+            res = SplitInfo(*kernel(node.hist, self.n_bins, self._mask(node), node.sum_g,
+                                    node.sum_h, node.count, node.lo, node.hi,
+                                    self._split_constants, self._work))
         node.split = res if res.feature >= 0 else None
         if node.split is None:
             self._drop_hists(node)
@@ -455,9 +469,11 @@ class TreeGrower:
             self._large_work = split_work(*self._work.gain.shape, parent_hist.dtype)
         nbytes = parent_hist.nbytes * (do_small + 4 * do_large)  # scans; subtraction 3x
         with stage("split", nbytes):
+            # both children have the features above them in common: one mask
             found = find_child_splits(
-                small.hist, parent_hist, self.n_bins, self.feature_mask,
-                (small.sum_g, small.sum_h, small.count), (large.sum_g, large.sum_h, large.count),
+                small.hist, parent_hist, self.n_bins, self._mask(small),
+                (small.sum_g, small.sum_h, small.count, small.lo, small.hi),
+                (large.sum_g, large.sum_h, large.count, large.lo, large.hi),
                 self._split_constants, self._work, self._large_work, do_small, do_large,
                 self.pool.scratch, n_chunks)
         for child, ok, res in zip((small, large), (do_small, do_large), found):

@@ -60,6 +60,7 @@ import numpy as np
 from .._cpu.split import leaf_values
 from .._dtypes import LEAF_VALUE_DTYPE, NODE_INDEX_DTYPE
 from .._engine.binned_tree import GrownTree
+from .constraints import ROOT_BOUNDS, child_bounds, clamp_leaf_values
 
 __all__ = ["Node", "GrowthDriver", "can_split", "fill_children"]
 
@@ -74,7 +75,7 @@ class Node:
     """
 
     __slots__ = ("id", "start", "end", "sum_g", "sum_h", "count", "depth", "split", "hist",
-                 "local_hist", "slot")
+                 "local_hist", "slot", "lo", "hi", "used")
 
     def __init__(self, start, end, sum_g, sum_h, count, depth):
         self.id = 0  # the driver's
@@ -83,6 +84,9 @@ class Node:
         self.split = None
         self.hist = self.local_hist = None
         self.slot = -1
+        # the driver's constraints (skltr._gbdt.constraints): output bounds, features above
+        self.lo, self.hi = ROOT_BOUNDS
+        self.used = frozenset()
 
 
 def fill_children(node, left, right, n_left):
@@ -145,6 +149,11 @@ class GrowthDriver:
         parents = [self.nodes[i] for i in ids]
         pairs = [(Node(0, 0, 0, 0, None, p.depth + 1), Node(0, 0, 0, 0, None, p.depth + 1))
                  for p in parents]
+        for parent, pair in zip(parents, pairs):
+            bounds = child_bounds(self.params, parent, backend.scales)
+            for child, (lo, hi) in zip(pair, bounds):
+                child.lo, child.hi = lo, hi
+                child.used = parent.used | {int(parent.split.feature)}
         first = len(self.nodes)
         for k, (i, pair) in enumerate(zip(ids, pairs)):
             self.children[i] = (first + 2 * k, first + 2 * k + 1)
@@ -234,7 +243,12 @@ class GrowthDriver:
                 np.array([self.children[self.order[j]] for j in split])].T
         is_leaf = left < 0
         value = leaf_values(sum_g, hess_sum, is_leaf, scales.inv_g, p.reg_lambda,
-                            p.reg_alpha, p.learning_rate).astype(LEAF_VALUE_DTYPE)
+                            p.reg_alpha, p.learning_rate)
+        if p.monotone is not None:
+            value = clamp_leaf_values(value, sum_g, hess_sum, is_leaf,
+                                      [n.lo for n in nodes], [n.hi for n in nodes],
+                                      scales.inv_g, p)
+        value = value.astype(LEAF_VALUE_DTYPE)
         leaf_of_row = backend.finish(self.nodes, tree_node, is_leaf, value)
         return GrownTree(feature, bin_threshold, default_left, left, right, value, gain,
                          count, hess_sum, leaf_of_row, rows, missing_bin)

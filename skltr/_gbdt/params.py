@@ -44,6 +44,12 @@ class TreeParams:
     hist_mode : {"quantised", "float"}
         Integer histograms of quantised gradients (both devices;
         :mod:`skltr._gbdt.quantisation`), or float64 sums (CPU only).
+    monotone : tuple of int or None
+        Per feature -1, 0 or +1: the tree's output may only fall, is free, or may only rise
+        with the feature (LightGBM's ``basic`` method: :mod:`skltr._gbdt.constraints`).
+    interaction : tuple of tuple of int or None
+        Feature sets; a branch only uses features that share one of them (features in no
+        set are sets of their own).
     """
 
     max_leaves: int = 31
@@ -57,6 +63,8 @@ class TreeParams:
     min_split_gain: float = 0.0
     learning_rate: float = 0.1
     hist_mode: str = "float"
+    monotone: tuple | None = None
+    interaction: tuple | None = None
 
     def __post_init__(self):
         assert self.growth in ("leafwise", "depthwise"), self.growth

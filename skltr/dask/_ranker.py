@@ -100,7 +100,9 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
                  hist_mode="quantised", subsample=1.0, colsample_bytree=1.0, gain="exp2",
                  eval_at=10, lambdarank_truncation_level=None, early_stopping=False,
                  validation_fraction=0.1, n_iter_no_change=10, device="cpu", n_jobs=None,
-                 random_state=None, verbose=0, warm_start=False, importance_type="gain"):
+                 random_state=None, verbose=0, warm_start=False, importance_type="gain",
+                 monotone_constraints=None, monotone_constraints_method="basic",
+                 interaction_constraints=None):
         super().__init__(
             objective=objective, n_estimators=n_estimators, learning_rate=learning_rate,
             max_leaves=max_leaves, max_depth=max_depth, growth=growth,
@@ -113,7 +115,9 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
             early_stopping=early_stopping, validation_fraction=validation_fraction,
             n_iter_no_change=n_iter_no_change, device=device, n_jobs=n_jobs,
             random_state=random_state, verbose=verbose, warm_start=warm_start,
-            importance_type=importance_type)
+            importance_type=importance_type, monotone_constraints=monotone_constraints,
+            monotone_constraints_method=monotone_constraints_method,
+            interaction_constraints=interaction_constraints)
         self.client = client
 
     # ------------------------------------------------------------------ conversion
@@ -250,7 +254,7 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
         plan = recipe.plan_fit(
             hp, n_rows=n, n_queries=groups.n_queries, has_eval_sets=bool(evals),
             eval_at=eval_at, feature_names=getattr(self, "feature_names_in_", None),
-            reject_inf=not self._allow_inf and is_gpu)
+            reject_inf=not self._allow_inf and is_gpu, n_features=n_features)
         train = Role("train", blocks, order, gptr, y_g, w_g)
         if plan.hold_out:
             keep, val = split_queries(gptr, self.validation_fraction, plan.seed)

@@ -147,6 +147,18 @@ class GPUHistGBDTRanker(EnsembleRanker):
     importance_type : {"gain", "split"}, default="gain"
         What ``feature_importances_`` sums: split gains or split counts (LightGBM's
         scikit-learn ``importance_type``).
+    monotone_constraints : array-like of int or dict, default=None
+        Per feature 1 (the score may only rise with it), -1 (only fall) or 0 (free), or a
+        dict ``{feature: direction}`` (index, or column name when X is a DataFrame) of the
+        constrained ones. The model is monotone along each constrained feature whatever the
+        other features (LightGBM's ``monotone_constraints``, XGBoost's). CPU only for now.
+    monotone_constraints_method : {"basic"}, default="basic"
+        LightGBM's ``basic`` method (also XGBoost's): leaf outputs bounded by the mid-points
+        of the constrained splits above them (:mod:`skltr._gbdt.constraints`).
+    interaction_constraints : list of lists, default=None
+        Feature sets (indices or column names), XGBoost's form: a branch of a tree only
+        splits on features that share a set; a feature in no set is used alone. CPU only
+        for now.
 
     Attributes
     ----------
@@ -265,6 +277,9 @@ class GPUHistGBDTRanker(EnsembleRanker):
         "verbose": ["verbose"],
         "warm_start": ["boolean"],
         "importance_type": [StrOptions({"gain", "split"})],
+        "monotone_constraints": ["array-like", dict, None],
+        "monotone_constraints_method": [StrOptions({"basic", "intermediate", "advanced"})],
+        "interaction_constraints": [list, tuple, None],
     }
     # ±inf is refused (the base class's default): the binned trees put +inf in the last
     # bin, but a "non-missing vs missing" split exports the threshold DBL_MAX, which +inf
@@ -285,7 +300,9 @@ class GPUHistGBDTRanker(EnsembleRanker):
                  subsample=1.0, colsample_bytree=1.0, gain="exp2", eval_at=10,
                  lambdarank_truncation_level=None, early_stopping=False,
                  validation_fraction=0.1, n_iter_no_change=10, device="cpu", n_jobs=None,
-                 random_state=None, verbose=0, warm_start=False, importance_type="gain"):
+                 random_state=None, verbose=0, warm_start=False, importance_type="gain",
+                 monotone_constraints=None, monotone_constraints_method="basic",
+                 interaction_constraints=None):
         self.objective = objective
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
@@ -314,6 +331,9 @@ class GPUHistGBDTRanker(EnsembleRanker):
         self.verbose = verbose
         self.warm_start = warm_start
         self.importance_type = importance_type
+        self.monotone_constraints = monotone_constraints
+        self.monotone_constraints_method = monotone_constraints_method
+        self.interaction_constraints = interaction_constraints
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X, y, *, qid=None, sample_weight=None, eval_set=None, init_model=None):
@@ -418,7 +438,7 @@ class GPUHistGBDTRanker(EnsembleRanker):
             hp, n_rows=data.X.shape[0], n_queries=data.groups.n_queries,
             has_eval_sets=bool(evals), eval_at=eval_at,
             feature_names=getattr(self, "feature_names_in_", None),
-            reject_inf=not self._allow_inf and device.is_gpu)
+            reject_inf=not self._allow_inf and device.is_gpu, n_features=data.X.shape[1])
         X, y, w, group_ptr = data.X, data.y, data.sample_weight, data.group_ptr
         if plan.hold_out:
             (X, y, w, group_ptr), evals, val = hold_out(X, y, w, group_ptr,

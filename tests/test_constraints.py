@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from skltr import GPUHistGBDTRanker
-from skltr._gbdt import fit as recipe
 from skltr.datasets import make_ranking
 from skltr.metrics import ndcg_score
 
@@ -188,13 +187,6 @@ def test_bad_constraints_are_refused_and_change_nothing(data, kw, match):
     with pytest.raises(ValueError, match=match):
         model.fit(X, y, qid=qid)
     np.testing.assert_array_equal(model.predict(X), before)
-
-
-def test_the_gpu_refuses_constraints_before_any_work():
-    hp = GPUHistGBDTRanker(monotone_constraints=MONO, device="cuda").get_params()
-    with pytest.raises(NotImplementedError, match="not implemented with device='cuda'"):
-        recipe.check_device(hp, True)
-    recipe.check_device(hp, False)
 
 
 def test_dask_fit_with_constraints_is_the_local_model(data):

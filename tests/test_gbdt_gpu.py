@@ -1185,3 +1185,23 @@ def test_continued_gpu_fit_is_the_long_fit_on_both_devices(settings):
                                       long_cpu.predict(X, iteration_range=rounds))
     np.testing.assert_array_equal(list(long_gpu.staged_predict(X))[12],
                                   long_gpu.predict(X, iteration_range=(0, 13)))
+
+
+@pytest.mark.parametrize("growth", ["leafwise", "depthwise"])
+def test_constrained_gpu_fit_is_the_cpu_fit(growth):
+    # monotone bounds and per-node interaction masks in the CUDA split search: the CPU's
+    # trees, bit for bit (the constraints' own checks: tests/test_constraints.py)
+    from skltr.datasets import make_ranking
+
+    X, y, qid = make_ranking(n_queries=150, docs_per_query=25, n_features=12,
+                             n_informative=8, random_state=5)
+    X[::7, 2] = np.nan
+    kw = dict(n_estimators=25, max_leaves=15, max_depth=5, growth=growth, random_state=1,
+              reg_alpha=0.2)
+    for constraints in ({"monotone_constraints": [1, -1, 1, 0, 0, -1] + [0] * 6},
+                        {"interaction_constraints": [[0, 1, 2], [3, 4, 5, 6], [7, 8]]},
+                        {"monotone_constraints": {0: 1, 4: -1},
+                         "interaction_constraints": [[0, 1, 2, 3], [4, 5, 6]]}):
+        cpu = GPUHistGBDTRanker(**kw, **constraints).fit(X, y, qid=qid)
+        gpu = GPUHistGBDTRanker(device="cuda", **kw, **constraints).fit(X, y, qid=qid)
+        assert gpu.ensemble_.equals(cpu.ensemble_), constraints

@@ -152,7 +152,12 @@ def bounded_output(G, H, reg_lambda, reg_alpha, lo, hi):
     w = 0.0
     if d > 0.0:
         w = -soft_threshold(G, reg_alpha) / d
-    return min(max(w, lo), hi)
+    # explicit comparisons, as the CUDA kernel and the host's: the sign of a zero is kept
+    if w < lo:
+        return lo
+    if w > hi:
+        return hi
+    return w
 
 
 @njit(cache=True, inline="always")

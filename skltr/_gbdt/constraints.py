@@ -38,7 +38,11 @@ def _output(G, H, reg_lambda, reg_alpha, lo, hi):
         if reg_alpha > 0.0:
             G = G - reg_alpha if G > reg_alpha else (G + reg_alpha if G < -reg_alpha else 0.0)
         w = -G / d
-    return min(max(w, lo), hi)
+    if w < lo:
+        return lo
+    if w > hi:
+        return hi
+    return w
 
 
 def child_bounds(params, node, scales):
@@ -89,7 +93,8 @@ def clamp_leaf_values(value, sum_g, hess_sum, is_leaf, lo, hi, inv_g, params):
     for i in np.flatnonzero(is_leaf):
         w0 = _output(sum_g[i] * inv_g, hess_sum[i], params.reg_lambda, params.reg_alpha,
                      -math.inf, math.inf)
-        w = min(max(w0, lo[i]), hi[i])
+        w = _output(sum_g[i] * inv_g, hess_sum[i], params.reg_lambda, params.reg_alpha,
+                    lo[i], hi[i])
         if w != w0:
             out[i] = w * params.learning_rate
     return out

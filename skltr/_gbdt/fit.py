@@ -81,14 +81,7 @@ class FitPlan:
 
 def check_device(hp, is_gpu):
     """Raise, before any work, for what the CUDA back-end does not do: float histograms
-    (its determinism rests on integer sums), monotone and interaction constraints (not
-    built there yet)."""
-    for name in ("monotone_constraints", "interaction_constraints"):
-        if is_gpu and hp.get(name) is not None:
-            raise NotImplementedError(
-                f"{name} is not implemented with device={hp['device']!r} yet: the CUDA split "
-                f"search has no constraints. Fit on the CPU (device='cpu'); the fitted model "
-                f"scores on a GPU as any other.")
+    (its determinism rests on integer sums)."""
     if is_gpu and hp["hist_mode"] != "quantised":
         raise NotImplementedError(
             f"hist_mode={hp['hist_mode']!r} is not implemented with device={hp['device']!r}: "

@@ -51,6 +51,7 @@ from .._gpu.predict_binned import add_leaf_values
 from .._gpu.quantise import abs_sum_accumulators, gradient_maxima, quantise
 from .._gpu.split import find_best_splits, split_records
 from .._records import split_constants
+from .constraints import allowed_features
 from .growth import GrowthDriver, Node, fill_children
 from .params import TreeParams
 from .quantisation import (check_hessians, choose_layout, count_bit, one_word_scales,
@@ -157,8 +158,10 @@ class GPUTreeGrower:
         if self._grad.shape != (n,) or self._hess.shape != (n,):
             raise ValueError(f"grad and hess must have shape ({n},); got {grad.shape} and "
                              f"{hess.shape}.")
+        self._host_mask = (np.ones(d.n_features, bool) if feature_mask is None
+                           else np.ascontiguousarray(feature_mask, dtype=bool))
         self._mask = self._all_features if feature_mask is None else cupy.asarray(
-            np.ascontiguousarray(feature_mask, dtype=np.uint8))
+            self._host_mask.astype(np.uint8))
         if rows is None:
             self._rows_dev = None
             self.buf = cupy.arange(n, dtype=cupy.uint32)
@@ -219,7 +222,7 @@ class GPUTreeGrower:
             inv_scale_h=self.scales.inv_h, reg_lambda=p.reg_lambda, reg_alpha=p.reg_alpha,
             min_child_weight=p.min_child_weight, min_samples_leaf=p.min_samples_leaf,
             min_split_gain=p.min_split_gain, count_shift=self.count_shift,
-            hessian_counts=p.hessian_counts)
+            hessian_counts=p.hessian_counts, monotone=p.monotone)
         return Node(0, n_used, int(sg), int(sh), n_rows, 0)
 
     def find_splits(self, nodes):
@@ -289,11 +292,27 @@ class GPUTreeGrower:
         return row_chunk_tasks([n.start for n in nodes], [n.end for n in nodes], slots,
                                -(-d.n_features // fpb))
 
-    @staticmethod
-    def _records(nodes):
-        """The split launch's node records (host)."""
+    def _records(self, nodes):
+        """The split launch's node records (host), with their bounds and feature-mask rows
+        (:meth:`_masks_for`)."""
+        rows = self._masks_for(nodes)
         return split_records([n.slot for n in nodes], [n.sum_g for n in nodes],
-                             [n.sum_h for n in nodes], [n.count for n in nodes])
+                             [n.sum_h for n in nodes], [n.count for n in nodes],
+                             [n.lo for n in nodes], [n.hi for n in nodes], rows)
+
+    def _masks_for(self, nodes):
+        """Under interaction constraints, the features each node may split on as rows of
+        ``self._launch_mask`` (one row per distinct set of features above them, ANDed with
+        the tree's column sample); else the tree's mask, row 0 for all."""
+        self._launch_mask = self._mask
+        if self.params.interaction is None or not nodes:
+            return None
+        keys = {}
+        rows = [keys.setdefault(n.used, len(keys)) for n in nodes]
+        masks = np.stack([self._host_mask & allowed_features(self.params, self._host_mask.size,
+                                                             used) for used in keys])
+        self._launch_mask = cupy.asarray(masks.astype(np.uint8))
+        return rows
 
     def _partition(self, n_nodes, info):
         with stage("partition"):
@@ -324,8 +343,8 @@ class GPUTreeGrower:
 
     def _find_splits(self, records, nodes):
         with stage("split"):
-            res = find_best_splits(self._slots.array, records, self.data.n_bins, self._mask,
-                                   self._constants)
+            res = find_best_splits(self._slots.array, records, self.data.n_bins,
+                                   self._launch_mask, self._constants)
         for node, r in zip(nodes, res):
             node.split = r
             if r is None:

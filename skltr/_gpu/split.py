@@ -61,6 +61,32 @@ __device__ __forceinline__ i64 bin_count(i64 h, i64 c, double inv_h, double cf) 
     return c;
 }
 
+__device__ __forceinline__ double soft(double G, double alpha) {
+    if (alpha > 0.0) {
+        if (G > alpha) return G - alpha;
+        if (G < -alpha) return G + alpha;
+        return 0.0;
+    }
+    return G;
+}
+
+// skltr._cpu.split.bounded_output / objective_at (monotone constraints), the same operations
+__device__ __forceinline__ double bounded_output(double G, double H, double lam, double alpha,
+                                                 double lo, double hi) {
+    const double d = H + lam;
+    double w = 0.0;
+    if (d > 0.0) w = -soft(G, alpha) / d;
+    if (w < lo) return lo;
+    if (w > hi) return hi;
+    return w;
+}
+
+__device__ __forceinline__ double objective_at(double G, double H, double lam, double alpha,
+                                               double w, double lo, double hi) {
+    if (lo < w && w < hi) return leaf_objective(G, H, lam, alpha);
+    return -(2.0 * soft(G, alpha) * w + (H + lam) * w * w);
+}
+
 __device__ __forceinline__ bool better(double g, int key, double bg, int bkey) {
     return g > bg || (g == bg && key < bkey);
 }
@@ -68,18 +94,27 @@ __device__ __forceinline__ bool better(double g, int key, double bg, int bkey) {
 extern "C" __global__ void find_best_splits(
         const i64* __restrict__ hist, const i64* __restrict__ nodes,
         const int* __restrict__ n_bins,
-        const u8* __restrict__ feature_mask, int n_features, int n_bins_total,
+        const u8* __restrict__ masks, int n_features, int n_bins_total,
         int missing_bin, int count_shift, double inv_g, double inv_h, double lam,
         double alpha, double min_child_weight, i64 min_n, double min_split_gain,
-        int hessian_counts, i64* out) {
+        int hessian_counts, const signed char* __restrict__ monotone, int has_monotone,
+        i64* out) {
     const int t = blockIdx.x;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, n_warps = blockDim.x >> 5;
-    // nodes: per node (slot, G, H, n), 4 x int64
-    const i64 slot = nodes[4 * t], sum_g = nodes[4 * t + 1], sum_h = nodes[4 * t + 2],
-              count = nodes[4 * t + 3];
+    // nodes: per node (slot, G, H, n, lo, hi, mask row, 0), 8 x int64 (lo, hi: double bits)
+    const i64 slot = nodes[8 * t], sum_g = nodes[8 * t + 1], sum_h = nodes[8 * t + 2],
+              count = nodes[8 * t + 3];
+    const double lo = __longlong_as_double(nodes[8 * t + 4]),
+                 hi = __longlong_as_double(nodes[8 * t + 5]);
+    const u8* feature_mask = masks + nodes[8 * t + 6] * n_features;
     const i64 hmask = (((i64)1) << count_shift) - 1;
     const double H = sum_h * inv_h;
-    const double parent = leaf_objective(sum_g * inv_g, H, lam, alpha);
+    double parent = leaf_objective(sum_g * inv_g, H, lam, alpha);
+    if (has_monotone) {
+        const double G = sum_g * inv_g;
+        parent = objective_at(G, H, lam, alpha, bounded_output(G, H, lam, alpha, lo, hi), lo,
+                              hi);
+    }
     // LightGBM's count estimate: rows per unit of hessian in this node (0: exact counts)
     const double cf = (hessian_counts && H > 0.0) ? (double)count / H : 0.0;
     const i64* base_hist = hist + slot * n_features * n_bins_total * 2;
@@ -89,6 +124,7 @@ extern "C" __global__ void find_best_splits(
     for (int f = warp; f < n_features; f += n_warps) {
         const int nb = n_bins[f];
         if (!feature_mask[f] || nb <= 1) continue;
+        const int mono_f = has_monotone ? monotone[f] : 0;
         const i64* hf = base_hist + (i64)f * n_bins_total * 2;
         const i64 mg = hf[missing_bin * 2], mv = hf[missing_bin * 2 + 1];
         const i64 mh = mv & hmask, mc = mv >> count_shift;
@@ -156,9 +192,18 @@ extern "C" __global__ void find_best_splits(
                 const double hl_f = hl * inv_h;
                 const double hr_f = (sum_h - hl) * inv_h;
                 if (hl_f < min_child_weight || hr_f < min_child_weight) continue;
-                const double gain = leaf_objective(gl * inv_g, hl_f, lam, alpha)
-                                    + leaf_objective((sum_g - gl) * inv_g, hr_f, lam, alpha)
-                                    - parent;
+                double gain;
+                if (!has_monotone) {
+                    gain = leaf_objective(gl * inv_g, hl_f, lam, alpha)
+                           + leaf_objective((sum_g - gl) * inv_g, hr_f, lam, alpha) - parent;
+                } else {  // the CPU's _monotone_gain
+                    const double gl_f = gl * inv_g, gr_f = (sum_g - gl) * inv_g;
+                    const double wl = bounded_output(gl_f, hl_f, lam, alpha, lo, hi);
+                    const double wr = bounded_output(gr_f, hr_f, lam, alpha, lo, hi);
+                    if ((mono_f > 0 && wl > wr) || (mono_f < 0 && wl < wr)) continue;
+                    gain = objective_at(gl_f, hl_f, lam, alpha, wl, lo, hi)
+                           + objective_at(gr_f, hr_f, lam, alpha, wr, lo, hi) - parent;
+                }
                 if (gain > min_split_gain && gain > l_gain) {   // keys grow: first wins
                     l_gain = gain; l_key = b * 2 + d; l_left = left;
                     l_gl = gl; l_hl = hl; l_cl = cl;
@@ -236,15 +281,31 @@ extern "C" __global__ void find_best_splits(
 """
 
 
+def _monotone(c):
+    """The constants' monotone directions on the device (a one-byte stand-in without)."""
+    if not c.has_monotone:
+        return cupy.zeros(1, cupy.int8)
+    return cupy.asarray(c.monotone, dtype=cupy.int8)
+
+
 @cupy.memoize(for_each_device=True)
 def _kernel():
     return module(_SOURCE).get_function("find_best_splits")
 
 
-def split_records(node_slots, node_g, node_h, node_n):
-    """The nodes of a :func:`find_best_splits` launch (host int64, shape (m, 4)): histogram
-    slot, gradient sum, hessian sum (histogram units, hessian unpacked) and rows of each."""
-    return np.array([node_slots, node_g, node_h, node_n], np.int64).reshape(4, -1).T.copy()
+def split_records(node_slots, node_g, node_h, node_n, lo=None, hi=None, mask_row=None):
+    """The nodes of a :func:`find_best_splits` launch (host int64, shape (m, 8)): histogram
+    slot, gradient sum, hessian sum (histogram units, hessian unpacked), rows, the output
+    bounds (monotone constraints; float64 bits, default none) and the row of the feature
+    masks (default 0) of each."""
+    m = len(node_slots)
+    lo = np.full(m, -np.inf) if lo is None else np.asarray(lo, np.float64)
+    hi = np.full(m, np.inf) if hi is None else np.asarray(hi, np.float64)
+    rows = np.zeros(m, np.int64) if mask_row is None else np.asarray(mask_row, np.int64)
+    out = np.zeros((m, 8), np.int64)
+    out[:, :4] = np.array([node_slots, node_g, node_h, node_n], np.int64).reshape(4, -1).T
+    out[:, 4], out[:, 5], out[:, 6] = lo.view(np.int64), hi.view(np.int64), rows
+    return out
 
 
 def find_best_splits(hist, nodes, n_bins, feature_mask, c):
@@ -254,12 +315,13 @@ def find_best_splits(hist, nodes, n_bins, feature_mask, c):
     ----------
     hist : cupy.ndarray of int64, shape (n_slots, n_features, n_bins_total, 2)
         Quantised histograms (:mod:`skltr._gpu.histogram`, layout ``TWO_WORD``).
-    nodes : ndarray or cupy.ndarray of int64, shape (m, 4)
+    nodes : ndarray or cupy.ndarray of int64, shape (m, 8)
         :func:`split_records` (on the device already, or copied there).
     n_bins : cupy.ndarray of int32, shape (n_features,)
-    feature_mask : cupy.ndarray of uint8, shape (n_features,)
+    feature_mask : cupy.ndarray of uint8, shape (n_features,) or (n_masks, n_features)
+        The features each node may split on: row ``mask_row`` of its record.
     c : skltr._records.SplitConstants
-        As for ``skltr._cpu.split.find_best_splits``.
+        As for ``skltr._cpu.split.find_best_splits`` (``monotone`` included).
 
     Returns
     -------
@@ -278,7 +340,8 @@ def find_best_splits(hist, nodes, n_bins, feature_mask, c):
                np.int32(c.count_shift), np.float64(c.inv_scale_g), np.float64(c.inv_scale_h),
                np.float64(c.reg_lambda), np.float64(c.reg_alpha),
                np.float64(c.min_child_weight), np.int64(max(c.min_samples_leaf, 1)),
-               np.float64(c.min_split_gain), np.int32(c.hessian_counts), out))
+               np.float64(c.min_split_gain), np.int32(c.hessian_counts),
+               _monotone(c), np.int32(c.has_monotone), out))
     rec = out.get()
     gains = rec[:, 1].copy().view(np.float64)
     res = []

@@ -151,14 +151,13 @@ class GPUHistGBDTRanker(EnsembleRanker):
         Per feature 1 (the score may only rise with it), -1 (only fall) or 0 (free), or a
         dict ``{feature: direction}`` (index, or column name when X is a DataFrame) of the
         constrained ones. The model is monotone along each constrained feature whatever the
-        other features (LightGBM's ``monotone_constraints``, XGBoost's). CPU only for now.
+        other features (LightGBM's ``monotone_constraints``, XGBoost's).
     monotone_constraints_method : {"basic"}, default="basic"
         LightGBM's ``basic`` method (also XGBoost's): leaf outputs bounded by the mid-points
         of the constrained splits above them (:mod:`skltr._gbdt.constraints`).
     interaction_constraints : list of lists, default=None
         Feature sets (indices or column names), XGBoost's form: a branch of a tree only
-        splits on features that share a set; a feature in no set is used alone. CPU only
-        for now.
+        splits on features that share a set; a feature in no set is used alone.
 
     Attributes
     ----------

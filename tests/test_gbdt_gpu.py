@@ -304,8 +304,9 @@ def test_split_matches_cpu_kernel(p, max_bins, counts):
         c = _constants(max_bins, K, inv_g, inv_h, p["reg_lambda"], p["reg_alpha"],
                        p["min_child_weight"], p["min_samples_leaf"], p["min_split_gain"],
                        counts == "hessian")
-        r = find_best_splits_serial(hp, n_bins, mask, np.int64(sum_g), np.int64(sum_h),
-                                    len(rows), -np.inf, np.inf, c, split_work(F, np.int64))
+        r = find_best_splits_serial(hp, n_bins, mask, np.zeros(F, np.int8), np.int64(sum_g),
+                                    np.int64(sum_h), len(rows), -np.inf, np.inf, c,
+                                    split_work(F, np.int64))
         expect.append(None if r[0] < 0 else
                       (int(r[0]), float(r[1]), int(r[2]), bool(r[3]), int(r[4]), int(r[5]),
                        int(r[6])))
@@ -332,8 +333,9 @@ def _cpu_split(h, n_bins, mask, sum_g, sum_h, n, mb, inv_g, inv_h, K, min_sample
     hp = np.zeros((F, h.shape[1] + 3, 2), np.int64)
     hp[:, :h.shape[1]] = h
     c = _constants(mb, K, inv_g, inv_h, 0.0, 0.0, 1e-3, min_samples_leaf, 0.0, hessian_counts)
-    r = find_best_splits_serial(hp, n_bins, mask, np.int64(sum_g), np.int64(sum_h), n,
-                                -np.inf, np.inf, c, split_work(F, np.int64))
+    r = find_best_splits_serial(hp, n_bins, mask, np.zeros(F, np.int8), np.int64(sum_g),
+                                np.int64(sum_h), n, -np.inf, np.inf, c,
+                                split_work(F, np.int64))
     return None if r[0] < 0 else (int(r[0]), float(r[1]), int(r[2]), bool(r[3]), int(r[4]),
                                   int(r[5]), int(r[6]))
 

@@ -50,8 +50,8 @@ def kernel_split(hist, n_bins, mask, rows, grad, hess, missing_bin, p, serial=Fa
                         min_samples_leaf=p["min_samples_leaf"],
                         min_split_gain=p["min_split_gain"], count_shift=0,
                         hessian_counts=p.get("min_samples_leaf_counts", "rows") == "hessian")
-    f, gain, b, dl, gl, hl, cl = fn(hist, n_bins, mask, G, H, len(rows), -np.inf, np.inf, c,
-                                    split_work(F, np.float64))
+    f, gain, b, dl, gl, hl, cl = fn(hist, n_bins, mask, np.zeros(F, np.int8), G, H, len(rows),
+                                    -np.inf, np.inf, c, split_work(F, np.float64))
     return None if f < 0 else (gain, f, b, dl)
 
 
@@ -110,7 +110,8 @@ def test_packed_quantised_histogram_and_split(tasks):
                             min_samples_leaf=p["min_samples_leaf"],
                             min_split_gain=p["min_split_gain"], count_shift=K,
                             hessian_counts=False)
-        got = find_best_splits(out, n_bins, np.ones(F, bool), np.int64(qg[rows].sum()),
+        got = find_best_splits(out, n_bins, np.ones(F, bool), np.zeros(F, np.int8),
+                               np.int64(qg[rows].sum()),
                                np.int64((hess[rows] * 8).astype(np.int64).sum()), 2000,
                                -np.inf, np.inf, c, work)
         want = naive_best_split(X, grad, hess, rows, n_bins, 6, [True] * F, p)
@@ -739,14 +740,15 @@ def test_find_child_splits(n_chunks, do):
                         reg_lambda=0.0, reg_alpha=0.0, min_child_weight=1e-3,
                         min_split_gain=0.0, count_shift=0, hessian_counts=False)
     mask = np.ones(20, bool)
-    got = find_child_splits(small, large, n_bins, mask, sums[0], sums[1], c,
+    got = find_child_splits(small, large, n_bins, mask, np.zeros(20, np.int8), sums[0],
+                            sums[1], c,
                             split_work(20, np.float64), split_work(20, np.float64), *do,
                             scratch, n_chunks)
     np.testing.assert_array_equal(small, reduced)
     want_large = parent - reduced
     for k, (hist, s) in enumerate(((reduced, sums[0]), (want_large, sums[1]))):
         if do[k]:
-            want = find_best_splits_serial(hist, n_bins, mask, *s, c,
+            want = find_best_splits_serial(hist, n_bins, mask, np.zeros(20, np.int8), *s, c,
                                            split_work(20, np.float64))
             assert tuple(got[k]) == tuple(want)
     if do[1]:

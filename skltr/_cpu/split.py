@@ -214,13 +214,13 @@ def _bin_count(hb, cb, inv_scale_h, count_factor):
 # (see docs/devguide.rst, numba); its own helpers stay inlined, so the scan's code is as before.
 @njit(cache=True)
 def _scan_feature(hist, f, nb, use, sum_g, sum_h, count, c, min_n, parent, count_factor, lo,
-                  hi):
+                  hi, mono_f):
     # Best candidate of feature f: (gain, bin or -1, default_left, left_g, left_h, left_count);
-    # c: SplitConstants; [lo, hi]: the node's output bounds (monotone constraints)
+    # c: SplitConstants; [lo, hi]: the node's output bounds and mono_f the feature's
+    # direction (monotone constraints)
     missing_bin, count_shift = c.missing_bin, c.count_shift
     inv_scale_h = c.inv_scale_h
     min_split_gain = c.min_split_gain
-    mono_f = c.monotone[f] if c.has_monotone else 0
     best = min_split_gain  # a candidate must beat it strictly
     best_b = -1
     best_left = False
@@ -329,7 +329,8 @@ def _node_constants(sum_g, sum_h, count, c, lo, hi):
 
 
 @njit(parallel=True, cache=True)
-def find_best_splits(hist, n_bins, feature_mask, sum_g, sum_h, count, lo, hi, c, work):
+def find_best_splits(hist, n_bins, feature_mask, monotone, sum_g, sum_h, count, lo, hi, c,
+                     work):
     """Best split of every feature of one node (parallel over features), then of the node.
 
     Parameters
@@ -339,7 +340,9 @@ def find_best_splits(hist, n_bins, feature_mask, sum_g, sum_h, count, lo, hi, c,
     n_bins : ndarray of int32, shape (n_features,)
         Non-missing bins of each feature.
     feature_mask : ndarray of bool, shape (n_features,)
-        Features that may be split on (colsample).
+        Features that may be split on (colsample, interaction constraints).
+    monotone : ndarray of int8, shape (n_features,)
+        Each feature's monotone direction (-1, 0, 1), read when ``c.has_monotone``.
     sum_g, sum_h : scalar of hist's dtype
         The node's sums (histogram units).
     count : int
@@ -364,13 +367,14 @@ def find_best_splits(hist, n_bins, feature_mask, sum_g, sum_h, count, lo, hi, c,
         f = np.int64(p)  # prange's index is unsigned in the parfor: one signature, not two
         (f_gain[f], f_bin[f], f_left[f], f_gl[f], f_hl[f], f_cl[f]) = _scan_feature(
             hist, f, n_bins[f], feature_mask[f], sum_g, sum_h, count, c, min_n, parent,
-            count_factor, lo, hi)
+            count_factor, lo, hi, monotone[f])
     return _pick_best(work, sum_g, sum_h)
 
 
 @njit(parallel=True, cache=True)
-def find_child_splits(small_hist, large_hist, n_bins, feature_mask, small_sums, large_sums, c,
-                      small_work, large_work, do_small, do_large, scratch, n_row_chunks):
+def find_child_splits(small_hist, large_hist, n_bins, feature_mask, monotone, small_sums,
+                      large_sums, c, small_work, large_work, do_small, do_large, scratch,
+                      n_row_chunks):
     """The two children of a split in one parallel region: the smaller child's histogram
     reduced, the larger child's by subtraction, and the best split of each child that may
     split.
@@ -386,7 +390,7 @@ def find_child_splits(small_hist, large_hist, n_bins, feature_mask, small_sums, 
     Parameters
     ----------
     small_hist, large_hist : ndarray, shape (n_features, n_bins_total, n_channels)
-    n_bins, feature_mask, c
+    n_bins, feature_mask, monotone, c
         As for :func:`find_best_splits`.
     small_sums, large_sums : tuple (sum_g, sum_h, count, lo, hi)
         Each child's sums (histogram units), count and output bounds.
@@ -417,17 +421,18 @@ def find_child_splits(small_hist, large_hist, n_bins, feature_mask, small_sums, 
         if do_small:
             (s_gain[f], s_bin[f], s_left[f], s_gl[f], s_hl[f], s_cl[f]) = _scan_feature(
                 small_hist, f, n_bins[f], feature_mask[f], sg, sh, sn, c, s_min_n, s_parent,
-                s_factor, s_lo, s_hi)
+                s_factor, s_lo, s_hi, monotone[f])
         if do_large:
             subtract_feature(large_hist, small_hist, f)
             (l_gain[f], l_bin[f], l_left[f], l_gl[f], l_hl[f], l_cl[f]) = _scan_feature(
                 large_hist, f, n_bins[f], feature_mask[f], lg, lh, ln, c, l_min_n, l_parent,
-                l_factor, l_lo, l_hi)
+                l_factor, l_lo, l_hi, monotone[f])
     return _pick_best(small_work, sg, sh), _pick_best(large_work, lg, lh)
 
 
 @njit(cache=True)
-def find_best_splits_serial(hist, n_bins, feature_mask, sum_g, sum_h, count, lo, hi, c, work):
+def find_best_splits_serial(hist, n_bins, feature_mask, monotone, sum_g, sum_h, count, lo, hi,
+                            c, work):
     """One thread: :func:`find_best_splits` for small nodes (same arguments)."""
     n_features = hist.shape[0]
     min_n, parent, count_factor = _node_constants(sum_g, sum_h, count, c, lo, hi)
@@ -435,7 +440,7 @@ def find_best_splits_serial(hist, n_bins, feature_mask, sum_g, sum_h, count, lo,
     for f in range(n_features):
         (f_gain[f], f_bin[f], f_left[f], f_gl[f], f_hl[f], f_cl[f]) = _scan_feature(
             hist, f, n_bins[f], feature_mask[f], sum_g, sum_h, count, c, min_n, parent,
-            count_factor, lo, hi)
+            count_factor, lo, hi, monotone[f])
     return _pick_best(work, sum_g, sum_h)
 
 

@@ -43,7 +43,7 @@ from .._dtypes import G_H_DTYPE, QUANTISED_G_H_DTYPE, ROW_INDEX_DTYPE, X_BINNED_
 from .._engine.binned_tree import GrownTree
 from .._engine.communicator import LocalCommunicator
 from .._engine.histogram import FLOAT, HIST_PAD_BINS, ONE_WORD, HistogramPool, histogram_tasks
-from .._records import SplitInfo, split_constants, split_work
+from .._records import SplitInfo, monotone_directions, split_constants, split_work
 from ..utils._profile import stage
 from ..utils._threads import numba_threads
 from .constraints import allowed_features
@@ -224,6 +224,7 @@ class TreeGrower:
             min_child_weight=p.min_child_weight, min_samples_leaf=p.min_samples_leaf,
             min_split_gain=p.min_split_gain, count_shift=self.scales.count_shift,
             hessian_counts=p.hessian_counts, monotone=p.monotone)
+        self._monotone = monotone_directions(p.monotone, n_features)
         self._masks = {}  # features above a node -> the features it may split on
         return Node(0, local_rows, sums[0], sums[1], n_rows, 0)
 
@@ -371,7 +372,8 @@ class TreeGrower:
         parallel = self._n_threads > 1 and node.count >= SPLIT_PARALLEL_MIN_ROWS
         kernel = find_best_splits if parallel else find_best_splits_serial
         with stage("split", node.hist.nbytes):
-            res = SplitInfo(*kernel(node.hist, self.n_bins, self._mask(node), node.sum_g,
+            res = SplitInfo(*kernel(node.hist, self.n_bins, self._mask(node), self._monotone,
+                                    node.sum_g,
                                     node.sum_h, node.count, node.lo, node.hi,
                                     self._split_constants, self._work))
         node.split = res if res.feature >= 0 else None
@@ -471,7 +473,7 @@ class TreeGrower:
         with stage("split", nbytes):
             # both children have the features above them in common: one mask
             found = find_child_splits(
-                small.hist, parent_hist, self.n_bins, self._mask(small),
+                small.hist, parent_hist, self.n_bins, self._mask(small), self._monotone,
                 (small.sum_g, small.sum_h, small.count, small.lo, small.hi),
                 (large.sum_g, large.sum_h, large.count, large.lo, large.hi),
                 self._split_constants, self._work, self._large_work, do_small, do_large,

@@ -124,6 +124,7 @@ class GPUTreeGrower:
         self._qh = cupy.empty(n, cupy.uint32)
         self._all_features = cupy.ones(data.n_features, cupy.uint8)
         self._slots = None
+        self._monotone = None  # the monotone directions on the device, once
         self.timings = {}
 
     #: Leaf-wise, the most leaves expanded at once (:mod:`skltr._gbdt.growth`): fewer
@@ -223,6 +224,8 @@ class GPUTreeGrower:
             min_child_weight=p.min_child_weight, min_samples_leaf=p.min_samples_leaf,
             min_split_gain=p.min_split_gain, count_shift=self.count_shift,
             hessian_counts=p.hessian_counts, monotone=p.monotone)
+        if p.monotone is not None and self._monotone is None:  # kept from tree to tree
+            self._monotone = cupy.asarray(np.asarray(p.monotone, np.int8))
         return Node(0, n_used, int(sg), int(sh), n_rows, 0)
 
     def find_splits(self, nodes):
@@ -344,7 +347,7 @@ class GPUTreeGrower:
     def _find_splits(self, records, nodes):
         with stage("split"):
             res = find_best_splits(self._slots.array, records, self.data.n_bins,
-                                   self._launch_mask, self._constants)
+                                   self._launch_mask, self._constants, self._monotone)
         for node, r in zip(nodes, res):
             node.split = r
             if r is None:

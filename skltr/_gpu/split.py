@@ -281,11 +281,9 @@ extern "C" __global__ void find_best_splits(
 """
 
 
-def _monotone(c):
-    """The constants' monotone directions on the device (a one-byte stand-in without)."""
-    if not c.has_monotone:
-        return cupy.zeros(1, cupy.int8)
-    return cupy.asarray(c.monotone, dtype=cupy.int8)
+@cupy.memoize(for_each_device=True)
+def _no_directions():
+    return cupy.zeros(1, cupy.int8)
 
 
 @cupy.memoize(for_each_device=True)
@@ -308,7 +306,7 @@ def split_records(node_slots, node_g, node_h, node_n, lo=None, hi=None, mask_row
     return out
 
 
-def find_best_splits(hist, nodes, n_bins, feature_mask, c):
+def find_best_splits(hist, nodes, n_bins, feature_mask, c, monotone=None):
     """Best split of each listed node (one launch); returns host records.
 
     Parameters
@@ -321,7 +319,9 @@ def find_best_splits(hist, nodes, n_bins, feature_mask, c):
     feature_mask : cupy.ndarray of uint8, shape (n_features,) or (n_masks, n_features)
         The features each node may split on: row ``mask_row`` of its record.
     c : skltr._records.SplitConstants
-        As for ``skltr._cpu.split.find_best_splits`` (``monotone`` included).
+        As for ``skltr._cpu.split.find_best_splits``.
+    monotone : cupy.ndarray of int8, shape (n_features,), optional
+        The monotone directions, read when ``c.has_monotone``.
 
     Returns
     -------
@@ -341,7 +341,8 @@ def find_best_splits(hist, nodes, n_bins, feature_mask, c):
                np.float64(c.reg_lambda), np.float64(c.reg_alpha),
                np.float64(c.min_child_weight), np.int64(max(c.min_samples_leaf, 1)),
                np.float64(c.min_split_gain), np.int32(c.hessian_counts),
-               _monotone(c), np.int32(c.has_monotone), out))
+               _no_directions() if monotone is None else monotone,
+               np.int32(c.has_monotone), out))
     rec = out.get()
     gains = rec[:, 1].copy().view(np.float64)
     res = []

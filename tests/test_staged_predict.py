@@ -135,3 +135,24 @@ def test_bad_iteration_range_is_refused_and_changes_nothing(gbdt, data, bad):
     with pytest.raises(ValueError, match="iteration_range"):
         gbdt.predict(X[:0], iteration_range=bad)
     np.testing.assert_array_equal(gbdt.predict(X), before)
+
+
+def test_dask_predict_takes_an_iteration_range(gbdt, data):
+    distributed = pytest.importorskip("distributed")
+    da = pytest.importorskip("dask.array")
+    from skltr.dask import DaskGPUHistGBDTRanker
+
+    X, y, qid = data
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        model = DaskGPUHistGBDTRanker(client=client, n_estimators=25, max_leaves=7,
+                                      random_state=0).fit(X, y, qid=qid)
+        assert model.ensemble_.equals(gbdt.ensemble_)
+        Xd = da.from_array(X, chunks=300)
+        got = model.predict(Xd, iteration_range=(3, 11)).compute()
+        np.testing.assert_array_equal(got, gbdt.predict(X, iteration_range=(3, 11)))
+        np.testing.assert_array_equal(model.predict(X, iteration_range=(0, 4)),
+                                      gbdt.predict(X, iteration_range=(0, 4)))
+        with pytest.raises(ValueError, match="iteration_range"):
+            model.predict(Xd, iteration_range=(4, 2))

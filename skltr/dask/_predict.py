@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["predict"]
+__all__ = ["predict", "RoundsOf"]
+
+
+class RoundsOf:
+    """A tree ranker scoring with the trees of ``iteration_range`` (sent to the workers)."""
+
+    def __init__(self, model, iteration_range):
+        self.model, self.iteration_range = model, iteration_range
+
+    def predict(self, X):
+        return self.model.predict(X, iteration_range=self.iteration_range)
 
 
 def _predict_block(block, model):

@@ -151,17 +151,22 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
             self.client = client
 
     # ------------------------------------------------------------------ prediction
-    def predict(self, X):
+    def predict(self, X, *, iteration_range=None):
         """Scores of ``X``: a lazy dask Array / Series for dask input, else numpy.
 
         Dask input is scored block by block on the workers (:func:`skltr.dask.predict`),
-        the model sent once; the output's blocks are the input's.
+        the model sent once; the output's blocks are the input's. ``iteration_range``: as
+        :meth:`GPUHistGBDTRanker.predict` (checked here, before any block is scored).
         """
         if hasattr(X, "__dask_graph__"):
-            from ._predict import predict  # noqa: PLC0415
+            from ._predict import RoundsOf, predict  # noqa: PLC0415
 
-            return predict(self.to_local(), X, client=self._client())
-        return super().predict(X)
+            model = self.to_local()
+            if iteration_range is not None:
+                model._trees_in(iteration_range)  # refuses a bad range now
+                model = RoundsOf(model, tuple(iteration_range))
+            return predict(model, X, client=self._client())
+        return super().predict(X, iteration_range=iteration_range)
 
     def score(self, X, y, *, qid=None, sample_weight=None):
         """Mean NDCG at the first ``eval_at`` cut-off, as :meth:`GPUHistGBDTRanker.score`.

@@ -81,6 +81,21 @@ def test_monotone_constraints_make_a_monotone_model(data, settings):
         _splits_are_ordered(free.ensemble_, MONO)
 
 
+@pytest.mark.parametrize("settings", [{}, {"reg_alpha": 0.5, "max_leaves": 63,
+                                          "min_samples_leaf": 5}])
+def test_intermediate_method_makes_a_monotone_model(data, settings):
+    # LightGBM's intermediate method: the bordering leaves' bounds follow the new outputs;
+    # less constraining than basic (the structure check of basic need not hold), monotone
+    X, y, qid = data
+    model = GPUHistGBDTRanker(n_estimators=25, random_state=0, monotone_constraints=MONO,
+                              monotone_constraints_method="intermediate", **settings).fit(
+        X, y, qid=qid)
+    _probes_are_monotone(model, X, MONO)
+    basic = GPUHistGBDTRanker(n_estimators=25, random_state=0, monotone_constraints=MONO,
+                              **settings).fit(X, y, qid=qid)
+    assert not model.ensemble_.equals(basic.ensemble_)
+
+
 def test_directions_by_name_and_all_zero(data):
     pd = pytest.importorskip("pandas")
     X, y, qid = data
@@ -149,13 +164,16 @@ def test_test_ndcg_within_lightgbm_with_the_same_constraints():
     lgb = pytest.importorskip("lightgbm")
     mono = [1, 1, -1, 0, 0, 1] + [0] * 14
     sets = [[0, 1, 2, 3], [4, 5, 6, 7, 8, 9], list(range(10, 20))]
-    ours, theirs = {"mono": [], "sets": []}, {"mono": [], "sets": []}
+    cases = {"mono": {"monotone_constraints": mono},
+             "mono-intermediate": {"monotone_constraints": mono,
+                                   "monotone_constraints_method": "intermediate"},
+             "sets": {"interaction_constraints": sets}}
+    ours, theirs = ({name: [] for name in cases} for _ in range(2))
     for seed in range(3):
         X, y, qid = make_ranking(n_queries=400, docs_per_query=30, n_features=20,
                                  n_informative=8, random_state=seed)
         tr, te = qid < 300, qid >= 300
-        for name, kw in (("mono", {"monotone_constraints": mono}),
-                         ("sets", {"interaction_constraints": sets})):
+        for name, kw in cases.items():
             model = GPUHistGBDTRanker(n_estimators=60, random_state=0, **kw).fit(
                 X[tr], y[tr], qid=qid[tr])
             ours[name].append(ndcg_score(y[te], model.predict(X[te]), qid=qid[te], k=10))
@@ -172,8 +190,10 @@ def test_test_ndcg_within_lightgbm_with_the_same_constraints():
     ({"monotone_constraints": [2] + [0] * 7}, "-1 .decreasing., 0 .free. or 1"),
     ({"monotone_constraints": {"f0": 1}}, "X has no column names"),
     ({"monotone_constraints": {9: 1}}, "feature index 9, but X has 8 features"),
-    ({"monotone_constraints": MONO, "monotone_constraints_method": "intermediate"},
-     "'intermediate' is not implemented"),
+    ({"monotone_constraints": MONO, "monotone_constraints_method": "advanced"},
+     "'advanced' is not implemented"),
+    ({"monotone_constraints": MONO, "monotone_constraints_method": "intermediate",
+      "growth": "depthwise"}, "needs growth='leafwise'"),
     ({"interaction_constraints": [[0, 1], []]}, "empty feature list"),
     ({"interaction_constraints": []}, "allows no feature"),
     ({"interaction_constraints": [0, 1]}, "list of feature lists"),

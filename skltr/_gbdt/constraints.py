@@ -24,7 +24,8 @@ import math
 
 import numpy as np
 
-__all__ = ["ROOT_BOUNDS", "child_bounds", "allowed_features", "clamp_leaf_values"]
+__all__ = ["ROOT_BOUNDS", "child_bounds", "child_outputs", "IntermediateUpdate",
+           "allowed_features", "clamp_leaf_values", "resolve"]
 
 #: the root's output bounds: none
 ROOT_BOUNDS = (-math.inf, math.inf)
@@ -45,24 +46,132 @@ def _output(G, H, reg_lambda, reg_alpha, lo, hi):
     return w
 
 
-def child_bounds(params, node, scales):
-    """``((lo, hi) of the left child, (lo, hi) of the right child)`` of ``node`` (its
-    ``split`` set, its own bounds ``node.lo`` / ``node.hi``)."""
-    lo, hi = node.lo, node.hi
-    mono = params.monotone
+def child_outputs(params, node, scales):
+    """The outputs of ``node``'s two children (its ``split``), clamped to its bounds, as
+    the split search scored them."""
     split = node.split
-    direction = 0 if mono is None else mono[split.feature]
-    if direction == 0:
-        return (lo, hi), (lo, hi)
-    inv_g, inv_h = scales.inv_g, scales.inv_h
     gl, hl = float(split.left_g), float(split.left_h)
     gr, hr = float(node.sum_g - split.left_g), float(node.sum_h - split.left_h)
-    wl = _output(gl * inv_g, hl * inv_h, params.reg_lambda, params.reg_alpha, lo, hi)
-    wr = _output(gr * inv_g, hr * inv_h, params.reg_lambda, params.reg_alpha, lo, hi)
-    mid = (wl + wr) / 2.0
+    return tuple(_output(g * scales.inv_g, h * scales.inv_h, params.reg_lambda,
+                         params.reg_alpha, node.lo, node.hi) for g, h in ((gl, hl), (gr, hr)))
+
+
+def child_bounds(params, node, scales):
+    """``((lo, hi) of the left child, (lo, hi) of the right child)`` of ``node`` (its
+    ``split`` set, its own bounds ``node.lo`` / ``node.hi``): cut at the mid-point of the
+    children's outputs (``basic``) or at the other child's output (``intermediate``)."""
+    lo, hi = node.lo, node.hi
+    mono = params.monotone
+    direction = 0 if mono is None else mono[node.split.feature]
+    if direction == 0:
+        return (lo, hi), (lo, hi)
+    wl, wr = child_outputs(params, node, scales)
+    if params.monotone_method == "intermediate":
+        cut_left, cut_right = wr, wl  # LightGBM's UpdateConstraintsWithOutputs
+    else:
+        cut_left = cut_right = (wl + wr) / 2.0
     if direction > 0:
-        return (lo, min(hi, mid)), (max(lo, mid), hi)
-    return (max(lo, mid), hi), (lo, min(hi, mid))
+        return (lo, min(hi, cut_left)), (max(lo, cut_right), hi)
+    return (max(lo, cut_left), hi), (lo, min(hi, cut_right))
+
+
+class IntermediateUpdate:
+    """LightGBM's ``intermediate`` method, after a leaf-wise split: the leaves of the tree
+    that border the two new leaves across splits on constrained features get their bounds
+    tightened by the new outputs; :meth:`leaves_to_update` returns those whose bounds
+    changed (their best splits must be searched again). The walk is LightGBM's
+    ``GoUpToFindLeavesToUpdate`` / ``GoDownToFindLeavesToUpdate``: up from the split node,
+    and down the other side of each constrained ancestor, keeping to the leaves contiguous
+    with the new ones (bin thresholds of the same features on the way up).
+
+    ``driver``: the :class:`~skltr._gbdt.growth.GrowthDriver` (its ``nodes``, ``children``,
+    ``parent``); a node is internal when its children are in the tree.
+    """
+
+    def __init__(self, driver, params, scales):
+        self.d, self.params, self.scales = driver, params, scales
+
+    def _mono(self, i):
+        mono = self.params.monotone
+        return mono[self.d.nodes[i].split.feature]
+
+    def _in_monotone_subtree(self, i):
+        while i >= 0:
+            if self.d.children[i] is not None and self._mono(i) != 0:
+                return True
+            i = self.d.parent[i]
+        return False
+
+    def leaves_to_update(self, split_id, is_open):
+        """The leaves whose bounds the split of ``split_id`` tightened (``is_open(i)``:
+        whether leaf ``i`` still has a split to take, LightGBM's ``gain != kMinScore``)."""
+        self.changed, self.is_open = [], is_open
+        if not self._in_monotone_subtree(split_id):
+            return []
+        node = self.d.nodes[split_id]
+        self.outputs = child_outputs(self.params, node, self.scales)
+        self.feature, self.threshold = node.split.feature, node.split.bin
+        up_features, up_thresholds, up_right = [], [], []
+        child = split_id
+        parent = self.d.parent[child]
+        while parent >= 0:
+            p = self.d.nodes[parent].split
+            is_right = self.d.children[parent][1] == child
+            if not any(f == p.feature and r == is_right
+                       for f, r in zip(up_features, up_right)):
+                direction = self._mono(parent)
+                if direction != 0:
+                    left_is_here = self.d.children[parent][0] == child
+                    update_max = left_is_here if direction < 0 else not left_is_here
+                    other = self.d.children[parent][1 if left_is_here else 0]
+                    self._down(other, up_features, up_thresholds, up_right, update_max,
+                               True, True)
+                up_right.append(is_right)
+                up_thresholds.append(p.bin)
+                up_features.append(p.feature)
+            child, parent = parent, self.d.parent[parent]
+        return self.changed
+
+    def _down(self, i, up_features, up_thresholds, up_right, update_max, use_left, use_right):
+        d = self.d
+        if d.children[i] is None:  # a leaf
+            if not self.is_open(i):
+                return
+            wl, wr = self.outputs
+            if use_left and use_right:
+                low, high = min(wl, wr), max(wl, wr)
+            else:
+                low = high = wr if use_right else wl
+            node = d.nodes[i]
+            if update_max:
+                if low < node.hi:
+                    node.hi = low
+                    self.changed.append(i)
+            elif high > node.lo:
+                node.lo = high
+                self.changed.append(i)
+            return
+        split = d.nodes[i].split
+        keep_left = keep_right = True
+        for f, t, r in zip(up_features, up_thresholds, up_right):
+            if f == split.feature:
+                if split.bin >= t and not r:
+                    keep_right = False
+                if split.bin <= t and r:
+                    keep_left = False
+        left_for_right = right_for_left = True
+        if split.feature == self.feature:
+            if split.bin >= self.threshold:
+                left_for_right = False
+            if split.bin <= self.threshold:
+                right_for_left = False
+        left, right = d.children[i]
+        if keep_left:
+            self._down(left, up_features, up_thresholds, up_right, update_max, use_left,
+                       right_for_left and use_right)
+        if keep_right:
+            self._down(right, up_features, up_thresholds, up_right, update_max,
+                       left_for_right and use_left, use_right)
 
 
 def allowed_features(params, n_features, used):
@@ -101,7 +210,7 @@ def clamp_leaf_values(value, sum_g, hess_sum, is_leaf, lo, hi, inv_g, params):
 
 
 def resolve(hp, n_features, feature_names=None):
-    """``(monotone, interaction)`` for :class:`~skltr._gbdt.params.TreeParams` from the
+    """``((monotone, method), interaction)`` for :class:`~skltr._gbdt.params.TreeParams` from the
     estimator's ``monotone_constraints`` / ``interaction_constraints`` (features by index or,
     when X had column names, by name), checked against the fit's features; None where unset.
     """
@@ -144,10 +253,17 @@ def resolve(hp, n_features, feature_names=None):
             raise ValueError(f"{param}: every direction is -1 (decreasing), 0 (free) or 1 "
                              f"(increasing); got {bad[0]!r}.")
         method = hp.get("monotone_constraints_method", "basic")
-        if method != "basic":
-            raise ValueError(f"monotone_constraints_method={method!r} is not implemented; "
-                             f"'basic' (LightGBM's default, XGBoost's method) is.")
-        monotone = tuple(int(d) for d in directions) if any(directions) else None
+        if method == "advanced":
+            raise ValueError("monotone_constraints_method='advanced' is not implemented; "
+                             "'basic' (LightGBM's default, XGBoost's method) and "
+                             "'intermediate' are.")
+        if method == "intermediate" and hp.get("growth", "leafwise") != "leafwise":
+            raise ValueError("monotone_constraints_method='intermediate' needs "
+                             "growth='leafwise' (it updates the other leaves' bounds after "
+                             "each split, one leaf at a time, as LightGBM); use 'basic' with "
+                             "growth='depthwise'.")
+        monotone = (tuple(int(d) for d in directions) if any(directions) else None,
+                    method)
     sets = hp.get("interaction_constraints")
     if sets is not None:
         param = "interaction_constraints"
@@ -166,4 +282,4 @@ def resolve(hp, n_features, feature_names=None):
         if not groups:
             raise ValueError(f"{param}=[] allows no feature; pass None for no constraint.")
         sets = tuple(groups)
-    return monotone, sets
+    return monotone or (None, "basic"), sets

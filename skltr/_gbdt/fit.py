@@ -119,12 +119,12 @@ def plan_fit(hp, *, n_rows, n_queries, has_eval_sets, eval_at, feature_names=Non
         early = n_rows > _AUTO_EARLY_STOPPING_ROWS and (has_eval_sets or n_queries >= 2)
     else:
         early = bool(hp["early_stopping"])
-    monotone, interaction = resolve_constraints(hp, n_features, feature_names)
+    (monotone, method), interaction = resolve_constraints(hp, n_features, feature_names)
     seed = int(check_random_state(hp["random_state"]).randint(np.iinfo(np.int32).max))
     return FitPlan(seed=seed, early_stopping=early, hold_out=early and not has_eval_sets,
                    objective=fit_objective(hp, seed),
                    params=_boost_params(hp, seed, early, eval_at, feature_names, reject_inf,
-                                        monotone, interaction))
+                                        monotone, method, interaction))
 
 
 def fit_objective(hp, seed):
@@ -135,7 +135,7 @@ def fit_objective(hp, seed):
 
 
 def _boost_params(hp, seed, early, eval_at, feature_names, reject_inf, monotone,
-                  interaction) -> BoostParams:
+                  monotone_method, interaction) -> BoostParams:
     tree_params = TreeParams(
         # None: no leaf limit (max_depth, min_samples_leaf and the gains bound the tree).
         max_leaves=_NO_LIMIT if hp["max_leaves"] is None else hp["max_leaves"],
@@ -144,7 +144,8 @@ def _boost_params(hp, seed, early, eval_at, feature_names, reject_inf, monotone,
         min_samples_leaf_counts=hp["min_samples_leaf_counts"],
         reg_lambda=hp["reg_lambda"], reg_alpha=hp["reg_alpha"],
         min_split_gain=hp["min_split_gain"], learning_rate=hp["learning_rate"],
-        hist_mode=hp["hist_mode"], monotone=monotone, interaction=interaction)
+        hist_mode=hp["hist_mode"], monotone=monotone, monotone_method=monotone_method,
+        interaction=interaction)
     return BoostParams(
         objective_name=hp["objective"], n_estimators=hp["n_estimators"],
         max_bins=hp["max_bins"], tree=tree_params, subsample=hp["subsample"],

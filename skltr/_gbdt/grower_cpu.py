@@ -261,6 +261,11 @@ class TreeGrower:
             for step, hist in zip(steps, summed):
                 step.finish(hist)
 
+    def find_splits_again(self, nodes):
+        """Best splits of leaves whose bounds changed (their histograms are kept)."""
+        for node in nodes:
+            self._find_split(node)
+
     def counts(self, nodes):
         """Deferred counts (distributed one-word bins): one all-reduce for all."""
         unknown = [node for node in nodes if node.count is None]

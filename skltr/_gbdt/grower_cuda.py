@@ -270,6 +270,11 @@ class GPUTreeGrower:
             subtract_histograms(hist, hist, triples)
         self._find_splits(records, to_find)
 
+    def find_splits_again(self, nodes):
+        """Best splits of leaves whose bounds changed (their slots are kept), one launch."""
+        records = upload_int64(self._records(nodes))[0]
+        self._find_splits(records, nodes)
+
     def counts(self, nodes):
         """Nothing to do: node counts are global from the histograms' count bits."""
 

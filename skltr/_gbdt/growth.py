@@ -49,6 +49,9 @@ The back-end protocol (duck-typed)::
                                          the tree node that holds node i's rows (itself, or
                                          the leaf above a node expanded but not taken)
     leafwise_batch (optional int)        most leaves to expand speculatively at once (1)
+    find_splits_again(nodes)             the best splits of leaves whose bounds changed
+                                         (intermediate monotone constraints), from the
+                                         histograms they keep while they have a split
 """
 
 from __future__ import annotations
@@ -60,7 +63,7 @@ import numpy as np
 from .._cpu.split import leaf_values
 from .._dtypes import LEAF_VALUE_DTYPE, NODE_INDEX_DTYPE
 from .._engine.binned_tree import GrownTree
-from .constraints import ROOT_BOUNDS, child_bounds, clamp_leaf_values
+from .constraints import ROOT_BOUNDS, IntermediateUpdate, child_bounds, clamp_leaf_values
 
 __all__ = ["Node", "GrowthDriver", "can_split", "fill_children"]
 
@@ -166,7 +169,11 @@ class GrowthDriver:
 
     def _leafwise(self, backend):
         p = self.params
-        batch = max(1, int(getattr(backend, "leafwise_batch", 1)))
+        intermediate = p.monotone is not None and p.monotone_method == "intermediate"
+        # intermediate monotone constraints change other leaves' bounds after each split:
+        # nothing is expanded ahead of its turn
+        batch = 1 if intermediate else max(1, int(getattr(backend, "leafwise_batch", 1)))
+        update = IntermediateUpdate(self, p, backend.scales) if intermediate else None
         position = {0: 0}  # back-end id -> the tree's id
         # the leaves taken so far that may split: (-gain, the tree's id, back-end id), the
         # one-at-a-time order and its tie rule
@@ -197,6 +204,24 @@ class GrowthDriver:
                 child = self.nodes[child_id]
                 if child.split is not None and self.can_split(child, self.n_leaves):
                     heapq.heappush(heap, (-child.split.gain, position[child_id], child_id))
+            if update is not None:
+                heap = self._update_bounds(backend, update, node_id, heap)
+
+    def _update_bounds(self, backend, update, node_id, heap):
+        """After the split of ``node_id`` (intermediate monotone constraints): tighten the
+        bordering leaves' bounds, search their splits again; returns the new heap."""
+        waiting = {entry[2] for entry in heap}
+        changed = update.leaves_to_update(node_id, lambda i: i in waiting)
+        if not changed:
+            return heap
+        nodes = [self.nodes[i] for i in changed]
+        backend.find_splits_again(nodes)
+        heap = [entry for entry in heap if entry[2] not in changed]
+        heap += [(-self.nodes[i].split.gain, entry_position, i)
+                 for i, entry_position in ((i, self.order.index(i)) for i in changed)
+                 if self.nodes[i].split is not None]
+        heapq.heapify(heap)
+        return heap
 
     def _depthwise(self, backend):
         level = [0]

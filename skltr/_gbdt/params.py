@@ -46,7 +46,9 @@ class TreeParams:
         :mod:`skltr._gbdt.quantisation`), or float64 sums (CPU only).
     monotone : tuple of int or None
         Per feature -1, 0 or +1: the tree's output may only fall, is free, or may only rise
-        with the feature (LightGBM's ``basic`` method: :mod:`skltr._gbdt.constraints`).
+        with the feature (:mod:`skltr._gbdt.constraints`).
+    monotone_method : {"basic", "intermediate"}
+        LightGBM's methods of enforcing ``monotone``.
     interaction : tuple of tuple of int or None
         Feature sets; a branch only uses features that share one of them (features in no
         set are sets of their own).
@@ -64,12 +66,14 @@ class TreeParams:
     learning_rate: float = 0.1
     hist_mode: str = "float"
     monotone: tuple | None = None
+    monotone_method: str = "basic"
     interaction: tuple | None = None
 
     def __post_init__(self):
         assert self.growth in ("leafwise", "depthwise"), self.growth
         assert self.hist_mode in ("float", "quantised"), self.hist_mode
         assert self.min_samples_leaf_counts in ("rows", "hessian")
+        assert self.monotone_method in ("basic", "intermediate")
         assert int(self.max_leaves) >= 2 and (self.max_depth is None or int(self.max_depth) >= 1)
         assert int(self.min_samples_leaf) >= 1
         assert min(self.min_child_weight, self.reg_lambda, self.reg_alpha,

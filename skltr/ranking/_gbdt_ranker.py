@@ -152,9 +152,11 @@ class GPUHistGBDTRanker(EnsembleRanker):
         dict ``{feature: direction}`` (index, or column name when X is a DataFrame) of the
         constrained ones. The model is monotone along each constrained feature whatever the
         other features (LightGBM's ``monotone_constraints``, XGBoost's).
-    monotone_constraints_method : {"basic"}, default="basic"
-        LightGBM's ``basic`` method (also XGBoost's): leaf outputs bounded by the mid-points
-        of the constrained splits above them (:mod:`skltr._gbdt.constraints`).
+    monotone_constraints_method : {"basic", "intermediate"}, default="basic"
+        LightGBM's methods (:mod:`skltr._gbdt.constraints`): ``"basic"`` (XGBoost's too)
+        bounds leaf outputs by the mid-points of the constrained splits above them;
+        ``"intermediate"`` by the neighbouring leaves' outputs, updated after every split
+        (less constraining, often more accurate; leaf-wise growth, one leaf at a time).
     interaction_constraints : list of lists, default=None
         Feature sets (indices or column names), XGBoost's form: a branch of a tree only
         splits on features that share a set; a feature in no set is used alone.

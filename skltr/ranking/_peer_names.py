@@ -115,7 +115,7 @@ PEER_NAMES: tuple[PeerName, ...] = (
              "per feature -1 / 0 / 1, or a dict {feature: direction}"),
     PeerName('monotone_constraints_method="basic"',
              ("monotone_constraints_method", "mc_method"), (),
-             '"basic" only ("intermediate" and "advanced": not yet)'),
+             '"basic" or "intermediate" ("advanced": not implemented)'),
     PeerName("interaction_constraints=None", ("interaction_constraints",),
              ("interaction_constraints",),
              "a list of feature lists (indices or names)"),

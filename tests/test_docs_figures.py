@@ -30,6 +30,8 @@ PAGES = [ROOT / "README.md"] + sorted((ROOT / "docs").rglob("*.rst"))
 RESULT = re.compile(r"benchmarks/results/[A-Za-z0-9_.\-]+\.json")
 # pages scanned whole; on the others, the paragraphs / table rows that cite a result file
 WHOLE_PAGES = ("README.md", "docs/performance.rst")
+# a table's first line: a simple / grid table's border, a list-table directive or row
+TABLE = re.compile(r"(?:=+(?: +=+)+|\+[-=+]+\+|\.\. list-table::|   \* - )[^\n]*(?:\n|$)")
 _NUM = r"\d[\d,]*(?:\.\d+)?"
 _UNIT = r"(?:x|%)(?!\w)|\s?(?:us/doc|ms|us|ns|s|min|GB/s|GB|MB|KB)(?![\w/])"
 FIGURE_WITH_UNIT = re.compile(
@@ -53,7 +55,8 @@ class Figure(NamedTuple):
     ``case`` (and whose ``unit``, ``peer_name``, ``metric`` equal those given), times
     ``scale``, formatted with ``fmt``. A figure outside the rows: ``path``, the keys /
     indices from the file's top to the number (with ``peer_path``: the number there over
-    the one at ``path``, a speed-up)."""
+    the one at ``path``, a speed-up; with ``minus_path``: the number at ``path`` minus the one
+    there, a time spent outside a stage)."""
 
     text: str
     result: str
@@ -67,12 +70,19 @@ class Figure(NamedTuple):
     path: tuple = None
     peer_path: tuple = None
     scale: float = 1
+    minus_path: tuple = None
 
 
 PERF = ("docs/performance.rst",)
 RANKBOOST = ("docs/user_guide/rankboost.rst",)
 GPU_PREDICT = "predict_gpu-h100-1f0c39c-2026-11-24.json"
 _XGB_GPU = ("params", "models")
+GBDT_GPU = ("docs/gbdt_gpu.rst",)
+COUNTBINS = "train_gpu-h100-countbins-e6ee752-2026-11-22.json"
+SETUP = "train_gpu-h100-setup-2026-11-22.json"
+SETUP_XGB_FIRST = "train_gpu-h100-setup-xgbfirst-2026-11-22.json"
+FAST_SCORING = ("docs/user_guide/fast_scoring.rst",)
+PREDICT_CPU = "predict_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22"
 FIGURES = [
     Figure("12.6x", "predict_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22.json",
            "lightgbm 1000 trees 64 leaves (64.0 leaves/tree, 400 training queries)",
@@ -670,6 +680,158 @@ FIGURES = [
            "size4"))],
     Figure("2.2 us/doc", "sparse_input_cpu-intel-r-xeon-r-processor-2026-11-23.json",
            "predict lightgbm model, CSR", fmt="{:.1f} us/doc", pages=PERF),
+    # docs/gbdt_gpu.rst: the table at e6ee752 (count-balanced binning)
+    *[Figure(text, COUNTBINS, f"995078 rows, {bins} bins", field, fmt, GBDT_GPU, unit=unit,
+             metric=metric, peer_name=peer, scale=scale)
+      for bins, cells in (
+          (255, (("1.90 s", "skltr", "fit"), ("2.49 s", "peer", "fit"), ("0.76", "ratio", "fit"),
+                 ("8.9 ms", "skltr", "per round"), ("12.0 ms", "peer", "per round"),
+                 ("0.74", "ratio", "per round"), ("0.6807", "skltr", "test NDCG@10"),
+                 ("0.6800", "peer", "test NDCG@10"))),
+          (63, (("2.28 s", "skltr", "fit"), ("2.40 s", "peer", "fit"), ("0.95", "ratio", "fit"),
+                ("10.7 ms", "skltr", "per round"), ("11.5 ms", "peer", "per round"),
+                ("0.93", "ratio", "per round"), ("0.6784", "skltr", "test NDCG@10"),
+                ("0.6778", "peer", "test NDCG@10"))))
+      for text, field, metric in cells
+      for fmt, unit, scale, peer in [(
+          {"s": "{:.2f} s", "ms": "{:.1f} ms"}.get(text.split(" ")[-1], "{:.4f}"
+                                                   if metric == "test NDCG@10" else "{:.2f}"),
+          "ndcg" if metric == "test NDCG@10" else "s", 1000 if text.endswith("ms") else 1,
+          "xgboost-gpu")]],
+    *[Figure(text, COUNTBINS, f"995078 rows, {bins} bins", "peer", fmt, GBDT_GPU,
+             metric=metric, peer_name="lightgbm-cpu")
+      for text, bins, metric, fmt in (("21.3 s", 255, "fit", "{:.1f} s"),
+                                      ("18.4 s", 63, "fit", "{:.1f} s"),
+                                      ("0.6808", 255, "test NDCG@10", "{:.4f}"),
+                                      ("0.6793", 63, "test NDCG@10", "{:.4f}"))],
+    # docs/gbdt_gpu.rst: the table at 7f5bc11 (skltr first, XGBoost first, one process each)
+    *[Figure(text, result, f"995078 rows, {bins} bins", field, fmt, GBDT_GPU,
+             metric=metric, scale=1000 if text.endswith("ms") else 1)
+      for result, bins, cells in (
+          (SETUP, 255, (("2.00 s", "skltr", "fit"), ("2.67 s", "peer", "fit"),
+                        ("0.75", "ratio", "fit"), ("9.4 ms", "skltr", "per round"),
+                        ("12.8 ms", "peer", "per round"), ("0.73", "ratio", "per round"),
+                        ("0.6784", "skltr", "test NDCG@10"), ("0.6800", "peer", "test NDCG@10"))),
+          (SETUP, 63, (("2.63 s", "skltr", "fit"), ("2.43 s", "peer", "fit"),
+                       ("1.08", "ratio", "fit"), ("12.3 ms", "skltr", "per round"),
+                       ("11.7 ms", "peer", "per round"), ("1.05", "ratio", "per round"),
+                       ("0.6792", "skltr", "test NDCG@10"), ("0.6778", "peer", "test NDCG@10"))),
+          (SETUP_XGB_FIRST, 255, (("2.47 s", "skltr", "fit"), ("2.60 s", "peer", "fit"),
+                                  ("0.95", "ratio", "fit"), ("11.5 ms", "skltr", "per round"),
+                                  ("12.5 ms", "peer", "per round"),
+                                  ("0.93", "ratio", "per round"))),
+          (SETUP_XGB_FIRST, 63, (("2.12 s", "skltr", "fit"), ("2.42 s", "peer", "fit"),
+                                 ("0.88", "ratio", "fit"), ("9.7 ms", "skltr", "per round"),
+                                 ("11.6 ms", "peer", "per round"),
+                                 ("0.84", "ratio", "per round"))))
+      for text, field, metric in cells
+      for fmt in [{"s": "{:.2f} s", "ms": "{:.1f} ms"}.get(
+          text.split(" ")[-1], "{:.4f}" if metric == "test NDCG@10" else "{:.2f}")]],
+    *[Figure(text, SETUP, f"995078 rows, {bins} bins, min_samples_leaf=1", fmt="{:.4f}",
+             pages=GBDT_GPU, metric="test NDCG@10")
+      for text, bins in (("0.6785", 255), ("0.6784", 63))],
+    *[Figure(text, f"train_gpu-h100-setup-cold-{who}-2026-11-22.json",
+             path=("params", "raw", engine, "fit_s"), fmt="{:.2f} s", pages=GBDT_GPU)
+      for text, who, engine in (("2.49 s", "skltr", "skltr-gpu/255"),
+                                ("2.95 s", "xgboost", "xgboost-gpu/255"),
+                                ("1.95 s", "skltr", "skltr-gpu/63"),
+                                ("2.43 s", "xgboost", "xgboost-gpu/63"))],
+    # set-up = fit minus rounds: skltr 0.13 (255 bins) to 0.17 s (63 bins), XGBoost 0.10 s
+    *[Figure(text, SETUP, path=("params", "raw", engine, "fit_s"),
+             minus_path=("params", "raw", engine, "rounds_s"), fmt="{:.2f} s", pages=GBDT_GPU)
+      for text, engine in (("0.13 s", "skltr-gpu/255"), ("0.17 s", "skltr-gpu/63"),
+                           ("0.10 s", "xgboost-gpu/255"))],
+    # the footnote: XGBoost's set-up on its first full-size fit of a process
+    *[Figure(text, result, path=("params", "raw", "xgboost-gpu/255", "binning_s_each", 0),
+             fmt="{:.2f} s", pages=GBDT_GPU)
+      for text, result in (("0.48 s", "train_gpu-h100-setup-cold-xgboost-2026-11-22.json"),
+                           ("0.64 s", SETUP))],
+    # docs/user_guide/fast_scoring.rst: the CPU and GPU tables and the paragraphs after them
+    *[Figure(text, PREDICT_CPU + suffix, case, field, "{:.1f}" if "." in text else "{:.0f}",
+             FAST_SCORING, metric=metric)
+      for text, suffix, case, field, metric in (
+          ("5.0", ".json", "lightgbm 1000 trees 64", "skltr", "quickscorer"),
+          ("54.8", ".json", "lightgbm 1000 trees 64", "skltr", "traversal"),
+          ("63.2", ".json", "lightgbm 1000 trees 64", "peer", "quickscorer"),
+          ("3.7", ".json", "xgboost 1000 trees depth 6", "skltr", "quickscorer"),
+          ("79.6", ".json", "xgboost 1000 trees depth 6", "skltr", "traversal"),
+          ("17.5", ".json", "xgboost 1000 trees depth 6", "peer", "quickscorer"),
+          ("14.7", "-5000trees.json", "lightgbm 5000 trees 64", "skltr", "quickscorer"),
+          ("233", "-5000trees.json", "lightgbm 5000 trees 64", "skltr", "traversal"),
+          ("244", "-5000trees.json", "lightgbm 5000 trees 64", "peer", "quickscorer"),
+          ("11.1", "-5000trees.json", "xgboost 5000 trees depth 6", "skltr", "quickscorer"),
+          ("219", "-5000trees.json", "xgboost 5000 trees depth 6", "skltr", "traversal"),
+          ("52.7", "-5000trees.json", "xgboost 5000 trees depth 6", "peer", "quickscorer"))],
+    *[Figure(text, PREDICT_CPU + ".json", case, "peer", "{:.1f}", FAST_SCORING,
+             metric="quickscorer", peer_name="tl2cgen compiled (gcc)")
+      for text, case in (("42.0", "lightgbm 1000 trees 64"), ("31.8", "xgboost 1000 trees"))],
+    *[Figure(text, PREDICT_CPU + ".json", case, field, f"{{:.{len(text) - 5}f}} ms",
+             FAST_SCORING, metric="latency 100 docs")
+      for text, case, field in (("0.87 ms", "lightgbm 1000 trees 64", "skltr"),
+                                ("5.6 ms", "lightgbm 1000 trees 64", "peer"),
+                                ("1.1 ms", "xgboost 1000 trees depth 6", "skltr"),
+                                ("4.0 ms", "xgboost 1000 trees depth 6", "peer"))],
+    *[Figure(text, GPU_PREDICT, f"xgboost {n} trees depth 6, 1M rows", field, fmt,
+             FAST_SCORING, scale=scale)
+      for n, row in ((1000, ("102.1", "28.6", "3.56x")), (5000, ("482.6", "146.1", "3.30x")),
+                     (20000, ("1,672.8", "618.9", "2.70x")))
+      for text, field, fmt, scale in zip(row, ("peer", "skltr", "speedup"),
+                                         ("{:,.1f}", "{:.1f}", "{:.2f}x"), (1000, 1000, 1))],
+    *[Figure(text, GPU_PREDICT, path=_XGB_GPU + (f"xgboost {n} trees depth 6",
+                                                "calibrated_placements_s", "shared_data"),
+             fmt="{:.1f}", scale=1000, pages=FAST_SCORING)
+      for text, n in (("27.2", 1000), ("131.9", 5000), ("552.5", 20000))],
+    *[Figure(text, GPU_PREDICT, path=_XGB_GPU + (f"xgboost {n} trees depth 6",
+                                                "calibrated_placements_s", "shared_data"),
+             peer_path=_XGB_GPU + (f"xgboost {n} trees depth 6", "xgboost_s"),
+             fmt="{:.2f}x", pages=FAST_SCORING)
+      for text, n in (("3.75x", 1000), ("3.66x", 5000), ("3.03x", 20000))],
+    *[Figure(text, GPU_PREDICT, f"xgboost {n} trees depth 6, 100 rows", field, fmt,
+             FAST_SCORING, scale=scale)
+      for n, row in ((1000, ("0.15 ms", "4.28 ms", "28x")), (5000, ("0.53 ms", "20.3 ms", "38x")),
+                     (20000, ("2.3 ms", "89.1 ms", "39x")))
+      for text, field, fmt, scale in zip(
+          row, ("skltr", "peer", "speedup"),
+          ("{:.2f} ms" if n < 20000 else "{:.1f} ms", "{:.2f} ms" if n == 1000 else "{:.1f} ms",
+           "{:.0f}x"), (1000, 1000, 1))],
+    *[Figure(text, "predict_gpu-h100-af3130f-2026-11-24.json",
+             f"xgboost {n} trees depth 6, 100 rows", fmt=fmt, scale=1000, pages=FAST_SCORING)
+      for text, n, fmt in (("0.85 ms", 1000, "{:.2f} ms"), ("3.8 ms", 5000, "{:.1f} ms"),
+                           ("13.8 ms", 20000, "{:.1f} ms"))],
+    Figure("92 ms", GPU_PREDICT, "lightgbm 1000 trees 255 leaves, 1M rows", fmt="{:.0f} ms",
+           scale=1000, pages=FAST_SCORING),
+    Figure("15.8 s", GPU_PREDICT, "lightgbm 1000 trees 255 leaves, 1M rows", "peer",
+           fmt="{:.1f} s", pages=FAST_SCORING),
+    *[Figure(text, GPU_PREDICT, path=_XGB_GPU + ("lightgbm 1000 trees 255 leaves", key),
+             fmt=fmt, scale=1000, pages=FAST_SCORING)
+      for text, key, fmt in (("0.12 ms", "skltr_latency_100_s", "{:.2f} ms"),)],
+    Figure("89", GPU_PREDICT, path=_XGB_GPU + ("lightgbm 1000 trees 255 leaves",
+                                              "calibrated_placements_s", "shared_data"),
+           fmt="{:.0f}", scale=1000, pages=FAST_SCORING),
+    *[Figure(text, GPU_PREDICT, path=_XGB_GPU + (f"xgboost {n} trees depth 6", *keys),
+             fmt=fmt, scale=scale, pages=FAST_SCORING)
+      for text, n, keys, fmt, scale in (
+          ("138 ms", 1000, ("placements_s", "quickscorer"), "{:.0f} ms", 1000),
+          ("718 ms", 5000, ("placements_s", "quickscorer"), "{:.0f} ms", 1000),
+          ("2.7 s", 20000, ("placements_s", "quickscorer"), "{:.1f} s", 1),
+          ("0.23 ms", 1000, ("placements_100_rows_s", "quickscorer"), "{:.2f} ms", 1000),
+          ("0.13", 1000, ("placements_100_rows_s", "split_rows"), "{:.2f}", 1000),
+          ("187 ms", 1000, ("quickscorer_docs_per_block", "1", "1M_s"), "{:.0f} ms", 1000),
+          ("185 ms", 1000, ("quickscorer_docs_per_block", "4", "1M_s"), "{:.0f} ms", 1000))],
+    Figure("4.9x", GPU_PREDICT,
+           path=_XGB_GPU + ("xgboost 1000 trees depth 6", "placements_s", "shared_data"),
+           peer_path=_XGB_GPU + ("xgboost 1000 trees depth 6", "placements_s", "quickscorer"),
+           fmt="{:.1f}x", pages=FAST_SCORING),
+    Figure("0.64%", GPU_PREDICT, path=_XGB_GPU + ("xgboost 1000 trees depth 6",
+                                                 "bandwidth_fraction"),
+           fmt="{:.2f}%", scale=100, pages=FAST_SCORING),  # the largest of the models'
+    *[Figure(text, f"predict_gpu-h100-{run}-2026-11-24.json", f"xgboost {n} trees depth 6, 1M",
+             field="speedup", fmt="{:.1f}x" if text == "2.3x" else "{:.2f}x",
+             pages=FAST_SCORING)
+      for text, run, n in (("2.96x", "63ffd52", 1000), ("2.39x", "63ffd52", 5000),
+                           ("2.24x", "63ffd52", 20000), ("2.3x", "ilp1", 1000),
+                           ("2.96x", "1a76901", 1000), ("3.57x", "af3130f", 1000),
+                           ("3.37x", "af3130f", 5000), ("2.71x", "af3130f", 20000))],
 ]
 
 
@@ -685,6 +847,7 @@ def _value(figure):
     if figure.path is not None:
         value = at(figure.path)
         value = at(figure.peer_path) / value if figure.peer_path else value
+        value = value - at(figure.minus_path) if figure.minus_path else value
         return value * figure.scale
     rows = [r for r in doc["rows"] if figure.case in r["case"]
             and figure.unit in (None, r.get("unit"))
@@ -696,9 +859,23 @@ def _value(figure):
     return value * figure.scale
 
 
+def _is_table(paragraph):
+    """A simple or grid table, a list-table directive, or list-table rows."""
+    return TABLE.match(paragraph.lstrip("\n")) is not None
+
+
 def _blocks(text):
-    """A page's paragraphs, and the rows of its tables apart."""
-    return re.split(r"\n\s*\n|\n   \* - ", text)
+    """A page's paragraphs, and the rows of its list-tables apart, each with the result files
+    it cites: those written in it and, for a table (a whole simple table, a list-table row),
+    also those of the paragraph right before the table."""
+    blocks, cited_before = [], []
+    for paragraph in re.split(r"\n\s*\n", text):
+        if not _is_table(paragraph):
+            cited_before = RESULT.findall(paragraph)
+        inherited = cited_before if _is_table(paragraph) else []
+        blocks += [(row, set(RESULT.findall(row)) | set(inherited))
+                   for row in re.split(r"\n   \* - ", paragraph)]
+    return [(block, {Path(c).name for c in cited}) for block, cited in blocks]
 
 
 def _figures_with_a_unit(block):
@@ -720,7 +897,7 @@ def _scanned_blocks(page):
     blocks = _blocks((ROOT / page).read_text(encoding="utf-8"))
     if page in WHOLE_PAGES:
         return blocks
-    return [b for b in blocks if "benchmarks/results/" in b]
+    return [(block, cited) for block, cited in blocks if cited]
 
 
 def test_every_cited_result_file_exists():
@@ -738,18 +915,18 @@ def test_figure_equals_its_result_file(figure):
         f"{figure.text}")
     for page in figure.pages:
         # the figure and its file on one line or within one paragraph / table row
-        assert any(_written(figure.text, b) and figure.result in b
-                   for b in _blocks((ROOT / page).read_text(encoding="utf-8"))), (
+        assert any(_written(figure.text, block) and figure.result in cited
+                   for block, cited in _blocks((ROOT / page).read_text(encoding="utf-8"))), (
             f"{page} does not quote {figure.text} next to {figure.result}")
 
 
 @pytest.mark.parametrize("page", [p.relative_to(ROOT).as_posix() for p in PAGES])
 def test_every_figure_with_a_unit_is_checked(page):
     figures = [f for f in FIGURES if page in f.pages]
-    unchecked = [(text, block.strip()[:80]) for block in _scanned_blocks(page)
+    unchecked = [(text, block.strip()[:80]) for block, cited in _scanned_blocks(page)
                  for text in _figures_with_a_unit(block)
                  if (page, text) not in NOT_MEASURED
-                 and not any(f.text.replace(" ", "") == text and f.result in block
+                 and not any(f.text.replace(" ", "") == text and f.result in cited
                              for f in figures)]
     assert not unchecked, (
         f"{page}: figures without an entry in FIGURES (read from a result file cited in the "

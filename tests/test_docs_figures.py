@@ -81,6 +81,8 @@ GBDT_GPU = ("docs/gbdt_gpu.rst",)
 COUNTBINS = "train_gpu-h100-countbins-e6ee752-2026-11-22.json"
 SETUP = "train_gpu-h100-setup-2026-11-22.json"
 SETUP_XGB_FIRST = "train_gpu-h100-setup-xgbfirst-2026-11-22.json"
+GBDT_RANKER = ("docs/user_guide/gbdt_ranker.rst",)
+DEFAULTS = "defaults_quality-intel-r-xeon-r-processor-2026-11-23.json"
 FAST_SCORING = ("docs/user_guide/fast_scoring.rst",)
 PREDICT_CPU = "predict_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22"
 FIGURES = [
@@ -680,6 +682,37 @@ FIGURES = [
            "size4"))],
     Figure("2.2 us/doc", "sparse_input_cpu-intel-r-xeon-r-processor-2026-11-23.json",
            "predict lightgbm model, CSR", fmt="{:.1f} us/doc", pages=PERF),
+    # docs/user_guide/gbdt_ranker.rst: the defaults-quality table and the paragraphs around it
+    *[Figure(text, DEFAULTS, f"{case}: ", field, "{:.4f}", GBDT_RANKER, peer_name=peer)
+      for case, row in (("5k", ("0.7259", "0.7259", "0.7226", "0.7230")),
+                        ("20k", ("0.6950", "0.6725", "0.6967", "0.6897")),
+                        ("63k", ("0.6180", "0.6119", "0.6187", "0.6129")),
+                        ("200k", ("0.6588", "0.6559", "0.6569", "0.6570")),
+                        ("letor", ("0.7425", "0.7425", "0.7358", "0.7464")),
+                        ("letor-resplit", ("0.7784", "0.7784", "0.7795", "0.7742")))
+      for text, field, peer in zip(row, ("skltr", "peer", "peer", "peer"),
+                                   ("skltr-auto", "skltr-auto", "lightgbm", "xgboost"))],
+    *[Figure(text, DEFAULTS, path=("params", "gap_skltr_minus_lightgbm", case, key), fmt=fmt,
+             pages=GBDT_RANKER)
+      for case, mean, se in (("5k", "+0.0033", "0.0029"), ("20k", "-0.0017", "0.0014"),
+                             ("63k", "-0.0007", "0.0011"), ("200k", "+0.0019", "0.0010"),
+                             ("letor", "+0.0068", None), ("letor-resplit", "-0.0011", "0.0024"))
+      for text, key, fmt in ((mean, "mean", "{:+.4f}"), (se, "se", "{:.4f}")) if text],
+    Figure("0.002", DEFAULTS, path=("params", "gap_skltr_minus_lightgbm", "20k", "mean"),
+           fmt="{:.3f}", scale=-1, pages=GBDT_RANKER),  # "no mean trails by more than": the lowest
+    *[Figure(text, DEFAULTS, path=("params", "raw", case, "skltr", seed, "ndcg@10"),
+             minus_path=("params", "raw", case, peer, seed, "ndcg@10"), fmt="{:+.3f}"
+             if peer == "lightgbm" else "{:.3f}", pages=GBDT_RANKER)
+      for text, case, peer, seed in (("-0.010", "20k", "lightgbm", 1),
+                                     ("+0.018", "5k", "lightgbm", 9),
+                                     ("0.060", "20k", "skltr-auto", 0),
+                                     ("0.016", "63k", "skltr-auto", 4))],
+    *[Figure(text, DEFAULTS, path=("rows", row, "skltr"), minus_path=("rows", row, "peer"),
+             fmt="{:.3f}", pages=GBDT_RANKER)  # the old default's mean loss: rows of skltr-auto
+      for text, row in (("0.023", 5), ("0.006", 8))],
+    *[Figure(text, DEFAULTS, path=("params", "raw", "20k", "skltr-auto", seed, "trees"),
+             fmt="{}", pages=GBDT_RANKER)  # "kept 13 to 48 trees": the fewest and the most
+      for text, seed in (("13", 0), ("48", 3))],
     # docs/gbdt_gpu.rst: the table at e6ee752 (count-balanced binning)
     *[Figure(text, COUNTBINS, f"995078 rows, {bins} bins", field, fmt, GBDT_GPU, unit=unit,
              metric=metric, peer_name=peer, scale=scale)

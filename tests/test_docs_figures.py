@@ -7,6 +7,8 @@
   ``GB/s``, ...; see :data:`FIGURE_WITH_UNIT`) written on README.md or docs/performance.rst,
   or in a paragraph / table row of another docs page that cites ``benchmarks/results/``, is
   one of :data:`FIGURES` for that page, read from a file cited in the same paragraph / row.
+  A table, or a bulleted list after a paragraph ending with a colon, cites the files of the
+  paragraph that introduces it as well as its own.
   Numbers without a unit ("16 threads", "1,000 trees", "255 leaves", "136 features", row
   counts, versions) are not scanned; lists share their last number's unit ("2.5 / 1.8x",
   "28-39x", "1.27 vs 1.93 s" are two figures each). The few numbers with a unit that are not
@@ -83,6 +85,9 @@ SETUP = "train_gpu-h100-setup-2026-11-22.json"
 SETUP_XGB_FIRST = "train_gpu-h100-setup-xgbfirst-2026-11-22.json"
 GBDT_RANKER = ("docs/user_guide/gbdt_ranker.rst",)
 DEFAULTS = "defaults_quality-intel-r-xeon-r-processor-2026-11-23.json"
+RULE_RANKER = ("docs/user_guide/rule_ranker.rst",)
+RULES_CPU = "ondemand_rules_cpu-intel-r-xeon-r-processor-2026-11-24.json"
+RULES_FREE = "ondemand_rules_cpu-amd-epyc-2026-11-26-speed-free.json"
 FAST_SCORING = ("docs/user_guide/fast_scoring.rst",)
 PREDICT_CPU = "predict_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22"
 FIGURES = [
@@ -713,6 +718,53 @@ FIGURES = [
     *[Figure(text, DEFAULTS, path=("params", "raw", "20k", "skltr-auto", seed, "trees"),
              fmt="{}", pages=GBDT_RANKER)  # "kept 13 to 48 trees": the fewest and the most
       for text, seed in (("13", 0), ("48", 3))],
+    # docs/user_guide/rule_ranker.rst: the "Measured" list (CPU)
+    *[Figure(text, RULES_CPU, f"test NDCG@10, {case}", field, "{:.4f}", RULE_RANKER,
+             peer_name=peer)
+      for text, case, field, peer in (
+          ("0.7540", "letor_small", "skltr", "LightGBM LGBMRanker (lambdarank)"),
+          ("0.7358", "letor_small", "peer", "LightGBM LGBMRanker (lambdarank)"),
+          ("0.7706", "letor_small", "peer", "skltr RankBoostRanker"),
+          ("0.7826", "make_ranking", "skltr", "LightGBM LGBMRanker (lambdarank)"),
+          ("0.8199", "make_ranking", "peer", "LightGBM LGBMRanker (lambdarank)"),
+          ("0.8442", "make_ranking", "peer", "skltr RankBoostRanker"))],
+    *[Figure(text, result, case, field, fmt, RULE_RANKER, peer_name=peer)
+      for text, result, case, field, fmt, peer in (
+          ("2.6 s", RULES_CPU, "size 3, 136 items", "peer", "{:.1f} s",
+           "PROFL serial CPU baseline (quoted)"),
+          ("1.2x", RULES_CPU, "size 3, 136 items", "speedup", "{:.1f}x",
+           "PROFL serial CPU baseline (quoted)"),
+          ("53 s", RULES_CPU, "size 4, 136 items", "skltr", "{:.0f} s",
+           "PROFL, GTX Titan Black (quoted)"),
+          ("1.95 s", RULES_CPU, "size 4, 136 items", "peer", "{:.2f} s",
+           "PROFL, GTX Titan Black (quoted)"),
+          ("27x", RULES_CPU, "size 4, 136 items", "ratio", "{:.0f}x",
+           "PROFL, GTX Titan Black (quoted)"),
+          ("1.25 s", RULES_FREE, "size 3, 136 items a document", "skltr", "{:.2f} s", None),
+          ("1.30 s", RULES_FREE, "size 3, 136 items a document, awkward", "skltr", "{:.2f} s",
+           None))],
+    # docs/user_guide/rule_ranker.rst: the itemset cache (letor_small, the demo's data) and
+    # the fingerprint study
+    *[Figure(text, RULES_CPU, path=("params", "cache_study", case, "s_per_query"), fmt=fmt,
+             pages=RULE_RANKER)
+      for text, case, fmt in (("0.37 s", "off", "{:.2f} s"), ("0.72 s", "65536", "{:.2f} s"),
+                              ("0.94 s", "4M splitmix", "{:.2f} s"),
+                              ("0.94", "4M splitmix", "{:.2f}"),
+                              ("0.89 s", "4M prime", "{:.2f} s"))],
+    *[Figure(text, RULES_CPU, path=("params", "cache_study", case, "cache_probes"),
+             peer_path=("params", "cache_study", case, key), fmt=fmt, scale=scale,
+             pages=RULE_RANKER)
+      for text, case, key, fmt, scale in (
+          ("0.0%", "65536", "cache_hits", "{:.1f}%", 100),
+          ("65.5%", "4M splitmix", "cache_hits", "{:.1f}%", 100),
+          ("65.5%", "4M prime", "cache_hits", "{:.1f}%", 100),
+          ("1.23", "4M splitmix", "probe_steps", "{:.2f}", 1),
+          ("1.23", "4M prime", "probe_steps", "{:.2f}", 1))],
+    *[Figure(text, RULES_FREE, path=("params", "wide_cache_study", key), fmt=fmt,
+             pages=RULE_RANKER)
+      for text, key, fmt in (("2.09 s", "cache_0_s", "{:.2f} s"),
+                             ("1.58 s", "cache_65536_s", "{:.2f} s"),
+                             ("19,227", "test_docs", "{:,}"), ("1,235", "words", "{:,}"))],
     # docs/gbdt_gpu.rst: the table at e6ee752 (count-balanced binning)
     *[Figure(text, COUNTBINS, f"995078 rows, {bins} bins", field, fmt, GBDT_GPU, unit=unit,
              metric=metric, peer_name=peer, scale=scale)
@@ -897,15 +949,23 @@ def _is_table(paragraph):
     return TABLE.match(paragraph.lstrip("\n")) is not None
 
 
+def _is_list(paragraph):
+    """Items of a bulleted list, or their indented continuation."""
+    return re.match(r"\n*(?:[*-] |  )", paragraph) is not None
+
+
 def _blocks(text):
     """A page's paragraphs, and the rows of its list-tables apart, each with the result files
-    it cites: those written in it and, for a table (a whole simple table, a list-table row),
-    also those of the paragraph right before the table."""
-    blocks, cited_before = [], []
+    it cites: those written in it and, for a table (a whole simple table, a list-table row)
+    or a bulleted list introduced by a paragraph ending with a colon, also those of that
+    paragraph (the last one before the table / list that is neither)."""
+    blocks, intro_cites, intro_colon = [], [], False
     for paragraph in re.split(r"\n\s*\n", text):
-        if not _is_table(paragraph):
-            cited_before = RESULT.findall(paragraph)
-        inherited = cited_before if _is_table(paragraph) else []
+        follows = _is_table(paragraph) or (_is_list(paragraph) and intro_colon)
+        if not follows:
+            intro_cites = RESULT.findall(paragraph)
+            intro_colon = paragraph.rstrip().endswith(":")
+        inherited = intro_cites if follows else []
         blocks += [(row, set(RESULT.findall(row)) | set(inherited))
                    for row in re.split(r"\n   \* - ", paragraph)]
     return [(block, {Path(c).name for c in cited}) for block, cited in blocks]

@@ -99,6 +99,8 @@ DASK_CPU_3 = "train_dask-h100-host-4x4-4b559ca-2026-11-26.json"
 DASK_GPU = "train_dask_gpu-nvidia-h100-x2-{}-2026-11-25.json"
 ALLREDUCE = "allreduce_cpu-h100-host-16core-4d46c8c-2026-11-26.json"
 _DT = ("params", "skltr_dask_timings")
+EXPLANATIONS = ("docs/user_guide/explanations.rst",)
+EXPLAIN_16 = "explain-cpu-h100-host-16threads-{}2026-11-26.json"
 FAST_SCORING = ("docs/user_guide/fast_scoring.rst",)
 PREDICT_CPU = "predict_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22"
 FIGURES = [
@@ -910,6 +912,38 @@ FIGURES = [
            path=("params", "skltr_1gpu_workers", "timings", "boosting_s"),
            minus_path=("params", "skltr_local_gpu_timings", "boosting_s"), fmt="{:.2f} s",
            pages=DASK),  # the largest of the three runs' worker-minus-local boosting
+    # docs/user_guide/explanations.rst: the 16-core host with the tables, the table before them
+    *[Figure(text, EXPLAIN_16.format("f6c439c-"), case, field, "{:.2f} s", EXPLANATIONS,
+             metric=metric)
+      for text, case, field, metric in (
+          ("1.28 s", "17947 rows", "skltr", "contribs_s"),
+          ("5.49 s", "17947 rows", "peer", "contribs_s"),
+          ("1.38 s", "17947 rows", "skltr", "first_call_s"),
+          ("5.94 s", "17947 rows", "peer", "first_call_s"),
+          ("2.13 s", "2000 rows", "skltr", "contribs_s"),
+          ("3.76 s", "2000 rows", "peer", "contribs_s"),
+          ("0.21 s", "50 rows", "skltr", "interactions_s"),
+          ("0.15 s", "50 rows", "peer", "interactions_s"))],
+    Figure("4.3x", EXPLAIN_16.format("f6c439c-"), "17947 rows", "speedup", "{:.1f}x",
+           EXPLANATIONS, metric="contribs_s"),
+    *[Figure(text, result, case, field, fmt, EXPLANATIONS, metric=metric, scale=scale)
+      for result, case, metric, cells in (
+          ("explain-cuda-nvidia-h100-80gb-hbm3-2026-11-26.json", "97278 rows", "contribs_s",
+           (("0.25 s", "{:.2f} s"), ("1.24 s", "{:.2f} s"), ("0.20", "{:.2f}"))),
+          ("explain-cuda-nvidia-h100-80gb-hbm3-2026-11-26.json", "200 rows", "interactions_s",
+           (("4.0 ms", "{:.1f} ms"), ("24 ms", "{:.0f} ms"), ("0.16", "{:.2f}"))),
+          (EXPLAIN_16.format(""), "17947 rows", "contribs_s",
+           (("12.6 s", "{:.1f} s"), ("5.9 s", "{:.1f} s"), ("2.13", "{:.2f}"))),
+          ("explain-cpu-h100-host-1thread-2026-11-26.json", "1891 rows", "contribs_s",
+           (("15.3 s", "{:.1f} s"), ("5.8 s", "{:.1f} s"), ("2.64", "{:.2f}"))),
+          (EXPLAIN_16.format(""), "2000 rows", "contribs_s",
+           (("2.29 s", "{:.2f} s"), ("2.88 s", "{:.2f} s"), ("0.79", "{:.2f}"))))
+      for (text, fmt), field in zip(cells, ("skltr", "peer", "ratio"))
+      for scale in [1000 if text.endswith("ms") else 1]],
+    *[Figure(text, result, "17947 rows", fmt="{:.2f} s", pages=EXPLANATIONS,
+             metric="contribs_s")
+      for text, result in (("12.53 s", EXPLAIN_16.format("pattern-tables-")),
+                           ("12.58 s", EXPLAIN_16.format("")))],
     # docs/gbdt_gpu.rst: the table at e6ee752 (count-balanced binning)
     *[Figure(text, COUNTBINS, f"995078 rows, {bins} bins", field, fmt, GBDT_GPU, unit=unit,
              metric=metric, peer_name=peer, scale=scale)

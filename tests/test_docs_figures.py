@@ -48,6 +48,8 @@ NOT_MEASURED = {
     ("docs/performance.rst", "5%"): "the NaN share of a test data set",
     ("docs/user_guide/rule_ranker.rst", "10x"): "issue #16's target",
     ("docs/user_guide/rule_ranker.rst", "3ms"): "the end of an estimate (2-3 ms), said so",
+    ("docs/gbdt_gpu.rst", "2%"): "the NaN share of a test data set",
+    ("docs/gbdt_gpu.rst", "10x"): "the target of the GPU fit against the CPU's",
     ("docs/user_guide/dask.rst", "1.25x"): "the target of the Dask CPU fit",
     ("docs/user_guide/dask.rst", "1.2x"): "the target of the Dask GPU fit",
     ("docs/user_guide/dask.rst", "50ms"): "a setting measured (the GIL switch interval)",
@@ -944,6 +946,83 @@ FIGURES = [
              metric="contribs_s")
       for text, result in (("12.53 s", EXPLAIN_16.format("pattern-tables-")),
                            ("12.58 s", EXPLAIN_16.format("")))],
+    # docs/gbdt_gpu.rst: the paragraphs around the tables
+    *[Figure(text, "objectives_gpu-h100-same-bits-ab-2026-11-26.json",
+             path=("summary", "lambdarank", new_old, "gpu_ms", run), fmt="{:.2f} ms",
+             pages=GBDT_GPU)
+      for text, new_old, run in (("0.55 ms", "new", 0), ("0.54 ms", "new", 1),
+                                 ("0.38 ms", "old", 0), ("0.37 ms", "old", 1))],
+    *[Figure(text, "objectives_gpu-h100-same-bits-ab-2026-11-26.json",
+             path=("summary", "lambdarank", "new", "gpu_ms", run),
+             minus_path=("summary", "lambdarank", "old", "gpu_ms", run), fmt="{:.2f} ms",
+             pages=GBDT_GPU)
+      for text, run in (("0.18 ms", 0), ("0.17 ms", 1))],
+    *[Figure(text, "objectives_gpu-h100-2026-11-22.json", case, field, "{:.2f} ms", GBDT_GPU,
+             metric=metric, scale=1000)
+      for text, case, field, metric in (("0.51 ms", "999960 rows", "skltr", "rank_xendcg"),
+                                        ("2.67 ms", "999960 rows", "peer", "rank_xendcg"),
+                                        ("0.38 ms", "999960 rows", "skltr", "lambdarank"))],
+    *[Figure(text, f"train_gpu-h200-lossguide-batch{n}-0d1270d-2026-11-26.json",
+             "leaf-wise 255 leaves", field, fmt, GBDT_GPU, metric=metric)
+      for text, n, field, metric, fmt in (
+          ("8.64 s", 1, "skltr", "fit", "{:.2f} s"), ("1.27 s", 16, "skltr", "fit", "{:.2f} s"),
+          ("1.26 s", 32, "skltr", "fit", "{:.2f} s"), ("1.90 s", 1, "peer", "fit", "{:.2f} s"),
+          ("1.94 s", 32, "peer", "fit", "{:.2f} s"), ("0.66x", 16, "ratio", "fit", "{:.2f}x"),
+          ("0.6724", 16, "skltr", "test NDCG@10", "{:.4f}"),
+          ("0.6592", 16, "peer", "test NDCG@10", "{:.4f}"))],
+    *[Figure(text, "train_gpu-h100-engine-ab-27-2026-11-26.json",
+             path=("summary", "skltr-gpu/255", key), fmt=fmt, pages=GBDT_GPU)
+      for text, key, fmt in (("2.04 s", "new_median", "{:.2f} s"),
+                             ("2.03 s", "old_median", "{:.2f} s"),
+                             ("0.6788", "ndcg@10_new", "{:.4f}"),
+                             ("0.6807", "ndcg@10_old", "{:.4f}"))],
+    *[Figure(text, "train_gpu-h100-vs-cpu-e6ee752-2026-11-22.json", "995078 rows, 255 bins",
+             field, fmt, GBDT_GPU)
+      for text, field, fmt in (("2.18 s", "skltr", "{:.2f} s"), ("31.3 s", "peer", "{:.1f} s"),
+                               ("14.4x", "speedup", "{:.1f}x"))],
+    Figure("68 ms", "train_gpu-h100-vs-cpu-e6ee752-2026-11-22.json",
+           path=("params", "raw", "skltr-gpu-scale/255", "per_round_s"), fmt="{:.0f} ms",
+           scale=1000, pages=GBDT_GPU),
+    Figure("2.26 GB", "train_gpu-h100-vs-cpu-e6ee752-2026-11-22.json",
+           path=("params", "raw", "skltr-gpu-scale/255", "gpu_peak_mb"), fmt="{:.2f} GB",
+           scale=0.001, pages=GBDT_GPU),
+    *[Figure(text, "train_gpu-h100-bounded-4849c88-2026-11-22.json", "255 bins", field, fmt,
+             GBDT_GPU, metric=metric, peer_name="xgboost-gpu")
+      for text, field, metric, fmt in (("1.73 s", "skltr", "fit", "{:.2f} s"),
+                                       ("0.67x", "ratio", "fit", "{:.2f}x"),
+                                       ("0.6788", "skltr", "test NDCG@10", "{:.4f}"))],
+    *[Figure(text, "train_gpu-h100-merged-3261768-2026-11-22.json", f"{bins} bins", field,
+             fmt, GBDT_GPU, metric=metric, scale=1000 if text.endswith("ms") else 1)
+      for text, bins, field, metric, fmt in (
+          ("2.51 s", 255, "skltr", "fit", "{:.2f} s"), ("2.59 s", 255, "peer", "fit", "{:.2f} s"),
+          ("0.97x", 255, "ratio", "fit", "{:.2f}x"), ("2.44 s", 63, "skltr", "fit", "{:.2f} s"),
+          ("2.45 s", 63, "peer", "fit", "{:.2f} s"), ("1.00x", 63, "ratio", "fit", "{:.2f}x"),
+          ("11.9 ms", 255, "skltr", "per round", "{:.1f} ms"),
+          ("12.5 ms", 255, "peer", "per round", "{:.1f} ms"),
+          ("0.95x", 255, "ratio", "per round", "{:.2f}x"),
+          ("11.3 ms", 63, "skltr", "per round", "{:.1f} ms"),
+          ("11.8 ms", 63, "peer", "per round", "{:.1f} ms"),
+          ("0.96x", 63, "ratio", "per round", "{:.2f}x"),
+          ("0.6788", 255, "skltr", "test NDCG@10", "{:.4f}"),
+          ("0.6800", 63, "skltr", "test NDCG@10", "{:.4f}"),
+          ("0.6778", 63, "peer", "test NDCG@10", "{:.4f}"))],
+    *[Figure(text, "train_gpu-h100-vs-cpu-8bce16d-2026-11-22.json", "255 bins", field, fmt,
+             GBDT_GPU, metric=metric)
+      for text, field, metric, fmt in (("34.8 s", "peer", "fit", "{:.1f} s"),
+                                       ("2.2 s", "skltr", "fit", "{:.1f} s"),
+                                       ("15.7x", "speedup", "fit", "{:.1f}x"),
+                                       ("0.6778", "peer", "test NDCG@10", "{:.4f}"))],
+    *[Figure(text, "train_gpu-h100-vs-cpu-8bce16d-2026-11-22.json",
+             path=("params", "raw", "skltr-gpu-scale/255", key), fmt=fmt, scale=scale,
+             pages=GBDT_GPU)
+      for text, key, fmt, scale in (("72 ms", "per_round_s", "{:.0f} ms", 1000),
+                                    ("2.3 GB", "gpu_peak_mb", "{:.1f} GB", 0.001))],
+    *[Figure(text, "train_gpu-h100-255bins-2026-11-22.json", "255 bins", field, fmt, GBDT_GPU,
+             metric="fit", peer_name="skltr-cpu")
+      for text, field, fmt in (("201.6 s", "peer", "{:.1f} s"), ("45x", "speedup", "{:.0f}x"),
+                               ("4.5 s", "skltr", "{:.1f} s"))],
+    Figure("26.3 s", "train_gpu-h100-resident-1dd605d-2026-11-22.json", "255 bins", "peer",
+           "{:.1f} s", GBDT_GPU, metric="fit", peer_name="lightgbm-cpu"),
     # docs/gbdt_gpu.rst: the table at e6ee752 (count-balanced binning)
     *[Figure(text, COUNTBINS, f"995078 rows, {bins} bins", field, fmt, GBDT_GPU, unit=unit,
              metric=metric, peer_name=peer, scale=scale)

@@ -50,6 +50,8 @@ NOT_MEASURED = {
     ("docs/user_guide/rule_ranker.rst", "3ms"): "the end of an estimate (2-3 ms), said so",
     ("docs/gbdt_gpu.rst", "2%"): "the NaN share of a test data set",
     ("docs/gbdt_gpu.rst", "10x"): "the target of the GPU fit against the CPU's",
+    ("docs/gbdt_gpu.rst", "109MB"): "the size of the binning sample, 200,000 x 136 float32",
+    ("docs/gbdt_gpu.rst", "544MB"): "the size of X, 1M x 136 float32",
     ("docs/user_guide/dask.rst", "1.25x"): "the target of the Dask CPU fit",
     ("docs/user_guide/dask.rst", "1.2x"): "the target of the Dask GPU fit",
     ("docs/user_guide/dask.rst", "50ms"): "a setting measured (the GIL switch interval)",
@@ -1023,6 +1025,33 @@ FIGURES = [
                                ("4.5 s", "skltr", "{:.1f} s"))],
     Figure("26.3 s", "train_gpu-h100-resident-1dd605d-2026-11-22.json", "255 bins", "peer",
            "{:.1f} s", GBDT_GPU, metric="fit", peer_name="lightgbm-cpu"),
+    # docs/gbdt_gpu.rst: where the set-up time went (7f5bc11)
+    *[Figure(text, "fit_setup_gpu-h100-7f5bc11-2026-11-22.json", path=(key, step),
+             fmt="{:.0f} ms", scale=1000, pages=GBDT_GPU)
+      for text, step, key in (
+          ("40 ms", "host: gather sample rows", "steps_s"),
+          ("121 ms", "host: transpose sample", "steps_s"),
+          ("105 ms", "host: np.sort per feature", "steps_s"),
+          ("272 ms", "host: whole BinMapper._fit_cuts", "steps_s"),
+          ("46 ms", "device: whole fit_bin_mapper (host X: what a fit does)", "steps_s"),
+          ("10 ms", "device: sample gather + sort, X already on the GPU", "steps_s"),
+          ("1 ms", "device: column_cuts (GPU cut rule, cuts to host)", "steps_s"),
+          ("73 ms", "device: DeviceBinned.from_mapper(host X)", "steps_s"),
+          ("9 ms", "validation, +-inf left to the GPU (GPU fit)", "steps_s"),
+          ("82 ms", "validation, host search for +-inf (CPU fit)", "steps_s"),
+          ("16 ms", "_assemble (200 trees)", "steps_s"),
+          ("663 ms", "device: upload X whole (not done by a fit)", "first_call_s"),
+          ("64 ms", "device: upload X whole (not done by a fit)", "steps_s"))],
+    *[Figure(text, "fit_setup_gpu-h100-2026-11-22.json",
+             path=(key, "device: upload X whole (not done by a fit)"), fmt=fmt, scale=1000,
+             pages=GBDT_GPU)
+      for text, key, fmt in (("670", "first_call_s", "{:.0f}"), ("61 ms", "steps_s", "{:.0f} ms"))],
+    Figure("405 MB", "fit_setup_gpu-h100-7f5bc11-2026-11-22.json", path=("fits", 0, "pool_mb"),
+           fmt="{:.0f} MB", pages=GBDT_GPU),
+    *[Figure(text, "train_gpu-h100-resident-1dd605d-2026-11-22.json",
+             path=("params", "raw", "skltr-gpu/255", key), fmt=fmt, pages=GBDT_GPU)
+      for text, key, fmt in (("855 MB", "gpu_peak_mb", "{:.0f} MB"),
+                             ("0.67 s", "binning_s", "{:.2f} s"))],
     # docs/gbdt_gpu.rst: the table at e6ee752 (count-balanced binning)
     *[Figure(text, COUNTBINS, f"995078 rows, {bins} bins", field, fmt, GBDT_GPU, unit=unit,
              metric=metric, peer_name=peer, scale=scale)

@@ -52,6 +52,8 @@ NOT_MEASURED = {
     ("docs/gbdt_gpu.rst", "10x"): "the target of the GPU fit against the CPU's",
     ("docs/gbdt_gpu.rst", "109MB"): "the size of the binning sample, 200,000 x 136 float32",
     ("docs/gbdt_gpu.rst", "544MB"): "the size of X, 1M x 136 float32",
+    ("docs/gbdt_gpu.rst", "78%"): "a data column's share of zeros",
+    ("docs/gbdt_gpu.rst", "98%"): "a data column's share of zeros",
     ("docs/user_guide/dask.rst", "1.25x"): "the target of the Dask CPU fit",
     ("docs/user_guide/dask.rst", "1.2x"): "the target of the Dask GPU fit",
     ("docs/user_guide/dask.rst", "50ms"): "a setting measured (the GIL switch interval)",
@@ -1052,6 +1054,18 @@ FIGURES = [
              path=("params", "raw", "skltr-gpu/255", key), fmt=fmt, pages=GBDT_GPU)
       for text, key, fmt in (("855 MB", "gpu_peak_mb", "{:.0f} MB"),
                              ("0.67 s", "binning_s", "{:.2f} s"))],
+    Figure("2.1 ms", "fit_setup_gpu-h100-2026-11-22.json",
+           path=("steps_s", "device: column_cuts (GPU cut rule, cuts to host)"), fmt="{:.1f} ms",
+           scale=1000, pages=GBDT_GPU),
+    # docs/gbdt_gpu.rst: per-round GPU time by stage (the profile of 30 rounds at 7f5bc11)
+    *[Figure(text, SETUP, path=("params", "raw", f"profile/{bins}", "stage_s_per_round", stage),
+             fmt="{:.1f} ms", scale=1000, pages=GBDT_GPU)
+      for text, bins, stage in (
+          ("4.5 ms", 255, "histogram"), ("4.0 ms", 63, "histogram"),
+          ("2.5 ms", 255, "partition"), ("2.4 ms", 63, "partition"),
+          ("1.5 ms", 255, "split"), ("1.1 ms", 63, "split"), ("0.6 ms", 255, "gradients"),
+          ("0.6 ms", 63, "gradients"), ("4.8 ms", 255, "host and launch gaps"),
+          ("4.9 ms", 63, "host and launch gaps"))],
     # docs/gbdt_gpu.rst: the table at e6ee752 (count-balanced binning)
     *[Figure(text, COUNTBINS, f"995078 rows, {bins} bins", field, fmt, GBDT_GPU, unit=unit,
              metric=metric, peer_name=peer, scale=scale)

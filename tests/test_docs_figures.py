@@ -54,6 +54,11 @@ NOT_MEASURED = {
     ("docs/gbdt_gpu.rst", "544MB"): "the size of X, 1M x 136 float32",
     ("docs/gbdt_gpu.rst", "78%"): "a data column's share of zeros",
     ("docs/gbdt_gpu.rst", "98%"): "a data column's share of zeros",
+    ("docs/scoring_internals.rst", "48KB"): "the host's L1d size",
+    ("docs/scoring_internals.rst", "2MB"): "the host's L2 size",
+    ("docs/scoring_internals.rst", "1.6MB"): "the size of a block's tables, computed",
+    ("docs/scoring_internals.rst", "3x"): "issue #28's target for the XGBoost model",
+    ("docs/scoring_internals.rst", "10x"): "issue #28's target for the LightGBM model",
     ("docs/user_guide/dask.rst", "1.25x"): "the target of the Dask CPU fit",
     ("docs/user_guide/dask.rst", "1.2x"): "the target of the Dask GPU fit",
     ("docs/user_guide/dask.rst", "50ms"): "a setting measured (the GIL switch interval)",
@@ -106,6 +111,8 @@ DASK_GPU = "train_dask_gpu-nvidia-h100-x2-{}-2026-11-25.json"
 ALLREDUCE = "allreduce_cpu-h100-host-16core-4d46c8c-2026-11-26.json"
 _DT = ("params", "skltr_dask_timings")
 EXPLANATIONS = ("docs/user_guide/explanations.rst",)
+SCORING_INTERNALS = ("docs/scoring_internals.rst",)
+SCALING_16 = "scaling_predict_cpu-h100-host-16core-4d46c8c-2026-11-26.json"
 EXPLAIN_16 = "explain-cpu-h100-host-16threads-{}2026-11-26.json"
 FAST_SCORING = ("docs/user_guide/fast_scoring.rst",)
 PREDICT_CPU = "predict_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22"
@@ -1066,6 +1073,24 @@ FIGURES = [
           ("1.5 ms", 255, "split"), ("1.1 ms", 63, "split"), ("0.6 ms", 255, "gradients"),
           ("0.6 ms", 63, "gradients"), ("4.8 ms", 255, "host and launch gaps"),
           ("4.9 ms", 63, "host and launch gaps"))],
+    # docs/scoring_internals.rst: QuickScorer's scaling on the 16-core host (4d46c8c)
+    *[Figure(text, SCALING_16, f"{model} 1000 trees, {n} threads", "speedup", fmt,
+             SCORING_INTERNALS, metric=metric)
+      for model, metric, fmt, cells in (
+          ("xgboost", "quickscorer", "{:.2f}x", ("2.46x", "1.85x", "3.69x", "3.31x", "2.24x")),
+          ("xgboost", "quickscorer tb512", "{:.2f}x",
+           ("2.64x", "2.46x", "2.37x", "3.86x", "2.63x")),
+          ("lightgbm", "quickscorer", "{:.2f}x", ("8.37x", "9.51x", "7.61x", "9.08x", "7.59x")),
+          ("lightgbm", "quickscorer tb512", "{:.1f}x", ("11.2x", "8.8x", "10.8x", "8.4x", "6.6x")))
+      for text, n in zip(cells, (1, 2, 4, 8, 16))],
+    Figure("2.2x", SCALING_16, "xgboost 1000 trees, 16 threads", "speedup", "{:.1f}x",
+           SCORING_INTERNALS, metric="quickscorer"),
+    *[Figure(text, SCALING_16, "xgboost 1000 trees, 16 threads", field, "{:.1f} GB/s",
+             SCORING_INTERNALS, metric=metric)
+      for text, field, metric in (("1.2 GB/s", "skltr", "qs DRAM GB/s"),
+                                  ("8.6 GB/s", "skltr", "qs table GB/s"))],
+    Figure("25.5 GB/s", SCALING_16, path=("params", "copy_bandwidth_GBps"), fmt="{:.1f} GB/s",
+           pages=SCORING_INTERNALS),
     # docs/gbdt_gpu.rst: the table at e6ee752 (count-balanced binning)
     *[Figure(text, COUNTBINS, f"995078 rows, {bins} bins", field, fmt, GBDT_GPU, unit=unit,
              metric=metric, peer_name=peer, scale=scale)

@@ -1091,6 +1091,15 @@ FIGURES = [
                                   ("8.6 GB/s", "skltr", "qs table GB/s"))],
     Figure("25.5 GB/s", SCALING_16, path=("params", "copy_bandwidth_GBps"), fmt="{:.1f} GB/s",
            pages=SCORING_INTERNALS),
+    # docs/gbdt_internals.rst: the objective kernels (CPU time of one thread; wall time of two)
+    *[Figure(text, "objectives_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22.json",
+             f"{objective}, 499920 rows, {n} thr", field, "{:.0f} ms",
+             ("docs/gbdt_internals.rst",), scale=1000)
+      for text, objective, n, field in (
+          ("151 ms", "lambdarank", 1, "skltr"), ("207 ms", "lambdarank", 1, "peer"),
+          ("18 ms", "rank_xendcg", 1, "skltr"), ("15 ms", "rank_xendcg", 1, "peer"),
+          ("276 ms", "rank_pairwise", 1, "skltr"), ("3 ms", "regression", 1, "skltr"),
+          ("125 ms", "lambdarank", 2, "skltr"), ("134 ms", "lambdarank", 2, "peer"))],
     # docs/gbdt_gpu.rst: the table at e6ee752 (count-balanced binning)
     *[Figure(text, COUNTBINS, f"995078 rows, {bins} bins", field, fmt, GBDT_GPU, unit=unit,
              metric=metric, peer_name=peer, scale=scale)

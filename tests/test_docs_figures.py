@@ -1100,6 +1100,11 @@ FIGURES = [
           ("18 ms", "rank_xendcg", 1, "skltr"), ("15 ms", "rank_xendcg", 1, "peer"),
           ("276 ms", "rank_pairwise", 1, "skltr"), ("3 ms", "regression", 1, "skltr"),
           ("125 ms", "lambdarank", 2, "skltr"), ("134 ms", "lambdarank", 2, "peer"))],
+    # docs/security.rst: what a refused cache folder costs each process
+    *[Figure(text, "cold_start-amd-epyc-2026-11-27-48660da-precompile-10k.json",
+             f"first fit+predict in a process, 10k rows, {cache} cache (pre-compiler default)",
+             fmt=fmt, pages=("docs/security.rst",))
+      for text, cache, fmt in (("12.9 s", "cold", "{:.1f} s"), ("0.84 s", "warm", "{:.2f} s"))],
     # docs/gbdt_gpu.rst: the table at e6ee752 (count-balanced binning)
     *[Figure(text, COUNTBINS, f"995078 rows, {bins} bins", field, fmt, GBDT_GPU, unit=unit,
              metric=metric, peer_name=peer, scale=scale)

@@ -134,6 +134,9 @@ def test_a_lightgbm_model_continues_from_its_own_scores(data, dtype):
                                                        init_model=to_tree_ensemble(booster))
     assert more.n_estimators_ == 14
     np.testing.assert_array_equal(more.predict(X, iteration_range=(0, 8)), want)
+    # the Booster itself, as LightGBM's own init_model takes it: converted, the same model
+    again = GPUHistGBDTRanker(n_estimators=6, **KW).fit(X, y, qid=qid, init_model=booster)
+    assert again.ensemble_.equals(more.ensemble_)
     assert more.score(X, y, qid=qid) > GPUHistGBDTRanker(n_estimators=1, **KW).fit(
         X, y, qid=qid).score(X, y, qid=qid)
 
@@ -163,7 +166,7 @@ def test_bad_starting_models_are_refused_and_change_nothing(data, case):
 
         booster = xgb.train({"objective": "rank:ndcg", "max_depth": 3},
                             xgb.DMatrix(X, y, qid=qid), num_boost_round=2)
-        fit_kw["init_model"] = to_tree_ensemble(booster)
+        fit_kw["init_model"] = booster  # the Booster: converted, then refused
         match = "converted from xgboost"
     elif case == "lightgbm-objective":
         from skltr.convert import to_tree_ensemble

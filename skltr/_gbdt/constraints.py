@@ -11,6 +11,11 @@ mid-point of the two outputs: for +1 the left child's ``hi`` and the right child
 bounds. Every leaf right of a +1 split is then at least every leaf left of it, so the tree,
 and the sum of trees, only rises with the feature.
 
+LightGBM's ``intermediate`` method (leaf-wise growth) cuts a new leaf's bounds at its
+sibling's output instead, and after each split tightens the bounds of the leaves that border
+the two new ones across constrained splits (:class:`IntermediateUpdate`), whose splits are
+then searched again: less constraining, the same guarantee.
+
 **Interaction** (``TreeParams.interaction``: feature sets): a branch only splits on features
 that all belong to one set (LightGBM's rule: any two features of a branch share a set). A
 node may split on the union of the sets that contain every feature used above it; a feature

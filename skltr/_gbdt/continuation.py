@@ -78,8 +78,9 @@ class Continuation:
 def continuation_from(init_model, *, n_features, objective, feature_names=None,
                       what="init_model") -> Continuation:
     """The :class:`Continuation` of ``init_model``: a fitted ``GPUHistGBDTRanker``, a
-    ``TreeEnsemble`` or the path of a skltr JSON model; checked against the fit's feature
-    count, objective and feature names (``what`` names the parameter in the errors)."""
+    ``TreeEnsemble``, the path of a skltr JSON model, or a LightGBM model (a Booster or a
+    fitted ``LGBMRanker``, converted); checked against the fit's feature count, objective and
+    feature names (``what`` names the parameter in the errors)."""
     from ..trees import TreeEnsemble  # noqa: PLC0415
 
     gain = count = None
@@ -93,12 +94,17 @@ def continuation_from(init_model, *, n_features, objective, feature_names=None,
         ensemble = init_model.ensemble_
         gain, count = init_model._split_gain, init_model._split_count
         trained_with = getattr(init_model, "objective", None)
+    elif type(init_model).__module__.split(".")[0] in ("lightgbm", "xgboost"):
+        from ..convert import to_tree_ensemble  # noqa: PLC0415
+
+        ensemble = to_tree_ensemble(init_model)  # a Booster or a fitted scikit-learn wrapper
     elif hasattr(init_model, "fit") and not hasattr(init_model, "ensemble_"):
         raise ValueError(f"{what} is an unfitted {type(init_model).__name__}: fit it first, "
                          f"or pass its fitted model.")
     else:
-        raise TypeError(f"{what} must be a fitted GPUHistGBDTRanker, a skltr TreeEnsemble or "
-                        f"the path of a skltr JSON model; got {type(init_model).__name__}.")
+        raise TypeError(f"{what} must be a fitted GPUHistGBDTRanker, a skltr TreeEnsemble, "
+                        f"the path of a skltr JSON model or a LightGBM model; got "
+                        f"{type(init_model).__name__}.")
     library = ensemble.source.get("library")
     if library == "lightgbm":
         ensemble, trained_with = _from_lightgbm(ensemble, what)

@@ -378,8 +378,7 @@ class TreeGrower:
         kernel = find_best_splits if parallel else find_best_splits_serial
         with stage("split", node.hist.nbytes):
             res = SplitInfo(*kernel(node.hist, self.n_bins, self._mask(node), self._monotone,
-                                    node.sum_g,
-                                    node.sum_h, node.count, node.lo, node.hi,
+                                    node.sum_g, node.sum_h, node.count, node.lo, node.hi,
                                     self._split_constants, self._work))
         node.split = res if res.feature >= 0 else None
         if node.split is None:

@@ -205,20 +205,18 @@ class GrowthDriver:
                 if child.split is not None and self.can_split(child, self.n_leaves):
                     heapq.heappush(heap, (-child.split.gain, position[child_id], child_id))
             if update is not None:
-                heap = self._update_bounds(backend, update, node_id, heap)
+                heap = self._update_bounds(backend, update, node_id, heap, position)
 
-    def _update_bounds(self, backend, update, node_id, heap):
+    def _update_bounds(self, backend, update, node_id, heap, position):
         """After the split of ``node_id`` (intermediate monotone constraints): tighten the
         bordering leaves' bounds, search their splits again; returns the new heap."""
         waiting = {entry[2] for entry in heap}
         changed = update.leaves_to_update(node_id, lambda i: i in waiting)
         if not changed:
             return heap
-        nodes = [self.nodes[i] for i in changed]
-        backend.find_splits_again(nodes)
+        backend.find_splits_again([self.nodes[i] for i in changed])
         heap = [entry for entry in heap if entry[2] not in changed]
-        heap += [(-self.nodes[i].split.gain, entry_position, i)
-                 for i, entry_position in ((i, self.order.index(i)) for i in changed)
+        heap += [(-self.nodes[i].split.gain, position[i], i) for i in changed
                  if self.nodes[i].split is not None]
         heapq.heapify(heap)
         return heap

@@ -362,8 +362,9 @@ class GPUHistGBDTRanker(EnsembleRanker):
             ``X`` may be CSR / CSC too.
         init_model : GPUHistGBDTRanker, TreeEnsemble or str, optional
             Continue this model (a fitted ranker, its ``to_tree_ensemble()``, the path of
-            its saved JSON model, or a LightGBM model converted by
-            :func:`skltr.convert.to_tree_ensemble`) for ``n_estimators`` more rounds, as
+            its saved JSON model, or a LightGBM model: a ``Booster``, a fitted
+            ``LGBMRanker`` or their :func:`skltr.convert.to_tree_ensemble`) for
+            ``n_estimators`` more rounds, as
             LightGBM's
             ``init_model``: the rounds start from its scores of ``X`` (and of the eval
             sets), the fitted model holds its trees then the new ones, and the rounds are

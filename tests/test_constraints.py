@@ -155,6 +155,15 @@ def test_both_constraints_and_a_pickled_and_saved_model(data, tmp_path):
     model.save_model(tmp_path / "m.json")
     back = GPUHistGBDTRanker.load_model(tmp_path / "m.json")
     assert back.get_params()["interaction_constraints"] == SETS
+    # NumPy directions and a dict by column name are stored as JSON and refit the same
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame(X, columns=[f"f{i}" for i in range(8)])
+    for directions, inp in ((np.array(MONO, np.int64), X), ({"f0": 1, "f1": -1, "f3": 1}, df)):
+        model = GPUHistGBDTRanker(n_estimators=5, random_state=0,
+                                  monotone_constraints=directions).fit(inp, y, qid=qid)
+        model.save_model(tmp_path / "d.json")
+        back = GPUHistGBDTRanker.load_model(tmp_path / "d.json")
+        assert back.fit(inp, y, qid=qid).ensemble_.equals(model.ensemble_)
     np.testing.assert_array_equal(back.predict(X), model.predict(X))
     np.testing.assert_array_equal(pickle.loads(pickle.dumps(model)).predict(X),
                                   model.predict(X))
@@ -189,7 +198,8 @@ def test_test_ndcg_within_lightgbm_with_the_same_constraints():
     ({"monotone_constraints": [1, 0]}, "has 2 entries, but X has 8 features"),
     ({"monotone_constraints": [2] + [0] * 7}, "-1 .decreasing., 0 .free. or 1"),
     ({"monotone_constraints": {"f0": 1}}, "X has no column names"),
-    ({"monotone_constraints": {9: 1}}, "feature index 9, but X has 8 features"),
+    ({"monotone_constraints": {0: 1}}, "maps column names to directions"),
+    ({"interaction_constraints": [[0, 9]]}, "feature index 9, but X has 8 features"),
     ({"monotone_constraints": MONO, "monotone_constraints_method": "advanced"},
      "'advanced' is not implemented"),
     ({"monotone_constraints": MONO, "monotone_constraints_method": "intermediate",

@@ -96,6 +96,11 @@ def test_warm_start_raises_n_estimators(data):
     with pytest.warns(UserWarning, match="no round was added"):
         ranker.fit(X, y, qid=qid)
     assert ranker.ensemble_.equals(long.ensemble_)
+    # another objective cannot continue this model (the model records its own)
+    ranker.set_params(n_estimators=30, objective="regression")
+    with pytest.raises(ValueError, match="objective='lambdarank'"):
+        ranker.fit(X, y, qid=qid)
+    ranker.set_params(objective="lambdarank")
     back = pickle.loads(pickle.dumps(ranker))
     np.testing.assert_array_equal(back.predict(X), long.predict(X))
 

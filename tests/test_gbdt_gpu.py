@@ -1202,7 +1202,7 @@ def test_constrained_gpu_fit_is_the_cpu_fit(growth):
               reg_alpha=0.2)
     for constraints in ({"monotone_constraints": [1, -1, 1, 0, 0, -1] + [0] * 6},
                         {"interaction_constraints": [[0, 1, 2], [3, 4, 5, 6], [7, 8]]},
-                        {"monotone_constraints": {0: 1, 4: -1},
+                        {"monotone_constraints": [1, 0, 0, 0, -1] + [0] * 7,
                          "interaction_constraints": [[0, 1, 2, 3], [4, 5, 6]]},
                         {"monotone_constraints": [1, -1, 1, 0, 0, -1] + [0] * 6,
                          "monotone_constraints_method": "intermediate"}):

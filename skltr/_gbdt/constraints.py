@@ -244,6 +244,11 @@ def resolve(hp, n_features, feature_names=None):
         if isinstance(monotone, dict):
             directions = [0] * n_features
             for feature, d in monotone.items():
+                if not isinstance(feature, str):
+                    raise ValueError(f"{param}: a dict maps column names to directions "
+                                     f"(scikit-learn's and XGBoost's form); got the key "
+                                     f"{feature!r}. Give positions as a list with one "
+                                     f"direction per feature.")
                 directions[index(feature, param)] = d
         else:
             directions = list(np.asarray(monotone).ravel()) if not isinstance(

@@ -93,7 +93,8 @@ def continuation_from(init_model, *, n_features, objective, feature_names=None,
     elif hasattr(init_model, "ensemble_") and hasattr(init_model, "_split_gain"):
         ensemble = init_model.ensemble_
         gain, count = init_model._split_gain, init_model._split_count
-        trained_with = getattr(init_model, "objective", None)
+        # the model's record, not the estimator's parameter (warm_start after set_params)
+        trained_with = ensemble.source.get("objective", getattr(init_model, "objective", None))
     elif type(init_model).__module__.split(".")[0] in ("lightgbm", "xgboost"):
         from ..convert import to_tree_ensemble  # noqa: PLC0415
 

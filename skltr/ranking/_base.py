@@ -330,14 +330,17 @@ def ranker_from_params(cls, params, path, *, hint):
 
 
 def jsonable_params(params: dict) -> dict:
-    """Estimator parameters as JSON values (a RandomState instance is not reproducible)."""
-    out = {}
-    for key, value in params.items():
-        if isinstance(value, np.random.RandomState):
-            value = None
-        elif isinstance(value, np.generic):
-            value = value.item()
-        elif isinstance(value, tuple):
-            value = list(value)
-        out[key] = value
-    return out
+    """Estimator parameters as JSON values (a RandomState instance is not reproducible);
+    arrays and tuples become lists, NumPy scalars Python ones, at any depth."""
+    return {key: (None if isinstance(value, np.random.RandomState) else _jsonable(value))
+            for key, value in params.items()}
+
+
+def _jsonable(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (tuple, list, np.ndarray)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    return value

@@ -149,9 +149,9 @@ class GPUHistGBDTRanker(EnsembleRanker):
         scikit-learn ``importance_type``).
     monotone_constraints : array-like of int or dict, default=None
         Per feature 1 (the score may only rise with it), -1 (only fall) or 0 (free), or a
-        dict ``{feature: direction}`` (index, or column name when X is a DataFrame) of the
-        constrained ones. The model is monotone along each constrained feature whatever the
-        other features (LightGBM's ``monotone_constraints``, XGBoost's).
+        dict ``{column name: direction}`` of the constrained ones (X a DataFrame). The
+        model is monotone along each constrained feature whatever the other features
+        (LightGBM's ``monotone_constraints``, XGBoost's).
     monotone_constraints_method : {"basic", "intermediate"}, default="basic"
         LightGBM's methods (:mod:`skltr._gbdt.constraints`): ``"basic"`` (XGBoost's too)
         bounds leaf outputs by the mid-points of the constrained splits above them;

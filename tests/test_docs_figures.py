@@ -22,6 +22,7 @@ to its result file and add its entry; the scan fails until you do.
 
 import json
 import re
+import statistics
 from pathlib import Path
 from typing import NamedTuple
 
@@ -72,8 +73,11 @@ class Figure(NamedTuple):
     ``scale``, formatted with ``fmt``. A figure outside the rows: ``path``, the keys /
     indices from the file's top to the number (with ``peer_path``: the number there over
     the one at ``path``, a speed-up; with ``minus_path``: the number at ``path`` minus the one
-    there, a time spent outside a stage). A figure a file records only in a note's text (a
-    string at ``path``) is checked as written there."""
+    there, a time spent outside a stage; with ``peer_result``, ``peer_path`` is read from that
+    file, cited next to the figure too; with ``reduce``, the figure is that function of the
+    value at ``path``, e.g. the standard error of paired differences over ``params.raw``'s
+    runs). A figure a file records only in a note's text (a string at ``path``) is checked as
+    written there."""
 
     text: str
     result: str
@@ -88,6 +92,8 @@ class Figure(NamedTuple):
     peer_path: tuple = None
     scale: float = 1
     minus_path: tuple = None
+    peer_result: str = None
+    reduce: object = None
 
 
 PERF = ("docs/performance.rst",)
@@ -116,6 +122,19 @@ SCALING_16 = "scaling_predict_cpu-h100-host-16core-4d46c8c-2026-11-26.json"
 EXPLAIN_16 = "explain-cpu-h100-host-16threads-{}2026-11-26.json"
 FAST_SCORING = ("docs/user_guide/fast_scoring.rst",)
 PREDICT_CPU = "predict_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22"
+BOUNDED = "quality_gpu-h100-bounded-4849c88{}-2026-11-22.json"
+
+
+def _paired_se(bins, engine, peer):
+    """The standard error of ``engine`` minus ``peer`` test NDCG@10 over the seeds of a
+    ``params.raw`` list of runs (``seed``, ``bins``, ``engine``, ``ndcg@10``) at ``bins``."""
+    def se(raw):
+        by = {(r["seed"], r["engine"]): r["ndcg@10"] for r in raw if r["bins"] == bins}
+        diffs = [by[s, engine] - by[s, peer] for s, e in by if e == engine]
+        return statistics.stdev(diffs) / len(diffs) ** 0.5
+    return se
+
+
 FIGURES = [
     Figure("12.6x", "predict_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22.json",
            "lightgbm 1000 trees 64 leaves (64.0 leaves/tree, 400 training queries)",
@@ -1002,6 +1021,28 @@ FIGURES = [
       for text, field, metric, fmt in (("1.73 s", "skltr", "fit", "{:.2f} s"),
                                        ("0.67x", "ratio", "fit", "{:.2f}x"),
                                        ("0.6788", "skltr", "test NDCG@10", "{:.4f}"))],
+    # the histogram stage with bounded sums: only the quality file's note records it
+    *[Figure(text, BOUNDED.format(""), path=("commit_note",), pages=GBDT_GPU)
+      for text in ("4.4", "2.5 ms")],
+    # the bounded-sums table: bounded minus two-word test NDCG@10 +- its standard error
+    *[Figure(text, BOUNDED.format(rows), path=("rows", row, "skltr"),
+             minus_path=("rows", row, "peer"), fmt="{:+.4f}", pages=GBDT_GPU)
+      for rows, row, text in (("", 0, "-0.0007"), ("", 2, "+0.0002"), ("-500k", 0, "+0.0004"),
+                              ("-500k", 1, "+0.0011"), ("-250k", 0, "-0.0025"),
+                              ("-250k", 1, "+0.0001"))],
+    *[Figure(text, BOUNDED.format(rows), path=("params", "raw"), fmt="{:.4f}", pages=GBDT_GPU,
+             reduce=_paired_se(bins, "skltr-gpu", "skltr-gpu-twoword"))
+      for rows, bins, text in (("", 255, "0.0004"), ("", 63, "0.0004"), ("-500k", 255, "0.0007"),
+                               ("-500k", 63, "0.0006"), ("-250k", 255, "0.0022"),
+                               ("-250k", 63, "0.0003"))],
+    # the 7f5bc11 table's "one process" ratios: skltr's fit in one process over XGBoost's in
+    # another
+    *[Figure(text, "train_gpu-h100-setup-cold-xgboost-2026-11-22.json",
+             path=("params", "raw", f"xgboost-gpu/{bins}", "fit_s"),
+             peer_result="train_gpu-h100-setup-cold-skltr-2026-11-22.json",
+             peer_path=("params", "raw", f"skltr-gpu/{bins}", "fit_s"), fmt="{:.2f}",
+             pages=GBDT_GPU)
+      for text, bins in (("0.84", 255), ("0.80", 63))],
     *[Figure(text, "train_gpu-h100-merged-3261768-2026-11-22.json", f"{bins} bins", field,
              fmt, GBDT_GPU, metric=metric, scale=1000 if text.endswith("ms") else 1)
       for text, bins, field, metric, fmt in (
@@ -1260,11 +1301,14 @@ FIGURES = [
 ]
 
 
-def _value(figure):
-    doc = json.loads((ROOT / "benchmarks" / "results" / figure.result).read_text())
+def _load(result):
+    return json.loads((ROOT / "benchmarks" / "results" / result).read_text())
 
-    def at(path):
-        value = doc
+
+def _value(figure):
+    doc = _load(figure.result)
+
+    def at(path, value=doc):
         for key in path:
             value = value[key]
         return value
@@ -1273,7 +1317,9 @@ def _value(figure):
         value = at(figure.path)
         if isinstance(value, str):
             return value
-        value = at(figure.peer_path) / value if figure.peer_path else value
+        value = figure.reduce(value) if figure.reduce else value
+        peer_doc = _load(figure.peer_result) if figure.peer_result else doc
+        value = at(figure.peer_path, peer_doc) / value if figure.peer_path else value
         value = value - at(figure.minus_path) if figure.minus_path else value
         return value * figure.scale
     rows = [r for r in doc["rows"] if figure.case in r["case"]
@@ -1351,9 +1397,10 @@ def test_figure_equals_its_result_file(figure):
     else:
         assert figure.fmt.format(value) == figure.text, (
             f"{figure.result} now says {figure.fmt.format(value)}, the pages {figure.text}")
+    files = {figure.result, figure.peer_result} - {None}
     for page in figure.pages:
-        # the figure and its file on one line or within one paragraph / table row
-        assert any(_written(figure.text, block) and figure.result in cited
+        # the figure and its file(s) on one line or within one paragraph / table row
+        assert any(_written(figure.text, block) and files <= cited
                    for block, cited in _blocks((ROOT / page).read_text(encoding="utf-8"))), (
             f"{page} does not quote {figure.text} next to {figure.result}")
 

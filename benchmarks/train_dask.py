@@ -223,7 +223,7 @@ def _placed(client, a, chunks):
     """``a`` as a dask Array whose block ``i`` (``chunks[i]`` rows) lives on worker ``i``."""
     import dask.array as da
 
-    workers = sorted(client.scheduler_info()["workers"])
+    workers = sorted(client.nthreads())
     bounds = np.cumsum((0,) + chunks)
     return da.concatenate([
         da.from_delayed(client.scatter(a[lo:hi], workers=[w]), (hi - lo,) + a.shape[1:],

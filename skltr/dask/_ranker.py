@@ -228,7 +228,7 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
         for name in ("n_features_in_", "feature_names_in_"):
             self.__dict__.pop(name, None)
         stub = GPUHistGBDTRanker(**hp)
-        n_workers = max(len(client.scheduler_info()["workers"]), 1)
+        n_workers = max(len(_workers(client)), 1)
         blocks = blocks_of(client, X, stub, reset=True, dtype=list(self._fit_X_dtypes),
                            n_default=n_workers)
         n = blocks.n_rows
@@ -321,12 +321,20 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
         return roles
 
 
+def _workers(client):
+    """The cluster's worker addresses, asked of the scheduler now. (Not
+    ``client.scheduler_info()["workers"]``: in distributed 2026.8 a periodic refresh that
+    carries no per-worker entries can land between its fetch and its return, so it may say
+    there are no workers -- which read as "every worker left mid-fit".)"""
+    return list(client.nthreads())
+
+
 def _training_workers(client, blocks):
     """Addresses of the workers that hold training rows, sorted: rank ``r`` is entry ``r``."""
     who = client.who_has(blocks.futures)
     held = {who[f.key][0] for f, size in zip(blocks.futures, blocks.lengths)
             if size and who.get(f.key)}
-    return sorted(held) or sorted(client.scheduler_info()["workers"])[:1]
+    return sorted(held) or sorted(_workers(client))[:1]
 
 
 def _launch(client, workers, tasks, pieces):
@@ -381,7 +389,7 @@ def _wait(client, futures, workers):
                     f"estimator is unchanged; call fit again to retry.") from exc
             if all(f.status == "finished" for f in futures):
                 return futures[0].result()
-            alive = set(client.scheduler_info()["workers"])
+            alive = set(_workers(client))
             lost = [a for a in workers if a not in alive]
             if lost:
                 raise RuntimeError(

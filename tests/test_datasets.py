@@ -525,3 +525,30 @@ def test_zero_based_reading_equals_xgboosts_own_loader(letor_dir, tmp_path):
         np.testing.assert_array_equal(X.indices, ref.indices)
         np.testing.assert_array_equal(X.data.astype(np.float32), ref.data)
     assert X.nnz == ref.nnz and load_letor(path, dense=False)[0].shape == (3, 4)
+
+
+def test_categorical_columns_are_codes_with_effects_and_leave_the_rest_alone():
+    kw = dict(n_queries=200, docs_per_query=30, n_features=10, n_informative=5, random_state=1)
+    X0, y0, q0 = make_ranking(**kw)
+    X, y, qid = make_ranking(**kw, categorical_levels=(10, 1000))
+    assert X.shape == (X0.shape[0], 12) and X.dtype == X0.dtype
+    np.testing.assert_array_equal(X[:, :10], X0)  # the numeric columns are unchanged
+    np.testing.assert_array_equal(qid, q0)
+    codes = X[:, 10:]
+    assert np.all(codes == np.round(codes)) and codes.min() >= 0
+    assert np.unique(codes[:, 0]).size == 10 and codes[:, 1].max() <= 999
+    # Zipf-like frequencies, not in code order; the categories move the labels
+    counts = np.bincount(codes[:, 0].astype(int), minlength=10)
+    assert counts.max() > 3 * counts.min() and not np.all(np.diff(counts) <= 0)
+    means = np.array([y[codes[:, 0] == c].mean() for c in range(10)])
+    assert means.max() - means.min() > 0.5
+    X1, y1, _ = make_ranking(**kw, categorical_levels=(10, 1000), n_jobs=1)
+    np.testing.assert_array_equal(X1, X)
+    np.testing.assert_array_equal(y1, y)
+
+
+@pytest.mark.parametrize("bad", [(1,), (10, 2.5), (True,), "10", (1 << 25,)])
+def test_categorical_levels_are_checked(bad):
+    with pytest.raises(ValueError, match="categorical_levels"):
+        make_ranking(n_queries=5, docs_per_query=5, n_features=4, n_informative=2,
+                     categorical_levels=bad, random_state=0)

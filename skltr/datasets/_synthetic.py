@@ -77,6 +77,24 @@ _GRADE_DECAY = 0.5
 _QUERY_SIZE_SIGMA = 0.5
 
 
+#: weight of the categorical columns' effects in the relevance signal (when there are any)
+_CATEGORICAL_WEIGHT = 0.6
+
+
+def _categorical_columns(X, n_features, levels, entropy):
+    """Fill ``X``'s columns after ``n_features`` with category codes (one stream a column,
+    so the numeric columns are untouched); returns the sum of their effects per row."""
+    effect = np.zeros(X.shape[0])
+    for j, n_levels in enumerate(levels):
+        rng = _block_rng(entropy, 3, j)
+        freq = 1.0 / np.arange(1, n_levels + 1) ** 1.1
+        code_of_rank = rng.permutation(n_levels)
+        codes = code_of_rank[rng.choice(n_levels, size=X.shape[0], p=freq / freq.sum())]
+        X[:, n_features + j] = codes
+        effect += rng.standard_normal(n_levels)[codes]
+    return effect
+
+
 def _block_rng(entropy, *key):
     """Independent stream for one purpose/block, identified by ``key`` (SeedSequence spawn key)."""
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy, spawn_key=key)))
@@ -250,6 +268,7 @@ class _Spec:
         "random_state": ["random_state"],
         "return_query_sizes": ["boolean"],
         "n_jobs": [Integral, None],
+        "categorical_levels": [tuple, list],
     },
     prefer_skip_nested_validation=True,
 )
@@ -266,6 +285,7 @@ def make_ranking(
     random_state=None,
     return_query_sizes=False,
     n_jobs=None,
+    categorical_levels=(),
 ):
     """Generate a synthetic learning-to-rank problem shaped like web-search data.
 
@@ -310,6 +330,13 @@ def make_ranking(
         drawn from that ``RandomState`` seed a :class:`numpy.random.SeedSequence`, from which
         every block of rows gets its own PCG64 :class:`numpy.random.Generator` stream. An int
         therefore gives identical arrays on every call, for any ``n_jobs``.
+    categorical_levels : sequence of int, default=()
+        One categorical column per entry, appended after the ``n_features`` numeric ones:
+        integer codes ``0 .. L - 1`` (as floats) of ``L`` categories drawn with Zipf-like
+        frequencies (1 / rank**1.1; the codes are not in frequency order), each category with
+        a random effect on relevance, so the column matters but not in code order (an
+        ordinal reading of it is a poor one). The numeric columns are the same as without
+        them; the labels then also depend on the categories.
     return_query_sizes : bool, default=False
         Also return the number of documents of each query.
     n_jobs : int or None, default=None
@@ -319,7 +346,7 @@ def make_ranking(
 
     Returns
     -------
-    X : ndarray of shape (n_samples, n_features), dtype ``dtype``
+    X : ndarray of shape (n_samples, n_features + len(categorical_levels)), dtype ``dtype``
         Features; rows are grouped by query.
     y : ndarray of float64, shape (n_samples,)
         Integral relevance grades in ``0 .. label_levels - 1``.
@@ -373,6 +400,12 @@ def make_ranking(
         dtype = None
     if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
         raise ValueError(f"dtype must be np.float32 or np.float64; got {dtype!r}.")
+    levels = [int(v) for v in categorical_levels if isinstance(v, Integral)
+              and not isinstance(v, bool) and 2 <= v <= 1 << 24]
+    if len(levels) != len(categorical_levels):
+        raise ValueError(f"categorical_levels holds the number of categories of each "
+                         f"categorical column: integers from 2 to 2**24; got "
+                         f"{categorical_levels!r}.")
     n_jobs = resolve_n_jobs(n_jobs)
 
     rs = check_random_state(random_state)
@@ -384,7 +417,7 @@ def make_ranking(
     n_samples = int(qid.shape[0])
     spec = _Spec(n_features, n_informative, n_queries, sparse_fraction, setup_rng)
 
-    X = np.empty((n_samples, n_features), dtype=dtype)
+    X = np.empty((n_samples, n_features + len(levels)), dtype=dtype)
     smooth = np.zeros(n_samples)
     tree = np.zeros(n_samples)
     noise = np.empty(n_samples)
@@ -410,7 +443,7 @@ def make_ranking(
             np.putmask(v, rng.random(v.shape, dtype=np.float32) < nan_fraction32, np.nan)
         # Back to row-major output order, 8 features at a time: a cache-friendly transpose
         # (3x faster than one whole-block transposed copy).
-        out = X[r0:r1]
+        out = X[r0:r1, :n_features]
         for j in range(0, n_features, 8):
             out[:, j:j + 8] = v[spec.position[j:j + 8]].T
 
@@ -426,11 +459,14 @@ def make_ranking(
                 for _ in pool.map(block, range(n_blocks)):
                     pass
 
+    categorical = _categorical_columns(X, n_features, levels, entropy)
+
     # Relevance: standardised signal + noise + per-query threshold offset, cut at global
     # quantiles so the grades follow the skewed target distribution.
     signal = np.zeros(n_samples)
-    if n_informative:
-        for part, weight in ((smooth, 0.6), (tree, 0.4)):
+    if n_informative or levels:
+        parts = ((smooth, 0.6), (tree, 0.4)) if n_informative else ()
+        for part, weight in parts + ((categorical, _CATEGORICAL_WEIGHT),):
             sd = part.std()
             if sd > 0:
                 signal += weight * (part - part.mean()) / sd

@@ -120,7 +120,7 @@ PEER_NAMES: tuple[PeerName, ...] = (
              ("interaction_constraints",),
              "a list of feature lists (indices or names)"),
     PeerName('importance_type="gain"', ("importance_type",), ("importance_type",),
-             'what feature_importances_ sums, "gain" or "split" (LightGBM\'s default is '
+             'what the feature importances sum, "gain" or "split" (LightGBM\'s default is '
              '"split")'),
 )
 

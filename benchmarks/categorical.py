@@ -1,0 +1,119 @@
+"""Categorical features: LightGBM's categorical splits against codes read as numbers.
+
+The baseline of issue #29's categorical work (skltr has no categorical splits yet): on
+``make_ranking`` data with one categorical column of L levels (Zipf-like frequencies,
+random effects on relevance, codes not in effect order; ``categorical_levels``) next to
+the numeric features, test NDCG@10 and fit time of
+
+* LightGBM ``lambdarank`` with ``categorical_feature=[the column]`` (its defaults:
+  ``max_cat_to_onehot=4``, ``max_cat_threshold=32``, ``cat_smooth=10``, ``cat_l2=10``);
+* LightGBM with the codes as an ordinary numeric feature (ordinal);
+* skltr ``GPUHistGBDTRanker`` with the codes as a numeric feature (ordinal: what skltr can
+  do today) and, for L <= 64, one-hot columns.
+
+Same trees for every engine (100 rounds of 31 leaves, learning rate 0.1, 20 rows a leaf,
+255 bins), ``--seeds`` data sets per L; each row gives the mean over seeds (peer = LightGBM
+with categorical splits) and the per-seed values in ``params``.
+
+Usage: python benchmarks/categorical.py [--levels 10 1000 10000] [--seeds 3]
+       [--queries 600] [--threads 2] [--out DIR]
+"""
+
+import argparse
+import time
+
+import numpy as np
+
+from _harness import row, write_result
+from skltr import GPUHistGBDTRanker
+from skltr.datasets import make_ranking
+from skltr.metrics import ndcg_score
+
+ROUNDS, LEAVES, LR, MIN_LEAF = 100, 31, 0.1, 20
+
+
+def _lightgbm(X, y, qid, X_te, threads, categorical):
+    import lightgbm as lgb
+
+    params = {"objective": "lambdarank", "num_leaves": LEAVES, "learning_rate": LR,
+              "min_data_in_leaf": MIN_LEAF, "max_bin": 255, "verbose": -1,
+              "num_threads": threads}
+    ds = lgb.Dataset(X, y, group=np.bincount(qid),
+                     categorical_feature=[X.shape[1] - 1] if categorical else "auto")
+    t = time.perf_counter()
+    booster = lgb.train(params, ds, num_boost_round=ROUNDS)
+    return time.perf_counter() - t, booster.predict(X_te, num_threads=threads)
+
+
+def _skltr(X, y, qid, X_te, threads):
+    model = GPUHistGBDTRanker(n_estimators=ROUNDS, max_leaves=LEAVES, learning_rate=LR,
+                              min_samples_leaf=MIN_LEAF, random_state=0, n_jobs=threads)
+    t = time.perf_counter()
+    model.fit(X, y, qid=qid)
+    return time.perf_counter() - t, model.predict(X_te)
+
+
+def _one_hot(X, n_levels):
+    codes = X[:, -1].astype(np.int64)
+    hot = np.zeros((X.shape[0], n_levels), X.dtype)
+    hot[np.arange(X.shape[0]), codes] = 1
+    return np.hstack([X[:, :-1], hot])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--levels", type=int, nargs="+", default=[10, 1000, 10000])
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--queries", type=int, default=600)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--out", default=None, help="result folder (default benchmarks/results)")
+    args = ap.parse_args()
+
+    # warm-up: numba loads or compiles skltr's kernels outside the clock
+    Xw, yw, qw = make_ranking(n_queries=20, docs_per_query=20, n_features=30,
+                              categorical_levels=(10,), random_state=0)
+    _skltr(Xw, yw, qw, Xw, args.threads)
+    rows, raw = [], {}
+    for n_levels in args.levels:
+        res = {}
+        for seed in range(args.seeds):
+            X, y, qid = make_ranking(n_queries=args.queries, docs_per_query=40, n_features=30,
+                                     n_informative=10, categorical_levels=(n_levels,),
+                                     random_state=seed)
+            tr, te = qid < int(args.queries * 0.75), qid >= int(args.queries * 0.75)
+            engines = {
+                "lightgbm categorical": lambda: _lightgbm(X[tr], y[tr], qid[tr], X[te],
+                                                          args.threads, True),
+                "lightgbm ordinal": lambda: _lightgbm(X[tr], y[tr], qid[tr], X[te],
+                                                      args.threads, False),
+                "skltr ordinal": lambda: _skltr(X[tr], y[tr], qid[tr], X[te], args.threads),
+            }
+            if n_levels <= 64:
+                Xh = _one_hot(X, n_levels)
+                engines["skltr one-hot"] = lambda: _skltr(Xh[tr], y[tr], qid[tr], Xh[te],
+                                                          args.threads)
+            for name, run in engines.items():
+                fit_s, scores = run()
+                ndcg = ndcg_score(y[te], scores, qid=qid[te], k=10)
+                res.setdefault(name, []).append((ndcg, fit_s))
+                print(f"L={n_levels} seed {seed} {name:22s} NDCG@10 {ndcg:.4f} "
+                      f"fit {fit_s:.2f} s", flush=True)
+        raw[n_levels] = res
+        peer = np.mean([v[0] for v in res["lightgbm categorical"]])
+        peer_s = np.mean([v[1] for v in res["lightgbm categorical"]])
+        case = f"{n_levels} categories, {args.queries} queries x 40 docs, 30 numeric features"
+        for name, values in res.items():
+            if name == "lightgbm categorical":
+                continue
+            rows.append(row(case, f"{name} NDCG@10", float(np.mean([v[0] for v in values])),
+                            float(peer), "lightgbm categorical", "ndcg"))
+            rows.append(row(case, f"{name} fit", float(np.mean([v[1] for v in values])),
+                            float(peer_s), "lightgbm categorical", "s"))
+    write_result("categorical", rows, packages=("lightgbm",), out_dir=args.out,
+                 params={"levels": args.levels, "seeds": args.seeds, "queries": args.queries,
+                         "threads": args.threads, "rounds": ROUNDS, "leaves": LEAVES,
+                         "raw": {str(k): v for k, v in raw.items()}})
+
+
+if __name__ == "__main__":
+    main()

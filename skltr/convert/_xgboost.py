@@ -37,7 +37,7 @@ import numpy as np
 from numba import njit
 
 from .. import _numba_cache  # noqa: F401 - kernel caches outside the package
-from ..trees._ensemble import TreeEnsemble
+from ..trees._ensemble import TreeEnsemble, rounds_in
 from ..trees._input import XGB_CATEGORY_TYPES
 from ..utils._model_io import model_file_errors
 from ._checks import as_int, float_array, int_array
@@ -342,15 +342,7 @@ def _base_margin(base: np.ndarray, link: str, objective: str) -> np.ndarray:
 
 
 def _iteration_slice(indptr, iteration_range, n_rounds):
-    begin, end = (0, 0) if iteration_range is None else (int(v) for v in iteration_range)
-    if end == 0:
-        end = n_rounds
-    if not 0 <= begin < end <= n_rounds:
-        raise ValueError(
-            f"iteration_range={tuple(iteration_range)} is outside the model's {n_rounds} "
-            f"boosting rounds; give (begin, end) with 0 <= begin < end <= {n_rounds} "
-            f"(end=0 means the last round)."
-        )
+    begin, end = rounds_in((0, 0) if iteration_range is None else iteration_range, n_rounds)
     return begin, end, int(indptr[begin]), int(indptr[end])
 
 

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import time
 import uuid
-import warnings
-from dataclasses import replace
 from urllib.parse import urlparse
 
 import numpy as np
@@ -238,12 +236,10 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
         self.n_features_in_ = n_features
         if blocks.feature_names is not None:
             self.feature_names_in_ = blocks.feature_names
-        continuation, n_rounds = self._continuation(n_features, init_model)
-        if continuation is not None and n_rounds == 0:
-            warnings.warn(f"warm_start=True and n_estimators={self.n_estimators} equals the "
-                          f"trees this ranker has: no round was added. Raise n_estimators "
-                          f"to continue.", UserWarning, stacklevel=3)
+        continuation, n_rounds = self._continuation(n_features, init_model, above=2)
+        if n_rounds == 0:
             return
+        hp["n_estimators"] = n_rounds  # a continued fit runs the rounds still to come
         y = check_ranking_y(collect_column(y), n)
         groups = group_by_qid(collect_column(qid), n)
         w = collect_column(sample_weight)
@@ -277,9 +273,7 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
         workers = _training_workers(client, blocks)
         roles = place_roles(client, [train, *evals],
                             {addr: r for r, addr in enumerate(workers)})
-        params = plan.params if continuation is None else replace(plan.params,
-                                                                  n_estimators=n_rounds)
-        tasks = [TrainTask(plan.objective, params, mapper, init, str(self.device),
+        tasks = [TrainTask(plan.objective, plan.params, mapper, init, str(self.device),
                            [role.parts[r][1] for role in roles], n_features,
                            shared_memory=self._shared_memory, continuation=continuation)
                  for r in range(len(workers))]

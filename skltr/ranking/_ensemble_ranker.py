@@ -19,6 +19,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._device import Device, names_gpu, resolve_device
 from ..trees._backends import get_backend
+from ..trees._ensemble import rounds_in
 from ..utils._model_io import (ModelFileError, load_document, model_file_errors,
                                 read_document, save_document)
 from ._base import BaseRanker, first_cutoff, jsonable_params, ranker_from_params
@@ -170,7 +171,7 @@ class EnsembleRanker(ExplainMixin, ExportMixin, BaseRanker):
             for t in range(end - begin):
                 node = leaves[:, t].astype(np.int64) + trees.tree_ptr[t]
                 # the kernels' arithmetic: score += value * tree weight, in tree order
-                scores = scores + trees.value[node] * trees.tree_weight[t]
+                scores += trees.value[node] * trees.tree_weight[t]
                 yield scores.copy()
 
     def _trees_in(self, iteration_range):
@@ -181,16 +182,13 @@ class EnsembleRanker(ExplainMixin, ExportMixin, BaseRanker):
             return ensemble
         n = ensemble.n_trees
         try:
-            begin, end = (operator.index(v) for v in iteration_range)
-        except (TypeError, ValueError):
+            parsed = [operator.index(v) for v in iteration_range]
+        except TypeError:
+            parsed = None
+        if parsed is None or len(parsed) != 2:
             raise ValueError(f"iteration_range={iteration_range!r}: expected (begin, end), "
-                             f"two ints (XGBoost's form).") from None
-        end = n if end == 0 else end
-        if not 0 <= begin < end <= n:
-            raise ValueError(
-                f"iteration_range={tuple(iteration_range)!r} is outside the model's {n} "
-                f"rounds (trees kept: n_estimators_={n}); give (begin, end) with "
-                f"0 <= begin < end <= {n} (end=0: up to the last round).")
+                             f"two ints (XGBoost's form).")
+        begin, end = rounds_in(parsed, n)
         if (begin, end) == (0, n):
             return ensemble
         cache = self._layout_cache

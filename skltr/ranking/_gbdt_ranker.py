@@ -10,7 +10,6 @@ stages beneath it are described in ``docs/gbdt_internals.rst``.
 from __future__ import annotations
 
 import warnings
-from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -393,9 +392,11 @@ class GPUHistGBDTRanker(EnsembleRanker):
             except (ImportError, RuntimeError, TypeError, ValueError):
                 return False  # _fit raises the device error with its message
 
-    def _continuation(self, n_features, init_model):
+    def _continuation(self, n_features, init_model, *, above):
         """The model a fit on ``n_features`` features (names: ``feature_names_in_``, set)
-        continues and its rounds to run: ``(None, n_estimators)`` for a fresh fit."""
+        continues and its rounds to run: ``(None, n_estimators)`` for a fresh fit. With
+        ``warm_start`` and nothing to add it warns (``above``: frames between the fitting
+        method and the user's call) and the rounds are 0: the caller returns."""
         from .._gbdt.continuation import continuation_from  # noqa: PLC0415
 
         check = dict(n_features=n_features, objective=self.objective,
@@ -412,8 +413,12 @@ class GPUHistGBDTRanker(EnsembleRanker):
             raise ValueError(f"warm_start=True continues the {self.n_estimators_} trees this "
                              f"ranker has; n_estimators={self.n_estimators} is fewer. Raise "
                              f"n_estimators, or set warm_start=False to fit anew.")
-        return (continuation_from(self, what="warm_start", **check),
-                self.n_estimators - self.n_estimators_)
+        n_rounds = self.n_estimators - self.n_estimators_
+        if n_rounds == 0:
+            warnings.warn(f"warm_start=True and n_estimators={self.n_estimators} equals the "
+                          f"trees this ranker has: no round was added. Raise n_estimators to "
+                          f"continue.", UserWarning, stacklevel=2 + above)
+        return continuation_from(self, what="warm_start", **check), n_rounds
 
     def _fit(self, data, eval_set=None, init_model=None):
         from .._engine.rounds import EvalData, hold_out  # noqa: PLC0415
@@ -426,7 +431,10 @@ class GPUHistGBDTRanker(EnsembleRanker):
         hp = self.get_params(deep=False)
         recipe.check_device(hp, device.is_gpu)
         eval_at = self._eval_at_list()  # checked before any work
-        continuation, n_rounds = self._continuation(data.X.shape[1], init_model)
+        continuation, n_rounds = self._continuation(data.X.shape[1], init_model, above=3)
+        if n_rounds == 0:
+            return self
+        hp["n_estimators"] = n_rounds  # a continued fit runs the rounds still to come
         if OBJECTIVES[self.objective].graded:
             # The shared label check with the graded-relevance rules, on the caller's row
             # order so that its message names the caller's row.
@@ -446,13 +454,6 @@ class GPUHistGBDTRanker(EnsembleRanker):
             (X, y, w, group_ptr), evals, val = hold_out(X, y, w, group_ptr,
                                                         self.validation_fraction, plan.seed)
             recipe.warn_auto_hold_out(hp, data.group_ptr, val, above=3)
-        if continuation is not None:
-            if n_rounds == 0:  # warm_start with n_estimators unchanged: nothing to add
-                warnings.warn(f"warm_start=True and n_estimators={self.n_estimators} equals "
-                              f"the trees this ranker has: no round was added. Raise "
-                              f"n_estimators to continue.", UserWarning, stacklevel=4)
-                return self
-            plan = replace(plan, params=replace(plan.params, n_estimators=n_rounds))
         result = recipe.boost_on(device, X, y, group_ptr, w, plan.objective, plan.params, evals,
                                  continuation=continuation)
         recipe.warn_if_no_split(result, above=3)

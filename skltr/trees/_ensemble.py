@@ -58,7 +58,21 @@ from ._input import FRAME_RULES, INPUT_RULES
 from ..utils._model_io import (load_document, make_document, model_file_errors,
                                read_document, save_document)
 
-__all__ = ["TreeEnsemble", "NodeFlags", "OUTPUT_TRANSFORMS"]
+__all__ = ["TreeEnsemble", "NodeFlags", "OUTPUT_TRANSFORMS", "rounds_in"]
+
+
+def rounds_in(iteration_range, n_rounds) -> tuple[int, int]:
+    """``(begin, end)`` of XGBoost's ``iteration_range`` over a model of ``n_rounds``
+    boosting rounds: ``end=0`` means up to the last; refused unless ``0 <= begin < end <=
+    n_rounds``. The one reading of it (the rankers' ``predict``, the XGBoost converter)."""
+    begin, end = (int(v) for v in iteration_range)
+    end = n_rounds if end == 0 else end
+    if not 0 <= begin < end <= n_rounds:
+        raise ValueError(
+            f"iteration_range={tuple(iteration_range)!r} is outside the model's {n_rounds} "
+            f"boosting rounds; give (begin, end) with 0 <= begin < end <= {n_rounds} (end=0 "
+            f"means up to the last round).")
+    return begin, end
 
 
 #: Output transforms a TreeEnsemble may name; the exact formulas live in ``_transforms.py``.

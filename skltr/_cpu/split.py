@@ -129,22 +129,6 @@ def _bin(hist, f, b, count_shift, hessian_counts):
 
 
 @njit(cache=True, inline="always")
-def _candidate_gain(gl, hl, cl, cr, sum_g, sum_h, inv_scale_g, inv_scale_h, reg_lambda,
-                    reg_alpha, min_child_weight, min_n, parent):
-    # gain of the split with left sums (gl, hl) and child counts (cl, cr) (rows or estimates);
-    # -inf when a child breaks a constraint
-    if cl < min_n or cr < min_n:
-        return -np.inf
-    hl_f = hl * inv_scale_h
-    hr_f = (sum_h - hl) * inv_scale_h
-    if hl_f < min_child_weight or hr_f < min_child_weight:
-        return -np.inf
-    return (leaf_objective(gl * inv_scale_g, hl_f, reg_lambda, reg_alpha)
-            + leaf_objective((sum_g - gl) * inv_scale_g, hr_f, reg_lambda, reg_alpha)
-            - parent)
-
-
-@njit(cache=True, inline="always")
 def bounded_output(G, H, reg_lambda, reg_alpha, lo, hi):
     """A leaf's output before shrinkage, ``-T(G) / (H + lambda)`` (0 where ``H + lambda <=
     0``), clamped to the node's monotone bounds ``[lo, hi]``."""
@@ -187,18 +171,21 @@ def _monotone_gain(gl, hl_f, sum_g, hr_f, inv_scale_g, reg_lambda, reg_alpha, mo
 
 @njit(cache=True, inline="always")
 def _gain(gl, hl, cl, cr, sum_g, sum_h, c, min_n, parent, mono_f, lo, hi):
-    # _candidate_gain, or under monotone constraints (c.has_monotone) _monotone_gain
-    if not c.has_monotone:
-        return _candidate_gain(gl, hl, cl, cr, sum_g, sum_h, c.inv_scale_g, c.inv_scale_h,
-                               c.reg_lambda, c.reg_alpha, c.min_child_weight, min_n, parent)
+    # gain of the split with left sums (gl, hl) and child counts (cl, cr) (rows or estimates);
+    # -inf when a child breaks a constraint; under monotone constraints (c.has_monotone)
+    # the children's outputs are bounded and must follow the feature's direction
     if cl < min_n or cr < min_n:
         return -np.inf
     hl_f = hl * c.inv_scale_h
     hr_f = (sum_h - hl) * c.inv_scale_h
     if hl_f < c.min_child_weight or hr_f < c.min_child_weight:
         return -np.inf
-    return _monotone_gain(gl, hl_f, sum_g, hr_f, c.inv_scale_g, c.reg_lambda, c.reg_alpha,
-                          mono_f, lo, hi, parent)
+    if c.has_monotone:
+        return _monotone_gain(gl, hl_f, sum_g, hr_f, c.inv_scale_g, c.reg_lambda,
+                              c.reg_alpha, mono_f, lo, hi, parent)
+    return (leaf_objective(gl * c.inv_scale_g, hl_f, c.reg_lambda, c.reg_alpha)
+            + leaf_objective((sum_g - gl) * c.inv_scale_g, hr_f, c.reg_lambda, c.reg_alpha)
+            - parent)
 
 
 @njit(cache=True, inline="always")

@@ -14,7 +14,7 @@ from typing import NamedTuple
 import numpy as np
 
 __all__ = ["SplitConstants", "SplitInfo", "SplitWork", "split_constants", "split_work",
-           "monotone_directions",
+           "monotone_directions", "CategoricalConstants", "categorical_constants",
            "NodeArrays", "Routing", "QSTables", "node_arrays", "routing", "qs_tables"]
 
 
@@ -61,6 +61,24 @@ def monotone_directions(monotone, n_features) -> np.ndarray:
     return np.ascontiguousarray(monotone, dtype=np.int8)
 
 
+class CategoricalConstants(NamedTuple):
+    """LightGBM's controls of categorical splits (``skltr._cpu.split_categorical``)."""
+
+    max_cat_to_onehot: int
+    max_cat_threshold: int
+    cat_smooth: float
+    cat_l2: float
+    min_data_per_group: int
+
+
+def categorical_constants(categorical) -> CategoricalConstants:
+    """The :class:`CategoricalConstants` of a ``CategoricalParams`` (fixed scalar types)."""
+    k = categorical
+    return CategoricalConstants(int(k.max_cat_to_onehot), int(k.max_cat_threshold),
+                                float(k.cat_smooth), float(k.cat_l2),
+                                int(k.min_data_per_group))
+
+
 class SplitWork(NamedTuple):
     """Per-feature work arrays of a split search: each feature's best candidate."""
 
@@ -83,6 +101,9 @@ class SplitInfo(NamedTuple):
 
     ``left_g`` / ``left_h`` are in histogram units; ``left_count`` is the left child's rows
     (meaningless for one-word histograms, where the grower takes the partition's count).
+    A categorical split has ``cat_left``, its left bins as 4 uint64 words (``bin`` -1,
+    ``default_left`` False: the missing bin goes right), and ``cat_l2``, the L2 its children's
+    outputs add (LightGBM's ``cat_l2`` after a many-vs-many split; else 0).
     """
 
     feature: int
@@ -92,6 +113,8 @@ class SplitInfo(NamedTuple):
     left_g: object
     left_h: object
     left_count: int
+    cat_left: object = None
+    cat_l2: float = 0.0
 
 
 # -- scoring ---------------------------------------------------------------------------------

@@ -226,9 +226,9 @@ def test_partition_is_stable_and_matches_naive(n_chunks, default_left):
         rows[:] = before
         tmp = np.empty_like(rows)
         if n_chunks == "serial":
-            n_left = partition_rows_serial(col, rows, start, end, 2, default_left, 5, tmp)
+            n_left = partition_rows_serial(col, rows, start, end, 2, default_left, 5, None, tmp)
         else:
-            n_left = partition_rows(col, rows, start, end, 2, default_left, 5, tmp, n_chunks)
+            n_left = partition_rows(col, rows, start, end, 2, default_left, 5, None, tmp, n_chunks)
         lw, rw = naive_partition(X, before[start:end], 1, 2, default_left, 5)
         assert n_left == len(lw)
         np.testing.assert_array_equal(rows[start:start + n_left], lw)

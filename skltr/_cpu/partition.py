@@ -23,22 +23,34 @@ from numba import njit, prange
 
 
 @njit(cache=True, inline="always")
-def _split_chunk(col, rows, lo, hi, bin_threshold, default_left, missing_bin, tmp):
+def _split_chunk(col, rows, lo, hi, bin_threshold, default_left, missing_bin, left_bits, tmp):
     # lefts to tmp[lo:lo+k] in order, rights to tmp[hi-1], tmp[hi-2], ... ; returns k.
     # Branch-free: the row is written to both free slots (the next left one and the next
     # right one; at the last row they coincide) and only one cursor moves, so the random
-    # left/right outcome costs no mispredicted branch.
+    # left/right outcome costs no mispredicted branch. ``left_bits`` None (numba compiles
+    # the branch away): "bin <= bin_threshold", the missing bin by ``default_left``; else a
+    # categorical split: the bins whose bit is set go left (the missing bin's never is).
     k = 0
     ri = hi
-    for i in range(lo, hi):
-        r = rows[i]
-        b = col[r]
-        go = np.int64((b <= bin_threshold) & (b != missing_bin)
-                      | (default_left & (b == missing_bin)))
-        tmp[lo + k] = r
-        tmp[ri - 1] = r
-        k += go
-        ri -= 1 - go
+    if left_bits is None:
+        for i in range(lo, hi):
+            r = rows[i]
+            b = col[r]
+            go = np.int64((b <= bin_threshold) & (b != missing_bin)
+                          | (default_left & (b == missing_bin)))
+            tmp[lo + k] = r
+            tmp[ri - 1] = r
+            k += go
+            ri -= 1 - go
+    else:
+        for i in range(lo, hi):
+            r = rows[i]
+            b = col[r]
+            go = np.int64((left_bits[b >> 6] >> np.uint64(b & 63)) & np.uint64(1))
+            tmp[lo + k] = r
+            tmp[ri - 1] = r
+            k += go
+            ri -= 1 - go
     return k
 
 
@@ -52,16 +64,17 @@ def _copy_back(rows, tmp, lo, hi, k, dst_left, dst_right):
 
 @njit(cache=True)
 def partition_rows_serial(col, rows, start, end, bin_threshold, default_left, missing_bin,
-                          tmp):
+                          left_bits, tmp):
     """One thread: :func:`partition_rows` for small nodes (same arguments but ``n_chunks``)."""
-    k = _split_chunk(col, rows, start, end, bin_threshold, default_left, missing_bin, tmp)
+    k = _split_chunk(col, rows, start, end, bin_threshold, default_left, missing_bin, left_bits,
+                     tmp)
     _copy_back(rows, tmp, start, end, k, start, start + k)
     return k
 
 
 @njit(parallel=True, cache=True)
-def partition_rows(col, rows, start, end, bin_threshold, default_left, missing_bin, tmp,
-                   n_chunks):
+def partition_rows(col, rows, start, end, bin_threshold, default_left, missing_bin, left_bits,
+                   tmp, n_chunks):
     """Reorder ``rows[start:end]`` to left rows then right rows (stable); return the left count.
 
     Parameters
@@ -75,6 +88,9 @@ def partition_rows(col, rows, start, end, bin_threshold, default_left, missing_b
     default_left : bool
         ... or, in the missing bin, when ``default_left``.
     missing_bin : int
+    left_bits : ndarray of uint64, shape (4,), or None
+        A categorical split: the bins whose bit is set go left (``bin_threshold`` and
+        ``default_left`` unused); None: the threshold split above.
     tmp : ndarray of uint32, same size as rows
         Scratch.
     n_chunks : int
@@ -90,7 +106,7 @@ def partition_rows(col, rows, start, end, bin_threshold, default_left, missing_b
         lo = start + c * per
         hi = min(lo + per, end)
         n_left_of[c + 1] = _split_chunk(col, rows, lo, hi, bin_threshold, default_left,
-                                        missing_bin, tmp)
+                                        missing_bin, left_bits, tmp)
     k_of = n_left_of.copy()
     for c in range(n_chunks):
         n_left_of[c + 1] += n_left_of[c]

@@ -9,6 +9,10 @@ turns them into one :class:`~skltr.trees.TreeEnsemble` with raw thresholds, the
         --to_node_arrays(mapper)-->  threshold = cut_values[cut_ptr[f] + b], flags (NaN
                                      missing, default side)
         --binned_trees_to_ensemble-->  TreeEnsemble(decision="<=", precision="float64")
+
+A categorical split (``cat_bits``: its left bins, ``bin_threshold`` -1) becomes a categorical
+node whose set holds the categories of those bins (``BinMapper.cat_values``); NaN and every
+other category go right, as in LightGBM's models.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._cpu.predict_binned import add_tree_binned
-from .._dtypes import LEAF_VALUE_DTYPE, NODE_INDEX_DTYPE
+from .._dtypes import BITSET_DTYPE, LEAF_VALUE_DTYPE, NODE_INDEX_DTYPE
 from ..trees._ensemble import NodeFlags, TreeEnsemble
 from ..utils._threads import numba_threads
 
@@ -52,6 +56,9 @@ class GrownTree:
     rows : ndarray of uint32 or None
         The rows grown on (None: all rows).
     missing_bin : int
+    cat_bits : ndarray of uint64, shape (n_nodes, 4), or None
+        Left bins of categorical splits (their ``bin_threshold`` is -1); None when the tree
+        has none.
     """
 
     feature: np.ndarray
@@ -66,6 +73,7 @@ class GrownTree:
     leaf_of_row: np.ndarray
     rows: np.ndarray | None
     missing_bin: int
+    cat_bits: np.ndarray | None = None
 
     @property
     def n_nodes(self) -> int:
@@ -86,7 +94,8 @@ class GrownTree:
         """``scores[i] += tree(X_binned[i])`` for every row of a binned matrix."""
         with numba_threads(n_threads):
             add_tree_binned(X_binned, self.feature, self.bin_threshold, self.default_left,
-                            self.left, self.right, self.value, self.missing_bin, scores)
+                            self.left, self.right, self.value, self.missing_bin,
+                            self.cat_bits, scores)
 
     def to_node_arrays(self, bin_mapper) -> dict:
         """Node arrays of this tree for a ``TreeEnsemble(decision="<=", precision="float64")``.
@@ -109,16 +118,56 @@ class GrownTree:
             | np.where(self.default_left, NodeFlags.DEFAULT_LEFT, 0),
             0,
         ).astype(np.uint8)
-        return {"feature": self.feature.copy(), "threshold": threshold.astype(np.float64),
-                "left": self.left.copy(), "right": self.right.copy(),
-                "value": self.value.copy(), "flags": flags,
-                "cover": np.maximum(np.asarray(self.hess_sum, dtype=np.float64), 0.0)}
+        arrays = {"feature": self.feature.copy(), "threshold": threshold.astype(np.float64),
+                  "left": self.left.copy(), "right": self.right.copy(),
+                  "value": self.value.copy(), "flags": flags,
+                  "cover": np.maximum(np.asarray(self.hess_sum, dtype=np.float64), 0.0)}
+        if self.cat_bits is not None:
+            self._categorical_nodes(arrays, internal, bin_mapper)
+        return arrays
+
+    def _categorical_nodes(self, arrays, internal, bin_mapper):
+        """Turn the categorical splits of ``arrays`` into categorical nodes: the categories
+        of their left bins in a bitset of category codes (``cat_offset`` local to the tree;
+        :func:`binned_trees_to_ensemble` shifts it)."""
+        n = self.n_nodes
+        offset, nwords = np.zeros(n, np.int64), np.zeros(n, np.int32)
+        words = []
+        position = {int(f): j for j, f in enumerate(bin_mapper.categorical)}
+        at = 0
+        for node in np.flatnonzero(internal & (self.bin_threshold < 0)):
+            j = position[int(self.feature[node])]
+            bits = np.unpackbits(self.cat_bits[node].view(np.uint8), bitorder="little")
+            left_bins = np.flatnonzero(bits)
+            codes = bin_mapper.cat_values[bin_mapper.cat_ptr[j] + left_bins].astype(np.int64)
+            set_words = np.zeros(int(codes.max()) // 32 + 1, BITSET_DTYPE)
+            np.bitwise_or.at(set_words, codes // 32,
+                             (np.uint32(1) << (codes % 32).astype(np.uint32)))
+            offset[node], nwords[node] = at, set_words.size
+            words.append(set_words)
+            at += set_words.size
+            arrays["threshold"][node] = 0.0
+            arrays["flags"][node] = NodeFlags.CATEGORICAL | (
+                NodeFlags.MISSING_NAN << NodeFlags.MISSING_SHIFT)
+        arrays["cat_offset"], arrays["cat_nwords"] = offset, nwords
+        arrays["cat_bitsets"] = (np.concatenate(words) if words
+                                 else np.zeros(0, BITSET_DTYPE))
 
 
 def binned_trees_to_ensemble(trees, bin_mapper, base_score=0.0, **kwargs):
     """One ``TreeEnsemble(decision="<=", precision="float64")`` of grown trees, in order."""
     parts = [t.to_node_arrays(bin_mapper) for t in trees]
     tree_ptr = np.concatenate([[0], np.cumsum([p["feature"].size for p in parts])])
+    if any("cat_bitsets" in p for p in parts):
+        at = 0
+        for p in parts:  # every tree gets the categorical arrays, offsets made global
+            p.setdefault("cat_offset", np.zeros(p["feature"].size, np.int64))
+            p.setdefault("cat_nwords", np.zeros(p["feature"].size, np.int32))
+            bitsets = p.pop("cat_bitsets", np.zeros(0, BITSET_DTYPE))
+            p["cat_offset"] = np.where(p["cat_nwords"] > 0, p["cat_offset"] + at, 0)
+            p["_bitsets"] = bitsets
+            at += bitsets.size
+        kwargs["cat_bitsets"] = np.concatenate([p.pop("_bitsets") for p in parts])
     arrays = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     return TreeEnsemble(tree_ptr=tree_ptr, n_features=bin_mapper.cut_ptr.size - 1,
                         base_score=np.array([base_score]), decision="<=",

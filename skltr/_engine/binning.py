@@ -34,6 +34,15 @@ for bin, without a dense copy: the cut sample's rows are taken as a sparse matri
 feature's sorted column is its stored values sorted with the absent zeros put in
 (``find_cuts_csc``); ``transform`` starts every row at the bins of 0.0 and bins the stored
 entries (``map_to_bins_csr``). CSC input is converted to CSR once for ``transform``.
+
+Categorical features (``categorical``: their indices) are binned by category, not by value:
+their bins are the categories of the cut sample by decreasing count (ties: the smaller code
+first), at most ``max_bins`` of them; NaN, the rarer categories and every category not in the
+sample share the missing bin (LightGBM's "other" bin), which a categorical split always sends
+right (``skltr._cpu.split_categorical``). Their values must be whole numbers in
+``[0, 2**31 - 1)`` or NaN (:func:`check_categorical_values`; LightGBM's range). Feature ``f``'s
+categories are ``cat_values[cat_ptr[j]:cat_ptr[j + 1]]`` in bin order (``j`` its position
+among the categorical features); it has no cuts.
 """
 
 from __future__ import annotations
@@ -48,7 +57,11 @@ from .._cpu.binning import (find_cuts, find_cuts_csc, map_to_bins, map_to_bins_c
 from ..trees._sparse_input import as_csr, check_sparse, is_sparse
 from ..utils._threads import numba_threads, resolve_n_jobs
 
-__all__ = ["BinMapper", "has_nan_columns", "sorted_sample_cuts", "transposed"]
+__all__ = ["BinMapper", "check_categorical_values", "has_nan_columns", "sorted_sample_cuts",
+           "transposed"]
+
+#: Categorical values are below this (LightGBM reads them as int32).
+MAX_CATEGORY = 2 ** 31 - 1
 
 #: Matrices of fewer values than this are transposed and searched for NaN columns by NumPy on
 #: one thread, in blocks of rows (a few milliseconds: 80k x 136 float32 rows take 3-10 ms),
@@ -101,6 +114,8 @@ class BinMapper:
         Seed of the row sample.
     n_threads : int or None
         Threads of :meth:`transform` (``n_jobs`` semantics); None uses all numba threads.
+    categorical : sequence of int or None
+        Indices of the categorical features (binned by category; see the module docstring).
 
     Attributes
     ----------
@@ -115,6 +130,9 @@ class BinMapper:
     has_missing : ndarray of bool, shape (n_features,)
         Whether the feature had NaN in the data given to :meth:`fit` (or as set by
         :meth:`set_has_missing`).
+    cat_ptr : ndarray of int64, shape (n_categorical + 1,)
+    cat_values : ndarray of float64
+        The categories of each categorical feature, in bin order (set with the cuts).
 
     Examples
     --------
@@ -128,11 +146,17 @@ class BinMapper:
     array([0, 1, 1, 4, 2], dtype=uint8)
     """
 
-    def __init__(self, max_bins=255, subsample=200_000, random_state=None, n_threads=None):
+    def __init__(self, max_bins=255, subsample=200_000, random_state=None, n_threads=None,
+                 categorical=None):
         self.max_bins = max_bins
         self.subsample = subsample
         self.random_state = random_state
         self.n_threads = n_threads
+        self.categorical = categorical
+
+    def _categorical(self):
+        return np.zeros(0, np.int64) if self.categorical is None else np.asarray(
+            self.categorical, dtype=np.int64)
 
     def _check_X(self, X):
         # float32 and float64 values are read as they are, others as float64; a CSR / CSC
@@ -282,6 +306,43 @@ class BinMapper:
         else:
             self._store_cuts(*sorted_sample_cuts(self._sorted_columns(sample), self.max_bins,
                                                  self.n_threads))
+        self.fit_categories(sample)
+
+    def fit_categories(self, sample):
+        """Find the categorical features' categories from the cut sample (after the cuts).
+
+        :meth:`fit` and :meth:`fit_sample` call it; a fit that set its cuts with
+        :meth:`set_cuts` (the GPU's) calls it with the gathered sample rows (only the
+        categorical columns are read).
+
+        Parameters
+        ----------
+        sample : ndarray or scipy CSR / CSC matrix, shape (n_sample_rows, n_features)
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            A categorical value that is negative, not a whole number or too large.
+        """
+        cat = self._categorical()
+        values, ptr = [], [0]
+        for f in cat:
+            col = _column(sample, f)
+            check_categorical_values(col, f)
+            codes, counts = np.unique(col[~np.isnan(col)], return_counts=True)
+            # decreasing count, ties by the smaller code (np.unique sorted the codes)
+            keep = np.argsort(-counts, kind="stable")[:int(self.max_bins)]
+            values.append(codes[keep].astype(np.float64))
+            ptr.append(ptr[-1] + keep.size)
+        self.cat_values = (np.concatenate(values) if values else np.zeros(0, np.float64))
+        self.cat_ptr = np.asarray(ptr, dtype=np.int64)
+        if cat.size:
+            self.n_bins[cat] = np.maximum(np.diff(self.cat_ptr), 1).astype(np.int32)
+        return self
 
     def _sorted_columns(self, sample):
         """One sorted row per feature of the dense ``sample``, NaN last.
@@ -337,6 +398,13 @@ class BinMapper:
         """Set the fitted attributes from ``find_cuts``' output (``cuts[f, :n_cuts[f]]``)."""
         mb = int(self.max_bins)
         n_features = cuts.shape[0]
+        cat = self._categorical()
+        if cat.size:
+            if cat.min() < 0 or cat.max() >= n_features:
+                raise ValueError(f"categorical feature index out of range for {n_features} "
+                                 f"features: {cat.tolist()}.")
+            n_cuts = np.array(n_cuts, copy=True)
+            n_cuts[cat] = 0  # binned by category
         self.cut_ptr = np.zeros(n_features + 1, dtype=np.int64)
         self.cut_ptr[1:] = np.cumsum(n_cuts)
         self.cut_values = np.ascontiguousarray(cuts[np.arange(mb - 1) < n_cuts[:, None]],
@@ -366,11 +434,52 @@ class BinMapper:
                                 self.missing_bin, out)
             else:
                 map_to_bins(X, self.cut_ptr, self.cut_values, self.missing_bin, out)
+        for j, f in enumerate(self._categorical()):
+            out[:, f] = self.category_bins(_column(X, f), j, f)
         return out
+
+    def category_bins(self, col, j, f):
+        """The bins of the values ``col`` of categorical feature ``f`` (the ``j``-th): a
+        category's bin, or the missing bin for NaN and categories without one."""
+        col = np.asarray(col, dtype=np.float64)
+        check_categorical_values(col, f)
+        cats = self.cat_values[self.cat_ptr[j]:self.cat_ptr[j + 1]]
+        if cats.size == 0:
+            return np.full(col.shape, self.missing_bin, X_BINNED_DTYPE)
+        by_code = np.argsort(cats)
+        sorted_cats = cats[by_code]
+        pos = np.minimum(np.searchsorted(sorted_cats, col), cats.size - 1)
+        return np.where(sorted_cats[pos] == col, by_code[pos],
+                        self.missing_bin).astype(X_BINNED_DTYPE)
 
     def fit_transform(self, X):
         """``fit(X).transform(X)``."""
         return self.fit(X).transform(X)
+
+
+def check_categorical_values(col, feature):
+    """Raise ValueError unless every value of the categorical column ``col`` (feature number
+    ``feature``) is NaN or a whole number in ``[0, 2**31 - 1)``."""
+    col = np.asarray(col)
+    if col.dtype.kind in "iu":
+        bad = (col < 0) | (col >= MAX_CATEGORY)
+    else:
+        with np.errstate(invalid="ignore"):
+            bad = ~np.isnan(col) & ((col < 0) | (col >= MAX_CATEGORY) | (col != np.floor(col)))
+    if np.any(bad):
+        value = col[np.flatnonzero(bad)[0]]
+        raise ValueError(
+            f"categorical feature {feature} has the value {value!r}; categories must be whole "
+            f"numbers in [0, {MAX_CATEGORY}) (NaN for missing). Encode the column's "
+            f"categories as 0, 1, 2, ... (e.g. pandas' category dtype, or "
+            f"sklearn.preprocessing.OrdinalEncoder), or leave it out of categorical_features.")
+
+
+def _column(X, f):
+    """Column ``f`` of a dense or sparse ``X`` as a dense 1-D array (absent entries 0.0)."""
+    if is_sparse(X):
+        return np.asarray(X[:, [int(f)]].toarray()).ravel()
+    return X[:, f]
 
 
 def sorted_sample_cuts(sorted_columns, max_bins, n_threads=None):

@@ -159,13 +159,14 @@ class IntermediateUpdate:
         split = d.nodes[i].split
         keep_left = keep_right = True
         for f, t, r in zip(up_features, up_thresholds, up_right):
-            if f == split.feature:
+            # bins of a categorical split have no order: both sides may border
+            if f == split.feature and split.cat_left is None and t >= 0:
                 if split.bin >= t and not r:
                     keep_right = False
                 if split.bin <= t and r:
                     keep_left = False
         left_for_right = right_for_left = True
-        if split.feature == self.feature:
+        if split.feature == self.feature and split.cat_left is None and self.threshold >= 0:
             if split.bin >= self.threshold:
                 left_for_right = False
             if split.bin <= self.threshold:

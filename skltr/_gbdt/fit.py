@@ -39,6 +39,7 @@ from sklearn.utils import check_random_state
 
 from ..utils._threads import numba_threads
 from .boosting import boost
+from .categorical import resolve as resolve_categorical
 from .constraints import resolve as resolve_constraints
 from .objectives import make_objective
 from .params import BoostParams, TreeParams
@@ -120,11 +121,13 @@ def plan_fit(hp, *, n_rows, n_queries, has_eval_sets, eval_at, feature_names=Non
     else:
         early = bool(hp["early_stopping"])
     (monotone, method), interaction = resolve_constraints(hp, n_features, feature_names)
+    categorical = resolve_categorical(hp, n_features, feature_names)
     seed = int(check_random_state(hp["random_state"]).randint(np.iinfo(np.int32).max))
+    tree = _tree_params(hp, monotone, method, interaction, categorical)
     return FitPlan(seed=seed, early_stopping=early, hold_out=early and not has_eval_sets,
                    objective=fit_objective(hp, seed),
                    params=_boost_params(hp, seed, early, eval_at, feature_names, reject_inf,
-                                        monotone, method, interaction))
+                                        tree))
 
 
 def fit_objective(hp, seed):
@@ -134,9 +137,8 @@ def fit_objective(hp, seed):
                           random_state=seed)
 
 
-def _boost_params(hp, seed, early, eval_at, feature_names, reject_inf, monotone,
-                  monotone_method, interaction) -> BoostParams:
-    tree_params = TreeParams(
+def _tree_params(hp, monotone, monotone_method, interaction, categorical) -> TreeParams:
+    return TreeParams(
         # None: no leaf limit (max_depth, min_samples_leaf and the gains bound the tree).
         max_leaves=_NO_LIMIT if hp["max_leaves"] is None else hp["max_leaves"],
         max_depth=hp["max_depth"], growth=hp["growth"],
@@ -145,7 +147,11 @@ def _boost_params(hp, seed, early, eval_at, feature_names, reject_inf, monotone,
         reg_lambda=hp["reg_lambda"], reg_alpha=hp["reg_alpha"],
         min_split_gain=hp["min_split_gain"], learning_rate=hp["learning_rate"],
         hist_mode=hp["hist_mode"], monotone=monotone, monotone_method=monotone_method,
-        interaction=interaction)
+        interaction=interaction, categorical=categorical)
+
+
+def _boost_params(hp, seed, early, eval_at, feature_names, reject_inf,
+                  tree_params) -> BoostParams:
     return BoostParams(
         objective_name=hp["objective"], n_estimators=hp["n_estimators"],
         max_bins=hp["max_bins"], tree=tree_params, subsample=hp["subsample"],

@@ -39,11 +39,13 @@ from .._cpu.partition import leaf_of_rows, partition_rows, partition_rows_serial
 from .._cpu.quantise import (N_FLOAT32_EXPONENTS, abs_sum_accumulators, quantise_gradients,
                               quantise_gradients_gh64)
 from .._cpu.split import find_best_splits, find_best_splits_serial, find_child_splits
+from .._cpu.split_categorical import best_categorical_split
 from .._dtypes import G_H_DTYPE, QUANTISED_G_H_DTYPE, ROW_INDEX_DTYPE, X_BINNED_DTYPE
 from .._engine.binned_tree import GrownTree
 from .._engine.communicator import LocalCommunicator
 from .._engine.histogram import FLOAT, HIST_PAD_BINS, ONE_WORD, HistogramPool, histogram_tasks
-from .._records import SplitInfo, monotone_directions, split_constants, split_work
+from .._records import (SplitInfo, categorical_constants, monotone_directions, split_constants,
+                        split_work)
 from ..utils._profile import stage
 from ..utils._threads import numba_threads
 from .constraints import allowed_features
@@ -226,18 +228,42 @@ class TreeGrower:
             hessian_counts=p.hessian_counts, monotone=p.monotone)
         self._monotone = monotone_directions(p.monotone, n_features)
         self._masks = {}  # features above a node -> the features it may split on
+        self._categorical = None
+        if p.categorical is not None:  # the numeric scan skips the categorical features
+            self._categorical = (np.asarray(p.categorical.features, np.int64),
+                                 categorical_constants(p.categorical),
+                                 ~p.categorical.mask(n_features))
         return Node(0, local_rows, sums[0], sums[1], n_rows, 0)
 
     def _mask(self, node):
-        """The features ``node`` may split on: the tree's column sample, and under
-        interaction constraints those allowed below the features used above it."""
-        if self.params.interaction is None:
-            return self.feature_mask
-        mask = self._masks.get(node.used)
-        if mask is None:
-            allowed = allowed_features(self.params, self.feature_mask.size, node.used)
-            mask = self._masks[node.used] = self.feature_mask & allowed
-        return mask
+        """``(mask, numeric mask)``: the features ``node`` may split on -- the tree's column
+        sample, and under interaction constraints those allowed below the features used
+        above it -- and those of them the numeric split search scans (not categorical)."""
+        key = node.used if self.params.interaction is not None else None
+        masks = self._masks.get(key)
+        if masks is None:
+            mask = self.feature_mask
+            if key is not None:
+                mask = mask & allowed_features(self.params, mask.size, node.used)
+            numeric = mask if self._categorical is None else mask & self._categorical[2]
+            masks = self._masks[key] = (mask, numeric)
+        return masks
+
+    def _with_categorical(self, node, res, mask):
+        """The better of the numeric split ``res`` and the node's best categorical split
+        (higher gain; ties: the lower feature, as the numeric search's)."""
+        if self._categorical is None:
+            return res
+        features, k, _ = self._categorical
+        bits = np.zeros(4, np.uint64)
+        with stage("split", node.hist.nbytes * features.size // node.hist.shape[0]):
+            f, gain, gl, hl, cl, many = best_categorical_split(
+                node.hist, features, self.n_bins, mask, node.sum_g, node.sum_h, node.count,
+                node.lo, node.hi, self._split_constants, k, bits)
+        if f < 0 or (res.feature >= 0 and (gain < res.gain
+                                           or (gain == res.gain and res.feature < f))):
+            return res
+        return SplitInfo(int(f), gain, -1, False, gl, hl, cl, bits, k.cat_l2 if many else 0.0)
 
     def find_splits(self, nodes):
         """Histogram and best split of the root (the only node the driver asks this of)."""
@@ -376,10 +402,12 @@ class TreeGrower:
     def _find_split(self, node):
         parallel = self._n_threads > 1 and node.count >= SPLIT_PARALLEL_MIN_ROWS
         kernel = find_best_splits if parallel else find_best_splits_serial
+        mask, numeric = self._mask(node)
         with stage("split", node.hist.nbytes):
-            res = SplitInfo(*kernel(node.hist, self.n_bins, self._mask(node), self._monotone,
+            res = SplitInfo(*kernel(node.hist, self.n_bins, numeric, self._monotone,
                                     node.sum_g, node.sum_h, node.count, node.lo, node.hi,
                                     self._split_constants, self._work))
+        res = self._with_categorical(node, res, mask)
         node.split = res if res.feature >= 0 else None
         if node.split is None:
             self._drop_hists(node)
@@ -431,6 +459,7 @@ class TreeGrower:
     def _partition(self, node):
         """Partition ``node``'s rows of this worker at its split; returns the left count."""
         feature, _, b, default_left = node.split[:4]
+        left_bits = node.split.cat_left
         col = self.X_binned_T[feature]
         n_rows = node.end - node.start
         # per row: its id and bin read, two tmp slots written, tmp read and the id written
@@ -438,9 +467,10 @@ class TreeGrower:
             if (self._n_threads > 1
                     and n_rows * self._n_threads >= 2 * PARTITION_PARALLEL_MIN_ROWS):
                 return partition_rows(col, self._buf, node.start, node.end, b, default_left,
-                                      self.missing_bin, self._tmp, self._n_threads)
+                                      self.missing_bin, left_bits, self._tmp,
+                                      self._n_threads)
             return partition_rows_serial(col, self._buf, node.start, node.end, b,
-                                         default_left, self.missing_bin, self._tmp)
+                                         default_left, self.missing_bin, left_bits, self._tmp)
 
     def _split_local(self, node, left, right, may_split):
         """A distributed split up to its all-reduce: partition this worker's rows, fill the
@@ -474,16 +504,17 @@ class TreeGrower:
         if self._large_work is None:
             self._large_work = split_work(*self._work.gain.shape, parent_hist.dtype)
         nbytes = parent_hist.nbytes * (do_small + 4 * do_large)  # scans; subtraction 3x
+        # both children have the features above them in common: one mask
+        mask, numeric = self._mask(small)
         with stage("split", nbytes):
-            # both children have the features above them in common: one mask
             found = find_child_splits(
-                small.hist, parent_hist, self.n_bins, self._mask(small), self._monotone,
+                small.hist, parent_hist, self.n_bins, numeric, self._monotone,
                 (small.sum_g, small.sum_h, small.count, small.lo, small.hi),
                 (large.sum_g, large.sum_h, large.count, large.lo, large.hi),
                 self._split_constants, self._work, self._large_work, do_small, do_large,
                 self.pool.scratch, n_chunks)
         for child, ok, res in zip((small, large), (do_small, do_large), found):
-            res = SplitInfo(*res)
+            res = self._with_categorical(child, SplitInfo(*res), mask) if ok else None
             child.split = res if ok and res.feature >= 0 else None
             if child.split is None:
                 self._drop_hists(child)

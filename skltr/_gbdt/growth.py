@@ -265,13 +265,29 @@ class GrowthDriver:
             left[split], right[split] = position[
                 np.array([self.children[self.order[j]] for j in split])].T
         is_leaf = left < 0
-        value = leaf_values(sum_g, hess_sum, is_leaf, scales.inv_g, p.reg_lambda,
+        cat_bits, value_h = _categorical_splits(nodes, split, left, right, hess_sum)
+        value = leaf_values(sum_g, value_h, is_leaf, scales.inv_g, p.reg_lambda,
                             p.reg_alpha, p.learning_rate)
         if p.monotone is not None:
-            value = clamp_leaf_values(value, sum_g, hess_sum, is_leaf,
+            value = clamp_leaf_values(value, sum_g, value_h, is_leaf,
                                       [n.lo for n in nodes], [n.hi for n in nodes],
                                       scales.inv_g, p)
         value = value.astype(LEAF_VALUE_DTYPE)
         leaf_of_row = backend.finish(self.nodes, tree_node, is_leaf, value)
         return GrownTree(feature, bin_threshold, default_left, left, right, value, gain,
-                         count, hess_sum, leaf_of_row, rows, missing_bin)
+                         count, hess_sum, leaf_of_row, rows, missing_bin, cat_bits)
+
+
+def _categorical_splits(nodes, split, left, right, hess_sum):
+    """``(cat_bits, hessians of the leaf values)`` of an assembled tree: the left bins of its
+    categorical splits (None without any), and ``hess_sum`` with ``cat_l2`` added under the
+    children of many-vs-many splits (LightGBM's outputs there take ``lambda + cat_l2``)."""
+    cat = [j for j in split if nodes[j].split.cat_left is not None]
+    if not cat:
+        return None, hess_sum
+    cat_bits = np.zeros((len(nodes), 4), np.uint64)
+    value_h = hess_sum.copy()
+    for j in cat:
+        cat_bits[j] = nodes[j].split.cat_left
+        value_h[[left[j], right[j]]] += nodes[j].split.cat_l2
+    return cat_bits, value_h

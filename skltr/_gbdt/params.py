@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from .._engine.binning import BinMapper
 from .._engine.rounds import binning_seed
+from .categorical import CategoricalParams
 
 __all__ = ["TreeParams", "BoostParams"]
 
@@ -52,6 +53,8 @@ class TreeParams:
     interaction : tuple of tuple of int or None
         Feature sets; a branch only uses features that share one of them (features in no
         set are sets of their own).
+    categorical : CategoricalParams or None
+        The categorical features and their split controls (:mod:`skltr._gbdt.categorical`).
     """
 
     max_leaves: int = 31
@@ -68,12 +71,15 @@ class TreeParams:
     monotone: tuple | None = None
     monotone_method: str = "basic"
     interaction: tuple | None = None
+    categorical: CategoricalParams | None = None
 
     def __post_init__(self):
         assert self.growth in ("leafwise", "depthwise"), self.growth
         assert self.hist_mode in ("float", "quantised"), self.hist_mode
         assert self.min_samples_leaf_counts in ("rows", "hessian")
         assert self.monotone_method in ("basic", "intermediate")
+        if isinstance(self.categorical, dict):  # dataclasses.asdict's form (pre-compiler)
+            object.__setattr__(self, "categorical", CategoricalParams(**self.categorical))
         assert int(self.max_leaves) >= 2 and (self.max_depth is None or int(self.max_depth) >= 1)
         assert int(self.min_samples_leaf) >= 1
         assert min(self.min_child_weight, self.reg_lambda, self.reg_alpha,
@@ -150,8 +156,10 @@ class BoostParams:
         distributed fit's driver on the gathered sample, with
         :meth:`~skltr._engine.binning.BinMapper.sample_rows` and ``fit_sample``: the same
         cuts)."""
+        cat = self.tree.categorical
         return BinMapper(max_bins=self.max_bins, random_state=binning_seed(self.seed),
-                         n_threads=self.n_jobs)
+                         n_threads=self.n_jobs,
+                         categorical=None if cat is None else cat.features)
 
     @property
     def source(self) -> dict:

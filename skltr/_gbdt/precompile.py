@@ -248,7 +248,8 @@ def start(X, params, n_threads) -> bool:
     stages = _cold(stages)
     if not stages:
         return False
-    spec = {"tree": dataclasses.asdict(tree), "n_rows": int(X.shape[0]),
+    # categorical splits' kernels are left to the fit (a fit without them is the common one)
+    spec = {"tree": dataclasses.asdict(dataclasses.replace(tree, categorical=None)), "n_rows": int(X.shape[0]),
             "n_features": int(X.shape[1]), "max_bins": int(params.max_bins),
             "n_threads": int(n_threads), "x_dtype": str(dtype)}
     _ACTIVE = _Worker(stages, spec)

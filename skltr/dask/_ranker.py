@@ -100,7 +100,9 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
                  validation_fraction=0.1, n_iter_no_change=10, device="cpu", n_jobs=None,
                  random_state=None, verbose=0, warm_start=False, importance_type="gain",
                  monotone_constraints=None, monotone_constraints_method="basic",
-                 interaction_constraints=None):
+                 interaction_constraints=None, categorical_features="from_dtype",
+                 max_cat_to_onehot=4, max_cat_threshold=32, cat_smooth=10.0, cat_l2=10.0,
+                 min_data_per_group=100):
         super().__init__(
             objective=objective, n_estimators=n_estimators, learning_rate=learning_rate,
             max_leaves=max_leaves, max_depth=max_depth, growth=growth,
@@ -115,7 +117,10 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
             random_state=random_state, verbose=verbose, warm_start=warm_start,
             importance_type=importance_type, monotone_constraints=monotone_constraints,
             monotone_constraints_method=monotone_constraints_method,
-            interaction_constraints=interaction_constraints)
+            interaction_constraints=interaction_constraints,
+            categorical_features=categorical_features, max_cat_to_onehot=max_cat_to_onehot,
+            max_cat_threshold=max_cat_threshold, cat_smooth=cat_smooth, cat_l2=cat_l2,
+            min_data_per_group=min_data_per_group)
         self.client = client
 
     # ------------------------------------------------------------------ conversion

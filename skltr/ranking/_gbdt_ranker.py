@@ -18,6 +18,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._device import resolve_device
 from .._gbdt.objectives import OBJECTIVES
 from ..utils.validation import check_ranking_y
+from ._categorical import check_categorical_columns, encode_fit_frame, encode_frame
 from ._ensemble_ranker import EnsembleRanker
 
 __all__ = ["GPUHistGBDTRanker"]
@@ -159,6 +160,29 @@ class GPUHistGBDTRanker(EnsembleRanker):
     interaction_constraints : list of lists, default=None
         Feature sets (indices or column names), XGBoost's form: a branch of a tree only
         splits on features that share a set; a feature in no set is used alone.
+    categorical_features : "from_dtype", array-like or None, default="from_dtype"
+        Features split by category rather than by value (scikit-learn's
+        ``HistGradientBoosting*`` forms): ``"from_dtype"`` the pandas ``category`` columns of
+        a DataFrame ``X``, or feature indices, a boolean mask, or column names; None: none.
+        Values of a categorical feature must be whole numbers >= 0 (or NaN); a pandas
+        ``category`` column's categories are stored at fit and a DataFrame's are matched to
+        them at predict (a category unknown at fit counts as missing). A split sends a set of
+        categories left: one against the rest for few categories, LightGBM's many-vs-many
+        partition for more (the categories of at most ``max_bins`` bins, the most frequent;
+        the others, NaN and unseen categories go right). See :ref:`categorical_features`.
+    max_cat_to_onehot : int, default=4
+        A feature with fewer categories than this splits one category against the rest
+        (LightGBM's ``max_cat_to_onehot``, which counts its "other" bin).
+    max_cat_threshold : int, default=32
+        Most categories on the left side of a many-vs-many split.
+    cat_smooth : float, default=10.0
+        Smoothing of the gradient-ratio order of the categories, and the least rows of a
+        category in a node for it to take part in a many-vs-many split.
+    cat_l2 : float, default=10.0
+        L2 regularisation added to ``reg_lambda`` for many-vs-many splits (their gains and
+        their children's values).
+    min_data_per_group : int, default=100
+        Least rows between two candidates of a many-vs-many split, and on its right side.
 
     Attributes
     ----------
@@ -184,6 +208,8 @@ class GPUHistGBDTRanker(EnsembleRanker):
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Present when ``X`` was a DataFrame with string column names.
+    is_categorical_ : ndarray of bool of shape (``n_features_in_``,) or None
+        Which features were categorical (None: none), as scikit-learn's.
     device_ : str
         The device that was used.
     timings_ : dict
@@ -280,6 +306,12 @@ class GPUHistGBDTRanker(EnsembleRanker):
         "monotone_constraints": ["array-like", dict, None],
         "monotone_constraints_method": [StrOptions({"basic", "intermediate", "advanced"})],
         "interaction_constraints": [list, tuple, None],
+        "categorical_features": [StrOptions({"from_dtype"}), "array-like", None],
+        "max_cat_to_onehot": [Interval(Integral, 1, None, closed="left")],
+        "max_cat_threshold": [Interval(Integral, 1, None, closed="left")],
+        "cat_smooth": [Interval(Real, 0, None, closed="left")],
+        "cat_l2": [Interval(Real, 0, None, closed="left")],
+        "min_data_per_group": [Interval(Integral, 1, None, closed="left")],
     }
     # ±inf is refused (the base class's default): the binned trees put +inf in the last
     # bin, but a "non-missing vs missing" split exports the threshold DBL_MAX, which +inf
@@ -302,7 +334,9 @@ class GPUHistGBDTRanker(EnsembleRanker):
                  validation_fraction=0.1, n_iter_no_change=10, device="cpu", n_jobs=None,
                  random_state=None, verbose=0, warm_start=False, importance_type="gain",
                  monotone_constraints=None, monotone_constraints_method="basic",
-                 interaction_constraints=None):
+                 interaction_constraints=None, categorical_features="from_dtype",
+                 max_cat_to_onehot=4, max_cat_threshold=32, cat_smooth=10.0, cat_l2=10.0,
+                 min_data_per_group=100):
         self.objective = objective
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
@@ -334,6 +368,12 @@ class GPUHistGBDTRanker(EnsembleRanker):
         self.monotone_constraints = monotone_constraints
         self.monotone_constraints_method = monotone_constraints_method
         self.interaction_constraints = interaction_constraints
+        self.categorical_features = categorical_features
+        self.max_cat_to_onehot = max_cat_to_onehot
+        self.max_cat_threshold = max_cat_threshold
+        self.cat_smooth = cat_smooth
+        self.cat_l2 = cat_l2
+        self.min_data_per_group = min_data_per_group
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X, y, *, qid=None, sample_weight=None, eval_set=None, init_model=None):
@@ -376,11 +416,15 @@ class GPUHistGBDTRanker(EnsembleRanker):
         self
         """
         X, y, qid, sample_weight = (_to_host(a) for a in (X, y, qid, sample_weight))
+        # pandas category columns -> codes, their categories kept (the eval sets' coded
+        # against them); "from_dtype" resolved to indices
+        X, spec, categories = encode_fit_frame(X, self.categorical_features)
         if isinstance(eval_set, list):  # anything else is left for the checks to refuse
-            eval_set = [tuple(_to_host(a) for a in part) if isinstance(part, tuple) else part
+            eval_set = [tuple(encode_frame(_to_host(a), categories) if k == 0 else _to_host(a)
+                              for k, a in enumerate(part)) if isinstance(part, tuple) else part
                         for part in eval_set]
         return super().fit(X, y, qid=qid, sample_weight=sample_weight, eval_set=eval_set,
-                           init_model=init_model)
+                           init_model=init_model, categorical=(spec, categories))
 
     def _fit_checks_inf(self):
         # On the GPU the binning kernels flag +-inf while they read X (boost(reject_inf=True)),
@@ -420,7 +464,23 @@ class GPUHistGBDTRanker(EnsembleRanker):
                           f"continue.", UserWarning, stacklevel=2 + above)
         return continuation_from(self, what="warm_start", **check), n_rounds
 
-    def _fit(self, data, eval_set=None, init_model=None):
+    def _predict_X(self, X):
+        X = super()._predict_X(encode_frame(X, getattr(self, "_pandas_categories", None)))
+        self._check_categories(X)
+        return X
+
+    def _explain_inputs(self, X):
+        inputs = super()._explain_inputs(
+            encode_frame(X, getattr(self, "_pandas_categories", None)))
+        self._check_categories(inputs[1])
+        return inputs
+
+    def _check_categories(self, X):
+        """A validated X's categorical columns hold category codes (or NaN)."""
+        if getattr(self, "is_categorical_", None) is not None:
+            check_categorical_columns(X, np.flatnonzero(self.is_categorical_))
+
+    def _fit(self, data, eval_set=None, init_model=None, categorical=(None, None)):
         from .._engine.rounds import EvalData, hold_out  # noqa: PLC0415
         from .._gbdt import fit as recipe  # noqa: PLC0415
         from .._numba_cache import announce_first_compile  # noqa: PLC0415
@@ -435,6 +495,7 @@ class GPUHistGBDTRanker(EnsembleRanker):
         if n_rounds == 0:
             return self
         hp["n_estimators"] = n_rounds  # a continued fit runs the rounds still to come
+        hp["categorical_features"], pandas_categories = categorical
         if OBJECTIVES[self.objective].graded:
             # The shared label check with the graded-relevance rules, on the caller's row
             # order so that its message names the caller's row.
@@ -457,6 +518,9 @@ class GPUHistGBDTRanker(EnsembleRanker):
         result = recipe.boost_on(device, X, y, group_ptr, w, plan.objective, plan.params, evals,
                                  continuation=continuation)
         recipe.warn_if_no_split(result, above=3)
+        cat = plan.params.tree.categorical
+        self.is_categorical_ = None if cat is None else cat.mask(data.X.shape[1])
+        self._pandas_categories = pandas_categories or {}
         return self._set_fitted(result, device)
 
     def _check_gain(self):

@@ -119,6 +119,17 @@ PEER_NAMES: tuple[PeerName, ...] = (
     PeerName("interaction_constraints=None", ("interaction_constraints",),
              ("interaction_constraints",),
              "a list of feature lists (indices or names)"),
+    PeerName('categorical_features="from_dtype"',
+             ("categorical_feature", "cat_feature", "categorical_column", "cat_column",
+              "fit(categorical_feature=...)"),
+             ("enable_categorical",),
+             'scikit-learn\'s HistGradientBoosting form: "from_dtype" (pandas category '
+             'columns), indices, a boolean mask or column names'),
+    PeerName("max_cat_to_onehot=4", ("max_cat_to_onehot",), ("max_cat_to_onehot",)),
+    PeerName("max_cat_threshold=32", ("max_cat_threshold",), ("max_cat_threshold",)),
+    PeerName("cat_smooth=10.0", ("cat_smooth",), ()),
+    PeerName("cat_l2=10.0", ("cat_l2",), ()),
+    PeerName("min_data_per_group=100", ("min_data_per_group",), ()),
     PeerName('importance_type="gain"', ("importance_type",), ("importance_type",),
              'what the feature importances sum, "gain" or "split" (LightGBM\'s default is '
              '"split")'),

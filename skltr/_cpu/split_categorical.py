@@ -1,0 +1,169 @@
+"""numba kernel of categorical split finding: the best "these categories left" split of a node.
+
+A categorical feature's bins are its categories (``skltr._engine.binning``: the most
+frequent ones, at most ``max_bins``); its missing bin holds NaN, the rare categories left out
+of the bins and every category unseen at fit, and always goes right. Per node and categorical
+feature, LightGBM's rule (``FindBestThresholdCategoricalInner``, ``feature_histogram.cpp``):
+
+* at most ``max_cat_to_onehot - 1`` categories (LightGBM counts its "other" bin in
+  ``num_bin``): one category against the rest, each tried, the usual gain;
+* otherwise *many-vs-many*: the categories whose (estimated) count reaches ``cat_smooth`` are
+  sorted by ``G / (H + cat_smooth)`` (stable), and prefixes of that order are tried from both
+  ends, up to ``min(max_cat_threshold, (used + 1) // 2)`` categories, scored with
+  ``reg_lambda + cat_l2``; a prefix is a candidate only when the categories added since the
+  last candidate hold ``min_data_per_group`` rows, and a direction stops once the right side
+  holds fewer than ``min_data_per_group`` (or ``min_samples_leaf``) rows, or too little
+  hessian. The children of such a split get their outputs with ``reg_lambda + cat_l2`` too
+  (the growth driver adds ``cat_l2`` where they stay leaves).
+
+Counts are the numeric scan's (``skltr._cpu.split``): rows, or LightGBM's hessian estimates.
+The parent's objective is LightGBM's too: with the plain ``reg_lambda``. A candidate must beat
+``min_split_gain`` strictly and ties keep the first (lowest feature, then one-vs-rest bins
+in order; many-vs-many: direction up before down, shorter prefix first). Under monotone
+constraints the children's outputs are bounded as any split's; a categorical feature is never
+constrained itself.
+
+The chosen left set is returned as a 256-bit bitset of bins (4 uint64), which the partition
+(``skltr._cpu.partition.partition_rows_set``) and the binned-tree scoring read, and which the
+tree's assembly turns into the category bitset of ``TreeEnsemble``'s categorical nodes.
+"""
+
+import numpy as np
+from numba import njit
+
+from .split import _bin, _bin_count, _monotone_gain, _node_constants, leaf_objective
+
+
+@njit(cache=True, inline="always")
+def _cat_gain(gl, hl, sum_g, sum_h, c, parent, lam, lo, hi):
+    # the split's gain with L2 ``lam`` (checks of counts and hessians done by the caller)
+    hl_f = hl * c.inv_scale_h
+    hr_f = (sum_h - hl) * c.inv_scale_h
+    if c.has_monotone:
+        return _monotone_gain(gl, hl_f, sum_g, hr_f, c.inv_scale_g, lam, c.reg_alpha, 0, lo,
+                              hi, parent)
+    return (leaf_objective(gl * c.inv_scale_g, hl_f, lam, c.reg_alpha)
+            + leaf_objective((sum_g - gl) * c.inv_scale_g, hr_f, lam, c.reg_alpha) - parent)
+
+
+@njit(cache=True)
+def best_categorical_split(hist, features, n_bins, feature_mask, sum_g, sum_h, count, lo, hi,
+                           c, k, left_bits):
+    """The best categorical split of one node over the categorical ``features``.
+
+    Parameters
+    ----------
+    hist, n_bins, feature_mask, sum_g, sum_h, count, lo, hi, c
+        As :func:`skltr._cpu.split.find_best_splits`.
+    features : ndarray of int64
+        The categorical features, increasing.
+    k : skltr._records.CategoricalConstants
+    left_bits : ndarray of uint64, shape (4,)
+        Receives the best split's left bins (bit ``b % 64`` of word ``b // 64``).
+
+    Returns
+    -------
+    tuple
+        ``(feature, gain, left_g, left_h, left_count, many)``: ``feature`` -1 when no
+        candidate qualifies; ``left_count`` exact rows of the left bins (meaningless for
+        one-word histograms, as the numeric scan's); ``many`` whether it is a many-vs-many
+        split (its children's outputs take ``cat_l2``).
+    """
+    min_n, parent, count_factor = _node_constants(sum_g, sum_h, count, c, lo, hi)
+    hessian_counts = count_factor > 0.0
+    inv_h = c.inv_scale_h
+    min_w = c.min_child_weight
+    best = c.min_split_gain
+    best_f = -1
+    best_gl = sum_g - sum_g
+    best_hl = sum_h - sum_h
+    best_cl = 0
+    best_many = False
+    best_dir = 0
+    best_len = 0
+    best_bin = -1
+    left_bits[:] = 0
+    n_max = c.missing_bin + 1
+    order = np.empty(n_max, np.int64)
+    keys = np.empty(n_max, np.float64)
+    chosen = np.empty(n_max, np.int64)  # the best split's sorted bins
+    n_chosen = 0
+    for j in range(features.size):
+        f = features[j]
+        nb = n_bins[f]
+        if not feature_mask[f] or nb <= 1:
+            continue
+        if nb + 1 <= k.max_cat_to_onehot:
+            for b in range(nb):
+                gb, hb, cb, nonempty = _bin(hist, f, b, c.count_shift, hessian_counts)
+                if not nonempty:
+                    continue
+                cl = _bin_count(hb, cb, inv_h, count_factor)
+                cr = count - cl
+                if cl < min_n or cr < min_n:
+                    continue
+                if hb * inv_h < min_w or (sum_h - hb) * inv_h < min_w:
+                    continue
+                gain = _cat_gain(gb, hb, sum_g, sum_h, c, parent, c.reg_lambda, lo, hi)
+                if gain > best:
+                    best, best_f, best_gl, best_hl, best_cl = gain, f, gb, hb, cb
+                    best_many, best_bin = False, b
+            continue
+        used = 0
+        for b in range(nb):
+            gb, hb, cb, nonempty = _bin(hist, f, b, c.count_shift, hessian_counts)
+            if nonempty and _bin_count(hb, cb, inv_h, count_factor) >= k.cat_smooth:
+                order[used] = b
+                keys[used] = (gb * c.inv_scale_g) / (hb * inv_h + k.cat_smooth)
+                used += 1
+        if used == 0:
+            continue
+        rank = np.argsort(keys[:used], kind="mergesort")  # stable, as std::stable_sort
+        sorted_bins = order[:used][rank]
+        max_num_cat = min(k.max_cat_threshold, (used + 1) // 2)
+        lam = c.reg_lambda + k.cat_l2
+        for direction in (1, -1):
+            gl = sum_g - sum_g
+            hl = sum_h - sum_h
+            cl_rows = 0
+            cl = np.int64(0)
+            group = np.int64(0)
+            pos = 0 if direction == 1 else used - 1
+            for i in range(min(used, max_num_cat)):
+                b = sorted_bins[pos]
+                pos += direction
+                gb, hb, cb, _ = _bin(hist, f, b, c.count_shift, hessian_counts)
+                gl += gb
+                hl += hb
+                cl_rows += cb
+                n_b = _bin_count(hb, cb, inv_h, count_factor)
+                cl += n_b
+                group += n_b
+                if cl < min_n or hl * inv_h < min_w:
+                    continue
+                cr = count - cl
+                if cr < min_n or cr < k.min_data_per_group:
+                    break
+                if (sum_h - hl) * inv_h < min_w:
+                    break
+                if group < k.min_data_per_group:
+                    continue
+                group = 0
+                gain = _cat_gain(gl, hl, sum_g, sum_h, c, parent, lam, lo, hi)
+                if gain > best:
+                    best, best_f, best_gl, best_hl, best_cl = gain, f, gl, hl, cl_rows
+                    best_many, best_dir, best_len = True, direction, i + 1
+        if best_f == f and best_many:
+            # keep this feature's chosen bins (a later feature's order overwrites ``order``)
+            n_chosen = best_len
+            for i in range(best_len):
+                chosen[i] = sorted_bins[i] if best_dir == 1 else sorted_bins[used - 1 - i]
+    if best_f < 0:
+        return -1, -np.inf, best_gl, best_hl, 0, False
+    if best_many:
+        for i in range(n_chosen):
+            b = chosen[i]
+            left_bits[b >> 6] |= np.uint64(1) << np.uint64(b & 63)
+    else:
+        left_bits[best_bin >> 6] |= np.uint64(1) << np.uint64(best_bin & 63)
+    return best_f, best, best_gl, best_hl, best_cl, best_many

@@ -1,0 +1,140 @@
+"""Categorical features of a GBDT fit: which features, and LightGBM's controls of their splits.
+
+:func:`resolve` reads the estimator's ``categorical_features`` (scikit-learn's
+``HistGradientBoosting*`` forms: indices, a boolean mask, column names; ``"from_dtype"`` is
+resolved by the front-end, which alone sees the DataFrame's dtypes, into indices) and the
+controls, into one :class:`CategoricalParams` that the binning (which bins are categories),
+the split search (``skltr._cpu.split_categorical``) and the tree's assembly read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from numbers import Integral
+
+import numpy as np
+
+__all__ = ["CategoricalParams", "resolve", "CATEGORICAL_DEFAULTS"]
+
+#: LightGBM's defaults of the controls (``config.h``)
+CATEGORICAL_DEFAULTS = {"max_cat_to_onehot": 4, "max_cat_threshold": 32, "cat_smooth": 10.0,
+                        "cat_l2": 10.0, "min_data_per_group": 100}
+
+
+@dataclass(frozen=True)
+class CategoricalParams:
+    """Categorical features and how they split (LightGBM's parameters of the same names).
+
+    Attributes
+    ----------
+    features : tuple of int
+        The categorical features, increasing (at least one).
+    max_cat_to_onehot : int
+        Features of fewer than this many categories (LightGBM counts its "other" bin: at
+        most ``max_cat_to_onehot - 1``) split one category against the rest.
+    max_cat_threshold : int
+        Most categories on the left of a many-vs-many split.
+    cat_smooth : float
+        Smoothing of the ``G / (H + cat_smooth)`` order, and the least (estimated) rows of
+        a category in a node for it to take part in a many-vs-many split.
+    cat_l2 : float
+        L2 added to ``reg_lambda`` in many-vs-many splits' gains and their children's outputs.
+    min_data_per_group : int
+        Least rows added to a side between two candidates of a many-vs-many scan, and least
+        rows of its right side.
+    """
+
+    features: tuple
+    max_cat_to_onehot: int = 4
+    max_cat_threshold: int = 32
+    cat_smooth: float = 10.0
+    cat_l2: float = 10.0
+    min_data_per_group: int = 100
+
+    def __post_init__(self):
+        assert self.features and list(self.features) == sorted(set(self.features))
+        object.__setattr__(self, "features", tuple(int(f) for f in self.features))
+
+    def mask(self, n_features) -> np.ndarray:
+        """Boolean mask of the categorical features."""
+        out = np.zeros(n_features, dtype=bool)
+        out[list(self.features)] = True
+        return out
+
+
+def resolve(hp, n_features, feature_names=None) -> CategoricalParams | None:
+    """The :class:`CategoricalParams` of the hyper-parameters ``hp``, or None when no feature
+    is categorical.
+
+    ``hp["categorical_features"]``: None, ``"from_dtype"`` (here: none -- a DataFrame's
+    category columns were turned into indices by the front-end), a boolean mask of
+    ``n_features``, feature indices, or column names (``feature_names`` needed).
+
+    Raises
+    ------
+    ValueError
+        A mask of the wrong length, an index out of range or repeated, an unknown name, or a
+        monotone constraint on a categorical feature.
+    """
+    spec = hp.get("categorical_features")
+    if spec is None or (isinstance(spec, str) and spec == "from_dtype"):
+        return None
+    if isinstance(spec, str):
+        raise ValueError(f"categorical_features={spec!r}: expected 'from_dtype', None, a "
+                         f"boolean mask, feature indices or column names (a list).")
+    values = list(spec)
+    if not values:
+        return None
+    features = _indices(values, n_features, feature_names)
+    if not features:
+        return None
+    mono = hp.get("monotone_constraints")
+    if mono is not None:
+        _check_not_monotone(mono, features, feature_names)
+    return CategoricalParams(features=tuple(features),
+                             **{name: hp.get(name, default)
+                                for name, default in CATEGORICAL_DEFAULTS.items()})
+
+
+def _indices(values, n_features, feature_names):
+    if all(isinstance(v, (bool, np.bool_)) for v in values):
+        if len(values) != n_features:
+            raise ValueError(f"categorical_features as a boolean mask must have one entry per "
+                             f"feature ({n_features}); got {len(values)}.")
+        return [i for i, v in enumerate(values) if v]
+    if all(isinstance(v, str) for v in values):
+        if feature_names is None:
+            raise ValueError("categorical_features names columns, but X has no column names; "
+                             "pass a DataFrame or give feature indices.")
+        names = list(feature_names)
+        missing = [v for v in values if v not in names]
+        if missing:
+            raise ValueError(f"categorical_features names {missing}, not columns of X "
+                             f"(columns: {names[:10]}{' ...' if len(names) > 10 else ''}).")
+        out = sorted(names.index(v) for v in values)
+    elif all(isinstance(v, Integral) and not isinstance(v, (bool, np.bool_)) for v in values):
+        bad = [int(v) for v in values if not 0 <= int(v) < n_features]
+        if bad:
+            raise ValueError(f"categorical_features index {bad[0]} is out of range for X with "
+                             f"{n_features} features (indices 0 .. {n_features - 1}).")
+        out = sorted(int(v) for v in values)
+    else:
+        raise ValueError(f"categorical_features must be a boolean mask, feature indices or "
+                         f"column names, not a mix; got {values[:5]!r}.")
+    if len(set(out)) != len(out):
+        raise ValueError("categorical_features lists a feature more than once.")
+    return out
+
+
+def _check_not_monotone(mono, features, feature_names):
+    if isinstance(mono, dict):
+        names = list(feature_names) if feature_names is not None else []
+        constrained = {names.index(k) if isinstance(k, str) and k in names else k
+                       for k, v in mono.items() if v != 0}
+    else:
+        constrained = {i for i, v in enumerate(np.asarray(mono).ravel()) if v != 0}
+    both = sorted(set(features) & {c for c in constrained if isinstance(c, Integral)})
+    if both:
+        raise ValueError(f"feature {both[0]} is categorical and has a monotone constraint; a "
+                         f"categorical feature has no order to be monotone in. Drop it from "
+                         f"monotone_constraints or from categorical_features.")

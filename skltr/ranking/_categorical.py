@@ -1,0 +1,130 @@
+"""Categorical input of the GBDT ranker: pandas ``category`` columns in, category codes out.
+
+A DataFrame's ``category`` columns that are categorical features (``"from_dtype"``, or named /
+indexed in ``categorical_features``) are replaced by their codes (float, NaN for missing)
+before validation; their categories are kept (``categories_``), and a DataFrame given later
+(eval sets, ``predict``) is coded against them, as LightGBM's ``pandas_categorical`` does: a
+category unknown at fit becomes missing (it goes right at every categorical split, with NaN).
+Every categorical column's values are then checked (whole numbers in ``[0, 2**31 - 1)`` or
+NaN: :func:`skltr._engine.binning.check_categorical_values`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._engine.binning import check_categorical_values
+
+__all__ = ["encode_fit_frame", "encode_frame", "check_categorical_columns",
+           "jsonable_categories", "read_categories"]
+
+#: Most categories of one stored column read back from a model file (untrusted input).
+_MAX_STORED_CATEGORIES = 1 << 24
+
+
+def _is_frame(X):
+    return hasattr(X, "dtypes") and hasattr(X, "columns") and hasattr(X, "iloc")
+
+
+def _category_columns(X):
+    return [j for j, dt in enumerate(X.dtypes) if getattr(dt, "name", None) == "category"]
+
+
+def encode_fit_frame(X, spec):
+    """``(X, spec, categories)`` for a fit.
+
+    ``spec``: the estimator's ``categorical_features``; ``"from_dtype"`` becomes the indices
+    of a DataFrame's category columns (None for any other X). Category columns that are
+    categorical are replaced by their codes; ``categories`` maps their positions to their
+    categories (a list), empty when there are none.
+    """
+    if not _is_frame(X):
+        return X, (None if isinstance(spec, str) else spec), {}
+    cat_cols = _category_columns(X)
+    if isinstance(spec, str):  # "from_dtype" (validated)
+        spec = cat_cols or None
+        chosen = cat_cols
+    elif spec is None:
+        chosen = []
+    else:
+        names = [str(c) for c in X.columns]
+        listed = set()
+        for v in spec:
+            if isinstance(v, (bool, np.bool_)):
+                listed = {j for j, b in enumerate(spec) if b}
+                break
+            listed.add(names.index(v) if isinstance(v, str) and v in names else v)
+        chosen = [j for j in cat_cols if j in listed]
+    if not chosen:
+        return X, spec, {}
+    X = X.copy(deep=False)
+    categories = {}
+    for j in chosen:
+        col = X.iloc[:, j]
+        categories[j] = list(col.cat.categories)
+        X.isetitem(j, _codes(col.cat.codes))
+    return X, spec, categories
+
+
+def encode_frame(X, categories):
+    """A DataFrame's categorical columns coded against the fit's ``categories`` (unknown
+    categories: NaN); other X unchanged."""
+    if not categories or not _is_frame(X):
+        return X
+    import pandas as pd  # noqa: PLC0415 - X is a DataFrame
+
+    X = X.copy(deep=False)
+    for j, cats in categories.items():
+        if j >= X.shape[1]:
+            break  # the feature count check names the mismatch
+        col = X.iloc[:, j]
+        X.isetitem(j, _codes(pd.Categorical(col, categories=cats).codes))
+    return X
+
+
+def _codes(codes):
+    out = np.asarray(codes, dtype=np.float64)
+    out[out < 0] = np.nan
+    return out
+
+
+def check_categorical_columns(X, features):
+    """Raise ValueError when a categorical column of the validated ``X`` holds a value that
+    is not a category code (see the module docstring)."""
+    from ..trees._sparse_input import is_sparse  # noqa: PLC0415
+
+    for f in features:
+        col = X[:, [f]].toarray().ravel() if is_sparse(X) else X[:, f]
+        check_categorical_values(col, int(f))
+
+
+def jsonable_categories(categories, feature_names):
+    """The fit's ``categories`` as a JSON object ``{position: [category, ...]}``; a category
+    that JSON cannot hold exactly (not a str, int, float or bool) raises ValueError."""
+    out = {}
+    for j, cats in categories.items():
+        for c in cats:
+            if not isinstance(c, (str, int, float, bool, np.integer, np.floating, np.bool_)):
+                name = feature_names[j] if feature_names is not None else j
+                raise ValueError(f"column {name!r} has the category {c!r} of type "
+                                 f"{type(c).__name__}, which a JSON model cannot store; "
+                                 f"use strings or numbers as categories, or pickle the model.")
+        out[str(j)] = [c.item() if isinstance(c, np.generic) else c for c in cats]
+    return out
+
+
+def read_categories(value, n_features):
+    """:func:`jsonable_categories`' object read back, checked; raises ValueError."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ValueError("categories_ must be an object")
+    out = {}
+    for key, cats in value.items():
+        if not (isinstance(key, str) and key.isdigit() and int(key) < n_features):
+            raise ValueError(f"categories_ has the key {key!r}, not a feature position")
+        if (not isinstance(cats, list) or len(cats) > _MAX_STORED_CATEGORIES
+                or not all(isinstance(c, (str, int, float, bool)) for c in cats)):
+            raise ValueError(f"categories_[{key!r}] must be a list of strings or numbers")
+        out[int(key)] = cats
+    return out

@@ -1211,3 +1211,53 @@ def test_constrained_gpu_fit_is_the_cpu_fit(growth):
         cpu = GPUHistGBDTRanker(**kw, **constraints).fit(X, y, qid=qid)
         gpu = GPUHistGBDTRanker(device="cuda", **kw, **constraints).fit(X, y, qid=qid)
         assert gpu.ensemble_.equals(cpu.ensemble_), constraints
+
+
+@pytest.mark.parametrize("growth", ["leafwise", "depthwise"])
+def test_categorical_gpu_fit_is_the_cpu_fit(growth):
+    # categorical splits: bins by category on the GPU (host-found bins written to the
+    # device matrix), the split decided on the host from the device histograms by the CPU's
+    # rule, the set partition and the eval / subsample scores read the left bins: the
+    # CPU's trees, bit for bit (the split rule's own checks: tests/test_categorical.py)
+    from skltr.datasets import make_ranking
+
+    X, y, qid = make_ranking(n_queries=150, docs_per_query=25, n_features=12,
+                             n_informative=8, categorical_levels=(3, 40, 2000),
+                             random_state=5)
+    X[::9, -2] = np.nan
+    cat = [X.shape[1] - 3, X.shape[1] - 2, X.shape[1] - 1]
+    kw = dict(n_estimators=20, max_leaves=15, max_depth=6, growth=growth, random_state=1,
+              categorical_features=cat, min_data_per_group=20, cat_smooth=5.0)
+    evals = [(X[:600], y[:600], qid[:600])]
+    for extra in ({}, {"subsample": 0.7, "colsample_bytree": 0.8},
+                  {"interaction_constraints": [[0, 1, cat[1]], [cat[2], 3]]},
+                  {"max_cat_to_onehot": 64}):
+        cpu = GPUHistGBDTRanker(**kw, **extra).fit(X, y, qid=qid, eval_set=evals)
+        gpu = GPUHistGBDTRanker(device="cuda", **kw, **extra).fit(X, y, qid=qid,
+                                                                   eval_set=evals)
+        assert np.any(cpu.ensemble_.is_categorical), extra
+        assert gpu.ensemble_.equals(cpu.ensemble_), extra
+        assert gpu.evals_result_ == cpu.evals_result_, extra
+
+
+def test_partition_level_reads_categorical_left_bins():
+    from skltr._gpu.partition import partition_info, partition_level
+
+    rng = np.random.default_rng(3)
+    n = 5000
+    X = rng.integers(0, 200, size=(n, 4)).astype(np.uint8)
+    bits = np.zeros(4, np.uint64)
+    left = rng.choice(200, 70, replace=False)
+    for b in left:
+        bits[b >> 6] |= np.uint64(1) << np.uint64(b & 63)
+    # node 0 splits on feature 2 by category; one threshold split beside it would need a
+    # second node: the root alone, then the children's range
+    info = partition_info(3, [(0, 2, 0, 0, 0, n, 1, 2)], [bits])
+    buf = cupy.arange(n, dtype=cupy.uint32)
+    pos = cupy.zeros(n, cupy.int32)
+    new_buf, new_pos, n_left = partition_level(buf, pos, cupy.asarray(X), 255, 3, info,
+                                               left_counts=True, n_splits=1)
+    goes_left = np.isin(X[:, 2], left)
+    expected = np.concatenate([np.flatnonzero(goes_left), np.flatnonzero(~goes_left)])
+    np.testing.assert_array_equal(new_buf.get(), expected)
+    assert n_left[0] == goes_left.sum()

@@ -154,7 +154,8 @@ class BinMapper:
         self.n_threads = n_threads
         self.categorical = categorical
 
-    def _categorical(self):
+    def categorical_indices(self):
+        """The categorical features' indices (int64; empty for none)."""
         return np.zeros(0, np.int64) if self.categorical is None else np.asarray(
             self.categorical, dtype=np.int64)
 
@@ -328,10 +329,16 @@ class BinMapper:
         ValueError
             A categorical value that is negative, not a whole number or too large.
         """
-        cat = self._categorical()
+        return self.fit_category_columns([_column(sample, f)
+                                          for f in self.categorical_indices()])
+
+    def fit_category_columns(self, columns):
+        """:meth:`fit_categories` from the sample's categorical columns alone (1-D arrays,
+        in the order of ``categorical``): what a fit that holds X elsewhere gathers."""
+        cat = self.categorical_indices()
         values, ptr = [], [0]
-        for f in cat:
-            col = _column(sample, f)
+        for f, col in zip(cat, columns):
+            col = np.asarray(col, dtype=np.float64)
             check_categorical_values(col, f)
             codes, counts = np.unique(col[~np.isnan(col)], return_counts=True)
             # decreasing count, ties by the smaller code (np.unique sorted the codes)
@@ -398,7 +405,7 @@ class BinMapper:
         """Set the fitted attributes from ``find_cuts``' output (``cuts[f, :n_cuts[f]]``)."""
         mb = int(self.max_bins)
         n_features = cuts.shape[0]
-        cat = self._categorical()
+        cat = self.categorical_indices()
         if cat.size:
             if cat.min() < 0 or cat.max() >= n_features:
                 raise ValueError(f"categorical feature index out of range for {n_features} "
@@ -434,7 +441,7 @@ class BinMapper:
                                 self.missing_bin, out)
             else:
                 map_to_bins(X, self.cut_ptr, self.cut_values, self.missing_bin, out)
-        for j, f in enumerate(self._categorical()):
+        for j, f in enumerate(self.categorical_indices()):
             out[:, f] = self.category_bins(_column(X, f), j, f)
         return out
 
@@ -467,7 +474,7 @@ def check_categorical_values(col, feature):
         with np.errstate(invalid="ignore"):
             bad = ~np.isnan(col) & ((col < 0) | (col >= MAX_CATEGORY) | (col != np.floor(col)))
     if np.any(bad):
-        value = col[np.flatnonzero(bad)[0]]
+        value = col[np.flatnonzero(bad)[0]].item()
         raise ValueError(
             f"categorical feature {feature} has the value {value!r}; categories must be whole "
             f"numbers in [0, {MAX_CATEGORY}) (NaN for missing). Encode the column's "

@@ -67,7 +67,9 @@ class CUDABackend:
         dtype); +-inf is found by the binning kernels, without a host pass over X."""
         p = self.params
         if shard is None:  # the CPU loop's seed and threads: the same cuts
-            mapper = fit_bin_mapper(X, p.max_bins, binning_seed(p.seed), p.n_jobs)
+            cat = p.tree.categorical
+            mapper = fit_bin_mapper(X, p.max_bins, binning_seed(p.seed), p.n_jobs,
+                                    None if cat is None else cat.features)
         else:  # the driver's cuts; its NaN flags are the workers' all-reduced
             mapper = shard.mapper
         self.data = DeviceBinned.from_mapper(X, mapper)

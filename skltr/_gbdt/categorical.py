@@ -14,7 +14,7 @@ from numbers import Integral
 
 import numpy as np
 
-__all__ = ["CategoricalParams", "resolve", "CATEGORICAL_DEFAULTS"]
+__all__ = ["CategoricalParams", "resolve", "with_categorical", "CATEGORICAL_DEFAULTS"]
 
 #: LightGBM's defaults of the controls (``config.h``)
 CATEGORICAL_DEFAULTS = {"max_cat_to_onehot": 4, "max_cat_threshold": 32, "cat_smooth": 10.0,
@@ -60,6 +60,31 @@ class CategoricalParams:
         out = np.zeros(n_features, dtype=bool)
         out[list(self.features)] = True
         return out
+
+
+def with_categorical(res, node, hist, features, n_bins, mask, constants, k, feature_ids=None):
+    """The better of a node's numeric split ``res`` (a ``SplitInfo``, feature -1 for none)
+    and its best categorical split: the higher gain, ties to the lower feature (the numeric
+    search's rule). One decision for both devices: the GPU grower passes the categorical
+    features' histograms copied to the host.
+
+    ``hist``: the node's histogram (``features`` index its first axis, ``feature_ids`` maps
+    them to feature numbers; None: they are); ``n_bins`` / ``mask`` indexed as ``hist``;
+    ``constants``: ``SplitConstants``; ``k``: ``CategoricalConstants``.
+    """
+    from .._cpu.split_categorical import best_categorical_split  # noqa: PLC0415
+    from .._records import SplitInfo  # noqa: PLC0415
+
+    bits = np.zeros(4, np.uint64)
+    f, gain, gl, hl, cl, many = best_categorical_split(
+        hist, features, n_bins, mask, node.sum_g, node.sum_h, node.count, node.lo, node.hi,
+        constants, k, bits)
+    if f < 0:
+        return res
+    f = int(f if feature_ids is None else feature_ids[f])
+    if res.feature >= 0 and (gain < res.gain or (gain == res.gain and res.feature < f)):
+        return res
+    return SplitInfo(f, gain, -1, False, gl, hl, cl, bits, k.cat_l2 if many else 0.0)
 
 
 def resolve(hp, n_features, feature_names=None) -> CategoricalParams | None:

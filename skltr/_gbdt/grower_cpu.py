@@ -39,7 +39,6 @@ from .._cpu.partition import leaf_of_rows, partition_rows, partition_rows_serial
 from .._cpu.quantise import (N_FLOAT32_EXPONENTS, abs_sum_accumulators, quantise_gradients,
                               quantise_gradients_gh64)
 from .._cpu.split import find_best_splits, find_best_splits_serial, find_child_splits
-from .._cpu.split_categorical import best_categorical_split
 from .._dtypes import G_H_DTYPE, QUANTISED_G_H_DTYPE, ROW_INDEX_DTYPE, X_BINNED_DTYPE
 from .._engine.binned_tree import GrownTree
 from .._engine.communicator import LocalCommunicator
@@ -48,6 +47,7 @@ from .._records import (SplitInfo, categorical_constants, monotone_directions, s
                         split_work)
 from ..utils._profile import stage
 from ..utils._threads import numba_threads
+from .categorical import with_categorical
 from .constraints import allowed_features
 from .growth import GrowthDriver, Node, fill_children
 from .params import TreeParams
@@ -250,20 +250,14 @@ class TreeGrower:
         return masks
 
     def _with_categorical(self, node, res, mask):
-        """The better of the numeric split ``res`` and the node's best categorical split
-        (higher gain; ties: the lower feature, as the numeric search's)."""
+        """:func:`~skltr._gbdt.categorical.with_categorical` of ``node`` (``res`` itself
+        without categorical features)."""
         if self._categorical is None:
             return res
         features, k, _ = self._categorical
-        bits = np.zeros(4, np.uint64)
         with stage("split", node.hist.nbytes * features.size // node.hist.shape[0]):
-            f, gain, gl, hl, cl, many = best_categorical_split(
-                node.hist, features, self.n_bins, mask, node.sum_g, node.sum_h, node.count,
-                node.lo, node.hi, self._split_constants, k, bits)
-        if f < 0 or (res.feature >= 0 and (gain < res.gain
-                                           or (gain == res.gain and res.feature < f))):
-            return res
-        return SplitInfo(int(f), gain, -1, False, gl, hl, cl, bits, k.cat_l2 if many else 0.0)
+            return with_categorical(res, node, node.hist, features, self.n_bins, mask,
+                                    self._split_constants, k)
 
     def find_splits(self, nodes):
         """Histogram and best split of the root (the only node the driver asks this of)."""

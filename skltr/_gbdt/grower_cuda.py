@@ -50,12 +50,16 @@ from .._gpu.partition import partition_info, partition_level
 from .._gpu.predict_binned import add_leaf_values
 from .._gpu.quantise import abs_sum_accumulators, gradient_maxima, quantise
 from .._gpu.split import find_best_splits, split_records
-from .._records import split_constants
+from .._records import SplitInfo, categorical_constants, split_constants
+from .categorical import with_categorical
 from .constraints import allowed_features
 from .growth import GrowthDriver, Node, fill_children
 from .params import TreeParams
 from .quantisation import (check_hessians, choose_layout, count_bit, one_word_scales,
                            two_word_scales)
+
+#: "no numeric split" for :func:`~skltr._gbdt.categorical.with_categorical`
+_NO_SPLIT = SplitInfo(-1, -np.inf, -1, False, 0, 0, 0)
 
 __all__ = ["GPUTreeGrower", "HistogramSlots"]
 
@@ -125,6 +129,8 @@ class GPUTreeGrower:
         self._all_features = cupy.ones(data.n_features, cupy.uint8)
         self._slots = None
         self._monotone = None  # the monotone directions on the device, once
+        self._categorical = None  # the categorical features (host, device) and controls
+        self._mask_rows = None  # the last split launch's mask row of each node
         self.timings = {}
 
     #: Leaf-wise, the most leaves expanded at once (:mod:`skltr._gbdt.growth`): fewer
@@ -226,6 +232,9 @@ class GPUTreeGrower:
             hessian_counts=p.hessian_counts, monotone=p.monotone)
         if p.monotone is not None and self._monotone is None:  # kept from tree to tree
             self._monotone = cupy.asarray(np.asarray(p.monotone, np.int8))
+        if p.categorical is not None and self._categorical is None:  # kept from tree to tree
+            cat = np.asarray(p.categorical.features, np.int64)
+            self._categorical = (cat, cupy.asarray(cat), categorical_constants(p.categorical))
         return Node(0, n_used, int(sg), int(sh), n_rows, 0)
 
     def find_splits(self, nodes):
@@ -246,7 +255,8 @@ class GPUTreeGrower:
             f, _, b, dl = node.split[:4]
             chosen.append((node.id, f, b, dl, node.start, node.end, left.id, right.id))
         n_nodes = pairs[-1][1].id + 1  # the driver numbers nodes in creation order
-        info = partition_info(n_nodes, chosen)
+        self._n_splits = len(chosen)
+        info = partition_info(n_nodes, chosen, [node.split.cat_left for node in parents])
         if self._distributed:  # a worker's left ranges: read off its partition
             self._partition(n_nodes, info)
             n_left = self._n_left
@@ -303,7 +313,7 @@ class GPUTreeGrower:
     def _records(self, nodes):
         """The split launch's node records (host), with their bounds and feature-mask rows
         (:meth:`_masks_for`)."""
-        rows = self._masks_for(nodes)
+        rows = self._mask_rows = self._masks_for(nodes)
         return split_records([n.slot for n in nodes], [n.sum_g for n in nodes],
                              [n.sum_h for n in nodes], [n.count for n in nodes],
                              [n.lo for n in nodes], [n.hi for n in nodes], rows)
@@ -326,7 +336,7 @@ class GPUTreeGrower:
         with stage("partition"):
             out = partition_level(self.buf, self.pos, self.data.X_bytes,
                                   self.data.missing_bin, n_nodes, info,
-                                  left_counts=self._distributed)
+                                  left_counts=self._distributed, n_splits=self._n_splits)
         self.buf, self.pos = out[:2]
         self._n_left = out[2] if self._distributed else None
 
@@ -353,10 +363,34 @@ class GPUTreeGrower:
         with stage("split"):
             res = find_best_splits(self._slots.array, records, self.data.n_bins,
                                    self._launch_mask, self._constants, self._monotone)
+            if self._categorical is not None:
+                res = self._with_categorical(nodes, res)
         for node, r in zip(nodes, res):
             node.split = r
             if r is None:
                 self._slots.release(node)  # a leaf: its slot may go
+
+    def _with_categorical(self, nodes, res):
+        """The numeric splits ``res`` of ``nodes`` against their best categorical splits,
+        decided on the host by the CPU's rule (:func:`~skltr._gbdt.categorical.
+        with_categorical`) from the categorical features' histograms, copied in one read:
+        the same splits as the CPU's from the same integer sums."""
+        if not nodes:
+            return res
+        cat, cat_dev, k = self._categorical
+        slots = cupy.asarray(np.array([n.slot for n in nodes], np.int64))
+        hists = self._slots.array[slots[:, None], cat_dev[None, :]].get()
+        n_bins = self.data.n_bins_host[cat]
+        masks = cupy.asnumpy(self._launch_mask).reshape(-1, self.data.n_features).astype(bool)
+        rows = self._mask_rows if self._mask_rows is not None else [0] * len(nodes)
+        local = np.arange(cat.size, dtype=np.int64)
+        out = []
+        for i, (node, r) in enumerate(zip(nodes, res)):
+            numeric = r if r is not None else _NO_SPLIT
+            best = with_categorical(numeric, node, hists[i], local, n_bins,
+                                    masks[rows[i]][cat], self._constants, k, feature_ids=cat)
+            out.append(None if best.feature < 0 else best)
+        return out
 
     def _plan_children(self, parents, pairs, splittable):
         """Slots of the children that may split: the smaller child of a pair takes a new

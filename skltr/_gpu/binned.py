@@ -6,7 +6,7 @@ from __future__ import annotations
 import cupy
 import numpy as np
 
-from .binning import map_to_bins
+from .binning import category_columns_to_device, map_to_bins
 
 __all__ = ["DeviceBinned"]
 
@@ -45,6 +45,7 @@ class DeviceBinned:
         out = cls(map_to_bins(X, mapper.cut_ptr, mapper.cut_values, mapper.missing_bin,
                               flags[:max(n_features, 1)], flags[n_features:]),
                   n_features, mapper.n_bins, mapper.missing_bin)
+        category_columns_to_device(X, mapper, out.X_bytes)
         host = flags.get()
         out.has_missing = host[:n_features].astype(bool)
         out.has_inf = bool(host[n_features])

@@ -437,7 +437,7 @@ def column_cuts(sorted_columns, max_bins):
     return cuts.get(), n_cuts.get()
 
 
-def fit_bin_mapper(X, max_bins, random_state, n_threads=None):
+def fit_bin_mapper(X, max_bins, random_state, n_threads=None, categorical=None):
     """``BinMapper(max_bins, random_state=...).fit(X)`` on the GPU, with the CPU's cuts.
 
     The host ``BinMapper``'s row sample (same seeded draw, :meth:`BinMapper.sample_rows
@@ -453,9 +453,25 @@ def fit_bin_mapper(X, max_bins, random_state, n_threads=None):
     ----------
     X : ndarray or cupy.ndarray, shape (n_samples, n_features)
         A host array has its sample rows gathered on the host; a CuPy array on the device.
+    categorical : sequence of int or None
+        Categorical features: their categories come from the same sample rows, on the host
+        (``BinMapper.fit_category_columns``).
     """
-    mapper = BinMapper(max_bins=max_bins, random_state=random_state, n_threads=n_threads)
+    mapper = BinMapper(max_bins=max_bins, random_state=random_state, n_threads=n_threads,
+                       categorical=categorical)
     X = _float_device(X) if isinstance(X, cupy.ndarray) else _float_host(X)
     rows = mapper.sample_rows(X.shape[0])
-    return mapper.set_cuts(*column_cuts(sorted_sample_columns(X, rows, n_threads),
-                                        mapper.max_bins))
+    mapper.set_cuts(*column_cuts(sorted_sample_columns(X, rows, n_threads), mapper.max_bins))
+    sel = slice(None) if rows is None else rows
+    return mapper.fit_category_columns([_host(X[sel, f]) for f in mapper.categorical_indices()])
+
+
+def _host(a):
+    return cupy.asnumpy(a) if isinstance(a, cupy.ndarray) else np.asarray(a)
+
+
+def category_columns_to_device(X, mapper, X_bytes):
+    """Write the categorical features' bins (found on the host: ``BinMapper.category_bins``)
+    into the device matrix ``X_bytes``, one column at a time."""
+    for j, f in enumerate(mapper.categorical_indices()):
+        X_bytes[:, f] = cupy.asarray(mapper.category_bins(_host(X[:, f]), j, f))

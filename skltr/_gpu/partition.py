@@ -31,7 +31,9 @@ from ._compile import blocks, module
 
 _SOURCE = r"""
 // info: [split_of_node (n_nodes) | per split: feature, bin, default_left, start, end,
-//        left_id, right_id, 0 (8 x int64)], one host->device copy per level
+//        left_id, right_id, bits (8 x int64) | left bins of categorical splits (4 words
+//        each)], one host->device copy per level; a categorical split has bin -1 and
+//        ``bits`` the position of its 4 words in info
 extern "C" __global__ void partition_flags(const u32* buf, const int* pos_node, i64 n_used,
                                            const i64* info, int n_nodes, const u8* X,
                                            int stride, int missing_bin, int* flags) {
@@ -42,7 +44,8 @@ extern "C" __global__ void partition_flags(const u32* buf, const int* pos_node, 
     if (s >= 0) {
         const i64* r = info + n_nodes + s * 8;
         const int b = X[(i64)buf[p] * stride + r[0]];
-        go_left = (b == missing_bin) ? (int)r[2] : (b <= r[1]);
+        if (r[1] < 0) go_left = (int)(((unsigned long long)info[r[7] + (b >> 6)] >> (b & 63)) & 1);
+        else go_left = (b == missing_bin) ? (int)r[2] : (b <= r[1]);
     }
     flags[p] = go_left;
 }
@@ -72,23 +75,31 @@ def _module():
     return module(_SOURCE)
 
 
-def partition_info(n_nodes, splits):
-    """The launch's record (host int64): ``split_of_node`` then 8 words per split.
+def partition_info(n_nodes, splits, cat_bits=None):
+    """The launch's record (host int64): ``split_of_node``, 8 words per split, then the left
+    bins of the categorical splits.
 
     ``splits``: ``(node_id, feature, bin, default_left, start, end, left_id, right_id)``
-    per split node; ``n_nodes``: node ids so far (children included).
+    per split node; ``n_nodes``: node ids so far (children included); ``cat_bits``: per
+    split its left bins (4 uint64) or None (a threshold split); None for none.
     """
     m = len(splits)
-    info = np.empty(n_nodes + 8 * m, np.int64)
+    cat = [] if cat_bits is None else [k for k, bits in enumerate(cat_bits) if bits is not None]
+    info = np.empty(n_nodes + 8 * m + 4 * len(cat), np.int64)
     info[:n_nodes] = -1
     info[np.asarray([sp[0] for sp in splits], np.int64)] = np.arange(m)
-    rec = info[n_nodes:].reshape(m, 8)
+    rec = info[n_nodes:n_nodes + 8 * m].reshape(m, 8)
     rec[:, :7] = np.asarray([sp[1:] for sp in splits], np.int64).reshape(m, 7)
     rec[:, 7] = 0
+    for i, k in enumerate(cat):
+        at = n_nodes + 8 * m + 4 * i
+        info[at:at + 4] = np.asarray(cat_bits[k], np.uint64).view(np.int64)
+        rec[k, 1], rec[k, 7] = -1, at
     return info
 
 
-def partition_level(buf, pos_node, X_bytes, missing_bin, n_nodes, info, left_counts=False):
+def partition_level(buf, pos_node, X_bytes, missing_bin, n_nodes, info, left_counts=False,
+                    n_splits=None):
     """Partition the ranges of the split nodes of one level; returns ``(buf, pos_node)``.
 
     Parameters
@@ -104,6 +115,8 @@ def partition_level(buf, pos_node, X_bytes, missing_bin, n_nodes, info, left_cou
     left_counts : bool
         Also return each split's count of left rows in this buffer (ndarray of int64, one
         device->host read): a distributed grower's child ranges.
+    n_splits : int or None
+        The splits in ``info`` (None: no categorical words follow the records).
 
     Returns
     -------
@@ -112,7 +125,7 @@ def partition_level(buf, pos_node, X_bytes, missing_bin, n_nodes, info, left_cou
     """
     n_used = buf.size
     dev = cupy.asarray(info)
-    m = (dev.size - n_nodes) // 8
+    m = (dev.size - n_nodes) // 8 if n_splits is None else int(n_splits)
     mod = _module()
     t = _config.ELEMENTWISE_THREADS
     flags = cupy.empty(n_used, cupy.int32)
@@ -131,6 +144,6 @@ def partition_level(buf, pos_node, X_bytes, missing_bin, n_nodes, info, left_cou
         return new_buf, new_pos
     # left rows of [start, end): scan[end - 1] - scan[start - 1], with scan[-1] read as 0
     padded = cupy.concatenate([cupy.zeros(1, cupy.int64), scan.astype(cupy.int64)])
-    bounds = dev[n_nodes:].reshape(m, 8)[:, 3:5]
+    bounds = dev[n_nodes:n_nodes + 8 * m].reshape(m, 8)[:, 3:5]
     n_left = (padded[bounds[:, 1]] - padded[bounds[:, 0]]).get()
     return new_buf, new_pos, n_left

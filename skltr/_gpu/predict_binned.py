@@ -7,7 +7,8 @@ Two kernels, as the CPU path's two ways (``GrownTree.add_to_training_scores`` an
   leaf: ``scores[buf[p]] += value[pos_node[p]]`` (no traversal);
 * :func:`add_tree_binned`: route every row of a binned matrix (eval sets, rows outside a
   query subsample): bin ``b`` of ``feature[n]`` goes left when ``b <= bin_threshold[n]``, the
-  missing bin when ``default_left[n]``.
+  missing bin when ``default_left[n]``; at a categorical node (``bin_threshold[n] < 0``)
+  when bit ``b`` of its 4 words of ``cat_bits`` is set.
 """
 
 from __future__ import annotations
@@ -29,14 +30,16 @@ extern "C" __global__ void add_tree_binned(const u8* X, i64 n, int stride, const
                                            const int* bin_threshold, const u8* default_left,
                                            const int* left, const int* right,
                                            const double* value, int missing_bin,
+                                           const unsigned long long* cat_bits,
                                            double* scores) {
     const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     int node = 0;
     while (left[node] >= 0) {
         const int b = X[i * stride + feature[node]];
-        const bool go_left = (b == missing_bin) ? (bool)default_left[node]
-                                                : (b <= bin_threshold[node]);
+        const int t = bin_threshold[node];
+        const bool go_left = (t < 0) ? (bool)((cat_bits[4 * node + (b >> 6)] >> (b & 63)) & 1)
+                           : (b == missing_bin) ? (bool)default_left[node] : (b <= t);
         node = go_left ? left[node] : right[node];
     }
     scores[i] += value[node];
@@ -69,6 +72,8 @@ class DeviceTree:
         self.left, self.right = dev[2 * n:3 * n], dev[3 * n:4 * n]
         self.default_left = dev[4 * n:].astype(cupy.uint8)
         self.value = cupy.asarray(np.ascontiguousarray(tree.value, np.float64))
+        bits = tree.cat_bits if tree.cat_bits is not None else np.zeros((1, 4), np.uint64)
+        self.cat_bits = cupy.asarray(np.ascontiguousarray(bits, np.uint64))
         self.missing_bin = int(tree.missing_bin)
 
 
@@ -82,4 +87,4 @@ def add_tree_binned(X_bytes, tree, scores):
         (blocks(n, t),), (t,),
         (X_bytes, np.int64(n), np.int32(X_bytes.shape[1]), tree.feature, tree.bin_threshold,
          tree.default_left, tree.left, tree.right, tree.value, np.int32(tree.missing_bin),
-         scores))
+         tree.cat_bits, scores))

@@ -35,7 +35,7 @@ __all__ = ["DaskGPUHistGBDTRanker"]
 #: Fitted attributes that ``to_local`` copies.
 _FITTED = ("ensemble_", "n_estimators_", "n_iter_", "best_iteration_", "evals_result_",
            "_split_gain", "_split_count", "device_", "timings_", "_layout_cache",
-           "n_features_in_", "feature_names_in_")
+           "n_features_in_", "feature_names_in_", "is_categorical_", "_pandas_categories")
 
 
 class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
@@ -245,6 +245,8 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
         if n_rounds == 0:
             return
         hp["n_estimators"] = n_rounds  # a continued fit runs the rounds still to come
+        if isinstance(hp["categorical_features"], str):  # "from_dtype": dask arrays have none
+            hp["categorical_features"] = None
         y = check_ranking_y(collect_column(y), n)
         groups = group_by_qid(collect_column(qid), n)
         w = collect_column(sample_weight)
@@ -288,6 +290,9 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
         result, device = _wait(client, futures, workers)
         recipe.warn_if_no_split(result, above=2)
         self._set_fitted(result, device)
+        cat = plan.params.tree.categorical
+        self.is_categorical_ = None if cat is None else cat.mask(n_features)
+        self._pandas_categories = {}
         self.timings_ = {**result.timings, "prepare_s": prepare_s,
                          "dask_s": time.perf_counter() - t0}
 

@@ -285,9 +285,18 @@ class EnsembleRanker(ExplainMixin, ExportMixin, BaseRanker):
                 "device_": self.device_,
                 "split_gain": [float(v) for v in self._split_gain],
                 "split_count": [int(v) for v in self._split_count],
+                **self._extra_fitted_state(),
             },
         }
         save_document(doc, path)
+
+    def _extra_fitted_state(self) -> dict:
+        """A subclass's fitted state beyond the common one, as JSON values (saved by
+        :meth:`save_model`, read back by :meth:`_read_extra_fitted_state`)."""
+        return {}
+
+    def _read_extra_fitted_state(self, fitted, path) -> None:
+        """Set what :meth:`_extra_fitted_state` saved, checked (raise ModelFileError)."""
 
     @classmethod
     def load_model(cls, path) -> "EnsembleRanker":
@@ -350,6 +359,7 @@ class EnsembleRanker(ExplainMixin, ExportMixin, BaseRanker):
             ranker._split_gain = split_gain
             ranker._split_count = split_count
             ranker._layout_cache = _LayoutCache()
+            ranker._read_extra_fitted_state(fitted, path)
         return ranker
 
     def _score_cutoff(self):

@@ -18,7 +18,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._device import resolve_device
 from .._gbdt.objectives import OBJECTIVES
 from ..utils.validation import check_ranking_y
-from ._categorical import check_categorical_columns, encode_fit_frame, encode_frame
+from ._categorical import (check_categorical_columns, encode_fit_frame, encode_frame,
+                           jsonable_categories, read_categories)
 from ._ensemble_ranker import EnsembleRanker
 
 __all__ = ["GPUHistGBDTRanker"]
@@ -474,6 +475,27 @@ class GPUHistGBDTRanker(EnsembleRanker):
             encode_frame(X, getattr(self, "_pandas_categories", None)))
         self._check_categories(inputs[1])
         return inputs
+
+    def _extra_fitted_state(self):
+        mask = getattr(self, "is_categorical_", None)
+        return {"is_categorical_": None if mask is None else [bool(v) for v in mask],
+                "pandas_categories": jsonable_categories(
+                    getattr(self, "_pandas_categories", {}),
+                    getattr(self, "feature_names_in_", None))}
+
+    def _read_extra_fitted_state(self, fitted, path):
+        from ..utils._model_io import ModelFileError  # noqa: PLC0415
+
+        n = self.n_features_in_
+        mask = fitted.get("is_categorical_")
+        try:
+            if mask is not None and (not isinstance(mask, list) or len(mask) != n
+                                     or not all(isinstance(v, bool) for v in mask)):
+                raise ValueError(f"is_categorical_ must be a list of {n} booleans")
+            self.is_categorical_ = None if mask is None else np.asarray(mask, dtype=bool)
+            self._pandas_categories = read_categories(fitted.get("pandas_categories"), n)
+        except ValueError as exc:
+            raise ModelFileError(path, f"invalid fitted state: {exc}") from None
 
     def _check_categories(self, X):
         """A validated X's categorical columns hold category codes (or NaN)."""

@@ -194,6 +194,103 @@ def naive_best_split(X_binned, grad, hess, rows, n_bins, missing_bin, feature_ma
     return best
 
 
+def naive_categorical_split(X_binned, grad, hess, rows, features, n_bins, missing_bin,
+                            feature_mask, p):
+    """Best categorical split of the node holding ``rows``: ``(gain, feature, left bins
+    (frozenset), many)``, or None.
+
+    LightGBM's ``FindBestThresholdCategoricalInner`` as ``skltr._cpu.split_categorical``'s
+    docstring states it, recomputed from the rows: a feature of ``n_bins[f]`` category bins
+    with ``n_bins[f] + 1 <= max_cat_to_onehot`` tries each category against the rest; others
+    sort the categories present in the node whose count reaches ``cat_smooth`` by
+    ``G / (H + cat_smooth)`` (a stable sort) and try the prefixes of that order, from the
+    front and then from the back, at most ``min(max_cat_threshold, (used + 1) // 2)``
+    categories, scored with ``reg_lambda + cat_l2`` (the parent with ``reg_lambda``): a
+    prefix is skipped while the left side is too small (``min_samples_leaf`` rows,
+    ``min_child_weight``), the direction ends once the right side is (or below
+    ``min_data_per_group`` rows), and a prefix is a candidate only once the categories added
+    since the last candidate hold ``min_data_per_group`` rows. The missing bin always goes
+    right. Counts: rows, or with ``p["min_samples_leaf_counts"] == "hessian"`` LightGBM's
+    ``int(H_cat * n / H + 0.5)`` per category (the left side's the sum, the right side's ``n``
+    minus it), a category present when its gradient or hessian sum is not zero.
+    First of equal gains wins: features in order, then categories in order (one-vs-rest), the
+    front direction before the back and shorter prefixes first (many-vs-many); a gain must
+    beat ``min_split_gain``.
+    """
+    rows = list(rows)
+    n = len(rows)
+    G = sum(float(grad[r]) for r in rows)
+    H = sum(float(hess[r]) for r in rows)
+    lam, alpha = p["reg_lambda"], p["reg_alpha"]
+    parent = objective(G, H, lam, alpha)
+    min_n = max(p["min_samples_leaf"], 1)
+    mcw = p["min_child_weight"]
+    by_hessian = p.get("min_samples_leaf_counts", "rows") == "hessian" and H > 0
+    best = None
+
+    def consider(gain, f, left, many):
+        nonlocal best
+        if gain > p["min_split_gain"] and (best is None or gain > best[0]):
+            best = (gain, f, frozenset(left), many)
+
+    for f in features:
+        nb = int(n_bins[f])
+        if not feature_mask[f] or nb <= 1:
+            continue
+        g_cat, h_cat, rows_cat = [0.0] * nb, [0.0] * nb, [0] * nb
+        for r in rows:
+            b = int(X_binned[r, f])
+            if b < nb:
+                g_cat[b] += float(grad[r])
+                h_cat[b] += float(hess[r])
+                rows_cat[b] += 1
+
+        def present(b):
+            if by_hessian:
+                return g_cat[b] != 0 or h_cat[b] != 0
+            return rows_cat[b] > 0
+
+        def count(b):
+            return int(h_cat[b] * (n / H) + 0.5) if by_hessian else rows_cat[b]
+
+        if nb + 1 <= p["max_cat_to_onehot"]:
+            for b in range(nb):
+                if not present(b):
+                    continue
+                if count(b) < min_n or n - count(b) < min_n:
+                    continue
+                if h_cat[b] < mcw or H - h_cat[b] < mcw:
+                    continue
+                consider(objective(g_cat[b], h_cat[b], lam, alpha)
+                         + objective(G - g_cat[b], H - h_cat[b], lam, alpha) - parent,
+                         f, [b], False)
+            continue
+        smooth = p["cat_smooth"]
+        used = [b for b in range(nb) if present(b) and count(b) >= smooth]
+        used = sorted(used, key=lambda b: g_cat[b] / (h_cat[b] + smooth))
+        most = min(p["max_cat_threshold"], (len(used) + 1) // 2)
+        lam_cat = lam + p["cat_l2"]
+        for order in (used, used[::-1]):
+            left, n_left, group = [], 0, 0
+            for b in order[:most]:
+                left.append(b)
+                n_left += count(b)
+                group += count(b)
+                GL = sum(g_cat[x] for x in left)
+                HL = sum(h_cat[x] for x in left)
+                if n_left < min_n or HL < mcw:
+                    continue
+                n_right = n - n_left
+                if n_right < min_n or n_right < p["min_data_per_group"] or H - HL < mcw:
+                    break
+                if group < p["min_data_per_group"]:
+                    continue
+                group = 0
+                consider(objective(GL, HL, lam_cat, alpha)
+                         + objective(G - GL, H - HL, lam_cat, alpha) - parent, f, left, True)
+    return best
+
+
 # ---------------------------------------------------------------------------- partition
 def naive_partition(X_binned, rows, feature, b, default_left, missing_bin):
     def goes_left(r):

@@ -78,7 +78,10 @@ def encode_frame(X, categories):
         if j >= X.shape[1]:
             break  # the feature count check names the mismatch
         col = X.iloc[:, j]
-        X.isetitem(j, _codes(pd.Categorical(col, categories=cats).codes))
+        # positions in the fit's categories, -1 for NaN and unknown ones (not
+        # pd.Categorical(col, categories=cats), which warns of values outside the categories
+        # since pandas 3 and will raise: Pandas4Warning)
+        X.isetitem(j, _codes(pd.Index(cats).get_indexer(col)))
     return X
 
 

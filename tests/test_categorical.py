@@ -585,3 +585,52 @@ def test_continuing_on_a_frame_with_reordered_categories(frame_data, how):
     # the same rows and the same categories: the long fit's model and its scores
     np.testing.assert_array_equal(more.predict(df), long.predict(df))
     np.testing.assert_array_equal(more.predict(reordered), long.predict(df))
+
+
+def test_exports_and_contributions_of_a_categorical_model(cat_data, tmp_path):
+    X, y, qid = cat_data
+    model = GPUHistGBDTRanker(categorical_features=[5], **KW).fit(X, y, qid=qid)
+    P = X[:120].astype(np.float64)
+    P[1::5, 5] = 999.0  # unseen
+    P[2::5, 5] = 40.0   # beyond the bitsets' first word
+    P[3::5, 5] = np.nan
+    want = model.predict(P)
+    contribs = model.predict_contribs(P)
+    np.testing.assert_allclose(contribs.sum(axis=1), want, rtol=0, atol=1e-12)
+    assert np.any(contribs[:, 5] != 0)
+    lgb = pytest.importorskip("lightgbm")
+    model.to_lightgbm(tmp_path / "m.txt")
+    booster = lgb.Booster(model_file=str(tmp_path / "m.txt"))
+    np.testing.assert_array_equal(booster.predict(P), want)
+
+
+def test_categorical_features_under_other_constraints(cat_data):
+    X, y, qid = cat_data
+    # interaction sets: a branch through the categorical feature only uses its set's features
+    sets = [[0, 5], [1, 2, 3, 4]]
+    model = GPUHistGBDTRanker(categorical_features=[5], interaction_constraints=sets,
+                              **KW).fit(X, y, qid=qid)
+    e = model.ensemble_
+    assert np.any(e.flags & NodeFlags.CATEGORICAL)
+
+    def walk(lo, node, used):
+        g = lo + node
+        if e.left[g] < 0:
+            assert any(used <= set(s) for s in sets), used
+            return
+        walk(lo, e.left[g], used | {int(e.feature[g])})
+        walk(lo, e.right[g], used | {int(e.feature[g])})
+
+    for t in range(e.n_trees):
+        walk(e.tree_ptr[t], 0, set())
+    # monotone on a numeric feature next to a categorical one: still monotone along it
+    for method in ("basic", "intermediate"):
+        mono = GPUHistGBDTRanker(categorical_features=[5], monotone_constraints=[1, 0, 0, 0, 0, 0],
+                                 monotone_constraints_method=method, **KW).fit(X, y, qid=qid)
+        assert np.any(mono.ensemble_.flags & NodeFlags.CATEGORICAL)
+        rng = np.random.default_rng(1)
+        grid = np.linspace(np.nanmin(X[:, 0]) - 1, np.nanmax(X[:, 0]) + 1, 60)
+        for row in X[rng.integers(0, X.shape[0], 30)]:
+            R = np.repeat(row[None].astype(np.float64), grid.size, 0)
+            R[:, 0] = grid
+            assert np.all(np.diff(mono.predict(R)) >= 0), method

@@ -634,3 +634,22 @@ def test_categorical_features_under_other_constraints(cat_data):
             R = np.repeat(row[None].astype(np.float64), grid.size, 0)
             R[:, 0] = grid
             assert np.all(np.diff(mono.predict(R)) >= 0), method
+
+
+def test_dask_fit_with_categorical_is_the_local_model(cat_data):
+    distributed = pytest.importorskip("distributed")
+    from skltr.dask import DaskGPUHistGBDTRanker
+
+    X, y, qid = cat_data
+    kw = dict(KW, n_jobs=1, categorical_features=[5])
+    local = GPUHistGBDTRanker(**kw).fit(X, y, qid=qid)
+    bad = X.copy()
+    bad[-3, 5] = 2.5
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        dist = DaskGPUHistGBDTRanker(client=client, **kw).fit(X, y, qid=qid)
+        with pytest.raises(ValueError, match="value 2.5"):
+            DaskGPUHistGBDTRanker(client=client, **kw).fit(bad, y, qid=qid)
+    assert dist.ensemble_.equals(local.ensemble_)
+    assert dist.is_categorical_.tolist() == local.is_categorical_.tolist()

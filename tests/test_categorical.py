@@ -144,6 +144,61 @@ def test_split_kernel_one_vs_rest_and_many_vs_many_on_one_feature():
             assert len(got[2]) == 1
 
 
+def _packed(hist, layout, shift=40):
+    """The float histogram (1/8 grid) in a quantised layout of ``skltr._engine.histogram``:
+    units of 1/8, two words (count above bit ``shift`` of the hessian) or one word."""
+    g = np.round(hist[..., 0] * 8).astype(np.int64)
+    h = np.round(hist[..., 1] * 8).astype(np.int64)
+    n = hist[..., 2].astype(np.int64)
+    if layout == "two":
+        return np.ascontiguousarray(np.stack([g, h + (n << shift)], axis=-1))
+    return np.ascontiguousarray((g * 2 ** 32 + h)[..., None])
+
+
+@pytest.mark.parametrize("layout,counts", [("two", "rows"), ("two", "hessian"),
+                                           ("one", "hessian")])
+def test_split_kernel_on_quantised_layouts_matches_the_naive_rule(layout, counts):
+    p = dict(CAT_PARAMS, min_samples_leaf_counts=counts, min_data_per_group=15,
+             cat_smooth=3.0, min_samples_leaf=10)
+    n_bins = [8, 3, 12, 30, 2]
+    features = np.array([1, 2, 3, 4], np.int64)
+    c = split_constants(missing_bin=MISSING_BIN, inv_scale_g=1 / 8, inv_scale_h=1 / 8,
+                        reg_lambda=0.0, reg_alpha=0.0, min_child_weight=1e-3,
+                        min_samples_leaf=10, min_split_gain=0.0,
+                        count_shift=40 if layout == "two" else 0,
+                        hessian_counts=counts == "hessian")
+    k = CategoricalConstants(4, 32, 3.0, 10.0, 15)
+    many = set()
+    for seed in range(20):
+        rng = np.random.default_rng(100 + seed)
+        X, grad, hess = _node(rng, 500, n_bins, counts == "hessian")
+        rows = np.flatnonzero(rng.random(500) < rng.uniform(0.3, 1.0))
+        mask = np.ones(len(n_bins), bool)
+        want = naive_categorical_split(X, grad, hess, rows, list(features), n_bins,
+                                       MISSING_BIN, mask, p)
+        hist = _packed(naive_histogram(X, grad, hess, rows, MISSING_BIN + 1 + HIST_PAD_BINS),
+                       layout)
+        bits = np.zeros(4, np.uint64)
+        f, gain, gl, hl, cl, is_many = best_categorical_split(
+            hist, features, np.asarray(n_bins, np.int32), mask,
+            np.int64(round(float(np.sum(grad[rows])) * 8)),
+            np.int64(round(float(np.sum(hess[rows])) * 8)), len(rows), -np.inf, np.inf, c, k,
+            bits)
+        left = {b for b in range(256) if (int(bits[b >> 6]) >> (b & 63)) & 1}
+        if want is None:
+            assert f == -1
+            continue
+        assert (f, left, bool(is_many)) == (want[1], set(want[2]), want[3]), seed
+        assert gain == pytest.approx(want[0], rel=1e-12)
+        in_left = np.isin(X[rows, f], list(want[2]))
+        assert gl == round(float(np.sum(grad[rows][in_left])) * 8)
+        assert hl == round(float(np.sum(hess[rows][in_left])) * 8)
+        if layout == "two":
+            assert cl == int(in_left.sum())
+        many.add(bool(is_many))
+    assert many == {True, False}
+
+
 # ---------------------------------------------------------------------------- binning
 def test_bins_are_categories_by_decreasing_count():
     rng = np.random.default_rng(0)

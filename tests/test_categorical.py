@@ -561,6 +561,9 @@ def test_continuing_a_categorical_model_equals_the_long_fit(cat_data, settings):
     assert np.any(long.ensemble_.flags & NodeFlags.CATEGORICAL)
     assert more.ensemble_.equals(long.ensemble_)
     np.testing.assert_array_equal(more.predict(X), long.predict(X))
+    warm = GPUHistGBDTRanker(warm_start=True, **{**kw, "n_estimators": 5}).fit(X, y, qid=qid)
+    warm.set_params(n_estimators=10).fit(X, y, qid=qid)
+    assert warm.ensemble_.equals(long.ensemble_)
 
 
 def test_sparse_input_rare_categories_and_degenerate_columns(cat_data):

@@ -243,15 +243,17 @@ def test_sparse_categorical_column_bins_as_dense():
     assert dense.cat_values[0] == 0.0  # the absent zeros are the most frequent category
 
 
-@pytest.mark.parametrize("value,match", [(-1.0, "-1.0"), (2.5, "2.5"),
-                                         (float(MAX_CATEGORY), "2147483647")])
+@pytest.mark.parametrize("value,match", [(-1.0, "value -1.0"), (2.5, "value 2.5"),
+                                         (float(MAX_CATEGORY), "value 2147483647.0")])
 def test_bin_mapper_refuses_non_category_values(value, match):
     X = np.array([[0.0], [1.0], [value]])
     with pytest.raises(ValueError, match=match):
         BinMapper(categorical=[0]).fit(X)
     bm = BinMapper(categorical=[0]).fit(np.array([[0.0], [1.0]]))
-    with pytest.raises(ValueError, match="whole"):
+    with pytest.raises(ValueError, match=match):
         bm.transform(X)
+    # the largest category is accepted (an unseen one: the missing bin)
+    assert bm.transform(np.array([[MAX_CATEGORY - 1.0]]))[0, 0] == bm.missing_bin
 
 
 # ---------------------------------------------------------------------------- the ranker
@@ -275,13 +277,13 @@ def _assert_same_trees(a, b):
 
 
 @pytest.mark.parametrize("value,match", [
-    (-1.0, "value -1.0"), (2.5, "value 2.5"), (float(2 ** 31 - 1), "2147483647"),
-    (float(2 ** 40), "1099511627776")])
+    (-1.0, "value -1.0"), (2.5, "value 2.5"), (float(2 ** 31 - 1), "value 2147483647.0"),
+    (float(2 ** 40), "value 1099511627776.0")])
 def test_bad_categorical_values_are_refused_at_fit_and_predict(cat_data, value, match):
     X, y, qid = cat_data
     model = GPUHistGBDTRanker(categorical_features=[5], **KW).fit(X, y, qid=qid)
     before = model.predict(X)
-    bad = X.copy()
+    bad = X.astype(np.float64)  # (2**31 - 1 is not a float32)
     bad[3, 5] = value
     with pytest.raises(ValueError, match=match) as err:
         model.fit(bad, y, qid=qid)

@@ -1,21 +1,22 @@
 """Categorical features: LightGBM's categorical splits against codes read as numbers.
 
-The baseline of issue #29's categorical work (skltr has no categorical splits yet): on
-``make_ranking`` data with one categorical column of L levels (Zipf-like frequencies,
-random effects on relevance, codes not in effect order; ``categorical_levels``) next to
-the numeric features, test NDCG@10 and fit time of
+Issue #29's categorical targets: on ``make_ranking`` data with one categorical column of L
+levels (Zipf-like frequencies, random effects on relevance, codes not in effect order;
+``categorical_levels``) next to the numeric features, test NDCG@10 and fit time of
 
 * LightGBM ``lambdarank`` with ``categorical_feature=[the column]`` (its defaults:
   ``max_cat_to_onehot=4``, ``max_cat_threshold=32``, ``cat_smooth=10``, ``cat_l2=10``);
 * LightGBM with the codes as an ordinary numeric feature (ordinal);
-* skltr ``GPUHistGBDTRanker`` with the codes as a numeric feature (ordinal: what skltr can
-  do today) and, for L <= 64, one-hot columns.
+* skltr ``GPUHistGBDTRanker`` with ``categorical_features=[the column]`` (its defaults are
+  LightGBM's), with the codes as a numeric feature (ordinal) and, for L <= 64, one-hot
+  columns.
 
 Same trees for every engine (100 rounds of 31 leaves, learning rate 0.1, 20 rows a leaf,
 255 bins), ``--seeds`` data sets per L; each row gives the mean over seeds (peer = LightGBM
-with categorical splits) and the per-seed values in ``params``.
+with categorical splits) and the per-seed values in ``params``; each NDCG row's note gives the difference to the peer and
+its standard error over the seeds (paired: the same data sets).
 
-Usage: python benchmarks/categorical.py [--levels 10 1000 10000] [--seeds 3]
+Usage: python benchmarks/categorical.py [--levels 10 1000 10000] [--seeds 5]
        [--queries 600] [--threads 2] [--out DIR]
 """
 
@@ -45,9 +46,10 @@ def _lightgbm(X, y, qid, X_te, threads, categorical):
     return time.perf_counter() - t, booster.predict(X_te, num_threads=threads)
 
 
-def _skltr(X, y, qid, X_te, threads):
+def _skltr(X, y, qid, X_te, threads, categorical=False):
     model = GPUHistGBDTRanker(n_estimators=ROUNDS, max_leaves=LEAVES, learning_rate=LR,
-                              min_samples_leaf=MIN_LEAF, random_state=0, n_jobs=threads)
+                              min_samples_leaf=MIN_LEAF, random_state=0, n_jobs=threads,
+                              categorical_features=[X.shape[1] - 1] if categorical else None)
     t = time.perf_counter()
     model.fit(X, y, qid=qid)
     return time.perf_counter() - t, model.predict(X_te)
@@ -63,7 +65,7 @@ def _one_hot(X, n_levels):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--levels", type=int, nargs="+", default=[10, 1000, 10000])
-    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--queries", type=int, default=600)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--out", default=None, help="result folder (default benchmarks/results)")
@@ -73,6 +75,7 @@ def main():
     Xw, yw, qw = make_ranking(n_queries=20, docs_per_query=20, n_features=30,
                               categorical_levels=(10,), random_state=0)
     _skltr(Xw, yw, qw, Xw, args.threads)
+    _skltr(Xw, yw, qw, Xw, args.threads, categorical=True)
     rows, raw = [], {}
     for n_levels in args.levels:
         res = {}
@@ -86,6 +89,8 @@ def main():
                                                           args.threads, True),
                 "lightgbm ordinal": lambda: _lightgbm(X[tr], y[tr], qid[tr], X[te],
                                                       args.threads, False),
+                "skltr categorical": lambda: _skltr(X[tr], y[tr], qid[tr], X[te],
+                                                    args.threads, True),
                 "skltr ordinal": lambda: _skltr(X[tr], y[tr], qid[tr], X[te], args.threads),
             }
             if n_levels <= 64:
@@ -105,8 +110,12 @@ def main():
         for name, values in res.items():
             if name == "lightgbm categorical":
                 continue
-            rows.append(row(case, f"{name} NDCG@10", float(np.mean([v[0] for v in values])),
-                            float(peer), "lightgbm categorical", "ndcg"))
+            diff = (np.array([v[0] for v in values])
+                    - np.array([v[0] for v in res["lightgbm categorical"]]))
+            se = float(diff.std(ddof=1) / np.sqrt(diff.size)) if diff.size > 1 else 0.0
+            rows.append({**row(case, f"{name} NDCG@10", float(np.mean([v[0] for v in values])),
+                               float(peer), "lightgbm categorical", "ndcg"),
+                         "note": f"difference {diff.mean():+.4f}, standard error {se:.4f}"})
             rows.append(row(case, f"{name} fit", float(np.mean([v[1] for v in values])),
                             float(peer_s), "lightgbm categorical", "s"))
     write_result("categorical", rows, packages=("lightgbm",), out_dir=args.out,

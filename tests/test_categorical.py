@@ -624,11 +624,6 @@ def test_unknown_category_at_predict_raises_no_pandas_deprecation(frame_data):
             np.testing.assert_array_equal(model.predict(other), want)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug: a fit continuing a model (init_model or warm_start) codes a DataFrame's category "
-    "column by the new frame's own category order (encode_fit_frame), not the starting "
-    "model's categories: the starting trees then read other codes (their initial scores and "
-    "their predictions are wrong) and the continued model keeps the new order"))
 @pytest.mark.parametrize("how", ["init_model", "warm_start"])
 def test_continuing_on_a_frame_with_reordered_categories(frame_data, how):
     df, arr, y, qid = frame_data

@@ -39,7 +39,7 @@ from skltr._gpu.histogram import (build_histograms, features_per_block,  # noqa:
 from skltr._gbdt.objectives_cuda import make_cuda_gradients  # noqa: E402
 from skltr._gpu.partition import partition_info, partition_level  # noqa: E402
 from skltr._gpu.split import find_best_splits, split_records  # noqa: E402
-from skltr._records import split_constants, split_work  # noqa: E402
+from skltr._records import SplitInfo, split_constants, split_work  # noqa: E402
 from skltr.datasets import make_ranking  # noqa: E402
 from skltr.metrics import ndcg_score  # noqa: E402
 from skltr.model_selection import train_test_split_by_query  # noqa: E402
@@ -308,8 +308,8 @@ def test_split_matches_cpu_kernel(p, max_bins, counts):
                                     np.int64(sum_h), len(rows), -np.inf, np.inf, c,
                                     split_work(F, np.int64))
         expect.append(None if r[0] < 0 else
-                      (int(r[0]), float(r[1]), int(r[2]), bool(r[3]), int(r[4]), int(r[5]),
-                       int(r[6])))
+                      SplitInfo(int(r[0]), float(r[1]), int(r[2]), bool(r[3]), int(r[4]),
+                                int(r[5]), int(r[6])))
         expect[-1] = (expect[-1], sum_g, sum_h, len(rows))
     hist_dev = cupy.asarray(np.stack(hists))
     got = find_best_splits(hist_dev, split_records([0, 1, 2, 3], [e[1] for e in expect],
@@ -336,8 +336,8 @@ def _cpu_split(h, n_bins, mask, sum_g, sum_h, n, mb, inv_g, inv_h, K, min_sample
     r = find_best_splits_serial(hp, n_bins, mask, np.zeros(F, np.int8), np.int64(sum_g),
                                 np.int64(sum_h), n, -np.inf, np.inf, c,
                                 split_work(F, np.int64))
-    return None if r[0] < 0 else (int(r[0]), float(r[1]), int(r[2]), bool(r[3]), int(r[4]),
-                                  int(r[5]), int(r[6]))
+    return None if r[0] < 0 else SplitInfo(int(r[0]), float(r[1]), int(r[2]), bool(r[3]),
+                                           int(r[4]), int(r[5]), int(r[6]))
 
 
 def _one_node_problem(X, grad, hess, n_bins, mb):

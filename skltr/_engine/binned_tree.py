@@ -108,7 +108,8 @@ class GrownTree:
         internal = self.left >= 0
         f = np.where(internal, self.feature, 0)
         b = np.where(internal, self.bin_threshold, 0).astype(np.int64)
-        last = b >= bin_mapper.n_bins[f] - 1
+        # categorical splits (bin_threshold -1) read no cut: _categorical_nodes sets them
+        last = (b >= bin_mapper.n_bins[f] - 1) | (b < 0)
         idx = np.where(last, 0, bin_mapper.cut_ptr[f] + b)
         cut = bin_mapper.cut_values[idx] if bin_mapper.cut_values.size else np.zeros(idx.size)
         threshold = np.where(internal, np.where(last, _ALL_FINITE_LEFT, cut), 0.0)

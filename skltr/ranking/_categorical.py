@@ -30,13 +30,14 @@ def _category_columns(X):
     return [j for j, dt in enumerate(X.dtypes) if getattr(dt, "name", None) == "category"]
 
 
-def encode_fit_frame(X, spec):
+def encode_fit_frame(X, spec, start=None):
     """``(X, spec, categories)`` for a fit.
 
     ``spec``: the estimator's ``categorical_features``; ``"from_dtype"`` becomes the indices
     of a DataFrame's category columns (None for any other X). Category columns that are
     categorical are replaced by their codes; ``categories`` maps their positions to their
-    categories (a list), empty when there are none.
+    categories (a list), empty when there are none. ``start``: the categories of the model
+    the fit continues (its trees read those codes), kept for the columns it has.
     """
     if not _is_frame(X):
         return X, (None if isinstance(spec, str) else spec), {}
@@ -61,8 +62,12 @@ def encode_fit_frame(X, spec):
     categories = {}
     for j in chosen:
         col = X.iloc[:, j]
-        categories[j] = list(col.cat.categories)
-        X.isetitem(j, _codes(col.cat.codes))
+        if start and j in start:
+            categories[j] = list(start[j])
+            X.isetitem(j, _coded(col, categories[j]))
+        else:
+            categories[j] = list(col.cat.categories)
+            X.isetitem(j, _codes(col.cat.codes))
     return X, spec, categories
 
 
@@ -71,18 +76,22 @@ def encode_frame(X, categories):
     categories: NaN); other X unchanged."""
     if not categories or not _is_frame(X):
         return X
-    import pandas as pd  # noqa: PLC0415 - X is a DataFrame
-
     X = X.copy(deep=False)
     for j, cats in categories.items():
         if j >= X.shape[1]:
             break  # the feature count check names the mismatch
-        col = X.iloc[:, j]
-        # positions in the fit's categories, -1 for NaN and unknown ones (not
-        # pd.Categorical(col, categories=cats), which warns of values outside the categories
-        # since pandas 3 and will raise: Pandas4Warning)
-        X.isetitem(j, _codes(pd.Index(cats).get_indexer(col)))
+        X.isetitem(j, _coded(X.iloc[:, j], cats))
     return X
+
+
+def _coded(col, cats):
+    """The codes of column ``col`` in the categories ``cats`` (NaN: missing or unknown)."""
+    import pandas as pd  # noqa: PLC0415 - col is a pandas column
+
+    # positions in the fit's categories, -1 for NaN and unknown ones (not
+    # pd.Categorical(col, categories=cats), which warns of values outside the categories
+    # since pandas 3 and will raise: Pandas4Warning)
+    return _codes(pd.Index(cats).get_indexer(col))
 
 
 def _codes(codes):

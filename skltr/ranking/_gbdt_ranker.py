@@ -419,7 +419,8 @@ class GPUHistGBDTRanker(EnsembleRanker):
         X, y, qid, sample_weight = (_to_host(a) for a in (X, y, qid, sample_weight))
         # pandas category columns -> codes, their categories kept (the eval sets' coded
         # against them); "from_dtype" resolved to indices
-        X, spec, categories = encode_fit_frame(X, self.categorical_features)
+        X, spec, categories = encode_fit_frame(X, self.categorical_features,
+                                               self._start_categories(init_model))
         if isinstance(eval_set, list):  # anything else is left for the checks to refuse
             eval_set = [tuple(encode_frame(_to_host(a), categories) if k == 0 else _to_host(a)
                               for k, a in enumerate(part)) if isinstance(part, tuple) else part
@@ -464,6 +465,14 @@ class GPUHistGBDTRanker(EnsembleRanker):
                           f"trees this ranker has: no round was added. Raise n_estimators to "
                           f"continue.", UserWarning, stacklevel=2 + above)
         return continuation_from(self, what="warm_start", **check), n_rounds
+
+    def _start_categories(self, init_model):
+        """The pandas categories of the model a fit continues (its trees read their codes):
+        this ranker's under ``warm_start``, a fitted ranker's given as ``init_model``; None
+        otherwise (a TreeEnsemble, a file or a LightGBM model: the frame's own order)."""
+        if init_model is None:
+            return getattr(self, "_pandas_categories", None) if self.warm_start else None
+        return getattr(init_model, "_pandas_categories", None)
 
     def _predict_X(self, X):
         X = super()._predict_X(encode_frame(X, getattr(self, "_pandas_categories", None)))

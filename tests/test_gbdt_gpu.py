@@ -40,6 +40,7 @@ from skltr._gbdt.objectives_cuda import make_cuda_gradients  # noqa: E402
 from skltr._gpu.partition import partition_info, partition_level  # noqa: E402
 from skltr._gpu.split import find_best_splits, split_records  # noqa: E402
 from skltr._records import SplitInfo, split_constants, split_work  # noqa: E402
+from skltr.trees import NodeFlags  # noqa: E402
 from skltr.datasets import make_ranking  # noqa: E402
 from skltr.metrics import ndcg_score  # noqa: E402
 from skltr.model_selection import train_test_split_by_query  # noqa: E402
@@ -1235,7 +1236,7 @@ def test_categorical_gpu_fit_is_the_cpu_fit(growth):
         cpu = GPUHistGBDTRanker(**kw, **extra).fit(X, y, qid=qid, eval_set=evals)
         gpu = GPUHistGBDTRanker(device="cuda", **kw, **extra).fit(X, y, qid=qid,
                                                                    eval_set=evals)
-        assert np.any(cpu.ensemble_.is_categorical), extra
+        assert np.any(cpu.ensemble_.flags & NodeFlags.CATEGORICAL), extra
         assert gpu.ensemble_.equals(cpu.ensemble_), extra
         assert gpu.evals_result_ == cpu.evals_result_, extra
 

@@ -61,6 +61,10 @@ from .quantisation import (check_hessians, choose_layout, count_bit, one_word_sc
 #: "no numeric split" for :func:`~skltr._gbdt.categorical.with_categorical`
 _NO_SPLIT = SplitInfo(-1, -np.inf, -1, False, 0, 0, 0)
 
+
+def _all_if_none(mask):
+    return True if mask is None else mask
+
 __all__ = ["GPUTreeGrower", "HistogramSlots"]
 
 
@@ -130,7 +134,6 @@ class GPUTreeGrower:
         self._slots = None
         self._monotone = None  # the monotone directions on the device, once
         self._categorical = None  # the categorical features (host, device) and controls
-        self._mask_rows = None  # the last split launch's mask row of each node
         self.timings = {}
 
     #: Leaf-wise, the most leaves expanded at once (:mod:`skltr._gbdt.growth`): fewer
@@ -167,8 +170,11 @@ class GPUTreeGrower:
                              f"{hess.shape}.")
         self._host_mask = (np.ones(d.n_features, bool) if feature_mask is None
                            else np.ascontiguousarray(feature_mask, dtype=bool))
-        self._mask = self._all_features if feature_mask is None else cupy.asarray(
-            self._host_mask.astype(np.uint8))
+        # the CUDA split search scans the numeric features; the categorical ones are the
+        # host's (_with_categorical)
+        numeric = self._numeric_mask()
+        self._mask = self._all_features if feature_mask is None and numeric is None else \
+            cupy.asarray((self._host_mask & _all_if_none(numeric)).astype(np.uint8))
         if rows is None:
             self._rows_dev = None
             self.buf = cupy.arange(n, dtype=cupy.uint32)
@@ -313,7 +319,7 @@ class GPUTreeGrower:
     def _records(self, nodes):
         """The split launch's node records (host), with their bounds and feature-mask rows
         (:meth:`_masks_for`)."""
-        rows = self._mask_rows = self._masks_for(nodes)
+        rows = self._masks_for(nodes)
         return split_records([n.slot for n in nodes], [n.sum_g for n in nodes],
                              [n.sum_h for n in nodes], [n.count for n in nodes],
                              [n.lo for n in nodes], [n.hi for n in nodes], rows)
@@ -329,6 +335,9 @@ class GPUTreeGrower:
         rows = [keys.setdefault(n.used, len(keys)) for n in nodes]
         masks = np.stack([self._host_mask & allowed_features(self.params, self._host_mask.size,
                                                              used) for used in keys])
+        numeric = self._numeric_mask()
+        if numeric is not None:
+            masks &= numeric
         self._launch_mask = cupy.asarray(masks.astype(np.uint8))
         return rows
 
@@ -381,16 +390,21 @@ class GPUTreeGrower:
         slots = cupy.asarray(np.array([n.slot for n in nodes], np.int64))
         hists = self._slots.array[slots[:, None], cat_dev[None, :]].get()
         n_bins = self.data.n_bins_host[cat]
-        masks = cupy.asnumpy(self._launch_mask).reshape(-1, self.data.n_features).astype(bool)
-        rows = self._mask_rows if self._mask_rows is not None else [0] * len(nodes)
         local = np.arange(cat.size, dtype=np.int64)
         out = []
         for i, (node, r) in enumerate(zip(nodes, res)):
-            numeric = r if r is not None else _NO_SPLIT
-            best = with_categorical(numeric, node, hists[i], local, n_bins,
-                                    masks[rows[i]][cat], self._constants, k, feature_ids=cat)
+            mask = self._host_mask
+            if self.params.interaction is not None:
+                mask = mask & allowed_features(self.params, mask.size, node.used)
+            best = with_categorical(_NO_SPLIT if r is None else r, node, hists[i], local,
+                                    n_bins, mask[cat], self._constants, k, feature_ids=cat)
             out.append(None if best.feature < 0 else best)
         return out
+
+    def _numeric_mask(self):
+        """The features the CUDA split search scans (not categorical); None: all."""
+        cat = self.params.categorical
+        return None if cat is None else ~cat.mask(self.data.n_features)
 
     def _plan_children(self, parents, pairs, splittable):
         """Slots of the children that may split: the smaller child of a pair takes a new

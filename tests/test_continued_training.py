@@ -16,6 +16,7 @@ from naive_trees import naive_predict_raw
 
 from skltr import GPUHistGBDTRanker
 from skltr.datasets import make_ranking
+from skltr.trees import NodeFlags
 
 KW = dict(random_state=3, max_leaves=7, n_jobs=2)
 
@@ -144,6 +145,31 @@ def test_a_lightgbm_model_continues_from_its_own_scores(data, dtype):
     assert again.ensemble_.equals(more.ensemble_)
     assert more.score(X, y, qid=qid) > GPUHistGBDTRanker(n_estimators=1, **KW).fit(
         X, y, qid=qid).score(X, y, qid=qid)
+
+
+def test_a_lightgbm_model_with_categorical_splits_continues_from_its_own_scores(data):
+    # LightGBM's categorical nodes (its routing rules kept per node) beside skltr's
+    lgb = pytest.importorskip("lightgbm")
+    from skltr.convert import to_tree_ensemble
+
+    X, y, qid = data
+    X = X.copy()
+    X[:, 3] = np.floor(np.abs(X[:, 3]) * 7) % 12  # 12 categories
+    X[::11, 3] = np.nan
+    booster = lgb.train({"objective": "lambdarank", "num_leaves": 7, "verbose": -1,
+                         "min_data_in_leaf": 5, "min_data_per_group": 5, "cat_smooth": 1},
+                        lgb.Dataset(X, y, group=np.bincount(qid), categorical_feature=[3]),
+                        num_boost_round=8)
+    start = to_tree_ensemble(booster)
+    assert np.any(start.flags & NodeFlags.CATEGORICAL)
+    P = X.copy()
+    P[::7, 3] = 40.0  # a category unseen by both
+    want = booster.predict(P, raw_score=True)
+    more = GPUHistGBDTRanker(n_estimators=6, categorical_features=[3], **KW).fit(
+        X, y, qid=qid, init_model=booster)
+    assert more.n_estimators_ == 14
+    np.testing.assert_array_equal(more.predict(P, iteration_range=(0, 8)), want)
+    assert np.any(more.ensemble_.select_trees(8, 14).flags & NodeFlags.CATEGORICAL)
 
 
 @pytest.mark.parametrize("case", ["features", "objective", "unfitted", "type", "xgboost",

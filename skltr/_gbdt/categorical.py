@@ -14,6 +14,9 @@ from numbers import Integral
 
 import numpy as np
 
+from .._cpu.split_categorical import best_categorical_split
+from .._records import SplitInfo
+
 __all__ = ["CategoricalParams", "resolve", "with_categorical", "CATEGORICAL_DEFAULTS"]
 
 #: LightGBM's defaults of the controls (``config.h``)
@@ -72,10 +75,7 @@ def with_categorical(res, node, hist, features, n_bins, mask, constants, k, feat
     them to feature numbers; None: they are); ``n_bins`` / ``mask`` indexed as ``hist``;
     ``constants``: ``SplitConstants``; ``k``: ``CategoricalConstants``.
     """
-    from .._cpu.split_categorical import best_categorical_split  # noqa: PLC0415
-    from .._records import SplitInfo  # noqa: PLC0415
-
-    bits = np.zeros(4, np.uint64)
+    bits = np.empty(4, np.uint64)  # the kernel clears it
     f, gain, gl, hl, cl, many = best_categorical_split(
         hist, features, n_bins, mask, node.sum_g, node.sum_h, node.count, node.lo, node.hi,
         constants, k, bits)

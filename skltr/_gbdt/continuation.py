@@ -152,12 +152,17 @@ def _from_lightgbm(ensemble, what):
     or float64 are read (through float32) and how DataFrames are read. The rankers hand the
     trees float32 or float64 rows, so the starting scores are LightGBM's own, and the
     continued model reads every input by skltr's rules (integers up to 2**24 alike).
-    Categorical splits (LightGBM re-codes category columns) are refused.
+    Its categorical splits route category codes as LightGBM does (the node flags keep its
+    rules), beside skltr's own; a model trained on a DataFrame's category columns
+    (``pandas_categorical``) is refused: LightGBM re-codes those columns by its stored
+    categories, which skltr's front-end does not read for a starting model.
     """
-    if np.any((ensemble.flags & NodeFlags.CATEGORICAL) != 0) or ensemble.pandas_categorical:
-        raise ValueError(f"{what} is a LightGBM model with categorical splits: continuing it "
-                         f"is not supported (skltr's ranker has no categorical features "
-                         f"yet).")
+    if ensemble.pandas_categorical:
+        raise ValueError(f"{what} is a LightGBM model trained on a DataFrame's category "
+                         f"columns (pandas_categorical): continuing it is not supported. "
+                         f"Train the LightGBM model on the category codes (an array, or "
+                         f"integer columns), or fit skltr's ranker anew with "
+                         f"categorical_features.")
     objective = str(ensemble.source.get("objective") or "").split()
     return (replace(ensemble, input_rule="float64", frame_rule="numpy"),
             objective[0] if objective else None)

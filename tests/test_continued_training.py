@@ -12,6 +12,7 @@ import pickle
 
 import numpy as np
 import pytest
+from scipy import sparse
 from naive_trees import naive_predict_raw
 
 from skltr import GPUHistGBDTRanker
@@ -147,6 +148,53 @@ def test_a_lightgbm_model_continues_from_its_own_scores(data, dtype):
         X, y, qid=qid).score(X, y, qid=qid)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_an_xgboost_model_continues_from_its_own_scores(data, dtype):
+    # XGBoost's float32(x) < t rewritten as x <= float32_below(t): the same leaf for every
+    # row, values at and around the thresholds included; the rounds start from XGBoost's
+    # own margins, and the kept trees sum them in float64 (float32 rounding apart)
+    xgb = pytest.importorskip("xgboost")
+    from skltr._gbdt.continuation import continuation_from
+    from skltr.convert import to_tree_ensemble
+    from skltr.trees._traversal import apply
+
+    X, y, qid = data
+    X = X.astype(dtype)
+    X[::13, 2] = np.nan
+    booster = xgb.train({"objective": "rank:ndcg", "max_depth": 4, "eta": 0.3},
+                        xgb.DMatrix(X, y, qid=qid), num_boost_round=8)
+    original = to_tree_ensemble(booster)
+    cont = continuation_from(booster, n_features=X.shape[1], objective="lambdarank")
+    # probes at every threshold, one float32 step and one double step either side of it
+    internal = original.left >= 0
+    f, t = original.feature[internal], original.threshold[internal]
+    t32 = t.astype(np.float32)
+    probes = np.repeat(np.asarray(X[:len(t)], np.float64), 5, axis=0)[:5 * len(t)]
+    values = np.stack([t, np.nextafter(t32, np.float32(-np.inf)).astype(np.float64),
+                       np.nextafter(t32, np.float32(np.inf)).astype(np.float64),
+                       np.nextafter(t, -np.inf), np.nextafter(t, np.inf)], axis=1).ravel()
+    probes[np.arange(probes.shape[0]), np.repeat(f, 5)[:probes.shape[0]]] = values[
+        :probes.shape[0]]
+    for P in (np.asarray(X, np.float64), probes):
+        np.testing.assert_array_equal(apply(cont.ensemble, P), apply(original, P))
+    want = booster.predict(xgb.DMatrix(X), output_margin=True)
+    np.testing.assert_array_equal(cont.scores(X), want.astype(np.float64))
+    more = GPUHistGBDTRanker(n_estimators=6, **KW).fit(X, y, qid=qid, init_model=booster)
+    assert more.n_estimators_ == 14
+    np.testing.assert_allclose(more.predict(X, iteration_range=(0, 8)), want, rtol=0,
+                               atol=1e-6 * max(1.0, np.abs(want).max()))
+    assert more.score(X, y, qid=qid) > ndcg_of(want, y, qid)
+    with pytest.raises(ValueError, match="dense X"):
+        GPUHistGBDTRanker(n_estimators=2, **KW).fit(sparse.csr_matrix(np.nan_to_num(X)), y,
+                                                    qid=qid, init_model=booster)
+
+
+def ndcg_of(scores, y, qid):
+    from skltr.metrics import ndcg_score
+
+    return ndcg_score(y, scores, qid=qid, k=10)
+
+
 def test_a_lightgbm_model_with_categorical_splits_continues_from_its_own_scores(data):
     # LightGBM's categorical nodes (its routing rules kept per node) beside skltr's
     lgb = pytest.importorskip("lightgbm")
@@ -196,9 +244,11 @@ def test_bad_starting_models_are_refused_and_change_nothing(data, case):
         from skltr.convert import to_tree_ensemble
 
         booster = xgb.train({"objective": "rank:ndcg", "max_depth": 3},
-                            xgb.DMatrix(X, y, qid=qid), num_boost_round=2)
-        fit_kw["init_model"] = booster  # the Booster: converted, then refused
-        match = "converted from xgboost"
+                            xgb.DMatrix(X, y, qid=qid, missing=-999.0),
+                            num_boost_round=2)
+        fit_kw["init_model"] = xgb.XGBRanker(missing=-999.0, n_estimators=2).fit(
+            X, y, qid=qid)  # a missing sentinel skltr's trees do not read
+        match = "missing=-999"
     elif case == "lightgbm-objective":
         from skltr.convert import to_tree_ensemble
 

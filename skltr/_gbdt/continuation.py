@@ -14,9 +14,9 @@ rows into the same cuts.
 The starting model must read its inputs by the rules of skltr's trees (``x <= threshold`` in
 float64, NaN missing, one output summed in float64): a skltr ranker, its ``TreeEnsemble`` or
 its saved JSON model, or a LightGBM model converted by :mod:`skltr.convert` (the same rules
-but for non-float inputs: :func:`_from_lightgbm`). Models converted from XGBoost
-(``x < threshold`` in float32, float32 sums) are refused: its trees and skltr's cannot share
-one ensemble's rules.
+but for non-float inputs: :func:`_from_lightgbm`). An XGBoost model (``float32(x) <
+threshold``, float32 sums) has its trees rewritten to skltr's rules with the same routing of
+every input (:func:`_from_xgboost`); its rounds start from XGBoost's own scores.
 """
 
 from __future__ import annotations
@@ -52,6 +52,9 @@ class Continuation:
     ensemble: object
     split_gain: np.ndarray
     split_count: np.ndarray
+    #: the model whose scores the rounds start from, when not ``ensemble`` (an XGBoost
+    #: model: its own float32 sums; ``ensemble`` holds its trees in skltr's rules)
+    scored_by: object = None
 
     @property
     def n_rounds(self) -> int:
@@ -65,14 +68,20 @@ class Continuation:
     def scores(self, X, n_jobs=None) -> np.ndarray:
         """The starting model's raw scores of ``X`` (host float64; a CuPy ``X`` is copied to
         the host), by traversal: the base score, then the trees added in order."""
+        from ..trees._sparse_input import is_sparse  # noqa: PLC0415
         from ..trees._traversal import predict_raw  # noqa: PLC0415
 
         if hasattr(X, "__cuda_array_interface__") and hasattr(X, "get"):
             X = X.get()
         if X.shape[0] == 0:
             return np.zeros(0, np.float64)
-        return np.ascontiguousarray(predict_raw(self.ensemble, X, n_jobs=n_jobs),
-                                    dtype=np.float64)
+        if self.scored_by is not None and is_sparse(X):
+            raise ValueError("continuing an XGBoost model needs a dense X: XGBoost reads an "
+                             "entry absent from a sparse row as missing, skltr's trees as "
+                             "0.0, so the two would score such rows differently. Pass "
+                             "X.toarray().")
+        model = self.ensemble if self.scored_by is None else self.scored_by
+        return np.ascontiguousarray(predict_raw(model, X, n_jobs=n_jobs), dtype=np.float64)
 
 
 def continuation_from(init_model, *, n_features, objective, feature_names=None,
@@ -84,7 +93,7 @@ def continuation_from(init_model, *, n_features, objective, feature_names=None,
     from ..trees import TreeEnsemble  # noqa: PLC0415
 
     gain = count = None
-    trained_with = None
+    trained_with = scored_by = None
     if isinstance(init_model, (str, os.PathLike)):
         init_model = TreeEnsemble.load(init_model)
     if isinstance(init_model, TreeEnsemble):
@@ -109,12 +118,16 @@ def continuation_from(init_model, *, n_features, objective, feature_names=None,
     library = ensemble.source.get("library")
     if library == "lightgbm":
         ensemble, trained_with = _from_lightgbm(ensemble, what)
+    elif library == "xgboost":
+        scored_by = ensemble
+        ensemble, trained_with = _from_xgboost(ensemble, what)
     elif library not in (None, "skltr"):
         raise ValueError(
             f"{what} is a model converted from {library}: continuing it is not supported. "
             f"Its trees read inputs by {library}'s rules (decision {ensemble.decision!r}, "
             f"{ensemble.precision} comparisons, {ensemble.sum_dtype} sums), which the trees "
-            f"skltr grows do not share (LightGBM models can be continued); train the skltr "
+            f"skltr grows do not share (LightGBM and XGBoost models can be continued); train "
+            f"the skltr "
             f"model from scratch, or continue it with {library} itself.")
     differ = {k: getattr(ensemble, k) for k, v in _SKLTR_RULES.items()
               if getattr(ensemble, k) != v}
@@ -141,7 +154,75 @@ def continuation_from(init_model, *, n_features, objective, feature_names=None,
         count = np.bincount(ensemble.feature[internal], minlength=n_features)
         gain = np.zeros(n_features)
     return Continuation(ensemble, np.asarray(gain, np.float64).copy(),
-                        np.asarray(count, np.int64).copy())
+                        np.asarray(count, np.int64).copy(), scored_by)
+
+
+#: XGBoost objectives and the skltr objective that continues them
+_XGBOOST_OBJECTIVES = {"rank:ndcg": "lambdarank", "rank:pairwise": "rank_pairwise",
+                       "reg:squarederror": "regression"}
+
+
+def _from_xgboost(ensemble, what):
+    """An XGBoost model as a starting model in skltr's rules, and its objective.
+
+    XGBoost sends ``x`` left when ``float32(x) < t``. For every double ``x`` that is exactly
+    ``x <= d``, ``d`` the largest double whose float32 rounding is below ``t``
+    (:func:`float32_below`): the trees route every input as XGBoost's do, in skltr's rule
+    (``x <= threshold`` in float64). XGBoost sums the leaf values in float32, skltr in
+    float64: the rounds start from XGBoost's own scores (``Continuation.scored_by``), and the
+    continued model's scores of the XGBoost rounds differ from XGBoost's by that float32
+    rounding only (about 1e-7 of the score; tested). Refused: categorical splits, a
+    ``missing`` value other than NaN, more than one output, a transformed output.
+    """
+    if np.any((ensemble.flags & NodeFlags.CATEGORICAL) != 0):
+        raise ValueError(f"{what} is an XGBoost model with categorical splits: continuing it "
+                         f"is not supported (XGBoost re-codes categories by its own stored "
+                         f"categories). Continue it with XGBoost, or fit skltr's ranker anew "
+                         f"with categorical_features.")
+    if not np.isnan(ensemble.missing_value):
+        raise ValueError(f"{what} is an XGBoost model with missing={ensemble.missing_value}: "
+                         f"skltr's trees read NaN as missing; retrain it with missing=NaN "
+                         f"(XGBoost's default) to continue it.")
+    if ensemble.n_outputs != 1 or ensemble.output_transform != "identity":
+        raise ValueError(f"{what} is an XGBoost model with {ensemble.n_outputs} outputs and "
+                         f"the {ensemble.output_transform!r} output: only single-output "
+                         f"ranking or regression models can be continued.")
+    internal = ensemble.left >= 0
+    threshold = ensemble.threshold.copy()
+    threshold[internal] = float32_below(threshold[internal])
+    objective = str(ensemble.source.get("objective") or "")
+    converted = replace(ensemble, threshold=threshold, decision="<=", precision="float64",
+                        sum_dtype="float64", input_rule="float64", frame_rule="numpy",
+                        absent_value=0.0, categories=None)
+    return converted, _XGBOOST_OBJECTIVES.get(objective, objective or None)
+
+
+def float32_below(t):
+    """The largest double ``d`` with ``float32(d) < t``, for float32 values ``t`` (array).
+
+    Then ``float32(x) < t`` exactly when ``x <= d``, for every double ``x``: the threshold of
+    XGBoost's test in skltr's. ``d`` lies just below the midpoint of ``t`` and the float32
+    before it (at the midpoint itself when round-half-to-even sends it down); each candidate
+    is checked by rounding and stepped by one double until the bound is tight.
+    """
+    t = np.asarray(t, dtype=np.float64)
+    t32 = t.astype(np.float32)
+    if not np.array_equal(t32.astype(np.float64), t, equal_nan=True):
+        raise ValueError("XGBoost thresholds must be float32 values")
+    prev = np.nextafter(t32, np.float32(-np.inf)).astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        d = np.where(np.isfinite(prev), prev + (t - prev) / 2.0, t)
+    for _ in range(4):  # at most a step or two either way
+        with np.errstate(over="ignore"):
+            below = d.astype(np.float32) < t32
+            up = np.nextafter(d, np.inf)
+            up_below = up.astype(np.float32) < t32
+        d = np.where(~below, np.nextafter(d, -np.inf), np.where(up_below, up, d))
+    with np.errstate(over="ignore"):
+        ok = (d.astype(np.float32) < t32) & ~(np.nextafter(d, np.inf).astype(np.float32) < t32)
+    if not np.all(ok | ~np.isfinite(t)):
+        raise AssertionError("float32_below did not converge")
+    return d
 
 
 def _from_lightgbm(ensemble, what):

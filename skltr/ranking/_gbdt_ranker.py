@@ -402,15 +402,18 @@ class GPUHistGBDTRanker(EnsembleRanker):
             ``X`` may be CSR / CSC too.
         init_model : GPUHistGBDTRanker, TreeEnsemble or str, optional
             Continue this model (a fitted ranker, its ``to_tree_ensemble()``, the path of
-            its saved JSON model, or a LightGBM model: a ``Booster``, a fitted
-            ``LGBMRanker`` or their :func:`skltr.convert.to_tree_ensemble`) for
-            ``n_estimators`` more rounds, as
-            LightGBM's
-            ``init_model``: the rounds start from its scores of ``X`` (and of the eval
-            sets), the fitted model holds its trees then the new ones, and the rounds are
-            numbered on from its own (``best_iteration_`` and ``n_iter_`` count them all;
-            ``evals_result_`` holds the new rounds). Same features and objective needed.
-            XGBoost models are refused (their trees compare and sum in float32).
+            its saved JSON model, or a LightGBM or XGBoost model: a ``Booster``, a fitted
+            ``LGBMRanker`` / ``XGBRanker`` or their :func:`skltr.convert.to_tree_ensemble`)
+            for ``n_estimators`` more rounds, as LightGBM's ``init_model``: the rounds start
+            from its scores of ``X`` (and of the eval sets), the fitted model holds its
+            trees then the new ones, and the rounds are numbered on from its own
+            (``best_iteration_`` and ``n_iter_`` count them all; ``evals_result_`` holds the
+            new rounds). Same features and objective needed. An XGBoost model's trees are
+            rewritten to skltr's rule with the same routing of every input (its
+            ``float32(x) < t`` becomes ``x <= d``); the rounds start from XGBoost's own
+            scores, and the fitted model sums its trees in float64 (its scores of the
+            XGBoost rounds then differ from XGBoost's by float32 rounding, ~1e-7). It needs
+            a dense ``X`` and ``missing=NaN``; categorical XGBoost models are refused.
 
         Returns
         -------

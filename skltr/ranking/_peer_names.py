@@ -106,7 +106,7 @@ PEER_NAMES: tuple[PeerName, ...] = (
     PeerName("verbose=0", ("verbose", "verbosity"), ("verbosity",)),
     PeerName("fit(init_model=...)", ("fit(init_model=...)",), ("fit(xgb_model=...)",),
              "continue a fitted skltr ranker, its TreeEnsemble or saved model, or a "
-             "converted LightGBM model, for n_estimators more rounds (XGBoost models: no)"),
+             "LightGBM or XGBoost model, for n_estimators more rounds"),
     PeerName("warm_start=False", (), (),
              "scikit-learn's: True continues this ranker's own model up to n_estimators"),
     PeerName("monotone_constraints=None", ("monotone_constraints", "mc",

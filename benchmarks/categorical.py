@@ -7,6 +7,8 @@ levels (Zipf-like frequencies, random effects on relevance, codes not in effect 
 * LightGBM ``lambdarank`` with ``categorical_feature=[the column]`` (its defaults:
   ``max_cat_to_onehot=4``, ``max_cat_threshold=32``, ``cat_smooth=10``, ``cat_l2=10``);
 * LightGBM with the codes as an ordinary numeric feature (ordinal);
+* for L > 255, LightGBM with categorical splits on the 255 most frequent categories only
+  (the others missing): what skltr's one-byte bins keep of the column;
 * skltr ``GPUHistGBDTRanker`` with ``categorical_features=[the column]`` (its defaults are
   LightGBM's), with the codes as a numeric feature (ordinal) and, for L <= 64, one-hot
   columns.
@@ -31,6 +33,20 @@ from skltr.datasets import make_ranking
 from skltr.metrics import ndcg_score
 
 ROUNDS, LEAVES, LR, MIN_LEAF = 100, 31, 0.1, 20
+
+
+def _top_categories(X_tr, X_te, keep):
+    """The categorical column with every category outside the ``keep`` most frequent of the
+    training rows made missing: LightGBM given skltr's cap on categories (uint8 bins)."""
+    col = X_tr[:, -1]
+    codes, counts = np.unique(col[~np.isnan(col)], return_counts=True)
+    top = codes[np.argsort(-counts, kind="stable")[:keep]]
+    out = []
+    for X in (X_tr, X_te):
+        X = X.copy()
+        X[~np.isin(X[:, -1], top), -1] = np.nan
+        out.append(X)
+    return out
 
 
 def _lightgbm(X, y, qid, X_te, threads, categorical):
@@ -71,9 +87,10 @@ def main():
     ap.add_argument("--out", default=None, help="result folder (default benchmarks/results)")
     args = ap.parse_args()
 
-    # warm-up: numba loads or compiles skltr's kernels outside the clock
-    Xw, yw, qw = make_ranking(n_queries=20, docs_per_query=20, n_features=30,
-                              categorical_levels=(10,), random_state=0)
+    # warm-up: numba loads or compiles skltr's kernels outside the clock, on data of the
+    # run's size (the parallel kernels of large nodes, the categorical partition among them)
+    Xw, yw, qw = make_ranking(n_queries=args.queries, docs_per_query=40, n_features=30,
+                              n_informative=10, categorical_levels=(1000,), random_state=99)
     _skltr(Xw, yw, qw, Xw, args.threads)
     _skltr(Xw, yw, qw, Xw, args.threads, categorical=True)
     rows, raw = [], {}
@@ -93,6 +110,10 @@ def main():
                                                     args.threads, True),
                 "skltr ordinal": lambda: _skltr(X[tr], y[tr], qid[tr], X[te], args.threads),
             }
+            if n_levels > 255:  # skltr's bins hold the 255 most frequent categories
+                Xc_tr, Xc_te = _top_categories(X[tr], X[te], 255)
+                engines["lightgbm categorical, top 255"] = lambda: _lightgbm(
+                    Xc_tr, y[tr], qid[tr], Xc_te, args.threads, True)
             if n_levels <= 64:
                 Xh = _one_hot(X, n_levels)
                 engines["skltr one-hot"] = lambda: _skltr(Xh[tr], y[tr], qid[tr], Xh[te],

@@ -73,6 +73,8 @@ NOT_MEASURED = {
     ("docs/user_guide/explanations.rst", "256MB"): "TABLE_BYTES, the tables' budget a model",
     ("docs/user_guide/explanations.rst", "1MB"): "BLOCK_BYTES, a block of trees' tables",
     ("docs/user_guide/gbdt_ranker.rst", "5%"): "the NaN share of a test data set",
+    ("docs/user_guide/gbdt_ranker.rst", "99%"): "LightGBM's rule for the categories it keeps",
+    ("docs/gbdt_internals.rst", "99%"): "LightGBM's rule for the categories it keeps",
     ("docs/user_guide/rule_ranker.rst", "0.2s"): (
         "BATCH_SECONDS (a constant); a GPU round of BATCH_ITEMSETS at the recorded size-4 rate"),
     ("docs/user_guide/rule_ranker.rst", "10ms"): "TASK_SECONDS, a constant",
@@ -157,7 +159,22 @@ def _paired_se(bins, engine, peer):
     return se
 
 
+CATEGORICAL = "categorical-h100-host-16core-2026-11-27-2bb32df-{}.json"
+
+
+def _categorical_time(text, tag, levels):
+    return Figure(text, CATEGORICAL.format(tag), f"{levels} categories",
+                  metric="skltr categorical fit", field="ratio", fmt="{:.2f}x",
+                  pages=GBDT_RANKER)
+
+
 FIGURES = [
+    _categorical_time("0.92x", "q6000-t2", 1000),
+    _categorical_time("1.03x", "q6000-t2", 10000),
+    _categorical_time("1.39x", "q6000-t16", 1000),
+    _categorical_time("1.07x", "q6000-t16", 10000),
+    _categorical_time("1.50x", "q600-t2", 1000),
+    _categorical_time("1.44x", "q600-t2", 10000),
     Figure("12.6x", "predict_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22.json",
            "lightgbm 1000 trees 64 leaves (64.0 leaves/tree, 400 training queries)",
            field="speedup", fmt="{:.1f}x", pages=("README.md", "docs/performance.rst")),

@@ -255,10 +255,10 @@ def test_unknown_stored_hyper_parameter_is_refused(tmp_path):
     from skltr import GPUHistGBDTRanker, QuickScorerPredictor
 
     r, path, X = _ranker_file(tmp_path)
-    _tamper(path, max_cat_to_onehot=4)
+    _tamper(path, path_smooth=1.0)  # a parameter skltr does not have
     with pytest.raises(ValueError) as exc_info:
         GPUHistGBDTRanker.load_model(path)
-    _check_error(exc_info, path, "['max_cat_to_onehot']")
+    _check_error(exc_info, path, "['path_smooth']")
     assert "QuickScorerPredictor.from_file" in str(exc_info.value)
     # The trees themselves remain readable, as the message says.
     np.testing.assert_array_equal(QuickScorerPredictor.from_file(path).predict(X),

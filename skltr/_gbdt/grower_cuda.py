@@ -58,14 +58,10 @@ from .params import TreeParams
 from .quantisation import (check_hessians, choose_layout, count_bit, one_word_scales,
                            two_word_scales)
 
+__all__ = ["GPUTreeGrower", "HistogramSlots"]
+
 #: "no numeric split" for :func:`~skltr._gbdt.categorical.with_categorical`
 _NO_SPLIT = SplitInfo(-1, -np.inf, -1, False, 0, 0, 0)
-
-
-def _all_if_none(mask):
-    return True if mask is None else mask
-
-__all__ = ["GPUTreeGrower", "HistogramSlots"]
 
 
 class HistogramSlots:
@@ -134,6 +130,7 @@ class GPUTreeGrower:
         self._slots = None
         self._monotone = None  # the monotone directions on the device, once
         self._categorical = None  # the categorical features (host, device) and controls
+        self._n_splits = None  # the splits of the batch being partitioned
         self.timings = {}
 
     #: Leaf-wise, the most leaves expanded at once (:mod:`skltr._gbdt.growth`): fewer
@@ -173,8 +170,11 @@ class GPUTreeGrower:
         # the CUDA split search scans the numeric features; the categorical ones are the
         # host's (_with_categorical)
         numeric = self._numeric_mask()
-        self._mask = self._all_features if feature_mask is None and numeric is None else \
-            cupy.asarray((self._host_mask & _all_if_none(numeric)).astype(np.uint8))
+        if feature_mask is None and numeric is None:
+            self._mask = self._all_features
+        else:
+            scanned = self._host_mask if numeric is None else self._host_mask & numeric
+            self._mask = cupy.asarray(scanned.astype(np.uint8))
         if rows is None:
             self._rows_dev = None
             self.buf = cupy.arange(n, dtype=cupy.uint32)

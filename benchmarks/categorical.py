@@ -15,8 +15,9 @@ levels (Zipf-like frequencies, random effects on relevance, codes not in effect 
 
 Same trees for every engine (100 rounds of 31 leaves, learning rate 0.1, 20 rows a leaf,
 255 bins), ``--seeds`` data sets per L; each row gives the mean over seeds (peer = LightGBM
-with categorical splits) and the per-seed values in ``params``; each NDCG row's note gives the difference to the peer and
-its standard error over the seeds (paired: the same data sets).
+with categorical splits) and the per-seed values in ``params``; each NDCG row's note gives
+the difference to the peer and its standard error over the seeds (paired: the same data
+sets).
 
 Usage: python benchmarks/categorical.py [--levels 10 1000 10000] [--seeds 5]
        [--queries 600] [--threads 2] [--out DIR]

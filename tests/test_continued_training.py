@@ -241,11 +241,7 @@ def test_bad_starting_models_are_refused_and_change_nothing(data, case):
         fit_kw["init_model"], err = 5, TypeError
     elif case == "xgboost":
         xgb = pytest.importorskip("xgboost")
-        from skltr.convert import to_tree_ensemble
 
-        booster = xgb.train({"objective": "rank:ndcg", "max_depth": 3},
-                            xgb.DMatrix(X, y, qid=qid, missing=-999.0),
-                            num_boost_round=2)
         fit_kw["init_model"] = xgb.XGBRanker(missing=-999.0, n_estimators=2).fit(
             X, y, qid=qid)  # a missing sentinel skltr's trees do not read
         match = "missing=-999"

@@ -249,9 +249,10 @@ def start(X, params, n_threads) -> bool:
     if not stages:
         return False
     # categorical splits' kernels are left to the fit (a fit without them is the common one)
-    spec = {"tree": dataclasses.asdict(dataclasses.replace(tree, categorical=None)), "n_rows": int(X.shape[0]),
-            "n_features": int(X.shape[1]), "max_bins": int(params.max_bins),
-            "n_threads": int(n_threads), "x_dtype": str(dtype)}
+    spec = {"tree": dataclasses.asdict(dataclasses.replace(tree, categorical=None)),
+            "n_rows": int(X.shape[0]), "n_features": int(X.shape[1]),
+            "max_bins": int(params.max_bins), "n_threads": int(n_threads),
+            "x_dtype": str(dtype)}
     _ACTIVE = _Worker(stages, spec)
     _numba_cache.set_load_hook(_ACTIVE.before_load)
     STATS["started"] = True

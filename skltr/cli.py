@@ -193,6 +193,17 @@ class _RankerOption(NamedTuple):
     kwargs: dict
 
 
+def _index_list(text):
+    """``"3,5,7"`` -> ``[3, 5, 7]`` (argparse's ``type``: a ValueError is its usage error)."""
+    values = [v.strip() for v in text.split(",")]
+    if not values or not all(v.isdigit() for v in values):
+        raise ValueError(text)
+    return [int(v) for v in values]
+
+
+_index_list.__name__ = "comma-separated column indices"  # argparse's error names the type
+
+
 def _opt(flag, param, rankers, help_text, **kwargs):
     return _RankerOption(flag, param, tuple(rankers.split()), help_text, kwargs)
 
@@ -230,6 +241,21 @@ _TRAIN_OPTIONS = {
         _opt("--subsample", "subsample", "gbdt", "fraction of queries per tree", type=float),
         _opt("--colsample-bytree", "colsample_bytree", "gbdt", "fraction of features per tree",
              type=float),
+        _opt("--categorical-features", "categorical_features", "gbdt",
+             "features split by category: 0-based column indices of the data as read, "
+             "comma-separated (a one-based LETOR file's feature k is column k-1); from_dtype: "
+             "none for a file",
+             type=_index_list),
+        _opt("--max-cat-to-onehot", "max_cat_to_onehot", "gbdt",
+             "fewer categories than this split one against the rest", type=int),
+        _opt("--max-cat-threshold", "max_cat_threshold", "gbdt",
+             "most categories on the left of a split", type=int),
+        _opt("--cat-smooth", "cat_smooth", "gbdt",
+             "smoothing of the categories' order, least rows of a category", type=float),
+        _opt("--cat-l2", "cat_l2", "gbdt", "L2 added for many-vs-many categorical splits",
+             type=float),
+        _opt("--min-data-per-group", "min_data_per_group", "gbdt",
+             "least rows between two categorical split candidates", type=int),
     ],
     "--ranker rankboost (RankBoostRanker)": [
         _opt("--n-thresholds", "n_thresholds", "rankboost",

@@ -101,3 +101,24 @@ def test_rules_score_in_blocks_with_the_true_times(files, tmp_path, capsys):
         assert float(line.split()[0]) == round(ndcg_score(y, ranker.predict(X), qid=q, k=10), 4)
         assert f"({len(y):,} documents scored in " in line
     assert f"scoring the {len(ys):,} documents of {files['test'][0]}" in captured.err
+
+
+def test_categorical_features_from_the_command_line(tmp_path, capsys):
+    X, y, qid = make_ranking(n_queries=40, docs_per_query=12, n_features=4, n_informative=4,
+                             categorical_levels=(15,), random_state=1, dtype=np.float64)
+    path = tmp_path / "train.letor"
+    dump_letor(path, X, y, qid)
+    model = tmp_path / "m.json"
+    assert main(["train", str(path), "-o", str(model), "--categorical-features", "4",
+                 "--cat-smooth", "2", "--min-data-per-group", "10", "--n-estimators", "5",
+                 "--quiet"]) == 0
+    loaded = GPUHistGBDTRanker.load_model(model)
+    assert loaded.categorical_features == [4] and loaded.cat_smooth == 2.0
+    assert loaded.is_categorical_.tolist() == [False] * 4 + [True]
+    same = GPUHistGBDTRanker(categorical_features=[4], cat_smooth=2.0, min_data_per_group=10,
+                             n_estimators=5, random_state=0).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(loaded.predict(X), same.predict(X))
+    with pytest.raises(SystemExit) as exc:
+        main(["train", str(path), "-o", str(model), "--categorical-features", "4,x"])
+    assert exc.value.code == 2
+    assert "comma-separated column indices" in capsys.readouterr().err

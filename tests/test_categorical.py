@@ -10,6 +10,7 @@ and the one long fit for continued training.
 """
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -708,3 +709,15 @@ def test_dask_fit_with_categorical_is_the_local_model(cat_data):
             DaskGPUHistGBDTRanker(client=client, **kw).fit(bad, y, qid=qid)
     assert dist.ensemble_.equals(local.ensemble_)
     assert dist.is_categorical_.tolist() == local.is_categorical_.tolist()
+
+
+def test_sparse_category_codes_warn_as_lightgbm_does():
+    # ids rather than codes: every categorical split would store a bitset up to the largest
+    rng = np.random.default_rng(0)
+    X = np.c_[rng.normal(size=400), rng.choice([3.0, 70.0, 2_000_000.0], 400)]
+    with pytest.warns(UserWarning, match="codes up to 2000000.*Renumber"):
+        BinMapper(categorical=[1]).fit(X)
+    X[:, 1] = rng.integers(0, 300, 400)  # dense codes: no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        BinMapper(categorical=[1]).fit(X)

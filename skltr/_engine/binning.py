@@ -47,6 +47,7 @@ among the categorical features); it has no cuts.
 
 from __future__ import annotations
 
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -341,6 +342,7 @@ class BinMapper:
             col = np.asarray(col, dtype=np.float64)
             check_categorical_values(col, f)
             codes, counts = np.unique(col[~np.isnan(col)], return_counts=True)
+            _warn_if_sparse_codes(codes, f)
             # decreasing count, ties by the smaller code (np.unique sorted the codes)
             keep = np.argsort(-counts, kind="stable")[:int(self.max_bins)]
             values.append(codes[keep].astype(np.float64))
@@ -480,6 +482,23 @@ def check_categorical_values(col, feature):
             f"numbers in [0, {MAX_CATEGORY}) (NaN for missing). Encode the column's "
             f"categories as 0, 1, 2, ... (e.g. pandas' category dtype, or "
             f"sklearn.preprocessing.OrdinalEncoder), or leave it out of categorical_features.")
+
+
+#: LightGBM's SPARSE_RATIO: codes this many times beyond their count are called sparse
+_SPARSE_CODES_RATIO = 100
+
+
+def _warn_if_sparse_codes(codes, f):
+    """Warn, as LightGBM does, when a categorical feature's codes are far larger than their
+    count (ids rather than codes): every categorical split of it stores a bitset as long as
+    its largest left code (a code near 2**31 takes 256 MB a node)."""
+    if codes.size and codes[-1] / _SPARSE_CODES_RATIO > codes.size:
+        warnings.warn(
+            f"categorical feature {f} has {codes.size} categories with codes up to "
+            f"{int(codes[-1])}: each of its categorical splits stores a bitset up to its "
+            f"largest code ({int(codes[-1]) // 8 + 1} bytes at most). Renumber the categories "
+            f"0, 1, 2, ... (e.g. pandas' category dtype, or "
+            f"sklearn.preprocessing.OrdinalEncoder).", UserWarning, stacklevel=2)
 
 
 def _column(X, f):

@@ -19,7 +19,9 @@ with categorical splits) and the per-seed values in ``params``; each NDCG row's 
 the difference to the peer and its standard error over the seeds (paired: the same data
 sets).
 
-Usage: python benchmarks/categorical.py [--levels 10 1000 10000] [--seeds 5]
+``--cuda`` adds skltr on the GPU (categorical and ordinal): the CPU's model, its fit time.
+
+Usage: python benchmarks/categorical.py [--levels 10 1000 10000] [--seeds 5] [--cuda]
        [--queries 600] [--threads 2] [--out DIR]
 """
 
@@ -63,10 +65,11 @@ def _lightgbm(X, y, qid, X_te, threads, categorical):
     return time.perf_counter() - t, booster.predict(X_te, num_threads=threads)
 
 
-def _skltr(X, y, qid, X_te, threads, categorical=False):
+def _skltr(X, y, qid, X_te, threads, categorical=False, device="cpu"):
     model = GPUHistGBDTRanker(n_estimators=ROUNDS, max_leaves=LEAVES, learning_rate=LR,
                               min_samples_leaf=MIN_LEAF, random_state=0, n_jobs=threads,
-                              categorical_features=[X.shape[1] - 1] if categorical else None)
+                              categorical_features=[X.shape[1] - 1] if categorical else None,
+                              device=device)
     t = time.perf_counter()
     model.fit(X, y, qid=qid)
     return time.perf_counter() - t, model.predict(X_te)
@@ -85,6 +88,8 @@ def main():
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--queries", type=int, default=600)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--cuda", action="store_true",
+                    help="also skltr on the GPU (categorical and ordinal; the CPU's model)")
     ap.add_argument("--out", default=None, help="result folder (default benchmarks/results)")
     args = ap.parse_args()
 
@@ -94,6 +99,9 @@ def main():
                               n_informative=10, categorical_levels=(1000,), random_state=99)
     _skltr(Xw, yw, qw, Xw, args.threads)
     _skltr(Xw, yw, qw, Xw, args.threads, categorical=True)
+    if args.cuda:
+        _skltr(Xw, yw, qw, Xw, args.threads, device="cuda")
+        _skltr(Xw, yw, qw, Xw, args.threads, categorical=True, device="cuda")
     rows, raw = [], {}
     for n_levels in args.levels:
         res = {}
@@ -110,6 +118,11 @@ def main():
                 "skltr categorical": lambda: _skltr(X[tr], y[tr], qid[tr], X[te],
                                                     args.threads, True),
                 "skltr ordinal": lambda: _skltr(X[tr], y[tr], qid[tr], X[te], args.threads),
+                **({"skltr categorical (cuda)": lambda: _skltr(
+                    X[tr], y[tr], qid[tr], X[te], args.threads, True, "cuda"),
+                    "skltr ordinal (cuda)": lambda: _skltr(
+                    X[tr], y[tr], qid[tr], X[te], args.threads, False, "cuda")}
+                   if args.cuda else {}),
             }
             if n_levels > 255:  # skltr's bins hold the 255 most frequent categories
                 Xc_tr, Xc_te = _top_categories(X[tr], X[te], 255)
@@ -143,6 +156,7 @@ def main():
     write_result("categorical", rows, packages=("lightgbm",), out_dir=args.out,
                  params={"levels": args.levels, "seeds": args.seeds, "queries": args.queries,
                          "threads": args.threads, "rounds": ROUNDS, "leaves": LEAVES,
+                         "cuda": args.cuda,
                          "raw": {str(k): v for k, v in raw.items()}})
 
 

@@ -175,6 +175,11 @@ FIGURES = [
     _categorical_time("1.07x", "q6000-t16", 10000),
     _categorical_time("1.50x", "q600-t2", 1000),
     _categorical_time("1.44x", "q600-t2", 10000),
+    *(Figure(text, "categorical-h100-2026-11-27-471593b-q6000-t16-cuda.json",
+             f"{levels} categories", metric=f"skltr {kind} (cuda) fit", field="ratio",
+             fmt="{:.2f}x", pages=GBDT_RANKER)
+      for text, levels, kind in (("1.37x", 1000, "categorical"), ("0.98x", 10000, "categorical"),
+                                 ("0.77x", 1000, "ordinal"), ("0.60x", 10000, "ordinal"))),
     Figure("12.6x", "predict_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22.json",
            "lightgbm 1000 trees 64 leaves (64.0 leaves/tree, 400 training queries)",
            field="speedup", fmt="{:.1f}x", pages=("README.md", "docs/performance.rst")),

@@ -721,3 +721,30 @@ def test_sparse_category_codes_warn_as_lightgbm_does():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         BinMapper(categorical=[1]).fit(X)
+
+
+def test_dask_fits_pandas_and_dask_frames_with_category_columns(frame_data):
+    # the Dask ranker codes category columns as the local one does: a pandas frame, a dask
+    # frame partition by partition (known categories), predictions on dask frames
+    distributed = pytest.importorskip("distributed")
+    dd = pytest.importorskip("dask.dataframe")
+    from skltr.dask import DaskGPUHistGBDTRanker
+
+    df, arr, y, qid = frame_data
+    kw = {**FKW, "n_jobs": 1}
+    local = GPUHistGBDTRanker(**kw).fit(df, y, qid=qid)
+    ddf = dd.from_pandas(df, npartitions=3)
+    unknown = dd.from_pandas(df.assign(shop=df["shop"].astype(str)), npartitions=3)
+    unknown["shop"] = unknown["shop"].astype("category")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        for X in (df, ddf):
+            dist = DaskGPUHistGBDTRanker(client=client, **kw).fit(
+                X, y, qid=qid, eval_set=[(X, y, qid)])
+            assert dist.ensemble_.equals(local.ensemble_)
+            assert dist.is_categorical_.tolist() == [False, False, True, False]
+            np.testing.assert_array_equal(np.asarray(dist.predict(ddf).compute()),
+                                          local.predict(df))
+        with pytest.raises(ValueError, match="categorize"):
+            DaskGPUHistGBDTRanker(client=client, **kw).fit(unknown, y, qid=qid)

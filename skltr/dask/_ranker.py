@@ -26,6 +26,7 @@ from .._engine.rounds import split_queries, sub_group_ptr
 from .._gbdt import fit as recipe
 from .._gbdt.objectives import OBJECTIVES
 from ..ranking import GPUHistGBDTRanker
+from ..ranking._categorical import encode_fit_frame, encode_frame
 from ..utils.validation import check_ranking_X, check_ranking_y
 from ._data import Role, blocks_of, collect_column, place_roles
 from ._train import TrainTask, train_task
@@ -197,7 +198,15 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
         saved = dict(self.__dict__)
         try:
             self._validate_params()
-            self._fit_dask(X, y, qid, sample_weight, eval_set, init_model)
+            # pandas / dask category columns -> codes, as the local fit does
+            X, spec, categories = encode_fit_frame(X, self.categorical_features,
+                                                   self._start_categories(init_model))
+            if isinstance(eval_set, (list, tuple)):
+                eval_set = [(encode_frame(part[0], categories), *part[1:])
+                            if isinstance(part, tuple) and part else part
+                            for part in eval_set]
+            self._fit_dask(X, y, qid, sample_weight, eval_set, init_model,
+                           (spec, categories))
         except BaseException:
             self.__dict__.clear()
             self.__dict__.update(saved)
@@ -211,7 +220,7 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
 
         return default_client()
 
-    def _fit_dask(self, X, y, qid, sample_weight, eval_set, init_model):
+    def _fit_dask(self, X, y, qid, sample_weight, eval_set, init_model, categorical):
         from sklearn.utils.validation import _check_sample_weight  # noqa: PLC0415
 
         from ..utils._qid import group_by_qid  # noqa: PLC0415
@@ -245,8 +254,7 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
         if n_rounds == 0:
             return
         hp["n_estimators"] = n_rounds  # a continued fit runs the rounds still to come
-        if isinstance(hp["categorical_features"], str):  # "from_dtype": dask arrays have none
-            hp["categorical_features"] = None
+        hp["categorical_features"], pandas_categories = categorical  # "from_dtype" resolved
         y = check_ranking_y(collect_column(y), n)
         groups = group_by_qid(collect_column(qid), n)
         w = collect_column(sample_weight)
@@ -292,7 +300,7 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
         self._set_fitted(result, device)
         cat = plan.params.tree.categorical
         self.is_categorical_ = None if cat is None else cat.mask(n_features)
-        self._pandas_categories = {}
+        self._pandas_categories = pandas_categories
         self.timings_ = {**result.timings, "prepare_s": prepare_s,
                          "dask_s": time.perf_counter() - t0}
 

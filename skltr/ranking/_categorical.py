@@ -37,45 +37,55 @@ def encode_fit_frame(X, spec, start=None):
     of a DataFrame's category columns (None for any other X). Category columns that are
     categorical are replaced by their codes; ``categories`` maps their positions to their
     categories (a list), empty when there are none. ``start``: the categories of the model
-    the fit continues (its trees read those codes), kept for the columns it has.
+    the fit continues (its trees read those codes), kept for the columns it has. A dask
+    DataFrame is coded partition by partition; its category columns must have known
+    categories (``X.categorize()``).
     """
     if not _is_frame(X):
         return X, (None if isinstance(spec, str) else spec), {}
-    cat_cols = _category_columns(X)
-    if isinstance(spec, str):  # "from_dtype" (validated)
-        spec = cat_cols or None
-        chosen = cat_cols
-    elif spec is None:
-        chosen = []
-    else:
-        names = [str(c) for c in X.columns]
-        listed = set()
-        for v in spec:
-            if isinstance(v, (bool, np.bool_)):
-                listed = {j for j, b in enumerate(spec) if b}
-                break
-            listed.add(names.index(v) if isinstance(v, str) and v in names else v)
-        chosen = [j for j in cat_cols if j in listed]
+    spec, chosen = _chosen_columns(X, spec)
     if not chosen:
         return X, spec, {}
-    X = X.copy(deep=False)
     categories = {}
     for j in chosen:
-        col = X.iloc[:, j]
-        if start and j in start:
-            categories[j] = list(start[j])
-            X.isetitem(j, _coded(col, categories[j]))
-        else:
-            categories[j] = list(col.cat.categories)
-            X.isetitem(j, _codes(col.cat.codes))
-    return X, spec, categories
+        dtype = X.dtypes.iloc[j]
+        if hasattr(X, "map_partitions") and not X.iloc[:, j].cat.known:
+            raise ValueError(
+                f"column {X.columns[j]!r} is a dask category column whose categories are "
+                f"unknown; call X = X.categorize(columns=[{X.columns[j]!r}]) before fit.")
+        categories[j] = list(start[j]) if start and j in start else list(dtype.categories)
+    if hasattr(X, "map_partitions"):  # dask: coded on the workers, the same codes
+        return (X.map_partitions(encode_frame, categories,
+                                 meta=encode_frame(X._meta, categories)), spec, categories)
+    return encode_frame(X, categories), spec, categories
+
+
+def _chosen_columns(X, spec):
+    """``(spec, chosen)``: ``"from_dtype"`` resolved, and the category columns of ``X`` that
+    are categorical features (by dtype, or listed in ``spec`` by index, mask or name)."""
+    cat_cols = _category_columns(X)
+    if isinstance(spec, str):  # "from_dtype" (validated)
+        return cat_cols or None, cat_cols
+    if spec is None:
+        return None, []
+    names = [str(c) for c in X.columns]
+    listed = set()
+    for v in spec:
+        if isinstance(v, (bool, np.bool_)):
+            listed = {j for j, b in enumerate(spec) if b}
+            break
+        listed.add(names.index(v) if isinstance(v, str) and v in names else v)
+    return spec, [j for j in cat_cols if j in listed]
 
 
 def encode_frame(X, categories):
     """A DataFrame's categorical columns coded against the fit's ``categories`` (unknown
-    categories: NaN); other X unchanged."""
+    categories: NaN); other X unchanged. A dask DataFrame is coded partition by partition."""
     if not categories or not _is_frame(X):
         return X
+    if hasattr(X, "map_partitions"):
+        return X.map_partitions(encode_frame, categories,
+                                meta=encode_frame(X._meta, categories))
     X = X.copy(deep=False)
     for j, cats in categories.items():
         if j >= X.shape[1]:

@@ -2,8 +2,9 @@
 
 A DataFrame's ``category`` columns that are categorical features (``"from_dtype"``, or named /
 indexed in ``categorical_features``) are replaced by their codes (float, NaN for missing)
-before validation; their categories are kept (``categories_``), and a DataFrame given later
-(eval sets, ``predict``) is coded against them, as LightGBM's ``pandas_categorical`` does: a
+before validation (a dask DataFrame partition by partition); their categories are kept (the
+ranker's ``_pandas_categories``, saved in its JSON model), and a DataFrame given later (eval
+sets, ``predict``) is coded against them, as LightGBM's ``pandas_categorical`` does: a
 category unknown at fit becomes missing (it goes right at every categorical split, with NaN).
 Every categorical column's values are then checked (whole numbers in ``[0, 2**31 - 1)`` or
 NaN: :func:`skltr._engine.binning.check_categorical_values`).

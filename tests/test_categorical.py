@@ -748,3 +748,14 @@ def test_dask_fits_pandas_and_dask_frames_with_category_columns(frame_data):
                                           local.predict(df))
         with pytest.raises(ValueError, match="categorize"):
             DaskGPUHistGBDTRanker(client=client, **kw).fit(unknown, y, qid=qid)
+
+
+def test_a_text_category_column_left_out_is_refused_with_its_name(frame_data):
+    df, arr, y, qid = frame_data
+    for spec in (None, [0]):
+        with pytest.raises(ValueError, match="'shop' is a pandas category column.*"
+                                             "categorical_features"):
+            GPUHistGBDTRanker(**{**FKW, "categorical_features": spec}).fit(df, y, qid=qid)
+    # numeric categories are read as their values, as scikit-learn does
+    numeric = df.assign(shop=df["shop"].cat.codes.astype("category"))
+    GPUHistGBDTRanker(**{**FKW, "categorical_features": None}).fit(numeric, y, qid=qid)

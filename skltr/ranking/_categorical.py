@@ -45,6 +45,7 @@ def encode_fit_frame(X, spec, start=None):
     if not _is_frame(X):
         return X, (None if isinstance(spec, str) else spec), {}
     spec, chosen = _chosen_columns(X, spec)
+    _refuse_text_categories(X, chosen)
     if not chosen:
         return X, spec, {}
     categories = {}
@@ -59,6 +60,20 @@ def encode_fit_frame(X, spec, start=None):
         return (X.map_partitions(encode_frame, categories,
                                  meta=encode_frame(X._meta, categories)), spec, categories)
     return encode_frame(X, categories), spec, categories
+
+
+def _refuse_text_categories(X, chosen):
+    """A category column left out of ``categorical_features`` is read as numbers: one whose
+    categories are not numbers is refused here, with what to do (numpy's own error names no
+    column)."""
+    for j in _category_columns(X):
+        cats = getattr(X.dtypes.iloc[j], "categories", None)
+        if j not in chosen and cats is not None and cats.dtype.kind not in "biuf":
+            raise ValueError(
+                f"column {X.columns[j]!r} is a pandas category column of non-numeric "
+                f"categories that is not in categorical_features: add it to "
+                f"categorical_features (categorical_features='from_dtype' takes every "
+                f"category column), or encode it as numbers.")
 
 
 def _chosen_columns(X, spec):

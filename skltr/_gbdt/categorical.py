@@ -17,11 +17,7 @@ import numpy as np
 from .._cpu.split_categorical import best_categorical_split
 from .._records import SplitInfo
 
-__all__ = ["CategoricalParams", "resolve", "with_categorical", "CATEGORICAL_DEFAULTS"]
-
-#: LightGBM's defaults of the controls (``config.h``)
-CATEGORICAL_DEFAULTS = {"max_cat_to_onehot": 4, "max_cat_threshold": 32, "cat_smooth": 10.0,
-                        "cat_l2": 10.0, "min_data_per_group": 100}
+__all__ = ["CategoricalParams", "feature_indices", "resolve", "with_categorical"]
 
 
 @dataclass(frozen=True)
@@ -48,11 +44,11 @@ class CategoricalParams:
     """
 
     features: tuple
-    max_cat_to_onehot: int = 4
-    max_cat_threshold: int = 32
-    cat_smooth: float = 10.0
-    cat_l2: float = 10.0
-    min_data_per_group: int = 100
+    max_cat_to_onehot: int
+    max_cat_threshold: int
+    cat_smooth: float
+    cat_l2: float
+    min_data_per_group: int
 
     def __post_init__(self):
         assert self.features and list(self.features) == sorted(set(self.features))
@@ -87,13 +83,20 @@ def with_categorical(res, node, hist, features, n_bins, mask, constants, k, feat
     return SplitInfo(f, gain, -1, False, gl, hl, cl, bits, k.cat_l2 if many else 0.0)
 
 
-def resolve(hp, n_features, feature_names=None) -> CategoricalParams | None:
+#: the estimator's parameters of the split controls (its defaults are LightGBM's)
+_CONTROLS = ("max_cat_to_onehot", "max_cat_threshold", "cat_smooth", "cat_l2",
+             "min_data_per_group")
+
+
+def resolve(hp, n_features, feature_names=None, monotone=None) -> CategoricalParams | None:
     """The :class:`CategoricalParams` of the hyper-parameters ``hp``, or None when no feature
     is categorical.
 
     ``hp["categorical_features"]``: None, ``"from_dtype"`` (here: none -- a DataFrame's
     category columns were turned into indices by the front-end), a boolean mask of
     ``n_features``, feature indices, or column names (``feature_names`` needed).
+    ``monotone``: the resolved monotone directions (``skltr._gbdt.constraints.resolve``),
+    none of which may fall on a categorical feature.
 
     Raises
     ------
@@ -101,27 +104,28 @@ def resolve(hp, n_features, feature_names=None) -> CategoricalParams | None:
         A mask of the wrong length, an index out of range or repeated, an unknown name, or a
         monotone constraint on a categorical feature.
     """
-    spec = hp.get("categorical_features")
-    if spec is None or (isinstance(spec, str) and spec == "from_dtype"):
+    features = feature_indices(hp.get("categorical_features"), n_features, feature_names)
+    if not features:
         return None
+    both = [f for f in features if monotone is not None and monotone[f] != 0]
+    if both:
+        raise ValueError(f"feature {both[0]} is categorical and has a monotone constraint; a "
+                         f"categorical feature has no order to be monotone in. Drop it from "
+                         f"monotone_constraints or from categorical_features.")
+    return CategoricalParams(features=tuple(features), **{name: hp[name] for name in _CONTROLS})
+
+
+def feature_indices(spec, n_features, feature_names=None) -> list:
+    """The increasing feature indices of a ``categorical_features`` value other than
+    ``"from_dtype"`` (None: none), checked; raises ValueError naming what is wrong."""
+    if spec is None or (isinstance(spec, str) and spec == "from_dtype"):
+        return []
     if isinstance(spec, str):
         raise ValueError(f"categorical_features={spec!r}: expected 'from_dtype', None, a "
                          f"boolean mask, feature indices or column names (a list).")
     values = list(spec)
     if not values:
-        return None
-    features = _indices(values, n_features, feature_names)
-    if not features:
-        return None
-    mono = hp.get("monotone_constraints")
-    if mono is not None:
-        _check_not_monotone(mono, features, feature_names)
-    return CategoricalParams(features=tuple(features),
-                             **{name: hp.get(name, default)
-                                for name, default in CATEGORICAL_DEFAULTS.items()})
-
-
-def _indices(values, n_features, feature_names):
+        return []
     if all(isinstance(v, (bool, np.bool_)) for v in values):
         if len(values) != n_features:
             raise ValueError(f"categorical_features as a boolean mask must have one entry per "
@@ -149,17 +153,3 @@ def _indices(values, n_features, feature_names):
     if len(set(out)) != len(out):
         raise ValueError("categorical_features lists a feature more than once.")
     return out
-
-
-def _check_not_monotone(mono, features, feature_names):
-    if isinstance(mono, dict):
-        names = list(feature_names) if feature_names is not None else []
-        constrained = {names.index(k) if isinstance(k, str) and k in names else k
-                       for k, v in mono.items() if v != 0}
-    else:
-        constrained = {i for i, v in enumerate(np.asarray(mono).ravel()) if v != 0}
-    both = sorted(set(features) & {c for c in constrained if isinstance(c, Integral)})
-    if both:
-        raise ValueError(f"feature {both[0]} is categorical and has a monotone constraint; a "
-                         f"categorical feature has no order to be monotone in. Drop it from "
-                         f"monotone_constraints or from categorical_features.")

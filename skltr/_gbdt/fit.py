@@ -121,7 +121,7 @@ def plan_fit(hp, *, n_rows, n_queries, has_eval_sets, eval_at, feature_names=Non
     else:
         early = bool(hp["early_stopping"])
     (monotone, method), interaction = resolve_constraints(hp, n_features, feature_names)
-    categorical = resolve_categorical(hp, n_features, feature_names)
+    categorical = resolve_categorical(hp, n_features, feature_names, monotone)
     seed = int(check_random_state(hp["random_state"]).randint(np.iinfo(np.int32).max))
     tree = _tree_params(hp, monotone, method, interaction, categorical)
     return FitPlan(seed=seed, early_stopping=early, hold_out=early and not has_eval_sets,

@@ -78,8 +78,6 @@ class TreeParams:
         assert self.hist_mode in ("float", "quantised"), self.hist_mode
         assert self.min_samples_leaf_counts in ("rows", "hessian")
         assert self.monotone_method in ("basic", "intermediate")
-        if isinstance(self.categorical, dict):  # dataclasses.asdict's form (pre-compiler)
-            object.__setattr__(self, "categorical", CategoricalParams(**self.categorical))
         assert int(self.max_leaves) >= 2 and (self.max_depth is None or int(self.max_depth) >= 1)
         assert int(self.min_samples_leaf) >= 1
         assert min(self.min_child_weight, self.reg_lambda, self.reg_alpha,

@@ -26,7 +26,7 @@ from .._engine.rounds import split_queries, sub_group_ptr
 from .._gbdt import fit as recipe
 from .._gbdt.objectives import OBJECTIVES
 from ..ranking import GPUHistGBDTRanker
-from ..ranking._categorical import encode_fit_frame, encode_frame
+from ..ranking._categorical import encode_eval_sets, encode_fit_frame
 from ..utils.validation import check_ranking_X, check_ranking_y
 from ._data import Role, blocks_of, collect_column, place_roles
 from ._train import TrainTask, train_task
@@ -201,10 +201,7 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
             # pandas / dask category columns -> codes, as the local fit does
             X, spec, categories = encode_fit_frame(X, self.categorical_features,
                                                    self._start_categories(init_model))
-            if isinstance(eval_set, (list, tuple)):
-                eval_set = [(encode_frame(part[0], categories), *part[1:])
-                            if isinstance(part, tuple) and part else part
-                            for part in eval_set]
+            eval_set = encode_eval_sets(eval_set, categories)
             self._fit_dask(X, y, qid, sample_weight, eval_set, init_model,
                            (spec, categories))
         except BaseException:

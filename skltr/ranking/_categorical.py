@@ -15,8 +15,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._engine.binning import check_categorical_values
+from .._gbdt.categorical import feature_indices
 
-__all__ = ["encode_fit_frame", "encode_frame", "check_categorical_columns",
+__all__ = ["encode_fit_frame", "encode_frame", "encode_eval_sets", "check_categorical_columns",
            "jsonable_categories", "read_categories"]
 
 #: Most categories of one stored column read back from a model file (untrusted input).
@@ -80,17 +81,12 @@ def _chosen_columns(X, spec):
     """``(spec, chosen)``: ``"from_dtype"`` resolved, and the category columns of ``X`` that
     are categorical features (by dtype, or listed in ``spec`` by index, mask or name)."""
     cat_cols = _category_columns(X)
-    if isinstance(spec, str):  # "from_dtype" (validated)
+    if isinstance(spec, str) and spec == "from_dtype":
         return cat_cols or None, cat_cols
-    if spec is None:
-        return None, []
-    names = [str(c) for c in X.columns]
-    listed = set()
-    for v in spec:
-        if isinstance(v, (bool, np.bool_)):
-            listed = {j for j, b in enumerate(spec) if b}
-            break
-        listed.add(names.index(v) if isinstance(v, str) and v in names else v)
+    try:  # the fit's own rule; a bad value is refused there, with this same check's message
+        listed = feature_indices(spec, X.shape[1], [str(c) for c in X.columns])
+    except (TypeError, ValueError):
+        return spec, []
     return spec, [j for j in cat_cols if j in listed]
 
 
@@ -108,6 +104,22 @@ def encode_frame(X, categories):
             break  # the feature count check names the mismatch
         X.isetitem(j, _coded(X.iloc[:, j], cats))
     return X
+
+
+def encode_eval_sets(eval_set, categories, convert=None):
+    """``eval_set`` with the ``X`` of each ``(X, y, qid)`` tuple coded as :func:`encode_frame`
+    codes it (``convert`` applied to every part first, when given); anything that is not a
+    list / tuple of tuples is returned as it is, for the eval-set checks to refuse."""
+    if not isinstance(eval_set, (list, tuple)):
+        return eval_set
+    out = []
+    for part in eval_set:
+        if isinstance(part, tuple) and part:
+            if convert is not None:
+                part = tuple(convert(a) for a in part)
+            part = (encode_frame(part[0], categories), *part[1:])
+        out.append(part)
+    return out
 
 
 def _coded(col, cats):

@@ -18,8 +18,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._device import resolve_device
 from .._gbdt.objectives import OBJECTIVES
 from ..utils.validation import check_ranking_y
-from ._categorical import (check_categorical_columns, encode_fit_frame, encode_frame,
-                           jsonable_categories, read_categories)
+from ._categorical import (check_categorical_columns, encode_eval_sets, encode_fit_frame,
+                           encode_frame, jsonable_categories, read_categories)
 from ._ensemble_ranker import EnsembleRanker
 
 __all__ = ["GPUHistGBDTRanker"]
@@ -424,10 +424,7 @@ class GPUHistGBDTRanker(EnsembleRanker):
         # against them); "from_dtype" resolved to indices
         X, spec, categories = encode_fit_frame(X, self.categorical_features,
                                                self._start_categories(init_model))
-        if isinstance(eval_set, list):  # anything else is left for the checks to refuse
-            eval_set = [tuple(encode_frame(_to_host(a), categories) if k == 0 else _to_host(a)
-                              for k, a in enumerate(part)) if isinstance(part, tuple) else part
-                        for part in eval_set]
+        eval_set = encode_eval_sets(eval_set, categories, convert=_to_host)
         return super().fit(X, y, qid=qid, sample_weight=sample_weight, eval_set=eval_set,
                            init_model=init_model, categorical=(spec, categories))
 

@@ -160,15 +160,14 @@ def binned_trees_to_ensemble(trees, bin_mapper, base_score=0.0, **kwargs):
     parts = [t.to_node_arrays(bin_mapper) for t in trees]
     tree_ptr = np.concatenate([[0], np.cumsum([p["feature"].size for p in parts])])
     if any("cat_bitsets" in p for p in parts):
-        at = 0
+        bitsets, at = [], 0
         for p in parts:  # every tree gets the categorical arrays, offsets made global
-            p.setdefault("cat_offset", np.zeros(p["feature"].size, np.int64))
-            p.setdefault("cat_nwords", np.zeros(p["feature"].size, np.int32))
-            bitsets = p.pop("cat_bitsets", np.zeros(0, BITSET_DTYPE))
-            p["cat_offset"] = np.where(p["cat_nwords"] > 0, p["cat_offset"] + at, 0)
-            p["_bitsets"] = bitsets
-            at += bitsets.size
-        kwargs["cat_bitsets"] = np.concatenate([p.pop("_bitsets") for p in parts])
+            n = p["feature"].size
+            nwords = p.setdefault("cat_nwords", np.zeros(n, np.int32))
+            p["cat_offset"] = np.where(nwords > 0, p.get("cat_offset", 0) + at, 0)
+            bitsets.append(p.pop("cat_bitsets", np.zeros(0, BITSET_DTYPE)))
+            at += bitsets[-1].size
+        kwargs["cat_bitsets"] = np.concatenate(bitsets)
     arrays = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     return TreeEnsemble(tree_ptr=tree_ptr, n_features=bin_mapper.cut_ptr.size - 1,
                         base_score=np.array([base_score]), decision="<=",

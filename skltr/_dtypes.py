@@ -10,6 +10,8 @@ import numpy as np
 #: for missing values), which is what makes histogram building memory-bound rather than
 #: compute-bound and matches LightGBM's and XGBoost's memory use.
 X_BINNED_DTYPE = np.uint8
+#: codes of categorical features with more categories than bins (``BinMapper.transform_wide``)
+WIDE_CODE_DTYPE = np.uint16
 
 #: Raw features inside kernels. Tree thresholds are compared in float64 so that LightGBM and
 #: scikit-learn models (double thresholds) route exactly; XGBoost rounds inputs to float32

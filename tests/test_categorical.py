@@ -19,6 +19,7 @@ import scipy.sparse as sp
 from naive_gbdt import naive_categorical_split, naive_histogram
 from naive_trees import naive_predict_raw
 from skltr import GPUHistGBDTRanker
+from skltr._cpu.histogram_wide import build_wide_histogram, build_wide_histogram_serial
 from skltr._cpu.split_categorical import best_categorical_split
 from skltr._engine.binning import MAX_CATEGORY, BinMapper
 from skltr._engine.histogram import HIST_PAD_BINS
@@ -208,11 +209,14 @@ def test_bins_are_categories_by_decreasing_count():
     rng.shuffle(col)
     X = np.column_stack([rng.normal(size=col.size), col])
     bm = BinMapper(max_bins=255, categorical=[1]).fit(X)
-    np.testing.assert_array_equal(bm.cat_values, [7, 3, 12, 0, 5, 100])
-    assert bm.n_bins[1] == 6 and bm.cut_ptr[2] == bm.cut_ptr[1]  # no cuts
+    # 100, seen once, ends the list (LightGBM's min_data_in_bin: a category of fewer than 3
+    # sample rows after the first two) and shares the missing bin
+    np.testing.assert_array_equal(bm.cat_values, [7, 3, 12, 0, 5])
+    assert bm.n_bins[1] == 5 and bm.cut_ptr[2] == bm.cut_ptr[1]  # no cuts
+    assert bm.wide.size == 0
     codes = bm.transform(X)[:, 1]
-    order = [7, 3, 12, 0, 5, 100]
-    expect = [bm.missing_bin if np.isnan(v) else order.index(v) for v in col]
+    order = [7, 3, 12, 0, 5]
+    expect = [order.index(v) if v in order else bm.missing_bin for v in col]
     np.testing.assert_array_equal(codes, expect)
     assert bm.has_missing[1]
     # the numeric column is binned as without the categorical one
@@ -223,11 +227,70 @@ def test_bins_are_categories_by_decreasing_count():
 def test_rare_unseen_and_missing_categories_share_the_missing_bin():
     col = np.array([4.0] * 6 + [2.0] * 5 + [9.0] * 4 + [1.0] * 3 + [8.0] * 2 + [np.nan])
     X = col[:, None]
+    bm = BinMapper(max_bins=4, categorical=[0]).fit(X)
+    # 4, 2, 9, 1 hold 18 of 20 rows (< 99%), then 8 has fewer than 3 rows: it ends the list
+    np.testing.assert_array_equal(bm.cat_values, [4, 2, 9, 1])
+    assert bm.missing_bin == 4 and bm.wide.size == 0
+    probe = np.array([[4.0], [2.0], [9.0], [1.0], [8.0], [np.nan], [77.0], [0.0]])
+    np.testing.assert_array_equal(bm.transform(probe).ravel(), [0, 1, 2, 3, 4, 4, 4, 4])
+    # with 3 bins the same categories no longer fit a byte: the feature is wide, its byte
+    # column all missing, its uint16 codes the categories' places, missing code 4
     bm = BinMapper(max_bins=3, categorical=[0]).fit(X)
-    np.testing.assert_array_equal(bm.cat_values, [4, 2, 9])
-    assert bm.missing_bin == 3
-    got = bm.transform(np.array([[4.0], [2.0], [9.0], [1.0], [8.0], [np.nan], [77.0], [0.0]]))
-    np.testing.assert_array_equal(got.ravel(), [0, 1, 2, 3, 3, 3, 3, 3])
+    np.testing.assert_array_equal(bm.cat_values, [4, 2, 9, 1])
+    np.testing.assert_array_equal(bm.wide, [0])
+    np.testing.assert_array_equal(bm.wide_n_bins, [4])
+    assert bm.n_bins[0] == 1
+    np.testing.assert_array_equal(bm.transform(probe).ravel(), [3] * 8)
+    wide = bm.transform_wide(probe)
+    assert wide.dtype == np.uint16
+    np.testing.assert_array_equal(wide.ravel(), [0, 1, 2, 3, 4, 4, 4, 4])
+
+
+def naive_kept_categories(values, max_bins):
+    """LightGBM's ``BinMapper::FindBin`` categorical loop (``bin.cpp``), transcribed: the
+    categories given codes, in code order."""
+    has_nan = bool(np.isnan(values).any())
+    values = values[~np.isnan(values)].astype(np.int64)
+    distinct, counts = np.unique(values, return_counts=True)
+    pairs = sorted(zip(counts.tolist(), distinct.tolist()), key=lambda p: -p[0])  # stable
+    total = values.size
+    cut_cnt = int(np.float32(total) * np.float32(0.99) + np.float32(0.5))
+    distinct_cnt = len(pairs) + has_nan
+    max_bin = min(distinct_cnt, max_bins)
+    kept, used, num_bin = [], 0, 1
+    for cnt, cat in pairs:
+        if not (used < cut_cnt or num_bin < max_bin):
+            break
+        if cnt < 3 and len(kept) > 1:
+            break
+        kept.append(cat)
+        used += cnt
+        num_bin += 1
+    return kept
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_kept_categories_are_lightgbms(seed):
+    # the categories that get codes, against a transcription of LightGBM's loop and against
+    # LightGBM's own bin count, on Zipf columns with and without NaN, below and above 255
+    lgb = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(seed)
+    n_levels = [20, 300, 3000, 40, 1000, 5000][seed]
+    n = [500, 4000, 20000, 300, 8000, 30000][seed]
+    col = np.minimum(rng.zipf(1.3 + 0.1 * seed, n), n_levels).astype(np.float64) - 1
+    col = rng.permutation(n_levels)[col.astype(np.int64)].astype(np.float64)
+    if seed % 2:
+        col[rng.random(n) < 0.05] = np.nan
+    X = np.column_stack([rng.normal(size=n), col])
+    bm = BinMapper(max_bins=255, categorical=[1], subsample=None).fit(X)
+    kept = naive_kept_categories(col, 255)
+    np.testing.assert_array_equal(bm.cat_values, kept)
+    assert (bm.wide.size == 1) == (len(kept) > 255)
+    ds = lgb.Dataset(X, np.zeros(n), categorical_feature=[1],
+                     params={"max_bin": 255, "verbose": -1, "bin_construct_sample_cnt": n,
+                             "min_data_in_leaf": 1, "feature_pre_filter": False}).construct()
+    # LightGBM's bins: its categories and the "other" bin (every NaN / dropped category)
+    assert ds.feature_num_bin(1) == len(kept) + 1
 
 
 def test_sparse_categorical_column_bins_as_dense():
@@ -381,6 +444,12 @@ CAT_LGB = {
     "one-vs-rest": (3, dict(max_cat_threshold=32, cat_smooth=10.0, cat_l2=10.0,
                             min_data_per_group=100)),
     "one-vs-rest-8": (8, dict(max_cat_to_onehot=9)),
+    # wide categorical features (more categories than bins: uint16 codes, extra histogram
+    # rows): over 255 categories at the default bins; 20 over two rows of 16-bin
+    # histograms; 3 one-vs-rest with 2 bins
+    "wide-400": (400, {}),
+    "wide-rows": (20, dict(max_bins=16, cat_smooth=1.0, min_data_per_group=5)),
+    "wide-one-vs-rest": (3, dict(max_bins=2)),
 }
 
 
@@ -398,10 +467,13 @@ def test_root_split_is_lightgbms(case, counts):
             objective="regression", n_estimators=1, learning_rate=1.0, max_leaves=2,
             min_samples_leaf=1, min_samples_leaf_counts=counts, hist_mode="float",
             categorical_features=[0], random_state=0, **kw).fit(X, y, qid=qid)
+        lgb_kw = {("max_bin" if k == "max_bins" else k): v for k, v in kw.items()}
         booster = lgb.train({"objective": "regression", "num_leaves": 2, "min_data_in_leaf": 1,
                              "learning_rate": 1.0, "boost_from_average": True, "verbose": -1,
-                             "num_threads": 1, **kw},
+                             "num_threads": 1, **lgb_kw},
                             lgb.Dataset(X, y, categorical_feature=[0]), 1)
+        if case.startswith("wide"):
+            assert model.n_features_in_ == 2 and _is_wide(X, 0, kw.get("max_bins", 255))
         assert _root_set(model.ensemble_) == _lgb_root_set(booster), (seed, case)
         if case.startswith("one"):
             assert len(_root_set(model.ensemble_)) == 1
@@ -527,6 +599,94 @@ def test_pandas_category_column_is_categorical_and_matched_by_name(frame_data, t
         loaded.predict(bad)
 
 
+def _is_wide(X, f, max_bins):
+    return BinMapper(max_bins=max_bins, categorical=[f]).fit(X).wide.tolist() == [f]
+
+
+@pytest.mark.parametrize("layout", ["float", "two", "one"])
+@pytest.mark.parametrize("use_rows", [False, True])
+def test_wide_histogram_kernels_match_numpy(layout, use_rows):
+    # the wide features' histogram rows: one record per (row, wide feature), at the
+    # feature's offset plus its code; float on one thread, integers in row chunks too
+    rng = np.random.default_rng(3)
+    n, n_bins = 3000, np.array([700, 40], np.int32)
+    X = np.column_stack([rng.integers(0, b + 1, n) for b in n_bins]).astype(np.uint16)
+    rows = np.sort(rng.choice(n, 1700, replace=False)).astype(np.uint32)
+    start, end = 100, 1500
+    W = 259
+    n_rows = -(-(n_bins + 1) // W)
+    offsets = np.concatenate([[0], np.cumsum(n_rows)[:-1]]) * W
+    if layout == "float":
+        g, h, ch = rng.normal(size=n).astype(np.float32), rng.random(n).astype(np.float32), 3
+    elif layout == "two":
+        g, h, ch = rng.integers(-99, 99, n).astype(np.int32), rng.integers(0, 99, n), 2
+    else:
+        g = h = rng.integers(-2 ** 40, 2 ** 40, n)
+        ch = 1
+    dtype = np.float64 if layout == "float" else np.int64
+    sel = rows[start:end] if use_rows else np.arange(start, end)
+    want = np.zeros((int(n_rows.sum()) * W, ch), dtype)
+    for w in range(2):
+        idx = offsets[w] + X[sel, w].astype(np.int64)
+        np.add.at(want[:, 0], idx, g[sel].astype(dtype))
+        if ch > 1:
+            np.add.at(want[:, 1], idx, h[sel].astype(dtype))
+        if ch == 3:
+            np.add.at(want[:, 2], idx, 1)
+    out = np.full((int(n_rows.sum()), W, ch), 7, dtype)  # overwritten
+    build_wide_histogram_serial(X, g, h, rows, start, end, use_rows, out, offsets)
+    np.testing.assert_allclose(out.reshape(-1, ch), want, rtol=1e-12)
+    if layout != "float":
+        out[...] = 7
+        scratch = np.full((2, out.size), 5, dtype)
+        build_wide_histogram(X, g, h, rows, start, end, use_rows, out, offsets, scratch, 3)
+        np.testing.assert_array_equal(out.reshape(-1, ch), want)
+
+
+def test_wide_feature_over_255_categories_fits_and_scores_its_rare_ones(cat_data):
+    # a column of 700 categories (each 4-12 rows): those of the first 99% of rows get a
+    # code (LightGBM's rule), splits put categories beyond the 255 most frequent on both sides, and the
+    # model walks as the naive routing; eval scores (binned) are predict's (raw)
+    rng = np.random.default_rng(5)
+    n_cat = 700
+    cats = rng.permutation(n_cat)
+    codes = rng.permutation(np.repeat(cats, rng.integers(4, 13, n_cat))).astype(np.float64)
+    effect = rng.normal(0, 1, n_cat)
+    n = codes.size
+    X = np.column_stack([rng.normal(size=(n, 3)), codes])
+    score = effect[codes.astype(np.int64)] + 0.3 * X[:, 0]
+    y = np.digitize(score, np.quantile(score, [0.5, 0.75, 0.9])).astype(np.float64)
+    qid = np.arange(n) // 20
+    bm = BinMapper(categorical=[3]).fit(X)
+    assert bm.wide.tolist() == [3]
+    assert 600 < bm.wide_n_bins[0] == len(naive_kept_categories(X[:, 3], 255))
+    kw = dict(n_estimators=6, max_leaves=15, min_samples_leaf=5, min_data_per_group=5,
+              cat_smooth=1.0, max_cat_threshold=64, categorical_features=[3],
+              random_state=0, n_jobs=2, eval_at=5)
+    te = qid % 5 == 0
+    model = GPUHistGBDTRanker(**kw).fit(X[~te], y[~te], qid=qid[~te],
+                                        eval_set=[(X[te], y[te], qid[te])])
+    e = model.ensemble_
+    cat_nodes = np.flatnonzero(e.flags & NodeFlags.CATEGORICAL)
+    assert cat_nodes.size >= 5
+    counts = dict(zip(*np.unique(X[~te, 3], return_counts=True)))
+    top255 = set(sorted(counts, key=lambda c: (-counts[c], c))[:255])
+    in_sets = set()
+    for node in cat_nodes:
+        words = e.cat_bitsets[e.cat_offset[node]:e.cat_offset[node] + e.cat_nwords[node]]
+        in_sets |= {32 * w + b for w, word in enumerate(words) for b in range(32)
+                    if (int(word) >> b) & 1}
+    assert in_sets - top255, "no split used a category beyond the 255 most frequent"
+    P = X[te].copy()
+    P[::9, 3] = np.nan
+    P[1::9, 3] = 5000.0  # unseen
+    np.testing.assert_array_equal(model.predict(P), naive_predict_raw(e, P).ravel())
+    # the eval set's per-round metric came from the binned scores
+    got = model.evals_result_["valid_0"]["ndcg@5"][-1]
+    assert got == pytest.approx(ndcg_score(y[te], model.predict(X[te]), qid=qid[te], k=5),
+                                abs=1e-12)
+
+
 # ---------------------------------------------------------------------------- the model
 def test_same_random_state_same_model_and_walks_as_the_naive_routing(cat_data):
     X, y, qid = cat_data
@@ -554,10 +714,17 @@ def test_same_random_state_same_model_and_walks_as_the_naive_routing(cat_data):
 
 
 @pytest.mark.parametrize("settings", [{}, {"hist_mode": "float", "objective": "rank_xendcg"},
-                                      {"growth": "depthwise", "max_depth": 3}])
+                                      {"growth": "depthwise", "max_depth": 3},
+                                      {"max_bins": 4, "subsample": 0.7},
+                                      {"max_bins": 4, "hist_mode": "float"}])
 def test_continuing_a_categorical_model_equals_the_long_fit(cat_data, settings):
+    # equal ensembles: the continued fit starts from predict's scores (raw values through
+    # the TreeEnsemble), the long one from the binned scores (the grower's partition, and
+    # with a subsample the binned scoring of the other rows), so the two routings agree;
+    # max_bins 4 makes the 12-category column wide
     X, y, qid = cat_data
     kw = dict(KW, categorical_features=[5], **settings)
+    assert _is_wide(X, 5, settings.get("max_bins", 255)) == ("max_bins" in settings)
     long = GPUHistGBDTRanker(**{**kw, "n_estimators": 10}).fit(X, y, qid=qid)
     start = GPUHistGBDTRanker(**{**kw, "n_estimators": 5}).fit(X, y, qid=qid)
     more = GPUHistGBDTRanker(**{**kw, "n_estimators": 5}).fit(X, y, qid=qid, init_model=start)
@@ -577,11 +744,18 @@ def test_sparse_input_rare_categories_and_degenerate_columns(cat_data):
         sparse = GPUHistGBDTRanker(categorical_features=[5], **KW).fit(fmt(X), y, qid=qid)
         assert sparse.ensemble_.equals(dense.ensemble_)
         np.testing.assert_array_equal(sparse.predict(fmt(X)), dense.predict(X))
-    # max_bins below the categories: the rarest share the missing bin with NaN, so they
-    # take NaN's branch at every node (the categories kept are the most frequent)
+    # categories LightGBM's rule leaves out share the missing bin with NaN, so they take
+    # NaN's branch at every node; with max_bins 4 those kept do not fit a byte (a wide
+    # feature), which sparse input also reads as the dense
+    X = X.copy()
+    X[:2, 5], X[2, 5] = 20.0, 21.0  # two rare categories (2 rows and 1)
     few = GPUHistGBDTRanker(categorical_features=[5], max_bins=4, **KW).fit(X, y, qid=qid)
-    codes, counts = np.unique(X[~np.isnan(X[:, 5]), 5], return_counts=True)
-    kept = codes[np.argsort(-counts, kind="stable")[:4]]
+    few_sparse = GPUHistGBDTRanker(categorical_features=[5], max_bins=4,
+                                   **KW).fit(sp.csr_matrix(X), y, qid=qid)
+    assert few_sparse.ensemble_.equals(few.ensemble_)
+    codes = np.unique(X[~np.isnan(X[:, 5]), 5])
+    kept = np.array(naive_kept_categories(X[:, 5], 4))
+    assert 4 < kept.size < codes.size
     e = few.ensemble_
     in_sets = set()
     for node in np.flatnonzero(e.flags & NodeFlags.CATEGORICAL):
@@ -692,12 +866,14 @@ def test_categorical_features_under_other_constraints(cat_data):
             assert np.all(np.diff(mono.predict(R)) >= 0), method
 
 
-def test_dask_fit_with_categorical_is_the_local_model(cat_data):
+@pytest.mark.parametrize("max_bins", [255, 4])
+def test_dask_fit_with_categorical_is_the_local_model(cat_data, max_bins):
     distributed = pytest.importorskip("distributed")
     from skltr.dask import DaskGPUHistGBDTRanker
 
     X, y, qid = cat_data
-    kw = dict(KW, n_jobs=1, categorical_features=[5])
+    kw = dict(KW, n_jobs=1, categorical_features=[5], max_bins=max_bins)
+    assert _is_wide(X, 5, max_bins) == (max_bins == 4)
     local = GPUHistGBDTRanker(**kw).fit(X, y, qid=qid)
     bad = X.copy()
     bad[-3, 5] = 2.5

@@ -23,7 +23,8 @@ in order; many-vs-many: direction up before down, shorter prefix first). Under m
 constraints the children's outputs are bounded as any split's; a categorical feature is never
 constrained itself.
 
-The chosen left set is returned as a 256-bit bitset of bins (4 uint64), which the partition
+The chosen left set is returned as a bitset of bins (4 uint64 for the byte features, more
+for the wide ones: ``skltr._engine.wide_categorical``), which the partition
 (``skltr._cpu.partition.partition_rows_set``) and the binned-tree scoring read, and which the
 tree's assembly turns into the category bitset of ``TreeEnsemble``'s categorical nodes.
 """
@@ -58,7 +59,7 @@ def best_categorical_split(hist, features, n_bins, feature_mask, sum_g, sum_h, c
     features : ndarray of int64
         The categorical features, increasing.
     k : skltr._records.CategoricalConstants
-    left_bits : ndarray of uint64, shape (4,)
+    left_bits : ndarray of uint64, shape (>= (hist.shape[1] + 63) // 64,)
         Receives the best split's left bins (bit ``b % 64`` of word ``b // 64``).
 
     Returns
@@ -83,7 +84,7 @@ def best_categorical_split(hist, features, n_bins, feature_mask, sum_g, sum_h, c
     best_len = 0
     best_bin = -1
     left_bits[:] = 0
-    n_max = c.missing_bin + 1
+    n_max = hist.shape[1]  # bins a row: a wide feature's codes are one long row
     order = np.empty(n_max, np.int64)
     keys = np.empty(n_max, np.float64)
     chosen = np.empty(n_max, np.int64)  # the best split's sorted bins

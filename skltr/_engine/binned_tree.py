@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._cpu.predict_binned import add_tree_binned
-from .._dtypes import BITSET_DTYPE, LEAF_VALUE_DTYPE, NODE_INDEX_DTYPE
+from .._dtypes import BITSET_DTYPE, LEAF_VALUE_DTYPE, NODE_INDEX_DTYPE, WIDE_CODE_DTYPE
 from ..trees._ensemble import NodeFlags, TreeEnsemble
 from ..utils._threads import numba_threads
 
@@ -56,9 +56,9 @@ class GrownTree:
     rows : ndarray of uint32 or None
         The rows grown on (None: all rows).
     missing_bin : int
-    cat_bits : ndarray of uint64, shape (n_nodes, 4), or None
-        Left bins of categorical splits (their ``bin_threshold`` is -1); None when the tree
-        has none.
+    cat_bits : ndarray of uint64, shape (n_nodes, n_words), or None
+        Left bins of categorical splits (their ``bin_threshold`` is -1; 4 words, more when a
+        wide categorical feature split); None when the tree has none.
     """
 
     feature: np.ndarray
@@ -90,12 +90,20 @@ class GrownTree:
         else:
             scores[self.rows] += self.value[self.leaf_of_row]
 
-    def add_to_scores(self, X_binned: np.ndarray, scores: np.ndarray, n_threads=None) -> None:
-        """``scores[i] += tree(X_binned[i])`` for every row of a binned matrix."""
+    def add_to_scores(self, X_binned: np.ndarray, scores: np.ndarray, n_threads=None,
+                      wide=None) -> None:
+        """``scores[i] += tree(X_binned[i])`` for every row of a binned matrix.
+
+        ``wide``: ``(X_wide, wide_of)`` of a fit with wide categorical features (their codes,
+        and each feature's column of them or -1: :mod:`skltr._engine.wide_categorical`).
+        """
+        if wide is None:
+            wide = (np.empty((X_binned.shape[0], 0), WIDE_CODE_DTYPE),
+                    np.full(X_binned.shape[1], -1, np.int64))
         with numba_threads(n_threads):
-            add_tree_binned(X_binned, self.feature, self.bin_threshold, self.default_left,
-                            self.left, self.right, self.value, self.missing_bin,
-                            self.cat_bits, scores)
+            add_tree_binned(X_binned, *wide, self.feature, self.bin_threshold,
+                            self.default_left, self.left, self.right, self.value,
+                            self.missing_bin, self.cat_bits, scores)
 
     def to_node_arrays(self, bin_mapper) -> dict:
         """Node arrays of this tree for a ``TreeEnsemble(decision="<=", precision="float64")``.

@@ -52,7 +52,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .._dtypes import X_BINNED_DTYPE
+from .._dtypes import WIDE_CODE_DTYPE, X_BINNED_DTYPE
 from .._cpu.binning import (find_cuts, find_cuts_csc, map_to_bins, map_to_bins_csr,
                             nan_columns, transpose)
 from ..trees._sparse_input import as_csr, check_sparse, is_sparse
@@ -63,6 +63,11 @@ __all__ = ["BinMapper", "check_categorical_values", "has_nan_columns", "sorted_s
 
 #: Categorical values are below this (LightGBM reads them as int32).
 MAX_CATEGORY = 2 ** 31 - 1
+#: A category seen in fewer sample rows than this ends a feature's codes (LightGBM's
+#: ``min_data_in_bin`` default), after its two most frequent categories.
+MIN_CATEGORY_ROWS = 3
+#: Most categories a feature keeps: codes and the missing code fit uint16.
+MAX_WIDE_CATEGORIES = 2 ** 16 - 2
 
 #: Matrices of fewer values than this are transposed and searched for NaN columns by NumPy on
 #: one thread, in blocks of rows (a few milliseconds: 80k x 136 float32 rows take 3-10 ms),
@@ -341,16 +346,21 @@ class BinMapper:
         for f, col in zip(cat, columns):
             col = np.asarray(col, dtype=np.float64)
             check_categorical_values(col, f)
-            codes, counts = np.unique(col[~np.isnan(col)], return_counts=True)
+            nan = np.isnan(col)
+            codes, counts = np.unique(col[~nan], return_counts=True)
             _warn_if_sparse_codes(codes, f)
-            # decreasing count, ties by the smaller code (np.unique sorted the codes)
-            keep = np.argsort(-counts, kind="stable")[:int(self.max_bins)]
+            keep = kept_categories(counts, bool(nan.any()), int(self.max_bins))
             values.append(codes[keep].astype(np.float64))
             ptr.append(ptr[-1] + keep.size)
         self.cat_values = (np.concatenate(values) if values else np.zeros(0, np.float64))
         self.cat_ptr = np.asarray(ptr, dtype=np.int64)
+        n_cats = np.diff(self.cat_ptr)
+        wide = n_cats > int(self.max_bins)
+        self.wide = cat[wide]
+        self.wide_n_bins = n_cats[wide].astype(np.int32)
         if cat.size:
-            self.n_bins[cat] = np.maximum(np.diff(self.cat_ptr), 1).astype(np.int32)
+            # a wide feature's byte column is all missing (its codes: transform_wide)
+            self.n_bins[cat] = np.where(wide, 1, np.maximum(n_cats, 1)).astype(np.int32)
         return self
 
     def _sorted_columns(self, sample):
@@ -421,6 +431,8 @@ class BinMapper:
         self.n_bins = (np.diff(self.cut_ptr) + 1).astype(np.int32)
         self.missing_bin = mb
         self.n_features_in_ = n_features
+        self.wide = np.zeros(0, np.int64)  # fit_categories sets them
+        self.wide_n_bins = np.zeros(0, np.int32)
 
     def transform(self, X):
         """Bin codes of ``X``: C-contiguous uint8 of shape (n_samples, n_features).
@@ -444,26 +456,73 @@ class BinMapper:
             else:
                 map_to_bins(X, self.cut_ptr, self.cut_values, self.missing_bin, out)
         for j, f in enumerate(self.categorical_indices()):
-            out[:, f] = self.category_bins(_column(X, f), j, f)
+            if f in self.wide:  # checked here too: its codes are read by transform_wide
+                check_categorical_values(_column(X, f), f)
+                out[:, f] = self.missing_bin
+            else:
+                out[:, f] = self.category_bins(_column(X, f), j, f)
         return out
 
-    def category_bins(self, col, j, f):
+    def transform_wide(self, X):
+        """The codes of the wide categorical features (more categories than ``max_bins``):
+        C-contiguous uint16 of shape (n_samples, len(wide)); a category's code is its place
+        in ``cat_values`` and code ``wide_n_bins[w]`` is feature ``wide[w]``'s missing code
+        (NaN, categories without a code). Shape (n_samples, 0) without wide features."""
+        if not hasattr(self, "cut_ptr"):
+            raise ValueError("This BinMapper is not fitted yet; call fit(X) first.")
+        X = self._check_X(X)
+        out = np.empty((X.shape[0], self.wide.size), dtype=WIDE_CODE_DTYPE)
+        position = {int(f): j for j, f in enumerate(self.categorical_indices())}
+        for w, f in enumerate(self.wide):
+            out[:, w] = self.category_bins(_column(X, f), position[int(f)], int(f),
+                                           missing=int(self.wide_n_bins[w]))
+        return out
+
+    def category_bins(self, col, j, f, missing=None):
         """The bins of the values ``col`` of categorical feature ``f`` (the ``j``-th): a
-        category's bin, or the missing bin for NaN and categories without one."""
+        category's bin, or ``missing`` (None: the missing bin; uint16 codes otherwise) for
+        NaN and categories without one."""
         col = np.asarray(col, dtype=np.float64)
         check_categorical_values(col, f)
+        dtype = X_BINNED_DTYPE if missing is None else WIDE_CODE_DTYPE
+        missing = self.missing_bin if missing is None else missing
         cats = self.cat_values[self.cat_ptr[j]:self.cat_ptr[j + 1]]
         if cats.size == 0:
-            return np.full(col.shape, self.missing_bin, X_BINNED_DTYPE)
+            return np.full(col.shape, missing, dtype)
         by_code = np.argsort(cats)
         sorted_cats = cats[by_code]
         pos = np.minimum(np.searchsorted(sorted_cats, col), cats.size - 1)
-        return np.where(sorted_cats[pos] == col, by_code[pos],
-                        self.missing_bin).astype(X_BINNED_DTYPE)
+        return np.where(sorted_cats[pos] == col, by_code[pos], missing).astype(dtype)
 
     def fit_transform(self, X):
         """``fit(X).transform(X)``."""
         return self.fit(X).transform(X)
+
+
+def kept_categories(counts, has_nan, max_bins):
+    """Which categories of a feature get a code: indices into ``counts`` (the sample
+    counts of its categories in increasing code order), in code order of the result.
+
+    LightGBM's rule (``BinMapper::FindBin``, ``bin.cpp``, its ``max_bin`` being
+    ``max_bins``): categories by decreasing count (ties: the smaller category first) while
+    they cover less than 99% of the non-missing sample or fewer than ``min(max_bins,
+    n_categories + has_nan) - 1`` are kept, stopping at the first category of fewer than
+    :data:`MIN_CATEGORY_ROWS` sample rows after the second; at most
+    :data:`MAX_WIDE_CATEGORIES`. More than ``max_bins`` make a wide feature (uint16 codes).
+    """
+    order = np.argsort(-counts, kind="stable")
+    total = int(counts.sum())
+    if total == 0:
+        return order[:0]
+    cut = int(np.float32(total) * np.float32(0.99) + np.float32(0.5))
+    unconditional = min(max_bins, counts.size + int(has_nan)) - 1
+    used = np.concatenate([[0], np.cumsum(counts[order])[:-1]])
+    i = np.arange(order.size)
+    go_on = (used < cut) | (i < unconditional)
+    rare = (counts[order] < MIN_CATEGORY_ROWS) & (i > 1)
+    stop = np.flatnonzero(~go_on | rare)
+    n = int(stop[0]) if stop.size else order.size
+    return order[:min(n, MAX_WIDE_CATEGORIES)]
 
 
 def check_categorical_values(col, feature):

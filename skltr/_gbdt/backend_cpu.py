@@ -15,6 +15,8 @@ import numpy as np
 
 from .._dtypes import G_H_DTYPE, Y_DTYPE
 from .._engine.binning import transposed
+from .._engine.histogram import HIST_PAD_BINS
+from .._engine.wide_categorical import WideCategorical
 from .._engine.rounds import inf_error
 from ..utils._profile import stage
 from . import precompile
@@ -64,6 +66,15 @@ class CPUBackend:
         # made once per fit: the grower's partition kernel reads the transpose (in threads
         # when large)
         self.X_binned_T = transposed(self.X_binned, self.n_jobs)
+        # wide categorical features: their codes (and rows of the histograms), and per
+        # matrix what the binned scoring reads of them; None without any
+        self.wide = WideCategorical.of(mapper, X, mapper.missing_bin + 1 + HIST_PAD_BINS)
+        self.wide_codes, self.evals_wide = None, [None] * len(eval_sets)
+        if self.wide is not None:
+            wide_of = np.full(X.shape[1], -1, np.int64)
+            wide_of[self.wide.features] = np.arange(self.wide.features.size)
+            self.wide_codes = (self.wide.X, wide_of)
+            self.evals_wide = [(mapper.transform_wide(e.X), wide_of) for e in eval_sets]
         return mapper
 
     def gradients(self, objective, y, group_ptr, sample_weight, query_index):
@@ -96,7 +107,7 @@ class CPUBackend:
         grower = TreeGrower(self.X_binned, grad, hess, n_bins=m.n_bins,
                             missing_bin=m.missing_bin, has_missing=m.has_missing, rows=rows,
                             feature_mask=feature_mask, communicator=self.communicator,
-                            pool=self.pool, X_binned_T=self.X_binned_T,
+                            pool=self.pool, X_binned_T=self.X_binned_T, wide=self.wide,
                             n_threads=self.n_jobs, tree_params=self.params.tree)
         tree = grower.grow()
         self.pool = grower.pool
@@ -107,7 +118,7 @@ class CPUBackend:
             if rows is None:  # the grower's row -> leaf map: no traversal
                 tree.add_to_training_scores(scores)
             else:  # the tree saw only the sampled queries; every row's score moves
-                tree.add_to_scores(self.X_binned, scores, self.n_jobs)
+                tree.add_to_scores(self.X_binned, scores, self.n_jobs, self.wide_codes)
         # The row -> leaf map is a full column of int32 per tree: drop it once used, or
         # 200 trees on 500k rows would hold 400 MB until the end of the fit.
         tree.leaf_of_row = tree.rows = None
@@ -115,7 +126,7 @@ class CPUBackend:
     def add_to_eval_scores(self, k, tree, scores):
         """Add ``tree`` to eval set ``k``'s scores; returns them on the host."""
         with stage("eval"):
-            tree.add_to_scores(self.evals[k], scores, self.n_jobs)
+            tree.add_to_scores(self.evals[k], scores, self.n_jobs, self.evals_wide[k])
         return scores
 
     def synchronize(self):

@@ -15,9 +15,11 @@ from numbers import Integral
 import numpy as np
 
 from .._cpu.split_categorical import best_categorical_split
+from .._engine.wide_categorical import NARROW_WORDS, words
 from .._records import SplitInfo
 
-__all__ = ["CategoricalParams", "feature_indices", "resolve", "with_categorical"]
+__all__ = ["CategoricalParams", "feature_indices", "resolve", "with_categorical",
+           "with_wide_categorical"]
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,8 @@ class CategoricalParams:
         return out
 
 
-def with_categorical(res, node, hist, features, n_bins, mask, constants, k, feature_ids=None):
+def with_categorical(res, node, hist, features, n_bins, mask, constants, k, feature_ids=None,
+                     n_words=NARROW_WORDS):
     """The better of a node's numeric split ``res`` (a ``SplitInfo``, feature -1 for none)
     and its best categorical split: the higher gain, ties to the lower feature (the numeric
     search's rule). One decision for both devices: the GPU grower passes the categorical
@@ -69,9 +72,10 @@ def with_categorical(res, node, hist, features, n_bins, mask, constants, k, feat
 
     ``hist``: the node's histogram (``features`` index its first axis, ``feature_ids`` maps
     them to feature numbers; None: they are); ``n_bins`` / ``mask`` indexed as ``hist``;
-    ``constants``: ``SplitConstants``; ``k``: ``CategoricalConstants``.
+    ``constants``: ``SplitConstants``; ``k``: ``CategoricalConstants``; ``n_words``: uint64
+    words of the left set (:func:`skltr._engine.wide_categorical.words`).
     """
-    bits = np.empty(4, np.uint64)  # the kernel clears it
+    bits = np.empty(n_words, np.uint64)  # the kernel clears it
     f, gain, gl, hl, cl, many = best_categorical_split(
         hist, features, n_bins, mask, node.sum_g, node.sum_h, node.count, node.lo, node.hi,
         constants, k, bits)
@@ -81,6 +85,22 @@ def with_categorical(res, node, hist, features, n_bins, mask, constants, k, feat
     if res.feature >= 0 and (gain < res.gain or (gain == res.gain and res.feature < f)):
         return res
     return SplitInfo(f, gain, -1, False, gl, hl, cl, bits, k.cat_l2 if many else 0.0)
+
+
+def with_wide_categorical(res, node, hist, wide, mask, constants, k):
+    """:func:`with_categorical` over the wide categorical features of ``wide``
+    (a :class:`~skltr._engine.wide_categorical.WideCategorical`), each one's histogram rows
+    searched as one row of its codes; ``mask`` as the node's feature mask."""
+    for w, f in enumerate(wide.features):
+        if mask[f]:
+            res = with_categorical(res, node, wide.view(hist, w), _FIRST, wide.n_bins[w:w + 1],
+                                   _ALLOWED, constants, k, feature_ids=(int(f),),
+                                   n_words=words(wide.n_bins[w]))
+    return res
+
+
+_FIRST = np.zeros(1, np.int64)
+_ALLOWED = np.ones(1, np.bool_)
 
 
 #: the estimator's parameters of the split controls (its defaults are LightGBM's)

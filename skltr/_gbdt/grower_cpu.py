@@ -35,6 +35,7 @@ import numba
 import numpy as np
 
 from .._cpu.histogram import build_histogram, build_histogram_serial, subtract_histograms
+from .._cpu.histogram_wide import build_wide_histogram, build_wide_histogram_serial
 from .._cpu.partition import leaf_of_rows, partition_rows, partition_rows_serial
 from .._cpu.quantise import (N_FLOAT32_EXPONENTS, abs_sum_accumulators, quantise_gradients,
                               quantise_gradients_gh64)
@@ -47,7 +48,7 @@ from .._records import (SplitInfo, categorical_constants, monotone_directions, s
                         split_work)
 from ..utils._profile import stage
 from ..utils._threads import numba_threads
-from .categorical import with_categorical
+from .categorical import with_categorical, with_wide_categorical
 from .constraints import allowed_features
 from .growth import GrowthDriver, Node, fill_children
 from .params import TreeParams
@@ -108,6 +109,9 @@ class TreeGrower:
         ``n_jobs`` semantics.
     pool : HistogramPool or None
         Histogram buffers to reuse across trees.
+    wide : WideCategorical or None
+        The wide categorical features (:mod:`skltr._engine.wide_categorical`): their codes
+        and their rows after the features' rows in every node histogram.
 
     Examples
     --------
@@ -134,7 +138,7 @@ class TreeGrower:
 
     def __init__(self, X_binned, grad, hess, *, n_bins, missing_bin, has_missing, rows=None,
                  feature_mask=None, tree_params=None, communicator=None, n_threads=None,
-                 pool=None, X_binned_T=None, **params):
+                 pool=None, X_binned_T=None, wide=None, **params):
         # The estimator validated every hyper-parameter (``_parameter_constraints``) and the
         # boosting loop built these arrays: what follows asserts invariants only.
         assert (isinstance(X_binned, np.ndarray) and X_binned.dtype == X_BINNED_DTYPE
@@ -173,6 +177,8 @@ class TreeGrower:
             self.leafwise_batch = DISTRIBUTED_LEAFWISE_BATCH
         self.n_threads = n_threads
         self.pool = pool
+        self.wide = wide
+        assert wide is None or (wide.X.shape[0] == n and wide.row0[0] == n_features)
 
     # ------------------------------------------------------------------ growing
     def grow(self) -> GrownTree:
@@ -194,11 +200,13 @@ class TreeGrower:
         with stage("quantise", 24 * local_rows):  # g, h read twice; words written
             g, h, self.scales = self._quantise(layout, n_rows)
         hist_dtype = layout.dtype
-        shape = (n_features, self.missing_bin + 1 + HIST_PAD_BINS, layout.n_channels)
+        n_hist_rows = n_features + (0 if self.wide is None else self.wide.hist_rows)
+        shape = (n_hist_rows, self.missing_bin + 1 + HIST_PAD_BINS, layout.n_channels)
         self._tasks = histogram_tasks(self._n_threads, n_features)
         if self.pool is None or not self.pool.matches(shape, hist_dtype, self._tasks[0]):
-            self.pool = HistogramPool(n_features, shape[1], hist_dtype,
+            self.pool = HistogramPool(n_hist_rows, shape[1], hist_dtype,
                                       self._tasks[0], layout.n_channels)
+        self._wide_scratch = None  # row chunks of parallel wide histograms, made when needed
         if self.X_binned_T is None:
             self.X_binned_T = np.ascontiguousarray(X.T)
         self._g, self._h = g, h
@@ -251,13 +259,15 @@ class TreeGrower:
 
     def _with_categorical(self, node, res, mask):
         """:func:`~skltr._gbdt.categorical.with_categorical` of ``node`` (``res`` itself
-        without categorical features)."""
+        without categorical features), the wide ones' rows searched as one row each."""
         if self._categorical is None:
             return res
         features, k, _ = self._categorical
         with stage("split", node.hist.nbytes * features.size // node.hist.shape[0]):
-            return with_categorical(res, node, node.hist, features, self.n_bins, mask,
-                                    self._split_constants, k)
+            res = with_categorical(res, node, node.hist, features, self.n_bins, mask,
+                                   self._split_constants, k)
+            return res if self.wide is None else with_wide_categorical(
+                res, node, node.hist, self.wide, mask, self._split_constants, k)
 
     def find_splits(self, nodes):
         """Histogram and best split of the root (the only node the driver asks this of)."""
@@ -383,22 +393,49 @@ class TreeGrower:
         :func:`build_histogram`); returns how many row chunks ``node.hist`` then lacks + 1.
         """
         n_rows = node.end - node.start
-        with stage("histogram", n_rows * (self._row_bytes + 4 * use_rows) + node.hist.nbytes):
-            if self._n_threads > 1 and n_rows >= HIST_PARALLEL_MIN_ROWS:
+        parallel = self._n_threads > 1 and n_rows >= HIST_PARALLEL_MIN_ROWS
+        if self.wide is not None:
+            self._build_wide(node, use_rows, parallel)
+        hist = self._features(node.hist)
+        with stage("histogram", n_rows * (self._row_bytes + 4 * use_rows) + hist.nbytes):
+            if parallel:
                 build_histogram(self.X_binned, self._g, self._h, self._buf, node.start,
-                                node.end, use_rows, node.hist, self.pool.scratch, *self._tasks,
+                                node.end, use_rows, hist, self.pool.scratch, *self._tasks,
                                 reduce)
                 return 1 if reduce else self._tasks[0]
             build_histogram_serial(self.X_binned, self._g, self._h, self._buf, node.start,
-                                   node.end, use_rows, node.hist)
+                                   node.end, use_rows, hist)
             return 1
+
+    def _features(self, hist):
+        """The features' rows of a node histogram (the numeric kernels' array)."""
+        return hist if self.wide is None else hist[:self.X_binned.shape[1]]
+
+    def _build_wide(self, node, use_rows, parallel):
+        """The wide categorical features' rows of ``node.hist`` (:mod:`skltr._cpu.histogram_wide`):
+        float sums on one thread, integer ones in row chunks."""
+        out = node.hist[self.X_binned.shape[1]:]
+        n_rows = node.end - node.start
+        wide = self.wide
+        with stage("histogram", n_rows * (2 * wide.X.shape[1] + 4 * use_rows) + out.nbytes):
+            if parallel and self.scales.layout is not FLOAT:
+                n_chunks = self._n_threads
+                if self._wide_scratch is None:
+                    self._wide_scratch = np.empty((n_chunks - 1, out.size), out.dtype)
+                build_wide_histogram(wide.X, self._g, self._h, self._buf, node.start,
+                                     node.end, use_rows, out, wide.offsets, self._wide_scratch,
+                                     n_chunks)
+            else:
+                build_wide_histogram_serial(wide.X, self._g, self._h, self._buf, node.start,
+                                            node.end, use_rows, out, wide.offsets)
 
     def _find_split(self, node):
         parallel = self._n_threads > 1 and node.count >= SPLIT_PARALLEL_MIN_ROWS
         kernel = find_best_splits if parallel else find_best_splits_serial
         mask, numeric = self._mask(node)
         with stage("split", node.hist.nbytes):
-            res = SplitInfo(*kernel(node.hist, self.n_bins, numeric, self._monotone,
+            res = SplitInfo(*kernel(self._features(node.hist), self.n_bins, numeric,
+                                    self._monotone,
                                     node.sum_g, node.sum_h, node.count, node.lo, node.hi,
                                     self._split_constants, self._work))
         res = self._with_categorical(node, res, mask)
@@ -454,7 +491,8 @@ class TreeGrower:
         """Partition ``node``'s rows of this worker at its split; returns the left count."""
         feature, _, b, default_left = node.split[:4]
         left_bits = node.split.cat_left
-        col = self.X_binned_T[feature]
+        w = -1 if self.wide is None else self.wide.index(feature)
+        col = self.X_binned_T[feature] if w < 0 else self.wide.X_T[w]
         n_rows = node.end - node.start
         # per row: its id and bin read, two tmp slots written, tmp read and the id written
         with stage("partition", 21 * n_rows):
@@ -502,11 +540,15 @@ class TreeGrower:
         mask, numeric = self._mask(small)
         with stage("split", nbytes):
             found = find_child_splits(
-                small.hist, parent_hist, self.n_bins, numeric, self._monotone,
+                self._features(small.hist), self._features(parent_hist), self.n_bins, numeric,
+                self._monotone,
                 (small.sum_g, small.sum_h, small.count, small.lo, small.hi),
                 (large.sum_g, large.sum_h, large.count, large.lo, large.hi),
                 self._split_constants, self._work, self._large_work, do_small, do_large,
                 self.pool.scratch, n_chunks)
+        if self.wide is not None and do_large:  # the kernel subtracted the features' rows
+            nf = self.X_binned.shape[1]
+            subtract_histograms(parent_hist[nf:], small.hist[nf:], parent_hist[nf:])
         for child, ok, res in zip((small, large), (do_small, do_large), found):
             res = self._with_categorical(child, SplitInfo(*res), mask) if ok else None
             child.split = res if ok and res.feature >= 0 else None

@@ -285,9 +285,11 @@ def _categorical_splits(nodes, split, left, right, hess_sum):
     cat = [j for j in split if nodes[j].split.cat_left is not None]
     if not cat:
         return None, hess_sum
-    cat_bits = np.zeros((len(nodes), 4), np.uint64)
+    # one width for the tree: the widest left set (4 words unless a wide feature split)
+    width = max(nodes[j].split.cat_left.size for j in cat)
+    cat_bits = np.zeros((len(nodes), width), np.uint64)
     value_h = hess_sum.copy()
     for j in cat:
-        cat_bits[j] = nodes[j].split.cat_left
+        cat_bits[j, :nodes[j].split.cat_left.size] = nodes[j].split.cat_left
         value_h[[left[j], right[j]]] += nodes[j].split.cat_l2
     return cat_bits, value_h

@@ -1,0 +1,86 @@
+"""numba kernels of the wide categorical features' histograms (more categories than bins).
+
+A categorical feature with more categories than ``max_bins`` (``BinMapper.wide``) is coded in
+a second matrix, ``uint16`` per row (``BinMapper.transform_wide``), and its histogram takes
+extra rows of the node's histogram array, after the features' rows
+(:class:`skltr._engine.wide_categorical.WideCategorical`)::
+
+    hist[n_features + r, b, k]   rows of wide feature w: r in row0[w] - n_features + (0 ..),
+                                 its code c at record offsets[w] + c
+
+so that the pool, the subtraction trick and the distributed all-reduce carry them with the
+rest. A row adds one record per wide feature: one update, as one byte feature's.
+
+Float histograms are built on one thread (the sums in row order: the model does not depend on
+the thread count); integer ones (the quantised modes, exact in any order) in row chunks, each
+in its own scratch, then summed.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+
+@njit(cache=True, inline="always")
+def _accumulate_wide(X_wide, grad, hess, rows, lo, hi, use_rows, out, offsets, n_channels):
+    for i in range(lo, hi):
+        r = rows[i] if use_rows else i
+        g = grad[r]
+        hs = hess[r]
+        for w in range(X_wide.shape[1]):
+            idx = (offsets[w] + np.int64(X_wide[r, w])) * n_channels
+            out[idx] += g
+            if n_channels > 1:
+                out[idx + 1] += hs
+            if n_channels == 3:
+                out[idx + 2] += 1
+
+
+@njit(cache=True)
+def build_wide_histogram_serial(X_wide, grad, hess, rows, start, end, use_rows, out, offsets):
+    """One thread: the wide rows ``out`` (``hist[n_features:]``) of ``rows[start:end]`` (or
+    rows ``start:end``), overwritten.
+
+    Parameters
+    ----------
+    X_wide : ndarray of uint16, shape (n_samples, n_wide), C order
+    grad, hess, rows, start, end, use_rows
+        As :func:`skltr._cpu.histogram.build_histogram`.
+    out : ndarray, shape (n_wide_rows, n_bins_total, n_channels), C order
+        The node histogram's rows after its features' rows.
+    offsets : ndarray of int64, shape (n_wide,)
+        Record (bin) index in ``out`` of each wide feature's code 0, counting records of
+        ``n_channels`` values.
+    """
+    flat = out.reshape(-1)
+    flat[:] = 0
+    _accumulate_wide(X_wide, grad, hess, rows, start, end, use_rows, flat, offsets,
+                     out.shape[2])
+
+
+@njit(parallel=True, cache=True)
+def build_wide_histogram(X_wide, grad, hess, rows, start, end, use_rows, out, offsets,
+                         scratch, n_chunks):
+    """:func:`build_wide_histogram_serial` in ``n_chunks`` row chunks (integer histograms:
+    the sum does not depend on the chunks); ``scratch`` (>= n_chunks - 1, out.size) holds
+    chunks 1.., summed into ``out`` in parallel over its records."""
+    flat = out.reshape(-1)
+    size = flat.size
+    n = end - start
+    per = (n + n_chunks - 1) // n_chunks
+    for c in prange(n_chunks):
+        h = flat if c == 0 else scratch[c - 1]
+        for j in range(size):  # a loop: a slice fill is a parfor to compile
+            h[j] = 0
+        lo = start + c * per
+        hi = min(lo + per, end)
+        _accumulate_wide(X_wide, grad, hess, rows, lo, hi, use_rows, h, offsets,
+                         out.shape[2])
+    n_red = 16
+    per_red = (size + n_red - 1) // n_red
+    for t in prange(n_red):
+        lo = t * per_red
+        hi = min(lo + per_red, size)
+        for k in range(1, n_chunks):
+            s = scratch[k - 1]
+            for j in range(lo, hi):
+                flat[j] += s[j]

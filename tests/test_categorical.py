@@ -643,9 +643,9 @@ def test_wide_histogram_kernels_match_numpy(layout, use_rows):
         np.testing.assert_array_equal(out.reshape(-1, ch), want)
 
 
-def test_wide_feature_over_255_categories_fits_and_scores_its_rare_ones(cat_data):
+def test_wide_feature_over_255_categories_fits_and_scores_its_rare_ones():
     # a column of 700 categories (each 4-12 rows): those of the first 99% of rows get a
-    # code (LightGBM's rule), splits put categories beyond the 255 most frequent on both sides, and the
+    # code (LightGBM's rule), splits use categories beyond the 255 most frequent, and the
     # model walks as the naive routing; eval scores (binned) are predict's (raw)
     rng = np.random.default_rng(5)
     n_cat = 700

@@ -1230,13 +1230,20 @@ def test_categorical_gpu_fit_is_the_cpu_fit(growth):
     kw = dict(n_estimators=20, max_leaves=15, max_depth=6, growth=growth, random_state=1,
               categorical_features=cat, min_data_per_group=20, cat_smooth=5.0)
     evals = [(X[:600], y[:600], qid[:600])]
+    # the 2000-level column keeps more categories than bins (wide: uint16 codes, extra
+    # histogram rows built by their own kernel, longer left sets); at 16 bins so does the
+    # 40-level one, over several histogram rows
+    assert BinMapper(categorical=cat).fit(X).wide.tolist() == [cat[2]]
+    assert BinMapper(max_bins=16, categorical=cat).fit(X).wide.tolist() == cat[1:]
     for extra in ({}, {"subsample": 0.7, "colsample_bytree": 0.8},
                   {"interaction_constraints": [[0, 1, cat[1]], [cat[2], 3]]},
-                  {"max_cat_to_onehot": 64}):
+                  {"max_cat_to_onehot": 64}, {"max_bins": 16, "subsample": 0.8}):
         cpu = GPUHistGBDTRanker(**kw, **extra).fit(X, y, qid=qid, eval_set=evals)
         gpu = GPUHistGBDTRanker(device="cuda", **kw, **extra).fit(X, y, qid=qid,
                                                                    eval_set=evals)
         assert np.any(cpu.ensemble_.flags & NodeFlags.CATEGORICAL), extra
+        used = set(cpu.ensemble_.feature[cpu.ensemble_.flags & NodeFlags.CATEGORICAL > 0])
+        assert cat[2] in used, extra
         assert gpu.ensemble_.equals(cpu.ensemble_), extra
         assert gpu.evals_result_ == cpu.evals_result_, extra
 
@@ -1262,3 +1269,87 @@ def test_partition_level_reads_categorical_left_bins():
     expected = np.concatenate([np.flatnonzero(goes_left), np.flatnonzero(~goes_left)])
     np.testing.assert_array_equal(new_buf.get(), expected)
     assert n_left[0] == goes_left.sum()
+
+
+def test_partition_and_scores_read_wide_codes():
+    # a split on a wide categorical feature reads its uint16 column and a longer left set,
+    # beside a threshold split of a byte feature in the same launch; binned scoring too
+    from skltr._engine.binned_tree import GrownTree
+    from skltr._gpu.binned import DeviceBinned
+    from skltr._gpu.partition import partition_info, partition_level
+    from skltr._gpu.predict_binned import DeviceTree, add_tree_binned
+
+    rng = np.random.default_rng(4)
+    n = 6000
+    X = rng.integers(0, 250, size=(n, 4)).astype(np.uint8)
+    codes = rng.integers(0, 1001, size=(n, 2)).astype(np.uint16)  # 1000 codes + missing
+    words = (1000 + 64) // 64
+    bits = np.zeros(words, np.uint64)
+    left = rng.choice(1000, 400, replace=False)
+    for b in left:
+        bits[b >> 6] |= np.uint64(1) << np.uint64(b & 63)
+    # node 0 (rows 0..n/2) on wide column 1 (feature 3); node 1 (the rest) by threshold
+    half = n // 2
+    splits = [(0, 3, 0, 0, 0, half, 2, 3), (1, 1, 100, 0, half, n, 4, 5)]
+    info = partition_info(6, splits, [bits, None], [1, -1])
+    buf = cupy.arange(n, dtype=cupy.uint32)
+    pos = cupy.asarray(np.repeat([0, 1], [half, n - half]).astype(np.int32))
+    new_buf, new_pos, n_left = partition_level(buf, pos, cupy.asarray(X), 255, 6, info,
+                                               left_counts=True, n_splits=2,
+                                               X_wide=cupy.asarray(codes))
+    a = np.isin(codes[:half, 1], left)
+    b_ = X[half:, 1] <= 100
+    expected = np.concatenate([np.flatnonzero(a), np.flatnonzero(~a),
+                               half + np.flatnonzero(b_), half + np.flatnonzero(~b_)])
+    np.testing.assert_array_equal(new_buf.get(), expected)
+    np.testing.assert_array_equal(n_left, [a.sum(), b_.sum()])
+    # the same split as a grown tree, scored on the binned matrix (CPU and GPU)
+    cat_bits = np.zeros((3, words), np.uint64)
+    cat_bits[0] = bits
+    tree = GrownTree(np.array([3, -1, -1], np.int32), np.array([-1, -1, -1], np.int32),
+                     np.zeros(3, bool), np.array([1, -1, -1], np.int32),
+                     np.array([2, -1, -1], np.int32), np.array([0.0, 1.5, -2.0]),
+                     np.zeros(3), np.zeros(3, np.int64), np.zeros(3), None, None, 255,
+                     cat_bits)
+    d = DeviceBinned(cupy.asarray(X), 4, np.full(4, 250, np.int32), 255)
+    d.X_wide = cupy.asarray(codes)
+    d.wide_of = cupy.asarray(np.array([-1, -1, 0, 1], np.int32))
+    scores = cupy.zeros(n, cupy.float64)
+    add_tree_binned(d, DeviceTree(tree), scores)
+    want = np.where(np.isin(codes[:, 1], left), 1.5, -2.0)
+    np.testing.assert_array_equal(scores.get(), want)
+    host = np.zeros(n)
+    tree.add_to_scores(X, host, 2, (codes, np.array([-1, -1, 0, 1], np.int64)))
+    np.testing.assert_array_equal(host, want)
+
+
+def test_wide_histograms_match_numpy():
+    from skltr._gpu.histogram import build_wide_histograms
+
+    rng = np.random.default_rng(6)
+    n, nf, W = 20000, 3, 256
+    n_bins = np.array([900, 300])
+    n_rows = -(-(n_bins + 1) // W)
+    offsets = np.concatenate([[0], np.cumsum(n_rows)[:-1]]) * W
+    codes = np.column_stack([rng.integers(0, b + 1, n) for b in n_bins]).astype(np.uint16)
+    qg = rng.integers(-1000, 1000, n).astype(np.int32)
+    qh = rng.integers(0, 1000, n).astype(np.uint32)
+    rows = rng.permutation(n).astype(np.uint32)
+    shift = 40
+    slots = 3
+    hist = cupy.zeros((slots, nf + int(n_rows.sum()), W, 2), cupy.int64)
+    # two nodes: rows[0:7000] into slot 2, rows[7000:20000] into slot 0, in chunks
+    tasks = np.array([[0, 3000, 2], [3000, 7000, 2], [7000, 20000, 0]], np.int64)
+    build_wide_histograms(cupy.asarray(codes), cupy.asarray(rows), cupy.asarray(qg),
+                          cupy.asarray(qh), cupy.asarray(tasks), hist, nf,
+                          cupy.asarray(offsets.astype(np.int64)), shift)
+    got = hist.get()
+    assert not got[1].any() and not got[:, :nf].any()
+    for slot, (lo, hi) in ((2, (0, 7000)), (0, (7000, 20000))):
+        want = np.zeros((int(n_rows.sum()) * W, 2), np.int64)
+        sel = rows[lo:hi]
+        for w in range(2):
+            idx = offsets[w] + codes[sel, w].astype(np.int64)
+            np.add.at(want[:, 0], idx, qg[sel].astype(np.int64))
+            np.add.at(want[:, 1], idx, (np.int64(1) << shift) + qh[sel].astype(np.int64))
+        np.testing.assert_array_equal(got[slot, nf:].reshape(-1, 2), want)

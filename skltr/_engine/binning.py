@@ -456,11 +456,7 @@ class BinMapper:
             else:
                 map_to_bins(X, self.cut_ptr, self.cut_values, self.missing_bin, out)
         for j, f in enumerate(self.categorical_indices()):
-            if f in self.wide:  # checked here too: its codes are read by transform_wide
-                check_categorical_values(_column(X, f), f)
-                out[:, f] = self.missing_bin
-            else:
-                out[:, f] = self.category_bins(_column(X, f), j, f)
+            out[:, f] = self.category_bins(_column(X, f), j, f)
         return out
 
     def transform_wide(self, X):
@@ -481,9 +477,12 @@ class BinMapper:
     def category_bins(self, col, j, f, missing=None):
         """The bins of the values ``col`` of categorical feature ``f`` (the ``j``-th): a
         category's bin, or ``missing`` (None: the missing bin; uint16 codes otherwise) for
-        NaN and categories without one."""
+        NaN and categories without one. A wide feature's byte bins (``missing`` None) are
+        all the missing bin: its codes are :meth:`transform_wide`'s."""
         col = np.asarray(col, dtype=np.float64)
         check_categorical_values(col, f)
+        if missing is None and f in self.wide:
+            return np.full(col.shape, self.missing_bin, X_BINNED_DTYPE)
         dtype = X_BINNED_DTYPE if missing is None else WIDE_CODE_DTYPE
         missing = self.missing_bin if missing is None else missing
         cats = self.cat_values[self.cat_ptr[j]:self.cat_ptr[j + 1]]

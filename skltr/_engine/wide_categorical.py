@@ -46,9 +46,10 @@ class WideCategorical(NamedTuple):
         Their feature numbers, increasing (``BinMapper.wide``).
     n_bins : ndarray of int32, shape (n_wide,)
         Their codes (categories); code ``n_bins[w]`` is missing.
-    X : ndarray of uint16, shape (n_samples, n_wide), C order
-        The codes (``BinMapper.transform_wide``).
-    X_T : ndarray of uint16, shape (n_wide, n_samples), C order
+    X : ndarray of uint16, shape (n_samples, n_wide), C order, or None
+        The codes (``BinMapper.transform_wide``); None in a layout alone (the GPU's codes
+        are on the device: ``DeviceBinned.X_wide``).
+    X_T : ndarray of uint16, shape (n_wide, n_samples), C order, or None
         Their columns, read by the partition.
     row0 : ndarray of int64, shape (n_wide,)
         Histogram row of each one's code 0 (``>= n_features``).
@@ -74,13 +75,23 @@ class WideCategorical(NamedTuple):
         wide features."""
         if mapper.wide.size == 0:
             return None
-        X_wide = mapper.transform_wide(X)
-        n_bins = np.asarray(mapper.wide_n_bins, np.int32)
+        X = np.ascontiguousarray(mapper.transform_wide(X), dtype=WIDE_CODE_DTYPE)
+        layout = cls.layout(mapper.n_features_in_, mapper.wide, mapper.wide_n_bins,
+                            n_bins_total)
+        return layout._replace(X=X, X_T=np.ascontiguousarray(X.T))
+
+    @classmethod
+    def layout(cls, n_features, features, n_bins, n_bins_total):
+        """The record without codes: where the wide ``features`` (of ``n_bins`` codes
+        each) go in histograms of ``n_features`` features and ``n_bins_total`` bins a row;
+        None without any."""
+        if len(features) == 0:
+            return None
+        n_bins = np.asarray(n_bins, np.int32)
         n_rows = -(-(n_bins.astype(np.int64) + 1) // int(n_bins_total))
-        row0 = mapper.n_features_in_ + np.concatenate([[0], np.cumsum(n_rows)[:-1]])
-        offsets = (row0 - mapper.n_features_in_) * int(n_bins_total)
-        X = np.ascontiguousarray(X_wide, dtype=WIDE_CODE_DTYPE)
-        return cls(np.asarray(mapper.wide, np.int64), n_bins, X, np.ascontiguousarray(X.T),
+        row0 = int(n_features) + np.concatenate([[0], np.cumsum(n_rows)[:-1]])
+        offsets = (row0 - int(n_features)) * int(n_bins_total)
+        return cls(np.asarray(features, np.int64), n_bins, None, None,
                    row0.astype(np.int64), n_rows.astype(np.int64), offsets.astype(np.int64))
 
     @property
@@ -88,9 +99,10 @@ class WideCategorical(NamedTuple):
         """Histogram rows of all of them."""
         return int(self.n_rows.sum())
 
-    def view(self, hist, w):
-        """Wide feature ``w``'s histogram rows as one row: shape (1, codes + padding, k)."""
-        r0, r = int(self.row0[w]), int(self.n_rows[w])
+    def view(self, hist, w, first_row=0):
+        """Wide feature ``w``'s histogram rows as one row: shape (1, codes + padding, k);
+        ``hist`` holds the histogram's rows from ``first_row`` on."""
+        r0, r = int(self.row0[w]) - first_row, int(self.n_rows[w])
         return hist[r0:r0 + r].reshape(1, r * hist.shape[1], hist.shape[2])
 
     def index(self, feature) -> int:

@@ -79,7 +79,7 @@ class CUDABackend:
         has_inf = np.array([self.data.has_inf or any(b.has_inf for b in binned)], np.uint8)
         if p.reject_inf and self.communicator.allreduce_max(has_inf)[0]:
             raise inf_error()
-        self.evals = [b.X_bytes for b in binned]
+        self.evals = binned
         self.grower = GPUTreeGrower(self.data, tree_params=p.tree,
                                     communicator=self.communicator)
         return mapper
@@ -116,7 +116,7 @@ class CUDABackend:
             if rows is None:  # the partition buffer knows every row's leaf
                 self.grower.add_to_training_scores(scores)
             else:
-                add_tree_binned(self.data.X_bytes, self._device_tree(tree), scores)
+                add_tree_binned(self.data, self._device_tree(tree), scores)
 
     def add_to_eval_scores(self, k, tree, scores):
         with stage("eval"):

@@ -87,13 +87,15 @@ def with_categorical(res, node, hist, features, n_bins, mask, constants, k, feat
     return SplitInfo(f, gain, -1, False, gl, hl, cl, bits, k.cat_l2 if many else 0.0)
 
 
-def with_wide_categorical(res, node, hist, wide, mask, constants, k):
+def with_wide_categorical(res, node, hist, wide, mask, constants, k, first_row=0):
     """:func:`with_categorical` over the wide categorical features of ``wide``
     (a :class:`~skltr._engine.wide_categorical.WideCategorical`), each one's histogram rows
-    searched as one row of its codes; ``mask`` as the node's feature mask."""
+    searched as one row of its codes; ``mask`` as the node's feature mask; ``hist`` holds
+    the node histogram's rows from ``first_row`` on (the GPU copies the wide rows alone)."""
     for w, f in enumerate(wide.features):
         if mask[f]:
-            res = with_categorical(res, node, wide.view(hist, w), _FIRST, wide.n_bins[w:w + 1],
+            res = with_categorical(res, node, wide.view(hist, w, first_row), _FIRST,
+                                   wide.n_bins[w:w + 1],
                                    _ALLOWED, constants, k, feature_ids=(int(f),),
                                    n_words=words(wide.n_bins[w]))
     return res

@@ -44,14 +44,15 @@ from .._engine.communicator import LocalCommunicator
 from .._engine.histogram import ONE_WORD
 from .._gpu._profile import stage
 from .._gpu.arrays import upload_int64
-from .._gpu.histogram import (build_histograms, features_per_block, row_chunk_tasks,
-                              subtract_histograms, zero_histograms)
+from .._engine.wide_categorical import WideCategorical
+from .._gpu.histogram import (build_histograms, build_wide_histograms, features_per_block,
+                              row_chunk_tasks, subtract_histograms, zero_histograms)
 from .._gpu.partition import partition_info, partition_level
 from .._gpu.predict_binned import add_leaf_values
 from .._gpu.quantise import abs_sum_accumulators, gradient_maxima, quantise
 from .._gpu.split import find_best_splits, split_records
 from .._records import SplitInfo, categorical_constants, split_constants
-from .categorical import with_categorical
+from .categorical import with_categorical, with_wide_categorical
 from .constraints import allowed_features
 from .growth import GrowthDriver, Node, fill_children
 from .params import TreeParams
@@ -131,6 +132,10 @@ class GPUTreeGrower:
         self._monotone = None  # the monotone directions on the device, once
         self._categorical = None  # the categorical features (host, device) and controls
         self._n_splits = None  # the splits of the batch being partitioned
+        # wide categorical features: their rows after the features' rows of every slot
+        self._wide = WideCategorical.layout(data.n_features, data.wide_features,
+                                            data.wide_n_bins, data.n_bins_total)
+        self._wide_offsets = None if self._wide is None else cupy.asarray(self._wide.offsets)
         self.timings = {}
 
     #: Leaf-wise, the most leaves expanded at once (:mod:`skltr._gbdt.growth`): fewer
@@ -228,7 +233,8 @@ class GPUTreeGrower:
         if self._slots is None:  # kept from tree to tree
             # a leaf has min_samples_leaf rows at least: no more leaves than that allows
             leaves = min(p.max_leaves, max(1, n_rows // p.min_samples_leaf))
-            self._slots = HistogramSlots(d.n_features, d.n_bins_total,
+            n_rows = d.n_features + (0 if self._wide is None else self._wide.hist_rows)
+            self._slots = HistogramSlots(n_rows, d.n_bins_total,
                                          leaves + self.leafwise_batch + 1)
         self._constants = split_constants(
             missing_bin=self.data.missing_bin, inv_scale_g=self.scales.inv_g,
@@ -262,7 +268,10 @@ class GPUTreeGrower:
             chosen.append((node.id, f, b, dl, node.start, node.end, left.id, right.id))
         n_nodes = pairs[-1][1].id + 1  # the driver numbers nodes in creation order
         self._n_splits = len(chosen)
-        info = partition_info(n_nodes, chosen, [node.split.cat_left for node in parents])
+        wide_column = None if self._wide is None else [
+            self._wide.index(node.split.feature) for node in parents]
+        info = partition_info(n_nodes, chosen, [node.split.cat_left for node in parents],
+                              wide_column)
         if self._distributed:  # a worker's left ranges: read off its partition
             self._partition(n_nodes, info)
             n_left = self._n_left
@@ -345,7 +354,8 @@ class GPUTreeGrower:
         with stage("partition"):
             out = partition_level(self.buf, self.pos, self.data.X_bytes,
                                   self.data.missing_bin, n_nodes, info,
-                                  left_counts=self._distributed, n_splits=self._n_splits)
+                                  left_counts=self._distributed, n_splits=self._n_splits,
+                                  X_wide=None if self._wide is None else self.data.X_wide)
         self.buf, self.pos = out[:2]
         self._n_left = out[2] if self._distributed else None
 
@@ -358,6 +368,9 @@ class GPUTreeGrower:
             zero_histograms(hist, zero)
             build_histograms(d.X_words, self.buf, self._qg, self._qh, tasks, hist,
                              d.n_features, d.n_bins_total, self.count_shift)
+            if self._wide is not None:
+                build_wide_histograms(d.X_wide, self.buf, self._qg, self._qh, tasks, hist,
+                                      d.n_features, self._wide_offsets, self.count_shift)
         if self._distributed and nodes:
             with stage("allreduce"):
                 built = hist[zero]  # the built slots in one contiguous array: one all-reduce
@@ -389,6 +402,8 @@ class GPUTreeGrower:
         cat, cat_dev, k = self._categorical
         slots = cupy.asarray(np.array([n.slot for n in nodes], np.int64))
         hists = self._slots.array[slots[:, None], cat_dev[None, :]].get()
+        nf = self.data.n_features
+        wide = None if self._wide is None else self._slots.array[slots, nf:].get()
         n_bins = self.data.n_bins_host[cat]
         local = np.arange(cat.size, dtype=np.int64)
         out = []
@@ -398,6 +413,9 @@ class GPUTreeGrower:
                 mask = mask & allowed_features(self.params, mask.size, node.used)
             best = with_categorical(_NO_SPLIT if r is None else r, node, hists[i], local,
                                     n_bins, mask[cat], self._constants, k, feature_ids=cat)
+            if wide is not None:
+                best = with_wide_categorical(best, node, wide[i], self._wide, mask,
+                                             self._constants, k, first_row=nf)
             out.append(None if best.feature < 0 else best)
         return out
 

@@ -6,13 +6,17 @@ from __future__ import annotations
 import cupy
 import numpy as np
 
-from .binning import category_columns_to_device, map_to_bins
+from .binning import category_columns_to_device, map_to_bins, wide_columns_to_device
 
 __all__ = ["DeviceBinned"]
 
 
 class DeviceBinned:
     """A binned matrix on the GPU and its bin layout (made once per data set).
+
+    ``X_wide`` (uint16, shape (n_samples, n_wide)) holds the codes of the wide categorical
+    features and ``wide_of`` (int32 per feature) each one's column of it, or -1
+    (:mod:`skltr._engine.wide_categorical`).
 
     Parameters
     ----------
@@ -32,6 +36,10 @@ class DeviceBinned:
         self.n_bins = cupy.asarray(self.n_bins_host)
         self.missing_bin = int(missing_bin)
         self.n_bins_total = self.missing_bin + 1
+        # no wide categorical features (from_mapper sets them): codes of no columns
+        self.X_wide = cupy.zeros((self.n_samples, 0), cupy.uint16)
+        self.wide_of = cupy.full(self.n_features, -1, cupy.int32)
+        self.wide_features, self.wide_n_bins = np.zeros(0, np.int64), np.zeros(0, np.int32)
 
     @classmethod
     def from_mapper(cls, X, mapper):
@@ -46,6 +54,12 @@ class DeviceBinned:
                               flags[:max(n_features, 1)], flags[n_features:]),
                   n_features, mapper.n_bins, mapper.missing_bin)
         category_columns_to_device(X, mapper, out.X_bytes)
+        if mapper.wide.size:  # their codes, and each feature's column of them or -1
+            out.X_wide = wide_columns_to_device(X, mapper)
+            wide_of = np.full(n_features, -1, np.int32)
+            wide_of[mapper.wide] = np.arange(mapper.wide.size)
+            out.wide_of = cupy.asarray(wide_of)
+        out.wide_features, out.wide_n_bins = mapper.wide, mapper.wide_n_bins
         host = flags.get()
         out.has_missing = host[:n_features].astype(bool)
         out.has_inf = bool(host[n_features])

@@ -470,6 +470,17 @@ def _host(a):
     return cupy.asnumpy(a) if isinstance(a, cupy.ndarray) else np.asarray(a)
 
 
+def wide_columns_to_device(X, mapper):
+    """The wide categorical features' uint16 codes (``BinMapper.transform_wide``'s, found on
+    the host a column at a time) as a device array of shape (n_samples, n_wide)."""
+    position = {int(f): j for j, f in enumerate(mapper.categorical_indices())}
+    out = cupy.empty((X.shape[0], mapper.wide.size), cupy.uint16)
+    for w, f in enumerate(mapper.wide):
+        out[:, w] = cupy.asarray(mapper.category_bins(
+            _host(X[:, int(f)]), position[int(f)], int(f), missing=int(mapper.wide_n_bins[w])))
+    return out
+
+
 def category_columns_to_device(X, mapper, X_bytes):
     """Write the categorical features' bins (found on the host: ``BinMapper.category_bins``)
     into the device matrix ``X_bytes``, one column at a time."""

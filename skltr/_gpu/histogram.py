@@ -50,7 +50,7 @@ _SOURCE = r"""
 extern "C" __global__ void build_histograms(
         const u32* __restrict__ X, int words_per_row, int n_features, int n_bins_total,
         const u32* __restrict__ rows, const int* __restrict__ qg, const u32* __restrict__ qh,
-        const i64* __restrict__ tasks, int count_shift, i64* hist) {
+        const i64* __restrict__ tasks, int count_shift, i64 slot_stride, i64* hist) {
     // tasks: per block (start, end, slot), 3 x int64; end - start <= 65536
     extern __shared__ u32 sh[];                    // [FPB][n_bins_total][CELL]
     const int fg = blockIdx.y;
@@ -82,7 +82,7 @@ extern "C" __global__ void build_histograms(
         }
     }
     __syncthreads();
-    i64* out = hist + tasks[3 * blockIdx.x + 2] * n_features * n_bins_total * 2;
+    i64* out = hist + tasks[3 * blockIdx.x + 2] * slot_stride;
     const int f0 = fg * FPB;
     const int n_f = min(FPB, n_features - f0);     // pad features are not written back
     for (int k = threadIdx.x; k < n_f * n_bins_total; k += blockDim.x) {
@@ -94,6 +94,29 @@ extern "C" __global__ void build_histograms(
         i64* o = out + ((i64)f0 * n_bins_total + k) * 2;
         atomicAdd((u64*)o, (u64)g);
         atomicAdd((u64*)(o + 1), (u64)((((i64)cnt) << count_shift) + h));
+    }
+}
+
+extern "C" __global__ void build_wide_histograms(
+        const unsigned short* __restrict__ Xw, int n_wide, const u32* __restrict__ rows,
+        const int* __restrict__ qg, const u32* __restrict__ qh,
+        const i64* __restrict__ tasks, const i64* __restrict__ offsets, i64 wide_base,
+        int count_shift, i64 slot_stride, i64* hist) {
+    // The wide categorical features' rows of the slots (after the features' rows, from
+    // wide_base): per row and wide feature one record, (q_g, (1 << K) + q_h), added
+    // straight to global memory (a feature's codes outgrow shared memory); int64 sums are
+    // exact in any order. Blocks take the histogram launch's tasks (start, end, slot).
+    const i64 start = tasks[3 * blockIdx.x], end = tasks[3 * blockIdx.x + 1];
+    i64* out = hist + tasks[3 * blockIdx.x + 2] * slot_stride + wide_base;
+    for (i64 p = start + threadIdx.x; p < end; p += blockDim.x) {
+        const i64 row = rows[p];
+        const i64 g = (i64)qg[row];
+        const i64 h = (((i64)1) << count_shift) + (i64)qh[row];
+        for (int w = 0; w < n_wide; ++w) {
+            i64* o = out + (offsets[w] + (i64)Xw[row * n_wide + w]) * 2;
+            atomicAdd((u64*)o, (u64)g);
+            atomicAdd((u64*)(o + 1), (u64)h);
+        }
     }
 }
 
@@ -147,8 +170,10 @@ def build_histograms(X_words, rows, qg, qh, tasks, hist, n_features, n_bins_tota
         Quantised hessians.
     tasks : cupy.ndarray of int64, shape (n_tasks, 3)
         ``(start, end, slot)``: one row chunk of one node each (:func:`row_chunk_tasks`).
-    hist : cupy.ndarray of int64, shape (n_slots, n_features, n_bins_total, 2)
-        Channel 0: sum of ``q_g``; channel 1: ``(count << count_shift) + sum of q_h``.
+    hist : cupy.ndarray of int64, shape (n_slots, n_rows, n_bins_total, 2)
+        Channel 0: sum of ``q_g``; channel 1: ``(count << count_shift) + sum of q_h``. The
+        features' rows come first (``n_rows > n_features``: the wide categorical features'
+        rows follow, :func:`build_wide_histograms`).
     count_shift : int
         ``K`` of the packed hessian channel (as the CPU engine's).
     """
@@ -163,8 +188,29 @@ def build_histograms(X_words, rows, qg, qh, tasks, hist, n_features, n_bins_tota
         kern.max_dynamic_shared_size_bytes = smem
     kern((int(tasks.shape[0]), n_groups), (_config.HIST_THREADS,),
          (X_words, np.int32(X_words.shape[1]), np.int32(n_features), np.int32(n_bins_total),
-          rows, qg, qh, tasks, np.int32(count_shift), hist),
+          rows, qg, qh, tasks, np.int32(count_shift),
+          np.int64(hist.shape[1] * hist.shape[2] * 2), hist),
          shared_mem=smem)
+
+
+def build_wide_histograms(X_wide, rows, qg, qh, tasks, hist, n_features, offsets,
+                          count_shift):
+    """Add the rows of every task to its slot's wide categorical rows (``hist`` zeroed there).
+
+    ``X_wide``: uint16 codes, shape (n_samples, n_wide) (:mod:`skltr._engine.wide_categorical`);
+    ``offsets``: cupy int64, each wide feature's code-0 record after the features' rows;
+    the rest as :func:`build_histograms` (the same ``tasks``: one block each).
+    """
+    if tasks.size == 0 or X_wide.shape[1] == 0:
+        return
+    tasks = cupy.asarray(tasks)
+    n_bins_total = hist.shape[2]
+    fpb = features_per_block(n_bins_total, n_features)  # build_histograms' module
+    _module(fpb).get_function("build_wide_histograms")(
+        (int(tasks.shape[0]),), (_config.HIST_THREADS,),
+        (X_wide, np.int32(X_wide.shape[1]), rows, qg, qh, tasks, offsets,
+         np.int64(n_features * n_bins_total * 2), np.int32(count_shift),
+         np.int64(hist.shape[1] * n_bins_total * 2), hist))
 
 
 def row_chunk_tasks(starts, ends, slots, n_feature_groups):

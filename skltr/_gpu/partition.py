@@ -32,18 +32,22 @@ from ._compile import blocks, module
 _SOURCE = r"""
 // info: [split_of_node (n_nodes) | per split: feature, bin, default_left, start, end,
 //        left_id, right_id, bits (8 x int64) | left bins of categorical splits (4 words
-//        each)], one host->device copy per level; a categorical split has bin -1 and
-//        ``bits`` the position of its 4 words in info
+//        each, more for a wide feature)], one host->device copy per level; a categorical
+//        split has bin -1, ``bits`` the position of its words in info and, on a wide
+//        categorical feature, ``default_left`` its column of Xw plus one
 extern "C" __global__ void partition_flags(const u32* buf, const int* pos_node, i64 n_used,
                                            const i64* info, int n_nodes, const u8* X,
-                                           int stride, int missing_bin, int* flags) {
+                                           int stride, const unsigned short* Xw, int n_wide,
+                                           int missing_bin, int* flags) {
     const i64 p = (i64)blockIdx.x * blockDim.x + threadIdx.x;
     if (p >= n_used) return;
     const i64 s = info[pos_node[p]];
     int go_left = 0;
     if (s >= 0) {
         const i64* r = info + n_nodes + s * 8;
-        const int b = X[(i64)buf[p] * stride + r[0]];
+        const i64 row = buf[p];
+        const int b = (r[1] < 0 && r[2] > 0) ? (int)Xw[row * n_wide + r[2] - 1]
+                                              : (int)X[row * stride + r[0]];
         if (r[1] < 0) go_left = (int)(((unsigned long long)info[r[7] + (b >> 6)] >> (b & 63)) & 1);
         else go_left = (b == missing_bin) ? (int)r[2] : (b <= r[1]);
     }
@@ -75,31 +79,41 @@ def _module():
     return module(_SOURCE)
 
 
-def partition_info(n_nodes, splits, cat_bits=None):
+#: "no wide codes": a null pointer the kernels never read
+_NO_WIDE = np.uint64(0)
+
+
+def partition_info(n_nodes, splits, cat_bits=None, wide_column=None):
     """The launch's record (host int64): ``split_of_node``, 8 words per split, then the left
     bins of the categorical splits.
 
     ``splits``: ``(node_id, feature, bin, default_left, start, end, left_id, right_id)``
     per split node; ``n_nodes``: node ids so far (children included); ``cat_bits``: per
-    split its left bins (4 uint64) or None (a threshold split); None for none.
+    split its left bins (uint64 words: 4, more on a wide categorical feature) or None (a
+    threshold split); None for none. ``wide_column``: per split the column of the wide
+    codes its feature reads, or -1 (the byte matrix); None: all -1.
     """
     m = len(splits)
     cat = [] if cat_bits is None else [k for k, bits in enumerate(cat_bits) if bits is not None]
-    info = np.empty(n_nodes + 8 * m + 4 * len(cat), np.int64)
+    n_words = [len(cat_bits[k]) for k in cat]
+    info = np.empty(n_nodes + 8 * m + sum(n_words), np.int64)
     info[:n_nodes] = -1
     info[np.asarray([sp[0] for sp in splits], np.int64)] = np.arange(m)
     rec = info[n_nodes:n_nodes + 8 * m].reshape(m, 8)
     rec[:, :7] = np.asarray([sp[1:] for sp in splits], np.int64).reshape(m, 7)
     rec[:, 7] = 0
-    for i, k in enumerate(cat):
-        at = n_nodes + 8 * m + 4 * i
-        info[at:at + 4] = np.asarray(cat_bits[k], np.uint64).view(np.int64)
+    at = n_nodes + 8 * m
+    for k, nw in zip(cat, n_words):
+        info[at:at + nw] = np.asarray(cat_bits[k], np.uint64).view(np.int64)
         rec[k, 1], rec[k, 7] = -1, at
+        if wide_column is not None and wide_column[k] >= 0:
+            rec[k, 2] = wide_column[k] + 1
+        at += nw
     return info
 
 
 def partition_level(buf, pos_node, X_bytes, missing_bin, n_nodes, info, left_counts=False,
-                    n_splits=None):
+                    n_splits=None, X_wide=None):
     """Partition the ranges of the split nodes of one level; returns ``(buf, pos_node)``.
 
     Parameters
@@ -117,6 +131,8 @@ def partition_level(buf, pos_node, X_bytes, missing_bin, n_nodes, info, left_cou
         device->host read): a distributed grower's child ranges.
     n_splits : int or None
         The splits in ``info`` (None: no categorical words follow the records).
+    X_wide : cupy.ndarray of uint16, shape (n_samples, n_wide), or None
+        The wide categorical features' codes, read by the splits ``info`` gives a column.
 
     Returns
     -------
@@ -132,7 +148,8 @@ def partition_level(buf, pos_node, X_bytes, missing_bin, n_nodes, info, left_cou
     mod.get_function("partition_flags")(
         (blocks(n_used, t),), (t,),
         (buf, pos_node, np.int64(n_used), dev, np.int32(n_nodes), X_bytes,
-         np.int32(X_bytes.shape[1]), np.int32(missing_bin), flags))
+         np.int32(X_bytes.shape[1]), _NO_WIDE if X_wide is None else X_wide,
+         np.int32(0 if X_wide is None else X_wide.shape[1]), np.int32(missing_bin), flags))
     scan = cupy.cumsum(flags, dtype=cupy.int32)
     new_buf = cupy.empty_like(buf)
     new_pos = cupy.empty_like(pos_node)

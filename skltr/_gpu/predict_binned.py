@@ -8,7 +8,8 @@ Two kernels, as the CPU path's two ways (``GrownTree.add_to_training_scores`` an
 * :func:`add_tree_binned`: route every row of a binned matrix (eval sets, rows outside a
   query subsample): bin ``b`` of ``feature[n]`` goes left when ``b <= bin_threshold[n]``, the
   missing bin when ``default_left[n]``; at a categorical node (``bin_threshold[n] < 0``)
-  when bit ``b`` of its 4 words of ``cat_bits`` is set.
+  when bit ``b`` of its words of ``cat_bits`` is set (a wide categorical feature's codes
+  ``b`` read from the binned matrix's ``X_wide``).
 """
 
 from __future__ import annotations
@@ -26,19 +27,24 @@ extern "C" __global__ void add_leaf_values(const u32* buf, const int* pos_node, 
     if (p < n_used) scores[buf[p]] += value[pos_node[p]];
 }
 
-extern "C" __global__ void add_tree_binned(const u8* X, i64 n, int stride, const int* feature,
+extern "C" __global__ void add_tree_binned(const u8* X, i64 n, int stride,
+                                           const unsigned short* Xw, int n_wide,
+                                           const int* wide_of, const int* feature,
                                            const int* bin_threshold, const u8* default_left,
                                            const int* left, const int* right,
                                            const double* value, int missing_bin,
-                                           const unsigned long long* cat_bits,
+                                           const unsigned long long* cat_bits, int n_words,
                                            double* scores) {
     const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     int node = 0;
     while (left[node] >= 0) {
-        const int b = X[i * stride + feature[node]];
+        const int f = feature[node];
+        const int w = wide_of[f];
+        const int b = w < 0 ? (int)X[i * stride + f] : (int)Xw[i * n_wide + w];
         const int t = bin_threshold[node];
-        const bool go_left = (t < 0) ? (bool)((cat_bits[4 * node + (b >> 6)] >> (b & 63)) & 1)
+        const bool go_left = (t < 0) ? (bool)((cat_bits[(i64)n_words * node + (b >> 6)]
+                                                >> (b & 63)) & 1)
                            : (b == missing_bin) ? (bool)default_left[node] : (b <= t);
         node = go_left ? left[node] : right[node];
     }
@@ -74,17 +80,20 @@ class DeviceTree:
         self.value = cupy.asarray(np.ascontiguousarray(tree.value, np.float64))
         bits = tree.cat_bits if tree.cat_bits is not None else np.zeros((1, 4), np.uint64)
         self.cat_bits = cupy.asarray(np.ascontiguousarray(bits, np.uint64))
+        self.n_words = int(bits.shape[1])
         self.missing_bin = int(tree.missing_bin)
 
 
-def add_tree_binned(X_bytes, tree, scores):
-    """``scores[i] += tree(X_bytes[i])`` for every row (``tree``: a :class:`DeviceTree`)."""
-    n = X_bytes.shape[0]
+def add_tree_binned(data, tree, scores):
+    """``scores[i] += tree(row i)`` for every row of ``data`` (a
+    :class:`~skltr._gpu.binned.DeviceBinned`; ``tree``: a :class:`DeviceTree`)."""
+    n = data.n_samples
     if n == 0:
         return
     t = _config.ELEMENTWISE_THREADS
     _module().get_function("add_tree_binned")(
         (blocks(n, t),), (t,),
-        (X_bytes, np.int64(n), np.int32(X_bytes.shape[1]), tree.feature, tree.bin_threshold,
+        (data.X_bytes, np.int64(n), np.int32(data.X_bytes.shape[1]), data.X_wide,
+         np.int32(data.X_wide.shape[1]), data.wide_of, tree.feature, tree.bin_threshold,
          tree.default_left, tree.left, tree.right, tree.value, np.int32(tree.missing_bin),
-         tree.cat_bits, scores))
+         tree.cat_bits, np.int32(tree.n_words), scores))

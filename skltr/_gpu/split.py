@@ -94,7 +94,7 @@ __device__ __forceinline__ bool better(double g, int key, double bg, int bkey) {
 extern "C" __global__ void find_best_splits(
         const i64* __restrict__ hist, const i64* __restrict__ nodes,
         const int* __restrict__ n_bins,
-        const u8* __restrict__ masks, int n_features, int n_bins_total,
+        const u8* __restrict__ masks, int n_features, int slot_rows, int n_bins_total,
         int missing_bin, int count_shift, double inv_g, double inv_h, double lam,
         double alpha, double min_child_weight, i64 min_n, double min_split_gain,
         int hessian_counts, const signed char* __restrict__ monotone, int has_monotone,
@@ -117,7 +117,7 @@ extern "C" __global__ void find_best_splits(
     }
     // LightGBM's count estimate: rows per unit of hessian in this node (0: exact counts)
     const double cf = (hessian_counts && H > 0.0) ? (double)count / H : 0.0;
-    const i64* base_hist = hist + slot * n_features * n_bins_total * 2;
+    const i64* base_hist = hist + slot * slot_rows * n_bins_total * 2;
 
     double w_gain = NEG_INF; int w_feat = -1, w_bin = -1, w_left = 0;
     i64 w_gl = 0, w_hl = 0, w_cl = 0;
@@ -311,8 +311,9 @@ def find_best_splits(hist, nodes, n_bins, feature_mask, c, monotone=None):
 
     Parameters
     ----------
-    hist : cupy.ndarray of int64, shape (n_slots, n_features, n_bins_total, 2)
-        Quantised histograms (:mod:`skltr._gpu.histogram`, layout ``TWO_WORD``).
+    hist : cupy.ndarray of int64, shape (n_slots, n_rows, n_bins_total, 2)
+        Quantised histograms (:mod:`skltr._gpu.histogram`, layout ``TWO_WORD``); the
+        features' rows first (any rows after them are not read).
     nodes : ndarray or cupy.ndarray of int64, shape (m, 8)
         :func:`split_records` (on the device already, or copied there).
     n_bins : cupy.ndarray of int32, shape (n_features,)
@@ -333,10 +334,11 @@ def find_best_splits(hist, nodes, n_bins, feature_mask, c, monotone=None):
     if m == 0:
         return []
     out = cupy.empty((m, 8), dtype=cupy.int64)
-    n_features, n_bins_total = hist.shape[1], hist.shape[2]
+    n_features, n_bins_total = int(n_bins.shape[0]), hist.shape[2]
     _kernel()((m,), (_config.SPLIT_THREADS,),
               (hist, cupy.asarray(nodes), n_bins, feature_mask,
-               np.int32(n_features), np.int32(n_bins_total), np.int32(c.missing_bin),
+               np.int32(n_features), np.int32(hist.shape[1]), np.int32(n_bins_total),
+               np.int32(c.missing_bin),
                np.int32(c.count_shift), np.float64(c.inv_scale_g), np.float64(c.inv_scale_h),
                np.float64(c.reg_lambda), np.float64(c.reg_alpha),
                np.float64(c.min_child_weight), np.int64(max(c.min_samples_leaf, 1)),

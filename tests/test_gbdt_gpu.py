@@ -1222,7 +1222,7 @@ def test_categorical_gpu_fit_is_the_cpu_fit(growth):
     # CPU's trees, bit for bit (the split rule's own checks: tests/test_categorical.py)
     from skltr.datasets import make_ranking
 
-    X, y, qid = make_ranking(n_queries=150, docs_per_query=25, n_features=12,
+    X, y, qid = make_ranking(n_queries=300, docs_per_query=25, n_features=12,
                              n_informative=8, categorical_levels=(3, 40, 2000),
                              random_state=5)
     X[::9, -2] = np.nan

@@ -233,8 +233,8 @@ class GPUTreeGrower:
         if self._slots is None:  # kept from tree to tree
             # a leaf has min_samples_leaf rows at least: no more leaves than that allows
             leaves = min(p.max_leaves, max(1, n_rows // p.min_samples_leaf))
-            n_rows = d.n_features + (0 if self._wide is None else self._wide.hist_rows)
-            self._slots = HistogramSlots(n_rows, d.n_bins_total,
+            hist_rows = d.n_features + (0 if self._wide is None else self._wide.hist_rows)
+            self._slots = HistogramSlots(hist_rows, d.n_bins_total,
                                          leaves + self.leafwise_batch + 1)
         self._constants = split_constants(
             missing_bin=self.data.missing_bin, inv_scale_g=self.scales.inv_g,

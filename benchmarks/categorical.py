@@ -8,7 +8,8 @@ levels (Zipf-like frequencies, random effects on relevance, codes not in effect 
   ``max_cat_to_onehot=4``, ``max_cat_threshold=32``, ``cat_smooth=10``, ``cat_l2=10``);
 * LightGBM with the codes as an ordinary numeric feature (ordinal);
 * for L > 255, LightGBM with categorical splits on the 255 most frequent categories only
-  (the others missing): what skltr's one-byte bins keep of the column;
+  (the others missing): what a cap of one byte of bins costs (skltr's bins before its wide
+  categorical features, ``skltr._engine.wide_categorical``);
 * skltr ``GPUHistGBDTRanker`` with ``categorical_features=[the column]`` (its defaults are
   LightGBM's), with the codes as a numeric feature (ordinal) and, for L <= 64, one-hot
   columns.
@@ -124,7 +125,7 @@ def main():
                     X[tr], y[tr], qid[tr], X[te], args.threads, False, "cuda")}
                    if args.cuda else {}),
             }
-            if n_levels > 255:  # skltr's bins hold the 255 most frequent categories
+            if n_levels > 255:  # the cost of keeping the 255 most frequent categories only
                 Xc_tr, Xc_te = _top_categories(X[tr], X[te], 255)
                 engines["lightgbm categorical, top 255"] = lambda: _lightgbm(
                     Xc_tr, y[tr], qid[tr], Xc_te, args.threads, True)

@@ -15,6 +15,7 @@ import numpy as np
 
 __all__ = ["SplitConstants", "SplitInfo", "SplitWork", "split_constants", "split_work",
            "monotone_directions", "CategoricalConstants", "categorical_constants",
+           "CategoricalRows", "CategoricalFound",
            "NodeArrays", "Routing", "QSTables", "node_arrays", "routing", "qs_tables"]
 
 
@@ -77,6 +78,33 @@ def categorical_constants(categorical) -> CategoricalConstants:
     return CategoricalConstants(int(k.max_cat_to_onehot), int(k.max_cat_threshold),
                                 float(k.cat_smooth), float(k.cat_l2),
                                 int(k.min_data_per_group))
+
+
+class CategoricalRows(NamedTuple):
+    """Where a batched categorical split search (``skltr._cpu.split_categorical.
+    best_categorical_splits``) finds the categorical features in the histogram rows it is
+    given: the byte features' rows, and each wide feature's first row and row count
+    (``skltr._engine.wide_categorical``)."""
+
+    narrow_rows: np.ndarray   # int64: rows of the byte categorical features, increasing
+    row_feature: np.ndarray   # int64 per row: its feature number (-1: not a byte one)
+    row_n_bins: np.ndarray    # int32 per row: its feature's bins (0: not a byte one)
+    wide_row0: np.ndarray     # int64 per wide feature
+    wide_n_rows: np.ndarray   # int64 per wide feature
+    wide_n_bins: np.ndarray   # int32 per wide feature: its codes
+    wide_ids: np.ndarray      # int64 per wide feature: its feature number
+
+
+class CategoricalFound(NamedTuple):
+    """Per node of a batch, the best categorical split (``feature`` -1: none)."""
+
+    feature: np.ndarray     # int64
+    gain: np.ndarray        # float64
+    left_g: np.ndarray      # histogram dtype
+    left_h: np.ndarray      # histogram dtype
+    left_count: np.ndarray  # int64
+    many: np.ndarray        # bool: many-vs-many (its children take cat_l2)
+    bits: np.ndarray        # uint64, shape (m, n_words): the left bins
 
 
 class SplitWork(NamedTuple):

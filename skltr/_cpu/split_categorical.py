@@ -168,3 +168,64 @@ def best_categorical_split(hist, features, n_bins, feature_mask, sum_g, sum_h, c
     else:
         left_bits[best_bin >> 6] |= np.uint64(1) << np.uint64(best_bin & 63)
     return best_f, best, best_gl, best_hl, best_cl, best_many
+
+
+@njit(cache=True)
+def best_categorical_splits(hists, rows, masks, mask_row, sums, bounds, c, k, out):
+    """:func:`best_categorical_split` of a batch of nodes over every categorical feature:
+    the byte ones (histogram rows ``rows.narrow_rows``) and the wide ones (each its rows
+    ``rows.wide_row0[w]`` on, searched as one long row); per node the best by gain, ties to
+    the lower feature number. One call a batch: the GPU grower's host decision.
+
+    Parameters
+    ----------
+    hists : ndarray, shape (m, n_rows, n_bins_total, n_channels)
+        The nodes' histogram rows the layout ``rows`` names.
+    rows : skltr._records.CategoricalRows
+    masks : ndarray of bool, shape (n_masks, n_features)
+        Features a node may split on: row ``mask_row[i]`` for node ``i``.
+    sums : ndarray of the histogram dtype, shape (m, 3)
+        The nodes' gradient and hessian sums and row counts.
+    bounds : ndarray of float64, shape (m, 2)
+        The nodes' output bounds (lower, upper).
+    c, k
+        As :func:`best_categorical_split`.
+    out : skltr._records.CategoricalFound
+        Receives per node the best split (``feature`` -1: none) and its left bins.
+    """
+    n_rows = hists.shape[1]
+    row_mask = np.zeros(n_rows, np.bool_)
+    first = np.zeros(1, np.int64)
+    allowed = np.ones(1, np.bool_)
+    tmp = np.empty(out.bits.shape[1], np.uint64)
+    for i in range(hists.shape[0]):
+        mrow = masks[mask_row[i]]
+        for j in range(rows.narrow_rows.size):
+            r = rows.narrow_rows[j]
+            row_mask[r] = mrow[rows.row_feature[r]]
+        bits = out.bits[i]
+        sum_g, sum_h, count = sums[i, 0], sums[i, 1], np.int64(sums[i, 2])
+        lo, hi = bounds[i, 0], bounds[i, 1]
+        f, gain, gl, hl, cl, many = best_categorical_split(
+            hists[i], rows.narrow_rows, rows.row_n_bins, row_mask, sum_g, sum_h, count, lo,
+            hi, c, k, bits)
+        best_f = -1 if f < 0 else rows.row_feature[f]
+        for w in range(rows.wide_ids.size):
+            fid = rows.wide_ids[w]
+            if not mrow[fid]:
+                continue
+            r0 = rows.wide_row0[w]
+            nr = rows.wide_n_rows[w]
+            view = hists[i, r0:r0 + nr].reshape(1, nr * hists.shape[2], hists.shape[3])
+            fw, gw, glw, hlw, clw, manyw = best_categorical_split(
+                view, first, rows.wide_n_bins[w:w + 1], allowed, sum_g, sum_h, count, lo, hi,
+                c, k, tmp)
+            if fw >= 0 and (best_f < 0 or gw > gain or (gw == gain and fid < best_f)):
+                best_f, gain, gl, hl, cl, many = fid, gw, glw, hlw, clw, manyw
+                bits[:] = tmp
+        out.feature[i] = best_f
+        out.gain[i] = gain
+        out.left_g[i] = gl
+        out.left_h[i] = hl
+        out.left_count[i] = cl
+        out.many[i] = many

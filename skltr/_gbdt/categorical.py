@@ -14,12 +14,11 @@ from numbers import Integral
 
 import numpy as np
 
-from .._cpu.split_categorical import best_categorical_split
+from .._cpu.split_categorical import best_categorical_splits
 from .._engine.wide_categorical import NARROW_WORDS, words
-from .._records import SplitInfo
+from .._records import CategoricalFound, CategoricalRows, SplitInfo, categorical_constants
 
-__all__ = ["CategoricalParams", "feature_indices", "resolve", "with_categorical",
-           "with_wide_categorical"]
+__all__ = ["CategoricalParams", "CategoricalSearch", "feature_indices", "resolve"]
 
 
 @dataclass(frozen=True)
@@ -63,46 +62,87 @@ class CategoricalParams:
         return out
 
 
-def with_categorical(res, node, hist, features, n_bins, mask, constants, k, feature_ids=None,
-                     n_words=NARROW_WORDS):
-    """The better of a node's numeric split ``res`` (a ``SplitInfo``, feature -1 for none)
-    and its best categorical split: the higher gain, ties to the lower feature (the numeric
-    search's rule). One decision for both devices: the GPU grower passes the categorical
-    features' histograms copied to the host.
+class CategoricalSearch:
+    """The categorical split search of one fit, the same on both devices.
 
-    ``hist``: the node's histogram (``features`` index its first axis, ``feature_ids`` maps
-    them to feature numbers; None: they are); ``n_bins`` / ``mask`` indexed as ``hist``;
-    ``constants``: ``SplitConstants``; ``k``: ``CategoricalConstants``; ``n_words``: uint64
-    words of the left set (:func:`skltr._engine.wide_categorical.words`).
+    Per batch of nodes, one numba call (:func:`~skltr._cpu.split_categorical.
+    best_categorical_splits`) finds each node's best categorical split over the byte and
+    the wide categorical features; :meth:`best` keeps it where it beats the node's numeric
+    split: the higher gain, ties to the lower feature (the numeric search's rule). The CPU
+    grower passes a node's whole histogram; the GPU grower copies the categorical rows of
+    the batch's histograms to the host (:attr:`gather_rows`, ``local=True``).
+
+    Parameters
+    ----------
+    params : CategoricalParams
+    n_features : int
+    n_bins : ndarray of int32, shape (n_features,)
+        Bins of each feature (``BinMapper.n_bins``: a wide feature has 1).
+    wide : WideCategorical or None
+        The wide categorical features (their histogram rows after the features').
+    local : bool
+        The histograms given hold the :attr:`gather_rows` only (in that order), not whole
+        node histograms.
     """
-    bits = np.empty(n_words, np.uint64)  # the kernel clears it
-    f, gain, gl, hl, cl, many = best_categorical_split(
-        hist, features, n_bins, mask, node.sum_g, node.sum_h, node.count, node.lo, node.hi,
-        constants, k, bits)
-    if f < 0:
-        return res
-    f = int(f if feature_ids is None else feature_ids[f])
-    if res.feature >= 0 and (gain < res.gain or (gain == res.gain and res.feature < f)):
-        return res
-    return SplitInfo(f, gain, -1, False, gl, hl, cl, bits, k.cat_l2 if many else 0.0)
 
+    def __init__(self, params, n_features, n_bins, wide, local):
+        self.k = categorical_constants(params)
+        wide_ids = np.zeros(0, np.int64) if wide is None else wide.features
+        narrow = np.array([f for f in params.features if f not in wide_ids], np.int64)
+        n_wide_rows = 0 if wide is None else wide.hist_rows
+        #: the histogram rows a batch needs: the byte categorical features', the wide rows
+        self.gather_rows = np.concatenate([narrow, n_features + np.arange(n_wide_rows)])
+        first = narrow.size if local else n_features  # where the wide rows start
+        n_rows = first + n_wide_rows
+        at = np.arange(narrow.size) if local else narrow
+        row_feature = np.full(n_rows, -1, np.int64)
+        row_feature[at] = narrow
+        row_n_bins = np.zeros(n_rows, np.int32)
+        row_n_bins[at] = np.asarray(n_bins, np.int32)[narrow]
+        self.rows = CategoricalRows(
+            at.astype(np.int64), row_feature, row_n_bins,
+            (np.zeros(0, np.int64) if wide is None else first + wide.row0 - n_features),
+            np.zeros(0, np.int64) if wide is None else wide.n_rows,
+            np.zeros(0, np.int32) if wide is None else wide.n_bins, wide_ids)
+        self._words = {int(f): NARROW_WORDS for f in narrow}
+        if wide is not None:
+            self._words.update({int(f): words(b) for f, b in zip(wide.features, wide.n_bins)})
+        self.n_words = max(self._words.values())
+        self._out = {}  # (batch size, dtype) -> CategoricalFound
 
-def with_wide_categorical(res, node, hist, wide, mask, constants, k, first_row=0):
-    """:func:`with_categorical` over the wide categorical features of ``wide``
-    (a :class:`~skltr._engine.wide_categorical.WideCategorical`), each one's histogram rows
-    searched as one row of its codes; ``mask`` as the node's feature mask; ``hist`` holds
-    the node histogram's rows from ``first_row`` on (the GPU copies the wide rows alone)."""
-    for w, f in enumerate(wide.features):
-        if mask[f]:
-            res = with_categorical(res, node, wide.view(hist, w, first_row), _FIRST,
-                                   wide.n_bins[w:w + 1],
-                                   _ALLOWED, constants, k, feature_ids=(int(f),),
-                                   n_words=words(wide.n_bins[w]))
-    return res
+    def best(self, results, nodes, hists, masks, mask_row, constants):
+        """Each node's split: its numeric split ``results[i]`` (a ``SplitInfo`` or None) or
+        its best categorical split, whichever is better (None: neither).
 
+        ``hists``: shape (m, n_rows, n_bins_total, n_channels), the nodes' histograms (or
+        their :attr:`gather_rows`); ``masks`` / ``mask_row``: the features node ``i`` may
+        split on are ``masks[mask_row[i]]``; ``constants``: the tree's ``SplitConstants``.
+        """
+        m = len(nodes)
+        dtype = hists.dtype
+        out = self._out.get((m, dtype))
+        if out is None:  # one record per batch size (the CPU's is always 1)
+            out = self._out[m, dtype] = CategoricalFound(
+                np.empty(m, np.int64), np.empty(m, np.float64), np.empty(m, dtype),
+                np.empty(m, dtype), np.empty(m, np.int64), np.empty(m, np.bool_),
+                np.empty((m, self.n_words), np.uint64))
+        sums = np.array([(n.sum_g, n.sum_h, n.count) for n in nodes], dtype)
+        bounds = np.array([(n.lo, n.hi) for n in nodes], np.float64)
+        best_categorical_splits(hists, self.rows, masks, np.asarray(mask_row, np.int64), sums,
+                                bounds, constants, self.k, out)
+        return [self._better(res, out, i) for i, res in enumerate(results)]
 
-_FIRST = np.zeros(1, np.int64)
-_ALLOWED = np.ones(1, np.bool_)
+    def _better(self, res, out, i):
+        f = int(out.feature[i])
+        if f < 0:
+            return res
+        gain = float(out.gain[i])
+        if res is not None and res.feature >= 0 and (
+                gain < res.gain or (gain == res.gain and res.feature < f)):
+            return res
+        return SplitInfo(f, gain, -1, False, out.left_g[i], out.left_h[i],
+                         int(out.left_count[i]), out.bits[i, :self._words[f]].copy(),
+                         self.k.cat_l2 if out.many[i] else 0.0)
 
 
 #: the estimator's parameters of the split controls (its defaults are LightGBM's)

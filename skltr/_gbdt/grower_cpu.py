@@ -44,11 +44,10 @@ from .._dtypes import G_H_DTYPE, QUANTISED_G_H_DTYPE, ROW_INDEX_DTYPE, X_BINNED_
 from .._engine.binned_tree import GrownTree
 from .._engine.communicator import LocalCommunicator
 from .._engine.histogram import FLOAT, HIST_PAD_BINS, ONE_WORD, HistogramPool, histogram_tasks
-from .._records import (SplitInfo, categorical_constants, monotone_directions, split_constants,
-                        split_work)
+from .._records import SplitInfo, monotone_directions, split_constants, split_work
 from ..utils._profile import stage
 from ..utils._threads import numba_threads
-from .categorical import with_categorical, with_wide_categorical
+from .categorical import CategoricalSearch
 from .constraints import allowed_features
 from .growth import GrowthDriver, Node, fill_children
 from .params import TreeParams
@@ -236,10 +235,10 @@ class TreeGrower:
             hessian_counts=p.hessian_counts, monotone=p.monotone)
         self._monotone = monotone_directions(p.monotone, n_features)
         self._masks = {}  # features above a node -> the features it may split on
-        self._categorical = None
+        self._categorical = None  # (the search, the numeric features)
         if p.categorical is not None:  # the numeric scan skips the categorical features
-            self._categorical = (np.asarray(p.categorical.features, np.int64),
-                                 categorical_constants(p.categorical),
+            self._categorical = (CategoricalSearch(p.categorical, n_features, self.n_bins,
+                                                   self.wide, local=False),
                                  ~p.categorical.mask(n_features))
         return Node(0, local_rows, sums[0], sums[1], n_rows, 0)
 
@@ -253,21 +252,21 @@ class TreeGrower:
             mask = self.feature_mask
             if key is not None:
                 mask = mask & allowed_features(self.params, mask.size, node.used)
-            numeric = mask if self._categorical is None else mask & self._categorical[2]
+            numeric = mask if self._categorical is None else mask & self._categorical[1]
             masks = self._masks[key] = (mask, numeric)
         return masks
 
     def _with_categorical(self, node, res, mask):
-        """:func:`~skltr._gbdt.categorical.with_categorical` of ``node`` (``res`` itself
-        without categorical features), the wide ones' rows searched as one row each."""
+        """``node``'s split: its numeric split ``res`` or its best categorical split
+        (:class:`~skltr._gbdt.categorical.CategoricalSearch`; ``res`` itself without
+        categorical features)."""
         if self._categorical is None:
             return res
-        features, k, _ = self._categorical
-        with stage("split", node.hist.nbytes * features.size // node.hist.shape[0]):
-            res = with_categorical(res, node, node.hist, features, self.n_bins, mask,
-                                   self._split_constants, k)
-            return res if self.wide is None else with_wide_categorical(
-                res, node, node.hist, self.wide, mask, self._split_constants, k)
+        search = self._categorical[0]
+        rows = search.gather_rows.size
+        with stage("split", node.hist.nbytes * rows // node.hist.shape[0]):
+            return search.best([res], [node], node.hist[None], mask[None], _FIRST_MASK,
+                               self._split_constants)[0]
 
     def find_splits(self, nodes):
         """Histogram and best split of the root (the only node the driver asks this of)."""
@@ -602,6 +601,10 @@ class TreeGrower:
             right.hist = parent_global
             self._find_splits_of(left, right, [may_split(c) for c in (left, right)])
         return _PendingSplit(left.local_hist, finish)
+
+
+#: every node's mask is row 0 of the one given
+_FIRST_MASK = np.zeros(1, np.int64)
 
 
 class _PendingSplit(NamedTuple):

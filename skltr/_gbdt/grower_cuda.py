@@ -51,8 +51,8 @@ from .._gpu.partition import partition_info, partition_level
 from .._gpu.predict_binned import add_leaf_values
 from .._gpu.quantise import abs_sum_accumulators, gradient_maxima, quantise
 from .._gpu.split import find_best_splits, split_records
-from .._records import SplitInfo, categorical_constants, split_constants
-from .categorical import with_categorical, with_wide_categorical
+from .._records import split_constants
+from .categorical import CategoricalSearch
 from .constraints import allowed_features
 from .growth import GrowthDriver, Node, fill_children
 from .params import TreeParams
@@ -60,9 +60,6 @@ from .quantisation import (check_hessians, choose_layout, count_bit, one_word_sc
                            two_word_scales)
 
 __all__ = ["GPUTreeGrower", "HistogramSlots"]
-
-#: "no numeric split" for :func:`~skltr._gbdt.categorical.with_categorical`
-_NO_SPLIT = SplitInfo(-1, -np.inf, -1, False, 0, 0, 0)
 
 
 class HistogramSlots:
@@ -245,8 +242,9 @@ class GPUTreeGrower:
         if p.monotone is not None and self._monotone is None:  # kept from tree to tree
             self._monotone = cupy.asarray(np.asarray(p.monotone, np.int8))
         if p.categorical is not None and self._categorical is None:  # kept from tree to tree
-            cat = np.asarray(p.categorical.features, np.int64)
-            self._categorical = (cat, cupy.asarray(cat), categorical_constants(p.categorical))
+            search = CategoricalSearch(p.categorical, d.n_features, d.n_bins_host, self._wide,
+                                       local=True)
+            self._categorical = (search, cupy.asarray(search.gather_rows))
         return Node(0, n_used, int(sg), int(sh), n_rows, 0)
 
     def find_splits(self, nodes):
@@ -394,30 +392,24 @@ class GPUTreeGrower:
 
     def _with_categorical(self, nodes, res):
         """The numeric splits ``res`` of ``nodes`` against their best categorical splits,
-        decided on the host by the CPU's rule (:func:`~skltr._gbdt.categorical.
-        with_categorical`) from the categorical features' histograms, copied in one read:
-        the same splits as the CPU's from the same integer sums."""
+        decided on the host by the CPU's rule (:class:`~skltr._gbdt.categorical.
+        CategoricalSearch`, one call for the batch) from the categorical features'
+        histogram rows, copied in one read: the same splits as the CPU's from the same
+        integer sums."""
         if not nodes:
             return res
-        cat, cat_dev, k = self._categorical
+        search, rows_dev = self._categorical
         slots = cupy.asarray(np.array([n.slot for n in nodes], np.int64))
-        hists = self._slots.array[slots[:, None], cat_dev[None, :]].get()
-        nf = self.data.n_features
-        wide = None if self._wide is None else self._slots.array[slots, nf:].get()
-        n_bins = self.data.n_bins_host[cat]
-        local = np.arange(cat.size, dtype=np.int64)
-        out = []
-        for i, (node, r) in enumerate(zip(nodes, res)):
-            mask = self._host_mask
-            if self.params.interaction is not None:
-                mask = mask & allowed_features(self.params, mask.size, node.used)
-            best = with_categorical(_NO_SPLIT if r is None else r, node, hists[i], local,
-                                    n_bins, mask[cat], self._constants, k, feature_ids=cat)
-            if wide is not None:
-                best = with_wide_categorical(best, node, wide[i], self._wide, mask,
-                                             self._constants, k, first_row=nf)
-            out.append(None if best.feature < 0 else best)
-        return out
+        hists = self._slots.array[slots[:, None], rows_dev[None, :]].get()
+        if self.params.interaction is None:
+            masks, mask_row = self._host_mask[None], np.zeros(len(nodes), np.int64)
+        else:  # one mask per distinct set of features above the nodes
+            keys = {}
+            mask_row = [keys.setdefault(n.used, len(keys)) for n in nodes]
+            masks = np.stack([self._host_mask & allowed_features(
+                self.params, self._host_mask.size, used) for used in keys])
+        best = search.best(res, nodes, hists, masks, mask_row, self._constants)
+        return [None if b is None or b.feature < 0 else b for b in best]
 
     def _numeric_mask(self):
         """The features the CUDA split search scans (not categorical); None: all."""

@@ -127,6 +127,49 @@ def test_split_kernel_matches_the_naive_rule(counts, settings):
         assert any(many for _, many in kinds), kinds
 
 
+@pytest.mark.parametrize("settings", [{}, {"max_cat_threshold": 200, "cat_smooth": 1.0,
+                                          "min_data_per_group": 5},
+                                      {"max_cat_threshold": 8, "cat_l2": 1.0}])
+def test_split_kernel_on_a_wide_feature_matches_the_naive_rule(settings):
+    # 1,500 categories (a wide feature, one long histogram row): the kernel sorts only the
+    # two ends of the categories' order, which must be the full stable sort's; keys tie
+    # (gradients and hessians on a coarse grid), so the ties' order is checked too
+    p = dict(CAT_PARAMS, min_samples_leaf_counts="rows", **settings)
+    K = 1500
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        n = 30000
+        prob = 1.0 / np.arange(1, K + 1) ** 0.8
+        X = rng.choice(K, size=(n, 1), p=prob / prob.sum()).astype(np.uint16)
+        X[rng.random(n) < 0.05, 0] = K  # missing
+        effect = np.round(rng.normal(0, 1, K + 1) * 2) / 2
+        grad = np.round((effect[X[:, 0]] + rng.normal(0, 1, n)) * 2) / 4
+        hess = rng.integers(1, 3, n) / 2
+        rows = np.flatnonzero(rng.random(n) < 0.7)
+        hist = np.zeros((1, K + 1, 3))
+        for ch, v in enumerate((grad[rows], hess[rows], np.ones(rows.size))):
+            np.add.at(hist[0, :, ch], X[rows, 0], v)
+        c = split_constants(missing_bin=K, inv_scale_g=1.0, inv_scale_h=1.0,
+                            reg_lambda=p["reg_lambda"], reg_alpha=p["reg_alpha"],
+                            min_child_weight=p["min_child_weight"],
+                            min_samples_leaf=p["min_samples_leaf"],
+                            min_split_gain=p["min_split_gain"], count_shift=0,
+                            hessian_counts=False)
+        k = CategoricalConstants(int(p["max_cat_to_onehot"]), int(p["max_cat_threshold"]),
+                                 float(p["cat_smooth"]), float(p["cat_l2"]),
+                                 int(p["min_data_per_group"]))
+        bits = np.zeros((K + 64) // 64, np.uint64)
+        f, gain, gl, hl, cl, many = best_categorical_split(
+            hist, np.zeros(1, np.int64), np.array([K], np.int32), np.ones(1, bool),
+            float(grad[rows].sum()), float(hess[rows].sum()), rows.size, -np.inf, np.inf,
+            c, k, bits)
+        want = naive_categorical_split(X, grad, hess, rows, [0], [K], K, np.ones(1, bool), p)
+        assert want is not None and want[3]  # many-vs-many
+        left = {b for b in range(K + 1) if (int(bits[b >> 6]) >> (b & 63)) & 1}
+        assert (int(f), left, bool(many)) == (0, set(want[2]), True), seed
+        assert gain == pytest.approx(want[0], rel=1e-12)
+
+
 def test_split_kernel_one_vs_rest_and_many_vs_many_on_one_feature():
     # the same feature switches rule at max_cat_to_onehot = n_bins + 1
     rng = np.random.default_rng(7)

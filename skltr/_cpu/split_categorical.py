@@ -47,6 +47,36 @@ def _cat_gain(gl, hl, sum_g, sum_h, c, parent, lam, lo, hi):
             + leaf_objective((sum_g - gl) * c.inv_scale_g, hr_f, lam, c.reg_alpha) - parent)
 
 
+#: Categories above which only the ends of the order are sorted (a partition first)
+_PARTIAL_SORT_MIN = 256
+
+
+@njit(cache=True)
+def _order_ends(keys, order, n, up, down):
+    """The ends of ``order`` stably sorted by ``keys`` (``np.argsort(kind="mergesort")``, as
+    LightGBM's ``std::stable_sort``): ``up[:n]`` its first ``n`` entries, ``down[:n]`` its
+    last ``n`` from the end. Many categories (a wide feature) sort only the candidates of
+    either end: the keys up to the ``n``-th smallest, or from the ``n``-th largest -- the
+    same entries in the same order, ties included (the scan never reads past ``n``)."""
+    used = keys.size
+    if used <= _PARTIAL_SORT_MIN or 4 * n >= used:
+        rank = np.argsort(keys, kind="mergesort")
+        for i in range(n):
+            up[i] = order[rank[i]]
+            down[i] = order[rank[used - 1 - i]]
+        return
+    low = np.partition(keys, n - 1)[n - 1]
+    cand = np.flatnonzero(keys <= low)
+    rank = np.argsort(keys[cand], kind="mergesort")
+    for i in range(n):
+        up[i] = order[cand[rank[i]]]
+    high = np.partition(keys, used - n)[used - n]
+    cand = np.flatnonzero(keys >= high)
+    rank = np.argsort(keys[cand], kind="mergesort")
+    for i in range(n):
+        down[i] = order[cand[rank[cand.size - 1 - i]]]
+
+
 @njit(cache=True)
 def best_categorical_split(hist, features, n_bins, feature_mask, sum_g, sum_h, count, lo, hi,
                            c, k, left_bits):
@@ -88,6 +118,8 @@ def best_categorical_split(hist, features, n_bins, feature_mask, sum_g, sum_h, c
     order = np.empty(n_max, np.int64)
     keys = np.empty(n_max, np.float64)
     chosen = np.empty(n_max, np.int64)  # the best split's sorted bins
+    up = np.empty(n_max, np.int64)  # the ends of a feature's sorted order
+    down = np.empty(n_max, np.int64)
     n_chosen = 0
     for j in range(features.size):
         f = features[j]
@@ -119,9 +151,9 @@ def best_categorical_split(hist, features, n_bins, feature_mask, sum_g, sum_h, c
                 used += 1
         if used == 0:
             continue
-        rank = np.argsort(keys[:used], kind="mergesort")  # stable, as std::stable_sort
-        sorted_bins = order[:used][rank]
         max_num_cat = min(k.max_cat_threshold, (used + 1) // 2)
+        n_seq = min(used, max_num_cat)
+        _order_ends(keys[:used], order[:used], n_seq, up, down)
         lam = c.reg_lambda + k.cat_l2
         for direction in (1, -1):
             gl = sum_g - sum_g
@@ -129,10 +161,8 @@ def best_categorical_split(hist, features, n_bins, feature_mask, sum_g, sum_h, c
             cl_rows = 0
             cl = np.int64(0)
             group = np.int64(0)
-            pos = 0 if direction == 1 else used - 1
-            for i in range(min(used, max_num_cat)):
-                b = sorted_bins[pos]
-                pos += direction
+            for i in range(n_seq):
+                b = up[i] if direction == 1 else down[i]
                 gb, hb, cb, _ = _bin(hist, f, b, c.count_shift, hessian_counts)
                 gl += gb
                 hl += hb
@@ -158,7 +188,7 @@ def best_categorical_split(hist, features, n_bins, feature_mask, sum_g, sum_h, c
             # keep this feature's chosen bins (a later feature's order overwrites ``order``)
             n_chosen = best_len
             for i in range(best_len):
-                chosen[i] = sorted_bins[i] if best_dir == 1 else sorted_bins[used - 1 - i]
+                chosen[i] = up[i] if best_dir == 1 else down[i]
     if best_f < 0:
         return -1, -np.inf, best_gl, best_hl, 0, False
     if best_many:

@@ -170,6 +170,67 @@ def test_split_kernel_on_a_wide_feature_matches_the_naive_rule(settings):
         assert gain == pytest.approx(want[0], rel=1e-12)
 
 
+def test_batched_search_is_the_one_node_search_in_parallel_too():
+    # CategoricalSearch over a batch (the GPU grower's host decision): per node the same
+    # split as the CPU grower's one-node call, byte and wide features together, the nodes
+    # searched in parallel or not; every node's mask row is its own
+    from skltr._engine.wide_categorical import WideCategorical
+    from skltr._gbdt.categorical import CategoricalParams, CategoricalSearch
+    from skltr._gbdt.growth import Node
+
+    rng = np.random.default_rng(11)
+    nf, W = 6, 20
+    n_bins = np.array([19, 7, 3, 1, 12, 1], np.int32)  # 3 and 5 wide
+    wide = WideCategorical.layout(nf, [3, 5], [300, 45], W)
+    params = CategoricalParams(features=(1, 2, 3, 4, 5), max_cat_to_onehot=4,
+                               max_cat_threshold=16, cat_smooth=2.0, cat_l2=1.0,
+                               min_data_per_group=5)
+    m = 9
+    hists = np.zeros((m, nf + wide.hist_rows, W, 2), np.int64)
+    shift = 30
+    for i in range(m):
+        for f in (1, 2, 4):
+            cnt = rng.integers(0, 40, n_bins[f])
+            hists[i, f, :n_bins[f], 0] = rng.integers(-500, 500, n_bins[f]) * (cnt > 0)
+            hists[i, f, :n_bins[f], 1] = (cnt << shift) + rng.integers(1, 300, n_bins[f]) * cnt
+        for w in range(2):
+            flat = wide.view(hists[i], w)[0]
+            K = wide.n_bins[w]
+            cnt = rng.integers(0, 30, K) * (rng.random(K) < 0.6)
+            flat[:K, 0] = rng.integers(-500, 500, K) * (cnt > 0)
+            flat[:K, 1] = (cnt << shift) + rng.integers(1, 300, K) * cnt
+    counts = hists[:, 1, :, 1].sum(axis=1) >> shift
+    nodes = [Node(0, 1, int(hists[i, 1, :, 0].sum()),
+                  int(hists[i, 1, :, 1].sum() & ((1 << shift) - 1)), int(counts[i]), 1)
+             for i in range(m)]
+    c = split_constants(missing_bin=W - 1, inv_scale_g=0.01, inv_scale_h=0.01, reg_lambda=1.0,
+                        reg_alpha=0.0, min_child_weight=1e-3, min_samples_leaf=3,
+                        min_split_gain=0.0, count_shift=shift, hessian_counts=False)
+    masks = rng.random((3, nf)) < 0.8
+    mask_row = rng.integers(0, 3, m)
+    search = CategoricalSearch(params, nf, n_bins, wide, local=False)
+    none = [None] * m
+    batch = search.best(none, nodes, hists, masks, mask_row, c)
+    one = [search.best([None], [nodes[i]], hists[i:i + 1], masks[mask_row[i]][None],
+                       np.zeros(1, np.int64), c)[0] for i in range(m)]
+    assert sum(b is not None for b in batch) >= 5
+    assert any(b is not None and b.feature in (3, 5) for b in batch)
+    for b, o in zip(batch, one):
+        assert (b is None) == (o is None)
+        if b is not None:
+            assert b[:7] == o[:7] and b.cat_l2 == o.cat_l2
+            np.testing.assert_array_equal(b.cat_left, o.cat_left)
+    # the GPU grower's copy: the categorical rows only, in gather_rows order
+    local = CategoricalSearch(params, nf, n_bins, wide, local=True)
+    got = local.best(none, nodes, np.ascontiguousarray(hists[:, local.gather_rows]), masks,
+                     mask_row, c)
+    for b, o in zip(got, one):
+        assert (b is None) == (o is None)
+        if b is not None:
+            assert b[:7] == o[:7]
+            np.testing.assert_array_equal(b.cat_left, o.cat_left)
+
+
 def test_split_kernel_one_vs_rest_and_many_vs_many_on_one_feature():
     # the same feature switches rule at max_cat_to_onehot = n_bins + 1
     rng = np.random.default_rng(7)

@@ -30,7 +30,7 @@ tree's assembly turns into the category bitset of ``TreeEnsemble``'s categorical
 """
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from .split import _bin, _bin_count, _monotone_gain, _node_constants, leaf_objective
 
@@ -223,39 +223,58 @@ def best_categorical_splits(hists, rows, masks, mask_row, sums, bounds, c, k, ou
     out : skltr._records.CategoricalFound
         Receives per node the best split (``feature`` -1: none) and its left bins.
     """
-    n_rows = hists.shape[1]
-    row_mask = np.zeros(n_rows, np.bool_)
+    feature, gain, left_g, left_h, left_count, many, bits = out
+    for i in range(hists.shape[0]):
+        _node_best(i, hists, rows, masks, mask_row, sums, bounds, c, k, feature, gain, left_g,
+                   left_h, left_count, many, bits)
+
+
+@njit(parallel=True, cache=True)
+def best_categorical_splits_parallel(hists, rows, masks, mask_row, sums, bounds, c, k, out):
+    """:func:`best_categorical_splits` with the nodes in parallel (a GPU batch's nodes are
+    independent: the same results)."""
+    # the arrays unpacked before the parfor (see skltr._cpu.split.find_best_splits)
+    feature, gain, left_g, left_h, left_count, many, bits = out
+    for p in prange(hists.shape[0]):
+        _node_best(np.int64(p), hists, rows, masks, mask_row, sums, bounds, c, k, feature,
+                   gain, left_g, left_h, left_count, many, bits)
+
+
+@njit(cache=True)
+def _node_best(i, hists, rows, masks, mask_row, sums, bounds, c, k, feature, gain_out, left_g,
+               left_h, left_count, many_out, out_bits):
+    # node i of best_categorical_splits: its byte features, then each wide one
+    row_mask = np.zeros(hists.shape[1], np.bool_)
     first = np.zeros(1, np.int64)
     allowed = np.ones(1, np.bool_)
-    tmp = np.empty(out.bits.shape[1], np.uint64)
-    for i in range(hists.shape[0]):
-        mrow = masks[mask_row[i]]
-        for j in range(rows.narrow_rows.size):
-            r = rows.narrow_rows[j]
-            row_mask[r] = mrow[rows.row_feature[r]]
-        bits = out.bits[i]
-        sum_g, sum_h, count = sums[i, 0], sums[i, 1], np.int64(sums[i, 2])
-        lo, hi = bounds[i, 0], bounds[i, 1]
-        f, gain, gl, hl, cl, many = best_categorical_split(
-            hists[i], rows.narrow_rows, rows.row_n_bins, row_mask, sum_g, sum_h, count, lo,
-            hi, c, k, bits)
-        best_f = -1 if f < 0 else rows.row_feature[f]
-        for w in range(rows.wide_ids.size):
-            fid = rows.wide_ids[w]
-            if not mrow[fid]:
-                continue
-            r0 = rows.wide_row0[w]
-            nr = rows.wide_n_rows[w]
-            view = hists[i, r0:r0 + nr].reshape(1, nr * hists.shape[2], hists.shape[3])
-            fw, gw, glw, hlw, clw, manyw = best_categorical_split(
-                view, first, rows.wide_n_bins[w:w + 1], allowed, sum_g, sum_h, count, lo, hi,
-                c, k, tmp)
-            if fw >= 0 and (best_f < 0 or gw > gain or (gw == gain and fid < best_f)):
-                best_f, gain, gl, hl, cl, many = fid, gw, glw, hlw, clw, manyw
-                bits[:] = tmp
-        out.feature[i] = best_f
-        out.gain[i] = gain
-        out.left_g[i] = gl
-        out.left_h[i] = hl
-        out.left_count[i] = cl
-        out.many[i] = many
+    tmp = np.empty(out_bits.shape[1], np.uint64)
+    mrow = masks[mask_row[i]]
+    for j in range(rows.narrow_rows.size):
+        r = rows.narrow_rows[j]
+        row_mask[r] = mrow[rows.row_feature[r]]
+    bits = out_bits[i]
+    sum_g, sum_h, count = sums[i, 0], sums[i, 1], np.int64(sums[i, 2])
+    lo, hi = bounds[i, 0], bounds[i, 1]
+    f, gain, gl, hl, cl, many = best_categorical_split(
+        hists[i], rows.narrow_rows, rows.row_n_bins, row_mask, sum_g, sum_h, count, lo, hi, c,
+        k, bits)
+    best_f = -1 if f < 0 else rows.row_feature[f]
+    for w in range(rows.wide_ids.size):
+        fid = rows.wide_ids[w]
+        if not mrow[fid]:
+            continue
+        r0 = rows.wide_row0[w]
+        nr = rows.wide_n_rows[w]
+        view = hists[i, r0:r0 + nr].reshape(1, nr * hists.shape[2], hists.shape[3])
+        fw, gw, glw, hlw, clw, manyw = best_categorical_split(
+            view, first, rows.wide_n_bins[w:w + 1], allowed, sum_g, sum_h, count, lo, hi, c, k,
+            tmp)
+        if fw >= 0 and (best_f < 0 or gw > gain or (gw == gain and fid < best_f)):
+            best_f, gain, gl, hl, cl, many = fid, gw, glw, hlw, clw, manyw
+            bits[:] = tmp
+    feature[i] = best_f
+    gain_out[i] = gain
+    left_g[i] = gl
+    left_h[i] = hl
+    left_count[i] = cl
+    many_out[i] = many

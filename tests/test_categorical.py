@@ -170,10 +170,10 @@ def test_split_kernel_on_a_wide_feature_matches_the_naive_rule(settings):
         assert gain == pytest.approx(want[0], rel=1e-12)
 
 
-def test_batched_search_is_the_one_node_search_in_parallel_too():
+def test_batched_search_is_the_one_node_search():
     # CategoricalSearch over a batch (the GPU grower's host decision): per node the same
-    # split as the CPU grower's one-node call, byte and wide features together, the nodes
-    # searched in parallel or not; every node's mask row is its own
+    # split as the CPU grower's one-node call, byte and wide features together; every node's
+    # mask row is its own
     from skltr._engine.wide_categorical import WideCategorical
     from skltr._gbdt.categorical import CategoricalParams, CategoricalSearch
     from skltr._gbdt.growth import Node

@@ -30,7 +30,7 @@ tree's assembly turns into the category bitset of ``TreeEnsemble``'s categorical
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .split import _bin, _bin_count, _monotone_gain, _node_constants, leaf_objective
 
@@ -227,17 +227,6 @@ def best_categorical_splits(hists, rows, masks, mask_row, sums, bounds, c, k, ou
     for i in range(hists.shape[0]):
         _node_best(i, hists, rows, masks, mask_row, sums, bounds, c, k, feature, gain, left_g,
                    left_h, left_count, many, bits)
-
-
-@njit(parallel=True, cache=True)
-def best_categorical_splits_parallel(hists, rows, masks, mask_row, sums, bounds, c, k, out):
-    """:func:`best_categorical_splits` with the nodes in parallel (a GPU batch's nodes are
-    independent: the same results)."""
-    # the arrays unpacked before the parfor (see skltr._cpu.split.find_best_splits)
-    feature, gain, left_g, left_h, left_count, many, bits = out
-    for p in prange(hists.shape[0]):
-        _node_best(np.int64(p), hists, rows, masks, mask_row, sums, bounds, c, k, feature,
-                   gain, left_g, left_h, left_count, many, bits)
 
 
 @njit(cache=True)

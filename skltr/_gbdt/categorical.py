@@ -14,7 +14,7 @@ from numbers import Integral
 
 import numpy as np
 
-from .._cpu.split_categorical import best_categorical_splits, best_categorical_splits_parallel
+from .._cpu.split_categorical import best_categorical_splits
 from .._engine.wide_categorical import NARROW_WORDS, words
 from .._records import CategoricalFound, CategoricalRows, SplitInfo, categorical_constants
 
@@ -128,10 +128,8 @@ class CategoricalSearch:
                 np.empty((m, self.n_words), np.uint64))
         sums = np.array([(n.sum_g, n.sum_h, n.count) for n in nodes], dtype)
         bounds = np.array([(n.lo, n.hi) for n in nodes], np.float64)
-        # a batch's nodes in parallel (the GPU grower's); one node on this thread
-        kernel = best_categorical_splits_parallel if m > 1 else best_categorical_splits
-        kernel(hists, self.rows, masks, np.asarray(mask_row, np.int64), sums, bounds,
-               constants, self.k, out)
+        best_categorical_splits(hists, self.rows, masks, np.asarray(mask_row, np.int64), sums,
+                                bounds, constants, self.k, out)
         return [self._better(res, out, i) for i, res in enumerate(results)]
 
     def _better(self, res, out, i):

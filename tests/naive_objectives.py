@@ -117,14 +117,15 @@ def ranknet(labels, scores, weights=None, truncation_level=None, sigmoid=1.0, no
 
 
 def unbiased_lambdarank(labels, scores, shown, tplus, tminus, weights=None, gain="exp2",
-                        truncation_level=30, sigmoid=1.0, normalize=True):
+                        truncation_level=30, sigmoid=1.0, normalize=True, xgboost_cost=False):
     """Unbiased LambdaMART (Hu et al. 2019, eqs. 30-31 as XGBoost computes them) of one
     query: ``shown`` holds each document's displayed position, ``tplus`` / ``tminus`` the
     propensities of positions ``0 .. k-1``. Returns ``(grad, hess, li, lj)``: ``li[d]`` sums
     the costs of pairs where ``d`` is the more relevant (clicked) document, divided by the
     other's ``tminus``; ``lj[d]`` those where it is the less relevant one, divided by the
     other's ``tplus``. The cost is the pair's |delta NDCG| (score-distance normalised like
-    the lambda) times its logistic loss ``log(1 + exp(-sigmoid (s_h - s_l)))`` in bits."""
+    the lambda) times its logistic loss ``log(1 + exp(-sigmoid (s_h - s_l)))`` in bits
+    (``xgboost_cost``: XGBoost's, the loss of the reversed pair, ``x`` negated)."""
     n = len(labels)
     grad, hess, li, lj = [0.0] * n, [0.0] * n, [0.0] * n, [0.0] * n
     if n <= 1 or len(set(labels)) == 1:
@@ -144,7 +145,7 @@ def unbiased_lambdarank(labels, scores, shown, tplus, tminus, weights=None, gain
         lam = sigmoid * p * delta
         h = sigmoid ** 2 * p * (1 - p) * delta
         if shown[a] < k and shown[b] < k:
-            x = sigmoid * (scores[a] - scores[b])
+            x = sigmoid * (scores[a] - scores[b]) * (-1.0 if xgboost_cost else 1.0)
             # log(1 + exp(-x)) in bits, written apart for either sign (no overflow)
             loss = (math.log1p(math.exp(-x)) if x >= 0
                     else -x + math.log1p(math.exp(x))) / math.log(2.0)

@@ -168,7 +168,7 @@ def _inverse_max_dcg(labels, gains, gain_exp2, discount, k, counts, buf):
 
 @njit(cache=True)
 def _pair_lambdas(ps, py, pg, pe, discount, inv_max_dcg, n_high, sigmoid, norm_by_diff,
-                  ranknet, exact, plam, phes, ppos, tplus, tminus, pli, plj):
+                  ranknet, exact, plam, phes, ppos, tplus, tminus, pli, plj, cost_flag):
     """Accumulate the pair lambdas of one query, everything indexed by sorted position.
 
     ``ps``, ``py``, ``pg``: scores (descending), labels and gains by position; ``pe``:
@@ -187,7 +187,11 @@ def _pair_lambdas(ps, py, pg, pe, discount, inv_max_dcg, n_high, sigmoid, norm_b
     ``|delta NDCG| / dist * log2(1 + exp(-sigmoid (s_high - s_low)))`` (the pair's logistic
     loss, in bits: the propensity update only reads ratios) is added to the high document's
     ``pli`` divided by ``tminus[pos_low]`` and to the low document's ``plj`` divided by
-    ``tplus[pos_high]``, in the order ``plam`` accumulates (the GPU's too).
+    ``tplus[pos_high]``, in the order ``plam`` accumulates (the GPU's too). ``cost_flag[0]``
+    != 0: XGBoost 3.x's cost instead, ``log2(1 + exp(+sigmoid (s_high - s_low)))`` (the loss
+    of the reversed pair: XGBoost takes ``log(1 / (1 - sigmoid))`` of its
+    ``sigmoid = 1 / (1 + exp(-(s_h - s_l)))``, where the paper's ``sigmoid`` is the other
+    tail).
     """
     cnt = ps.shape[0]
     sum_lambdas = 0.0
@@ -197,6 +201,7 @@ def _pair_lambdas(ps, py, pg, pe, discount, inv_max_dcg, n_high, sigmoid, norm_b
     dist1 = 1.0 if norm_by_diff else 0.0
     sig2 = sigmoid * sigmoid
     k = tplus.shape[0]  # positions tracked by Unbiased LambdaMART; 0: no debiasing
+    xgboost_cost = k > 0 and cost_flag[0] != 0
     for i in range(n_high):
         yi = py[i]
         si = ps[i]
@@ -237,11 +242,14 @@ def _pair_lambdas(ps, py, pg, pe, discount, inv_max_dcg, n_high, sigmoid, norm_b
                     if pos_h < k and pos_l < k:
                         t_h = tplus[pos_h]
                         t_l = tminus[pos_l]
-                        # the pair's logistic loss in bits, without overflow or cancellation
+                        # the pair's logistic loss in bits, without overflow or cancellation;
+                        # XGBoost's cost is the loss of the reversed pair (xgboost_cost)
                         if exact:
                             loss = log2(1.0 + exp(-sigmoid * ds))
-                            if not i_high:
+                            if i_high == xgboost_cost:
                                 loss += sigmoid * ds * _LOG2E
+                        elif xgboost_cost:
+                            loss = -log2(pl * dist)
                         else:
                             loss = -log2(ql)
                         cost = w / dist * loss  # XGBoost's |delta NDCG| (normalised) x loss
@@ -282,11 +290,11 @@ def _pairwise_query(scores, y, lo, hi, weights, gain_exp2, discount, truncation_
                     normalize, ranknet, grad, hess, scratch, counts, bias, ipos):
     """Gradients of one query for LambdaRank or RankNet; zero for 1 document / equal labels.
 
-    ``bias``: ``(position, tplus, tminus, li_row, lj_row)`` of Unbiased LambdaMART
+    ``bias``: ``(position, tplus, tminus, li_row, lj_row, cost_flag)`` of Unbiased LambdaMART
     (:func:`unbiased_lambdarank_gradients`; ``tplus`` empty: plain LambdaRank), ``ipos``
     its int64 scratch of displayed positions.
     """
-    position, tplus, tminus, li_row, lj_row = bias
+    position, tplus, tminus, li_row, lj_row, cost_flag = bias
     unbiased = tplus.shape[0] > 0
     cnt = hi - lo
     for r in range(lo, hi):
@@ -330,7 +338,7 @@ def _pairwise_query(scores, y, lo, hi, weights, gain_exp2, discount, truncation_
     exact = sigmoid * (ps[0] - ps[cnt - 1]) > 700.0
     sum_lambdas = _pair_lambdas(ps, py, pg, pe, discount, inv_max_dcg, n_high, sigmoid,
                                 norm_by_diff, ranknet, exact, plam, phes, ppos, tplus, tminus,
-                                pli, plj)
+                                pli, plj, cost_flag)
     factor = _query_weight(weights, lo, hi)
     if normalize and sum_lambdas > 0.0:
         factor *= log2(1.0 + sum_lambdas) / sum_lambdas
@@ -361,7 +369,7 @@ def _pairwise_chunk(scores, y, group_ptr, weights, gain_exp2, truncation_level, 
 def _no_position_bias():
     """The ``bias`` argument of plain LambdaRank / RankNet: no propensities tracked."""
     empty = np.empty(0, dtype=np.float64)
-    return np.empty(0, dtype=np.int64), empty, empty, empty, empty
+    return np.empty(0, dtype=np.int64), empty, empty, empty, empty, np.zeros(1, np.int64)
 
 
 @njit(cache=True)
@@ -452,7 +460,7 @@ def pairwise_gradients(scores, y, group_ptr, weights, truncation_level, sigmoid,
 @njit(parallel=True, cache=True)
 def unbiased_lambdarank_gradients(scores, y, group_ptr, weights, gain_exp2, truncation_level,
                                   sigmoid, normalize, position, tplus, tminus, li_row, lj_row,
-                                  grad, hess):
+                                  grad, hess, xgboost_cost=False):
     """Unbiased LambdaMART gradients (Hu et al., WWW 2019; XGBoost's ``lambdarank_unbiased``).
 
     :func:`lambdarank_gradients` with each pair of documents both *shown* above ``k =
@@ -476,11 +484,14 @@ def unbiased_lambdarank_gradients(scores, y, group_ptr, weights, gain_exp2, trun
         Overwritten: each row's summed costs as the clicked (li) and unclicked (lj) side.
     grad, hess : float32 arrays of shape (n_rows,)
         Written in place.
+    xgboost_cost : bool, default=False
+        XGBoost 3.x's pair cost (the loss of the reversed pair) instead of the paper's.
     """
     max_cnt = _max_query_size(group_ptr)
     discount = discounts(max_cnt)
     bounds = _chunk_bounds(group_ptr)
-    bias = (position, tplus, tminus, li_row, lj_row)
+    bias = (position, tplus, tminus, li_row, lj_row,
+            np.full(1, 1 if xgboost_cost else 0, dtype=np.int64))
     for c in prange(bounds.shape[0] - 1):
         _pairwise_chunk(scores, y, group_ptr, weights, gain_exp2, truncation_level, sigmoid,
                          normalize, False, grad, hess, bounds, discount, max_cnt, np.int64(c),

@@ -364,7 +364,7 @@ class LambdaRank(Objective):
     def host_round(self):
         """The host step of the position-bias model shared by both devices
         (:class:`~skltr._gbdt.position_bias.UnbiasedRound` or ``AdditiveRound``)."""
-        kind = UnbiasedRound if self.position_bias.mode == "unbiased" else AdditiveRound
+        kind = UnbiasedRound if self.position_bias.unbiased else AdditiveRound
         return kind(self.position_bias, self.position, self.estimate)
 
     def _check_labels(self, y, group_ptr):
@@ -383,13 +383,14 @@ class LambdaRank(Objective):
         assert self.position is not None and self.position.shape == y.shape, \
             "at_positions() binds the objective to the fit's rows first"
         host = self.host_round()
-        if self.position_bias.mode == "unbiased":
+        if self.position_bias.unbiased:
             li_row = np.empty(y.shape[0])
             lj_row = np.empty(y.shape[0])
             _kernels.unbiased_lambdarank_gradients(
                 scores, y, group_ptr, weights, self.gain == "exp2", self.truncation_level,
                 self.sigmoid, self.normalize, self.position, self.estimate.tplus,
-                self.estimate.tminus, li_row, lj_row, grad, hess)
+                self.estimate.tminus, li_row, lj_row, grad, hess,
+                self.position_bias.xgboost_cost)
             host.update(li_row, lj_row)
         else:
             shifted = np.empty_like(scores)

@@ -10,6 +10,11 @@ look that far. Two remedies, one per peer library, both learned jointly with the
     ``1 / (t+[pos_h] * t-[pos_l])``; after every round the propensities are re-estimated from
     the pairs' costs (``t+[p] = (L+[p] / L+[0]) ** (1 / (1 + bias_norm))``, same for ``t-``).
     ``t+`` is the examination propensity of position ``p`` relative to position 0.
+``"unbiased_xgboost"`` -- the same with XGBoost 3.x's pair cost, which is the logistic loss
+    of the *reversed* pair (``log(1 + exp(s_h - s_l))``, where Hu et al. take
+    ``log(1 + exp(-(s_h - s_l)))``): XGBoost ports the authors' LightGBM code, whose sigmoid
+    is the other tail. Measured to reproduce XGBoost's ``ti+`` / ``tj-`` to float32
+    rounding (``tests/test_clicks.py``).
 ``"additive"`` -- LightGBM 4.x ``Dataset(position=...)``: a learned score ``b[p]`` is added to
     every document shown at position ``p`` while the gradients are computed (the trees learn
     relevance, ``b`` the position's pull); one Newton step per position and round, with
@@ -41,7 +46,7 @@ from .._cpu import objectives as _kernels
 __all__ = ["PositionBias", "PositionEstimate", "MODES", "MAX_ADDITIVE_POSITIONS"]
 
 #: The position-bias models (``GPUHistGBDTRanker(position_bias=...)``).
-MODES = ("unbiased", "additive")
+MODES = ("unbiased", "unbiased_xgboost", "additive")
 #: XGBoost's cap on the positions Unbiased LambdaMART tracks without truncation.
 XGBOOST_MAX_POSITIONS = 32
 #: The most positions the additive form tracks by default (one bias each); larger displayed
@@ -55,7 +60,7 @@ class PositionBias:
 
     Attributes
     ----------
-    mode : {"unbiased", "additive"}
+    mode : {"unbiased", "unbiased_xgboost", "additive"}
     num_positions : int or None
         Positions tracked (0 .. num_positions - 1). None: ``"unbiased"`` tracks
         ``min(truncation_level, max position + 1)`` (XGBoost's top-k rule), ``"additive"``
@@ -82,9 +87,18 @@ class PositionBias:
         shown = int(position.max()) + 1 if position.size else 1
         if self.num_positions is not None:
             return int(self.num_positions)
-        if self.mode == "unbiased":
+        if self.unbiased:
             return max(1, min(int(truncation_level), shown))
         return shown
+
+    @property
+    def unbiased(self) -> bool:
+        """Unbiased LambdaMART (either cost), rather than the additive form."""
+        return self.mode != "additive"
+
+    @property
+    def xgboost_cost(self) -> bool:
+        return self.mode == "unbiased_xgboost"
 
     @property
     def regularizer(self) -> float:
@@ -107,7 +121,7 @@ class PositionEstimate:
 
     @classmethod
     def start(cls, mode, k) -> PositionEstimate:
-        if mode == "unbiased":
+        if mode != "additive":
             return cls(tplus=np.ones(k), tminus=np.ones(k))
         return cls(bias=np.zeros(k))
 

@@ -123,7 +123,7 @@ def _display_order(group, logging_scores, rng):
 
 def simulate_clicks(y, qid, *, model="pbm", propensities=None, logging_scores=None,
                     max_grade=None, noise=0.1, stop_probability=1.0, n_sessions=1,
-                    random_state=None) -> ClickLog:
+                    n_shown=None, random_state=None) -> ClickLog:
     """Simulate a click log from graded relevance with a known position bias.
 
     Each query is shown ``n_sessions`` times by a logging policy; in each session a user
@@ -162,6 +162,9 @@ def simulate_clicks(y, qid, *, model="pbm", propensities=None, logging_scores=No
         ``"cascade"`` only: chance the user stops after a click.
     n_sessions : int >= 1, default=1
         Sessions (displays) per query.
+    n_shown : int >= 1 or None, default=None
+        Show only the first ``n_shown`` documents of each session (a result page): the
+        others are not in the log. None: every document is shown.
     random_state : int, RandomState instance or None, default=None
         Seed of the logging policy's shuffles and of the clicks; an int gives the same log
         every call.
@@ -170,8 +173,8 @@ def simulate_clicks(y, qid, *, model="pbm", propensities=None, logging_scores=No
     -------
     ClickLog
         ``rows``, ``query``, ``session``, ``position``, ``clicks``: one entry per shown
-        document and session (``n_samples * n_sessions``), each session's rows in displayed
-        order.
+        document and session (``n_samples * n_sessions`` when every document is shown), each
+        session's rows in displayed order.
 
     Examples
     --------
@@ -196,6 +199,9 @@ def simulate_clicks(y, qid, *, model="pbm", propensities=None, logging_scores=No
                          "follows from the clicks above (stop_probability).")
     if isinstance(n_sessions, bool) or not isinstance(n_sessions, Integral) or n_sessions < 1:
         raise ValueError(f"n_sessions must be an int >= 1; got {n_sessions!r}.")
+    if n_shown is not None and (isinstance(n_shown, bool) or not isinstance(n_shown, Integral)
+                                or n_shown < 1):
+        raise ValueError(f"n_shown must be None or an int >= 1; got {n_shown!r}.")
     noise = _check_number(noise, "noise", 0.0, 1.0)
     stop_probability = _check_number(stop_probability, "stop_probability", 0.0, 1.0)
     top = float(y.max()) if n else 0.0
@@ -223,6 +229,11 @@ def simulate_clicks(y, qid, *, model="pbm", propensities=None, logging_scores=No
     starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
     sizes = np.diff(np.r_[starts, group.size])
     position = np.arange(group.size, dtype=np.int64) - np.repeat(starts, sizes)
+    if n_shown is not None:  # a result page: the rest of each session is never shown
+        page = position < n_shown
+        rows, group, position = rows[page], group[page], position[page]
+        starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+        sizes = np.diff(np.r_[starts, group.size])
 
     grade = y[rows]
     attract = noise + (1.0 - noise) * (np.exp2(grade) - 1.0) / (np.exp2(max_grade) - 1.0)

@@ -109,25 +109,28 @@ class GPUHistGBDTRanker(EnsembleRanker):
         ``lambdarank_truncation_level``). None: LightGBM's default, 30, for
         ``"lambdarank"``; all pairs for ``"rank_pairwise"``. Ignored by the other
         objectives.
-    position_bias : {"unbiased", "additive"} or None, default=None
+    position_bias : {"unbiased", "unbiased_xgboost", "additive"} or None, default=None
         Learn from clicks biased by the position each row was shown at
         (``fit(..., position=...)``; ``objective="lambdarank"`` only, ``y`` the clicks).
         ``"unbiased"``: Unbiased LambdaMART (Hu et al., WWW 2019), as XGBoost's
         ``lambdarank_unbiased=True``: pairs are reweighted by the inverse propensities of
         their positions, estimated jointly with the trees (``position_bias_``: the
         examination propensity of each position relative to position 0).
+        ``"unbiased_xgboost"``: the same with XGBoost 3.x's pair cost in the propensity
+        update (the logistic loss of the reversed pair, where the paper takes the pair's
+        own), to reproduce XGBoost's estimates.
         ``"additive"``: LightGBM 4.x's ``Dataset(position=...)``: a learned score per
         position is added while the gradients are computed, so the trees learn what is left
         (``position_bias_``: those scores). None: ``y`` are graded labels. See
         :ref:`learning_from_clicks`.
     lambdarank_num_positions : int or None, default=None
         Positions whose bias is estimated (0 .. this - 1); rows shown lower get none
-        (``"unbiased"``: their pairs are neither reweighted nor counted, as XGBoost).
-        None: ``min(lambdarank_truncation_level, largest position + 1)`` for
-        ``"unbiased"`` (XGBoost's top-k rule), every position shown for ``"additive"``
+        (the unbiased modes: their pairs are neither reweighted nor counted, as XGBoost).
+        None: ``min(lambdarank_truncation_level, largest position + 1)`` for the
+        unbiased modes (XGBoost's top-k rule), every position shown for ``"additive"``
         (LightGBM).
     lambdarank_bias_norm : float, default=1.0
-        ``"unbiased"``: the regularisation exponent ``p`` of the propensities
+        The unbiased modes: the regularisation exponent ``p`` of the propensities
         (XGBoost's ``lambdarank_bias_norm``): each is a cost ratio to the power
         ``1 / (1 + p)``; larger values pull them towards 1.
     lambdarank_position_bias_regularization : float, default=0.0
@@ -242,12 +245,12 @@ class GPUHistGBDTRanker(EnsembleRanker):
     timings_ : dict
         ``{"binning_s", "boosting_s"}`` of the last fit, in seconds.
     position_bias_ : ndarray of shape (n_positions,) or None
-        With ``position_bias="unbiased"``: the estimated propensities of clicked
-        documents per displayed position, relative to position 0 (Unbiased LambdaMART's
-        ``t+``, XGBoost's ``ti+``); with ``"additive"``: the learned score of each position.
+        With ``position_bias="unbiased"`` (or ``"unbiased_xgboost"``): the estimated
+        propensities of clicked documents per displayed position, relative to position 0
+        (Unbiased LambdaMART's ``t+``, XGBoost's ``ti+``); with ``"additive"``: the learned score of each position.
         None without ``position_bias``. The estimate after the last round run.
     position_bias_minus_ : ndarray of shape (n_positions,) or None
-        With ``position_bias="unbiased"``: the propensities of unclicked documents
+        With the unbiased modes: the propensities of unclicked documents
         (``t-``, XGBoost's ``tj-``); None otherwise.
 
     See Also
@@ -283,7 +286,8 @@ class GPUHistGBDTRanker(EnsembleRanker):
     gain="exp2"                  label_gain=[2**i - 1, ...]       ndcg_exp_gain=True
     eval_at                      eval_at                          eval_metric="ndcg@k"
     lambdarank_truncation_level  lambdarank_truncation_level      lambdarank_num_pair_per_sample
-    position_bias="unbiased"     -                                lambdarank_unbiased=True
+    position_bias="unbiased_     -                                lambdarank_unbiased=True
+    xgboost"
     position_bias="additive"     Dataset(position=...)            -
     lambdarank_bias_norm         -                                lambdarank_bias_norm
     lambdarank_position_bias_    lambdarank_position_bias_        -
@@ -550,7 +554,9 @@ class GPUHistGBDTRanker(EnsembleRanker):
         return {"is_categorical_": None if mask is None else [bool(v) for v in mask],
                 "pandas_categories": jsonable_categories(
                     getattr(self, "_pandas_categories", {}),
-                    getattr(self, "feature_names_in_", None))}
+                    getattr(self, "feature_names_in_", None)),
+                "position_bias_": _jsonable(getattr(self, "position_bias_", None)),
+                "position_bias_minus_": _jsonable(getattr(self, "position_bias_minus_", None))}
 
     def _read_extra_fitted_state(self, fitted, path):
         from ..utils._model_io import ModelFileError  # noqa: PLC0415
@@ -563,6 +569,9 @@ class GPUHistGBDTRanker(EnsembleRanker):
                 raise ValueError(f"is_categorical_ must be a list of {n} booleans")
             self.is_categorical_ = None if mask is None else np.asarray(mask, dtype=bool)
             self._pandas_categories = read_categories(fitted.get("pandas_categories"), n)
+            # absent from files of an skltr without position bias: none learned
+            for key in ("position_bias_", "position_bias_minus_"):
+                setattr(self, key, _read_floats(fitted.get(key), key))
         except ValueError as exc:
             raise ModelFileError(path, f"invalid fitted state: {exc}") from None
 
@@ -633,12 +642,29 @@ class GPUHistGBDTRanker(EnsembleRanker):
                              f"gain='exp2', or objective='lambdarank' for gain='linear'.")
 
 
+def _jsonable(values):
+    return None if values is None else [float(v) for v in values]
+
+
+def _read_floats(values, key):
+    """A saved list of finite floats as an array, or None."""
+    if values is None:
+        return None
+    if not isinstance(values, list) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        raise ValueError(f"{key} must be null or a list of numbers")
+    arr = np.asarray(values, dtype=np.float64)
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{key} must hold finite numbers")
+    return arr
+
+
 def _learned_position_bias(objective):
     """``(position_bias_, position_bias_minus_)`` of a fitted objective."""
     estimate = getattr(objective, "estimate", None)
     if estimate is None:
         return None, None
-    if objective.position_bias.mode == "unbiased":
+    if objective.position_bias.unbiased:
         return estimate.tplus.copy(), estimate.tminus.copy()
     return estimate.bias.copy(), None
 

@@ -269,8 +269,9 @@ def test_unbiased_fit_recovers_pbm_propensities_and_ranks_like_xgboost():
     """Clicks from a PBM with propensities 1 / (p + 1) under a random logging policy: the
     estimated t+ is within 0.1 of XGBoost's estimate on the same clicks, and test NDCG on the
     true grades is no more than 0.03 below XGBoost's (one data seed, 150 test queries: the
-    seed-to-seed spread; ``benchmarks/clicks.py`` compares means over seeds). XGBoost's hessian is twice
-    LightGBM's (and skltr's): its eta=0.1 takes the steps of learning_rate=0.05 here."""
+    seed-to-seed spread; ``benchmarks/clicks.py`` compares means over seeds). XGBoost's
+    hessian is twice LightGBM's (and skltr's): its eta=0.1 takes the steps of
+    learning_rate=0.05 here."""
     xgb = pytest.importorskip("xgboost")
     X, y, qid = make_ranking(n_queries=500, docs_per_query=12, n_features=10,
                              n_informative=5, random_state=4)

@@ -247,7 +247,8 @@ class GPUHistGBDTRanker(EnsembleRanker):
     position_bias_ : ndarray of shape (n_positions,) or None
         With ``position_bias="unbiased"`` (or ``"unbiased_xgboost"``): the estimated
         propensities of clicked documents per displayed position, relative to position 0
-        (Unbiased LambdaMART's ``t+``, XGBoost's ``ti+``); with ``"additive"``: the learned score of each position.
+        (Unbiased LambdaMART's ``t+``, XGBoost's ``ti+``); with ``"additive"``: the
+        learned score of each position.
         None without ``position_bias``. The estimate after the last round run.
     position_bias_minus_ : ndarray of shape (n_positions,) or None
         With the unbiased modes: the propensities of unclicked documents

@@ -222,7 +222,7 @@ def _click_data(seed=0, n_queries=150, docs=15, sessions=2):
     return X[log.rows], log
 
 
-@pytest.mark.parametrize("mode", ["unbiased", "unbiased_xgboost"])
+@pytest.mark.parametrize("mode", ["unbiased", "unbiased_paper"])
 def test_first_round_propensities_equal_xgboost(mode):
     """After one round from equal scores both costs are log 2 |delta NDCG|: the propensities
     are XGBoost's ``ti+`` / ``tj-`` (stored in float32) for rows in displayed order."""
@@ -278,7 +278,7 @@ def test_unbiased_fit_recovers_pbm_propensities_and_ranks_like_xgboost():
     test = qid >= np.quantile(np.unique(qid), 0.7)
     log = simulate_clicks(y[~test], qid[~test], n_sessions=3, random_state=4)
     Xc = X[~test][log.rows]
-    ranker = GPUHistGBDTRanker(n_estimators=60, position_bias="unbiased_xgboost",
+    ranker = GPUHistGBDTRanker(n_estimators=60, position_bias="unbiased",
                                learning_rate=0.05, lambdarank_truncation_level=12,
                                random_state=0)
     ranker.fit(Xc, log.clicks, qid=log.session, position=log.position)

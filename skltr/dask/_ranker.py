@@ -186,15 +186,24 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
                                        collect_column(sample_weight))
 
     # ------------------------------------------------------------------ fitting
-    def fit(self, X, y, *, qid=None, sample_weight=None, eval_set=None, init_model=None):
+    def fit(self, X, y, *, qid=None, sample_weight=None, eval_set=None, init_model=None,
+            position=None):
         """Fit on the cluster; the arguments are those of :meth:`GPUHistGBDTRanker.fit`
         (``init_model`` and ``warm_start`` continue a model as there: the same trees).
+        ``position`` (learning from clicks) is not implemented on Dask yet: it raises.
 
         ``X`` is a dask Array (chunked by rows) or DataFrame, or numpy / pandas (scattered in
         one block per worker); ``y``, ``qid`` and ``sample_weight`` are dask or local
         columns in the same row order (they are gathered on the driver: 8 bytes a row);
         ``eval_set`` items take the same kinds. A failed fit leaves the estimator as it was.
         """
+        if position is not None:
+            # the propensity update sums every worker's row costs per position each round
+            # (an allreduce of 2 x n_positions doubles): not wired into the workers' loop yet
+            raise NotImplementedError(
+                "DaskGPUHistGBDTRanker does not learn from clicks yet: fit(position=...) "
+                "needs GPUHistGBDTRanker(position_bias=...) on one machine (gather the click "
+                "log, or train on a sample of its sessions).")
         saved = dict(self.__dict__)
         try:
             self._validate_params()

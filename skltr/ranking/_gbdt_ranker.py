@@ -109,16 +109,17 @@ class GPUHistGBDTRanker(EnsembleRanker):
         ``lambdarank_truncation_level``). None: LightGBM's default, 30, for
         ``"lambdarank"``; all pairs for ``"rank_pairwise"``. Ignored by the other
         objectives.
-    position_bias : {"unbiased", "unbiased_xgboost", "additive"} or None, default=None
+    position_bias : {"unbiased", "unbiased_paper", "additive"} or None, default=None
         Learn from clicks biased by the position each row was shown at
         (``fit(..., position=...)``; ``objective="lambdarank"`` only, ``y`` the clicks).
-        ``"unbiased"``: Unbiased LambdaMART (Hu et al., WWW 2019), as XGBoost's
-        ``lambdarank_unbiased=True``: pairs are reweighted by the inverse propensities of
-        their positions, estimated jointly with the trees (``position_bias_``: the
-        examination propensity of each position relative to position 0).
-        ``"unbiased_xgboost"``: the same with XGBoost 3.x's pair cost in the propensity
-        update (the logistic loss of the reversed pair, where the paper takes the pair's
-        own), to reproduce XGBoost's estimates.
+        ``"unbiased"``: Unbiased LambdaMART (Hu et al., WWW 2019) as XGBoost's
+        ``lambdarank_unbiased=True`` computes it: pairs are reweighted by the inverse
+        propensities of their positions, estimated jointly with the trees
+        (``position_bias_``: the examination propensity of each position relative to
+        position 0).
+        ``"unbiased_paper"``: the same with the paper's pair cost in the propensity update
+        (the pair's own logistic loss; XGBoost takes the reversed pair's, measured the
+        better estimate: :ref:`learning_from_clicks`).
         ``"additive"``: LightGBM 4.x's ``Dataset(position=...)``: a learned score per
         position is added while the gradients are computed, so the trees learn what is left
         (``position_bias_``: those scores). None: ``y`` are graded labels. See
@@ -245,7 +246,7 @@ class GPUHistGBDTRanker(EnsembleRanker):
     timings_ : dict
         ``{"binning_s", "boosting_s"}`` of the last fit, in seconds.
     position_bias_ : ndarray of shape (n_positions,) or None
-        With ``position_bias="unbiased"`` (or ``"unbiased_xgboost"``): the estimated
+        With ``position_bias="unbiased"`` (or ``"unbiased_paper"``): the estimated
         propensities of clicked documents per displayed position, relative to position 0
         (Unbiased LambdaMART's ``t+``, XGBoost's ``ti+``); with ``"additive"``: the
         learned score of each position.
@@ -287,8 +288,7 @@ class GPUHistGBDTRanker(EnsembleRanker):
     gain="exp2"                  label_gain=[2**i - 1, ...]       ndcg_exp_gain=True
     eval_at                      eval_at                          eval_metric="ndcg@k"
     lambdarank_truncation_level  lambdarank_truncation_level      lambdarank_num_pair_per_sample
-    position_bias="unbiased_     -                                lambdarank_unbiased=True
-    xgboost"
+    position_bias="unbiased"     -                                lambdarank_unbiased=True
     position_bias="additive"     Dataset(position=...)            -
     lambdarank_bias_norm         -                                lambdarank_bias_norm
     lambdarank_position_bias_    lambdarank_position_bias_        -

@@ -39,7 +39,7 @@ documents on average, 30 features: 100k+ rows) and ``letor`` (``letor_small``'s
 present, skipped otherwise).
 
 Usage: python benchmarks/clicks.py [--sets synthetic letor] [--seeds 0 1 2 3 4]
-       [--rounds 100] [--sessions 4] [--queries 2600] [--no-write]
+       [--rounds 100] [--sessions 16] [--queries 2600] [--no-write]
 """
 
 import argparse
@@ -205,7 +205,7 @@ def main():
     ap.add_argument("--engines", nargs="+", default=list(ENGINES))
     ap.add_argument("--rounds", type=int, default=100)
     ap.add_argument("--lr", type=float, default=0.05)
-    ap.add_argument("--sessions", type=int, default=4)
+    ap.add_argument("--sessions", type=int, default=16)
     ap.add_argument("--queries", type=int, default=2600)
     ap.add_argument("--eta", type=float, default=1.0)
     ap.add_argument("--production-fraction", type=float, default=0.05)

@@ -39,7 +39,8 @@ documents on average, 30 features: 100k+ rows) and ``letor`` (``letor_small``'s
 present, skipped otherwise).
 
 Usage: python benchmarks/clicks.py [--sets synthetic letor] [--seeds 0 1 2 3 4]
-       [--rounds 100] [--sessions 16] [--queries 2600] [--no-write]
+       [--rounds 100] [--sessions 16] [--queries 2600] [--eta 1] [--production-fraction 0.05]
+       [--skltr-params '{"min_samples_leaf": 1}'] [--no-write]
 """
 
 import argparse
@@ -106,7 +107,7 @@ def click_log(X, y, qid, seed, sessions, rounds):
     return dict(Xc=X[tr][log.rows], log=log, test=test, production=production)
 
 
-def fit_engine(engine, Xc, log, seed, rounds, lr):
+def fit_engine(engine, Xc, log, seed, rounds, lr, extra=None):
     """(predict function, estimated t+ or None)."""
     if engine in ("biased", "unbiased", "unbiased_paper", "additive"):
         from skltr import GPUHistGBDTRanker
@@ -114,7 +115,7 @@ def fit_engine(engine, Xc, log, seed, rounds, lr):
         mode = None if engine == "biased" else engine
         model = GPUHistGBDTRanker(n_estimators=rounds, learning_rate=lr,
                                   lambdarank_truncation_level=SHOWN, position_bias=mode,
-                                  random_state=seed)
+                                  random_state=seed, **(extra or {}))
         kw = {} if mode is None else {"position": log.position}
         model.fit(Xc, log.clicks, qid=log.session, **kw)
         t = model.position_bias_ if engine.startswith("unbiased") else None
@@ -164,7 +165,8 @@ def run_seed(name, seed, args):
     out["graded_ndcg10"] = ndcg(ideal.predict)
     for engine in args.engines:
         t0 = time.perf_counter()
-        pred, t = fit_engine(engine, d["Xc"], d["log"], seed, args.rounds, args.lr)
+        pred, t = fit_engine(engine, d["Xc"], d["log"], seed, args.rounds, args.lr,
+                             json.loads(args.skltr_params))
         out[engine] = {"ndcg10": ndcg(pred), "fit_s": time.perf_counter() - t0}
         if t is not None:
             k = min(SHOWN, t.size)
@@ -208,6 +210,8 @@ def main():
     ap.add_argument("--sessions", type=int, default=16)
     ap.add_argument("--queries", type=int, default=2600)
     ap.add_argument("--eta", type=float, default=1.0)
+    ap.add_argument("--skltr-params", default="{}",
+                    help="JSON of further GPUHistGBDTRanker parameters (skltr engines)")
     ap.add_argument("--production-fraction", type=float, default=0.05)
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()

@@ -27,6 +27,11 @@ skltr                     LightGBM 4.x                                 XGBoost 3
 ``"regression"``          ``objective="regression"`` (L2)              ``reg:squarederror``
 ========================  ===========================================  ==========================
 
+Learning from clicks: ``"lambdarank"`` takes a
+:class:`~skltr._gbdt.position_bias.PositionBias` (``position_bias=``; XGBoost's
+``lambdarank_unbiased`` or LightGBM's ``Dataset(position=...)``) and is then bound to the
+fit's display positions with :meth:`LambdaRank.at_positions`.
+
 Sample weights (per row): the ranking objectives scale a query's gradients and hessians by
 the **mean of its rows' weights** (the policy of :mod:`skltr.metrics`); LightGBM multiplies
 each row by its own weight and XGBoost takes one weight per query (and rescales all of them

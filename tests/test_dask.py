@@ -375,4 +375,7 @@ def test_position_is_refused_with_a_clear_error():
     ranker = DaskGPUHistGBDTRanker(n_estimators=2)
     with pytest.raises(NotImplementedError, match="position"):
         ranker.fit(X, y, qid=qid, position=np.zeros(y.size, dtype=np.int64))
+    ranker.set_params(position_bias="unbiased")
+    with pytest.raises(NotImplementedError, match="position"):
+        ranker.fit(X, y, qid=qid)
     assert not hasattr(ranker, "ensemble_")

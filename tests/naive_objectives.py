@@ -116,6 +116,82 @@ def ranknet(labels, scores, weights=None, truncation_level=None, sigmoid=1.0, no
     return [g * factor for g in grad], [h * factor for h in hess]
 
 
+def unbiased_lambdarank(labels, scores, shown, tplus, tminus, weights=None, gain="exp2",
+                        truncation_level=30, sigmoid=1.0, normalize=True, xgboost_cost=False):
+    """Unbiased LambdaMART (Hu et al. 2019, eqs. 30-31 as XGBoost computes them) of one
+    query: ``shown`` holds each document's displayed position, ``tplus`` / ``tminus`` the
+    propensities of positions ``0 .. k-1``. Returns ``(grad, hess, li, lj)``: ``li[d]`` sums
+    the costs of pairs where ``d`` is the more relevant (clicked) document, divided by the
+    other's ``tminus``; ``lj[d]`` those where it is the less relevant one, divided by the
+    other's ``tplus``. The cost is the pair's |delta NDCG| (score-distance normalised like
+    the lambda) times its logistic loss ``log(1 + exp(-sigmoid (s_h - s_l)))`` in bits
+    (``xgboost_cost``: XGBoost's, the loss of the reversed pair, ``x`` negated)."""
+    n = len(labels)
+    grad, hess, li, lj = [0.0] * n, [0.0] * n, [0.0] * n, [0.0] * n
+    if n <= 1 or len(set(labels)) == 1:
+        return grad, hess, li, lj
+    k = len(tplus)
+    pos = positions(scores)
+    idcg = ideal_dcg_query(labels, truncation_level, gain)
+    inv_idcg = 1.0 / idcg if idcg > 0 else 0.0
+    by_distance = normalize and max(scores) != min(scores)
+    total = 0.0
+    for a, b in pairs(labels, pos, truncation_level):
+        delta = (abs(gain_of(labels[a], gain) - gain_of(labels[b], gain))
+                 * abs(discount(pos[a]) - discount(pos[b])) * inv_idcg)
+        if by_distance:
+            delta /= LIGHTGBM_001F + abs(scores[a] - scores[b])
+        p = logistic_tail(sigmoid * (scores[a] - scores[b]))
+        lam = sigmoid * p * delta
+        h = sigmoid ** 2 * p * (1 - p) * delta
+        if shown[a] < k and shown[b] < k:
+            x = sigmoid * (scores[a] - scores[b]) * (-1.0 if xgboost_cost else 1.0)
+            # log(1 + exp(-x)) in bits, written apart for either sign (no overflow)
+            loss = (math.log1p(math.exp(-x)) if x >= 0
+                    else -x + math.log1p(math.exp(x))) / math.log(2.0)
+            cost = delta * loss
+            if tminus[shown[b]] >= 1e-16:
+                li[a] += cost / tminus[shown[b]]
+            if tplus[shown[a]] >= 1e-16:
+                lj[b] += cost / tplus[shown[a]]
+            if tminus[shown[b]] >= 1e-16 and tplus[shown[a]] >= 1e-16:
+                lam /= tplus[shown[a]] * tminus[shown[b]]
+                h /= tplus[shown[a]] * tminus[shown[b]]
+        grad[a] -= lam
+        grad[b] += lam
+        hess[a] += h
+        hess[b] += h
+        total += 2 * lam
+    factor = query_weight(weights)
+    if normalize and total > 0:
+        factor *= math.log2(1 + total) / total
+    return [g * factor for g in grad], [v * factor for v in hess], li, lj
+
+
+def propensities(li, lj, shown, k, bias_norm=1.0):
+    """Hu et al.'s eqs. 30-31: per position p < k, L+[p] (L-[p]) sums ``li`` (``lj``) over the
+    documents shown at p; t+[p] = (L+[p] / L+[0]) ** (1 / (1 + bias_norm)), t- alike. None
+    where position 0's sum is (about) zero (the caller keeps its propensities)."""
+    plus = [sum(v for v, p in zip(li, shown) if p == q) for q in range(k)]
+    minus = [sum(v for v, p in zip(lj, shown) if p == q) for q in range(k)]
+    e = 1.0 / (1.0 + bias_norm)
+    tp = [(v / plus[0]) ** e for v in plus] if plus[0] >= 1e-16 else None
+    tm = [(v / minus[0]) ** e for v in minus] if minus[0] >= 1e-16 else None
+    return tp, tm
+
+
+def additive_bias_step(grad, hess, shown, bias, learning_rate, regularization):
+    """LightGBM's UpdatePositionBiasFactors: one Newton step on each position's additive
+    score from the gradients of the documents shown there."""
+    out = list(bias)
+    for q in range(len(bias)):
+        rows = [r for r, p in enumerate(shown) if p == q]
+        d1 = -sum(grad[r] for r in rows) - bias[q] * regularization * len(rows)
+        d2 = -sum(hess[r] for r in rows) - regularization * len(rows)
+        out[q] = bias[q] + learning_rate * d1 / (abs(d2) + 0.001)
+    return out
+
+
 def lightgbm_floats(seed, n_skip, n):
     """Draws n_skip..n_skip+n-1 of LightGBM's Random(seed).NextFloat(), stepped one by one."""
     x = seed % 2**32

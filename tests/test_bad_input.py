@@ -283,3 +283,64 @@ def test_gradients_beyond_float32_are_refused_not_trained_on(device_params):
     assert np.all(np.isfinite(scores))
     np.testing.assert_allclose(scores / 1e30, clone(fitted).fit(X, yr, qid=qid).predict(X),
                                rtol=1e-5, atol=1e-6)
+
+
+# --- position (learning from clicks) -----------------------------------------------------
+
+def _position_refusals(n):
+    shown = np.tile(np.arange(9), n // 9)
+    yield "position too short", dict(position=shown[:-1]), ["position has", "entries"]
+    yield "position too long", dict(position=np.r_[shown, 0]), ["position has", "entries"]
+    yield "negative position", dict(position=np.r_[-1, shown[1:]]), ["position", "negative"]
+    yield "NaN position", dict(position=np.r_[np.nan, shown[1:]]), ["position", "non-finite"]
+    yield "inf position", dict(position=np.r_[np.inf, shown[1:]]), ["position", "non-finite"]
+    yield "fractional position", dict(position=np.r_[0.5, shown[1:]]), ["position",
+                                                                          "fractional"]
+    yield "string position", dict(position=np.array(["a"] * n)), ["position", "numeric"]
+    yield "2-D position", dict(position=shown[:, None]), ["position", "1-d"]
+    yield "position_bias without position", dict(), ["position_bias", "position="]
+    yield "position_bias with rank_xendcg", dict(position=shown, objective="rank_xendcg"), \
+        ["position_bias", "lambdarank"]
+
+
+POSITION_REFUSALS = {name: kw for name, kw, _ in _position_refusals(_data(2)[0].shape[0])}
+POSITION_FRAGMENTS = {name: f for name, _, f in _position_refusals(_data(2)[0].shape[0])}
+
+
+@pytest.mark.parametrize("mode", ["unbiased", "additive"])
+@pytest.mark.parametrize("case", sorted(POSITION_REFUSALS))
+def test_a_bad_position_is_refused_and_leaves_the_fitted_model(case, mode):
+    X, y, qid = _data(2)
+    kw = dict(POSITION_REFUSALS[case])
+    objective = kw.pop("objective", "lambdarank")
+    X0, y0, q0 = _data(3)
+    fitted = clone(RANKERS["gbdt"]).set_params(position_bias=mode).fit(
+        X0, y0, qid=q0, position=np.tile(np.arange(9), X0.shape[0] // 9))
+    before = pickle.dumps(fitted)
+    scores = fitted.predict(X0)
+    fitted.set_params(objective=objective)
+    _refused(lambda: fitted.fit(X, y, qid=qid, **kw), *POSITION_FRAGMENTS[case])
+    fitted.set_params(objective="lambdarank")
+    assert pickle.dumps(fitted) == before, "a refused fit changed the fitted estimator"
+    np.testing.assert_array_equal(fitted.predict(X0), scores)
+
+
+def test_a_position_no_objective_reads_warns_once_and_changes_nothing():
+    X, y, qid = _data(2)
+    shown = np.tile(np.arange(9), X.shape[0] // 9)
+    plain = _fit("gbdt", X, y, qid)
+    with pytest.warns(UserWarning, match="position.*ignored.*position_bias") as record:
+        ignored = _fit("gbdt", X, y, qid, position=shown)
+    assert len(record) == 1 and "\n" not in str(record[0].message)
+    assert ignored.position_bias_ is None
+    assert _model(ignored) == _model(plain)
+
+
+def test_position_bias_does_not_continue_a_model():
+    X, y, qid = _data(2)
+    shown = np.tile(np.arange(9), X.shape[0] // 9)
+    ranker = clone(RANKERS["gbdt"]).set_params(position_bias="unbiased", warm_start=True)
+    ranker.fit(X, y, qid=qid, position=shown)
+    ranker.set_params(n_estimators=8)
+    _refused(lambda: ranker.fit(X, y, qid=qid, position=shown), "position_bias",
+             "warm_start")

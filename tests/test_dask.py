@@ -365,3 +365,17 @@ def test_several_gpu_workers_give_the_local_gpu_model(n_workers, params):
 
     own_gpus = n_workers <= cupy.cuda.runtime.getDeviceCount()
     assert dist.timings_["nccl"] == (own_gpus and _nccl_module() is not None)
+
+
+def test_position_is_refused_with_a_clear_error():
+    """Learning from clicks is not distributed yet: the refusal names what to do (no
+    cluster is needed to refuse)."""
+    X, y, qid = make_ranking(n_queries=10, docs_per_query=5, n_features=4, n_informative=2,
+                             random_state=0)
+    ranker = DaskGPUHistGBDTRanker(n_estimators=2)
+    with pytest.raises(NotImplementedError, match="position"):
+        ranker.fit(X, y, qid=qid, position=np.zeros(y.size, dtype=np.int64))
+    ranker.set_params(position_bias="unbiased")
+    with pytest.raises(NotImplementedError, match="position"):
+        ranker.fit(X, y, qid=qid)
+    assert not hasattr(ranker, "ensemble_")

@@ -28,7 +28,7 @@ def test_table_names_skltr_parameters_and_fit_arguments():
         kind, name, value = _parse(row.skltr)
         assert name in (fit_args if kind == "fit" else params), row
         if kind == "param" and value is not None and name not in ("device",):
-            assert params[name] == value or name in ("objective", "growth"), row
+            assert params[name] == value or name in ("objective", "growth", "position_bias"), row
         for entry in row.lightgbm + row.xgboost:
             _parse(entry)  # every entry is name, name=value or fit(name=...)
 

@@ -63,6 +63,11 @@ from numba import njit, prange
 from ..utils._sorting import sort_inplace
 from .libm import exp, log2
 
+#: log2(e): the logistic loss in bits, ``log2(1 + exp(x)) = x log2(e) + log2(1 + exp(-x))``.
+_LOG2E = 1.4426950408889634
+#: XGBoost's ``Eps64``: propensities below it are treated as unknown (no debiasing).
+_T_EPS = 1e-16
+
 # ------------------------------------------------------------------------------------------
 # helpers shared by the ranking kernels
 # ------------------------------------------------------------------------------------------
@@ -163,7 +168,7 @@ def _inverse_max_dcg(labels, gains, gain_exp2, discount, k, counts, buf):
 
 @njit(cache=True)
 def _pair_lambdas(ps, py, pg, pe, discount, inv_max_dcg, n_high, sigmoid, norm_by_diff,
-                  ranknet, exact, plam, phes):
+                  ranknet, exact, plam, phes, ppos, tplus, tminus, pli, plj, cost_flag):
     """Accumulate the pair lambdas of one query, everything indexed by sorted position.
 
     ``ps``, ``py``, ``pg``: scores (descending), labels and gains by position; ``pe``:
@@ -174,6 +179,19 @@ def _pair_lambdas(ps, py, pg, pe, discount, inv_max_dcg, n_high, sigmoid, norm_b
     (``ranknet=False``) weighs a pair by its |delta NDCG| (LightGBM's formula); RankNet
     (``ranknet=True``) by 1, with XGBoost's hessian ``2 * max(p (1 - p), 1e-16)``. Returns
     LightGBM's ``sum_lambdas``: the sum of ``2 * |lambda|`` over the pairs.
+
+    Unbiased LambdaMART (``tplus`` of length ``k > 0``; Hu et al. 2019, XGBoost's
+    ``lambdarank_unbiased``): ``ppos`` holds each document's *displayed* position. A pair
+    whose two documents were shown above ``k`` has its lambda and hessian divided by
+    ``tplus[pos_high] * tminus[pos_low]`` (both >= 1e-16), and its cost
+    ``|delta NDCG| / dist * log2(1 + exp(-sigmoid (s_high - s_low)))`` (the pair's logistic
+    loss, in bits: the propensity update only reads ratios) is added to the high document's
+    ``pli`` divided by ``tminus[pos_low]`` and to the low document's ``plj`` divided by
+    ``tplus[pos_high]``, in the order ``plam`` accumulates (the GPU's too). ``cost_flag[0]``
+    != 0: XGBoost 3.x's cost instead, ``log2(1 + exp(+sigmoid (s_high - s_low)))`` (the loss
+    of the reversed pair: XGBoost takes ``log(1 / (1 - sigmoid))`` of its
+    ``sigmoid = 1 / (1 + exp(-(s_h - s_l)))``, where the paper's ``sigmoid`` is the other
+    tail).
     """
     cnt = ps.shape[0]
     sum_lambdas = 0.0
@@ -182,6 +200,8 @@ def _pair_lambdas(ps, py, pg, pe, discount, inv_max_dcg, n_high, sigmoid, norm_b
     dist0 = 0.009999999776482582 if norm_by_diff else 1.0
     dist1 = 1.0 if norm_by_diff else 0.0
     sig2 = sigmoid * sigmoid
+    k = tplus.shape[0]  # positions tracked by Unbiased LambdaMART; 0: no debiasing
+    xgboost_cost = k > 0 and cost_flag[0] != 0
     for i in range(n_high):
         yi = py[i]
         si = ps[i]
@@ -190,6 +210,8 @@ def _pair_lambdas(ps, py, pg, pe, discount, inv_max_dcg, n_high, sigmoid, norm_b
         ei = pe[i]
         lam_i = 0.0
         hes_i = 0.0
+        li_i = 0.0
+        lj_i = 0.0
         row = 0.0  # this row's 2 * |lambda|s: sum_lambdas adds rows (the GPU's order too)
         for j in range(i + 1, cnt):
             yj = py[j]
@@ -214,6 +236,36 @@ def _pair_lambdas(ps, py, pg, pe, discount, inv_max_dcg, n_high, sigmoid, norm_b
                 w = abs((gi - pg[j]) * (di - discount[j])) * inv_max_dcg
                 lam = sigmoid * w * pl
                 hes = sig2 * w * pl * ql
+                if k > 0:
+                    pos_h = ppos[i] if i_high else ppos[j]
+                    pos_l = ppos[j] if i_high else ppos[i]
+                    if pos_h < k and pos_l < k:
+                        t_h = tplus[pos_h]
+                        t_l = tminus[pos_l]
+                        # the pair's logistic loss in bits, without overflow or cancellation;
+                        # XGBoost's cost is the loss of the reversed pair (xgboost_cost)
+                        if exact:
+                            loss = log2(1.0 + exp(-sigmoid * ds))
+                            if i_high == xgboost_cost:
+                                loss += sigmoid * ds * _LOG2E
+                        elif xgboost_cost:
+                            loss = -log2(pl * dist)
+                        else:
+                            loss = -log2(ql)
+                        cost = w / dist * loss  # XGBoost's |delta NDCG| (normalised) x loss
+                        if t_l >= _T_EPS:
+                            if i_high:
+                                li_i += cost / t_l
+                            else:
+                                pli[j] += cost / t_l
+                        if t_h >= _T_EPS:
+                            if i_high:
+                                plj[j] += cost / t_h
+                            else:
+                                lj_i += cost / t_h
+                        if t_l >= _T_EPS and t_h >= _T_EPS:
+                            lam /= t_h * t_l
+                            hes /= t_h * t_l
             # the high document is pushed up (negative gradient), the low one down
             if i_high:
                 lam_i -= lam
@@ -226,18 +278,31 @@ def _pair_lambdas(ps, py, pg, pe, discount, inv_max_dcg, n_high, sigmoid, norm_b
             row += 2.0 * lam
         plam[i] += lam_i
         phes[i] += hes_i
+        if k > 0:
+            pli[i] += li_i
+            plj[i] += lj_i
         sum_lambdas += row
     return sum_lambdas
 
 
 @njit(cache=True)
 def _pairwise_query(scores, y, lo, hi, weights, gain_exp2, discount, truncation_level, sigmoid,
-                    normalize, ranknet, grad, hess, scratch, counts):
-    """Gradients of one query for LambdaRank or RankNet; zero for 1 document / equal labels."""
+                    normalize, ranknet, grad, hess, scratch, counts, bias, ipos):
+    """Gradients of one query for LambdaRank or RankNet; zero for 1 document / equal labels.
+
+    ``bias``: ``(position, tplus, tminus, li_row, lj_row, cost_flag)`` of Unbiased LambdaMART
+    (:func:`unbiased_lambdarank_gradients`; ``tplus`` empty: plain LambdaRank), ``ipos``
+    its int64 scratch of displayed positions.
+    """
+    position, tplus, tminus, li_row, lj_row, cost_flag = bias
+    unbiased = tplus.shape[0] > 0
     cnt = hi - lo
     for r in range(lo, hi):
         grad[r] = 0.0
         hess[r] = 0.0
+        if unbiased:
+            li_row[r] = 0.0
+            lj_row[r] = 0.0
     if cnt <= 1 or _all_labels_equal(y, lo, hi):
         return
     # scratch rows: sort keys, then scores, labels, gains, exps, lambdas, hessians by position
@@ -248,6 +313,9 @@ def _pairwise_query(scores, y, lo, hi, weights, gain_exp2, discount, truncation_
     pe = scratch[4, :cnt]
     plam = scratch[5, :cnt]
     phes = scratch[6, :cnt]
+    pli = scratch[7, :cnt]
+    plj = scratch[8, :cnt]
+    ppos = ipos[:cnt]
     s_max = scores[lo + order[0]]
     for i in range(cnt):
         r = lo + order[i]
@@ -257,6 +325,9 @@ def _pairwise_query(scores, y, lo, hi, weights, gain_exp2, discount, truncation_
         pe[i] = exp(sigmoid * (scores[r] - s_max))
         plam[i] = 0.0
         phes[i] = 0.0
+        pli[i] = 0.0
+        plj[i] = 0.0
+        ppos[i] = position[r] if unbiased else 0
     inv_max_dcg = 0.0
     if not ranknet:
         inv_max_dcg = _inverse_max_dcg(py, pg, gain_exp2, discount, truncation_level,
@@ -266,7 +337,8 @@ def _pairwise_query(scores, y, lo, hi, weights, gain_exp2, discount, truncation_
     # exp(-700) is still a normal double: below that span e_high + e_low cannot underflow
     exact = sigmoid * (ps[0] - ps[cnt - 1]) > 700.0
     sum_lambdas = _pair_lambdas(ps, py, pg, pe, discount, inv_max_dcg, n_high, sigmoid,
-                                norm_by_diff, ranknet, exact, plam, phes)
+                                norm_by_diff, ranknet, exact, plam, phes, ppos, tplus, tminus,
+                                pli, plj, cost_flag)
     factor = _query_weight(weights, lo, hi)
     if normalize and sum_lambdas > 0.0:
         factor *= log2(1.0 + sum_lambdas) / sum_lambdas
@@ -274,19 +346,30 @@ def _pairwise_query(scores, y, lo, hi, weights, gain_exp2, discount, truncation_
         r = lo + order[i]
         grad[r] = plam[i] * factor
         hess[r] = phes[i] * factor
+        if unbiased:  # the costs are neither weighted nor normalised (XGBoost)
+            li_row[r] = pli[i]
+            lj_row[r] = plj[i]
 
 
 @njit(cache=True)
 def _pairwise_chunk(scores, y, group_ptr, weights, gain_exp2, truncation_level, sigmoid,
-                    normalize, ranknet, grad, hess, bounds, discount, max_cnt, c):
+                    normalize, ranknet, grad, hess, bounds, discount, max_cnt, c, bias):
     """The queries of chunk ``c``, with this chunk's scratch buffers."""
-    scratch = np.empty((7, max_cnt), dtype=np.float64)
+    scratch = np.empty((9, max_cnt), dtype=np.float64)
+    ipos = np.empty(max_cnt, dtype=np.int64)
     # label counts for the ideal DCG: labels 0..1023 (all exponential-gain labels) counted
     counts = np.zeros(0 if ranknet else 1024, dtype=np.int64)
     for q in range(bounds[c], bounds[c + 1]):
         _pairwise_query(scores, y, group_ptr[q], group_ptr[q + 1], weights, gain_exp2,
                         discount, truncation_level, sigmoid, normalize, ranknet, grad, hess,
-                        scratch, counts)
+                        scratch, counts, bias, ipos)
+
+
+@njit(cache=True)
+def _no_position_bias():
+    """The ``bias`` argument of plain LambdaRank / RankNet: no propensities tracked."""
+    empty = np.empty(0, dtype=np.float64)
+    return np.empty(0, dtype=np.int64), empty, empty, empty, empty, np.zeros(1, np.int64)
 
 
 @njit(cache=True)
@@ -336,11 +419,13 @@ def lambdarank_gradients(scores, y, group_ptr, weights, gain_exp2, truncation_le
     max_cnt = _max_query_size(group_ptr)
     discount = discounts(max_cnt)
     bounds = _chunk_bounds(group_ptr)
+    no_bias = _no_position_bias()
     for c in prange(bounds.shape[0] - 1):
         # int64 index: the parfor's own index is unsigned, and the chunk function would
         # compile a second time for it
         _pairwise_chunk(scores, y, group_ptr, weights, gain_exp2, truncation_level, sigmoid,
-                         normalize, False, grad, hess, bounds, discount, max_cnt, np.int64(c))
+                         normalize, False, grad, hess, bounds, discount, max_cnt, np.int64(c),
+                         no_bias)
 
 
 @njit(parallel=True, cache=True)
@@ -360,9 +445,118 @@ def pairwise_gradients(scores, y, group_ptr, weights, truncation_level, sigmoid,
     max_cnt = _max_query_size(group_ptr)
     discount = np.empty(0, dtype=np.float64)  # RankNet has no discount
     bounds = _chunk_bounds(group_ptr)
+    no_bias = _no_position_bias()
     for c in prange(bounds.shape[0] - 1):
         _pairwise_chunk(scores, y, group_ptr, weights, False, truncation_level, sigmoid,
-                         normalize, True, grad, hess, bounds, discount, max_cnt, np.int64(c))
+                         normalize, True, grad, hess, bounds, discount, max_cnt, np.int64(c),
+                         no_bias)
+
+
+# ------------------------------------------------------------------------------------------
+# position bias (learning from clicks)
+# ------------------------------------------------------------------------------------------
+
+
+@njit(parallel=True, cache=True)
+def unbiased_lambdarank_gradients(scores, y, group_ptr, weights, gain_exp2, truncation_level,
+                                  sigmoid, normalize, position, tplus, tminus, li_row, lj_row,
+                                  grad, hess, xgboost_cost=False):
+    """Unbiased LambdaMART gradients (Hu et al., WWW 2019; XGBoost's ``lambdarank_unbiased``).
+
+    :func:`lambdarank_gradients` with each pair of documents both *shown* above ``k =
+    tplus.shape[0]`` divided by ``tplus[pos_high] * tminus[pos_low]`` (the propensities of
+    the clicked and the unclicked position), and each such pair's cost written for the
+    propensity update (:func:`update_propensities`)::
+
+        pair (h, l), h more relevant:  cost = |delta NDCG| / dist * log2(1 + exp(-s (s_h - s_l)))
+                                       li_row[h] += cost / tminus[pos_l]
+                                       lj_row[l] += cost / tplus[pos_h]
+
+    Parameters
+    ----------
+    scores, y, group_ptr, weights, gain_exp2, truncation_level, sigmoid, normalize
+        As in :func:`lambdarank_gradients`.
+    position : int64 array of shape (n_rows,)
+        Displayed position of each row (0-based, >= 0; validated by the host).
+    tplus, tminus : float64 arrays of shape (k,), k >= 1
+        The current propensities of clicked / unclicked documents per position.
+    li_row, lj_row : float64 arrays of shape (n_rows,)
+        Overwritten: each row's summed costs as the clicked (li) and unclicked (lj) side.
+    grad, hess : float32 arrays of shape (n_rows,)
+        Written in place.
+    xgboost_cost : bool, default=False
+        XGBoost 3.x's pair cost (the loss of the reversed pair) instead of the paper's.
+    """
+    max_cnt = _max_query_size(group_ptr)
+    discount = discounts(max_cnt)
+    bounds = _chunk_bounds(group_ptr)
+    bias = (position, tplus, tminus, li_row, lj_row,
+            np.full(1, 1 if xgboost_cost else 0, dtype=np.int64))
+    for c in prange(bounds.shape[0] - 1):
+        _pairwise_chunk(scores, y, group_ptr, weights, gain_exp2, truncation_level, sigmoid,
+                         normalize, False, grad, hess, bounds, discount, max_cnt, np.int64(c),
+                         bias)
+
+
+@njit(cache=True)
+def update_propensities(li_row, lj_row, position, regularizer, tplus, tminus):
+    """Unbiased LambdaMART's propensity update (eqs. 30-31; XGBoost's
+    ``LambdaRankUpdatePositionBias``), in place.
+
+    ``L+[p]`` / ``L-[p]``: the sums of ``li_row`` / ``lj_row`` over the rows shown at
+    position ``p < k``, added in row order (one sequential pass: the same bits from the CPU
+    and the GPU's rows). Then ``tplus[p] = (L+[p] / L+[0]) ** regularizer`` when
+    ``L+[0] >= 1e-16`` (else unchanged), the same for ``tminus``; ``regularizer`` is
+    ``1 / (1 + lambdarank_bias_norm)``. Position 0's propensities are thus 1.
+    """
+    k = tplus.shape[0]
+    li = np.zeros(k, dtype=np.float64)
+    lj = np.zeros(k, dtype=np.float64)
+    for r in range(position.shape[0]):
+        p = position[r]
+        if p < k:
+            li[p] += li_row[r]
+            lj[p] += lj_row[r]
+    for p in range(k):
+        if li[0] >= _T_EPS:
+            tplus[p] = (li[p] / li[0]) ** regularizer
+        if lj[0] >= _T_EPS:
+            tminus[p] = (lj[p] / lj[0]) ** regularizer
+
+
+@njit(cache=True)
+def shift_by_position(scores, position, bias, out):
+    """``out = scores + bias[position]`` (positions beyond ``bias`` get no bias): LightGBM's
+    ``score_adjusted`` of the additive position bias."""
+    k = bias.shape[0]
+    for r in range(scores.shape[0]):
+        p = position[r]
+        out[r] = scores[r] + bias[p] if p < k else scores[r]
+
+
+@njit(cache=True)
+def update_additive_bias(grad, hess, position, learning_rate, regularization, bias):
+    """LightGBM 4.x's ``UpdatePositionBiasFactors``, in place: one Newton step per position.
+
+    Over the rows shown at position ``p`` (of those tracked, ``p < bias.shape[0]``; sums in
+    row order): ``d1 = -sum(grad) - bias[p] * regularization * n_p``,
+    ``d2 = -sum(hess) - regularization * n_p``, then
+    ``bias[p] += learning_rate * d1 / (|d2| + 0.001)``.
+    """
+    k = bias.shape[0]
+    d1 = np.zeros(k, dtype=np.float64)
+    d2 = np.zeros(k, dtype=np.float64)
+    count = np.zeros(k, dtype=np.int64)
+    for r in range(position.shape[0]):
+        p = position[r]
+        if p < k:
+            d1[p] -= np.float64(grad[r])
+            d2[p] -= np.float64(hess[r])
+            count[p] += 1
+    for p in range(k):
+        first = d1[p] - bias[p] * regularization * count[p]
+        second = d2[p] - regularization * count[p]
+        bias[p] += learning_rate * first / (abs(second) + 0.001)
 
 
 # ------------------------------------------------------------------------------------------

@@ -43,6 +43,7 @@ from .categorical import resolve as resolve_categorical
 from .constraints import resolve as resolve_constraints
 from .objectives import make_objective
 from .params import BoostParams, TreeParams
+from .position_bias import PositionBias
 
 __all__ = ["FitPlan", "check_device", "plan_fit", "fit_objective", "warn_auto_hold_out",
            "start_score", "boost_on", "warn_if_no_split"]
@@ -134,7 +135,19 @@ def fit_objective(hp, seed):
     """The objective of the hyper-parameters ``hp``, its randomness seeded by ``seed``."""
     return make_objective(name=hp["objective"], gain=hp["gain"],
                           truncation_level=hp["lambdarank_truncation_level"],
-                          random_state=seed)
+                          random_state=seed, position_bias=_position_bias(hp))
+
+
+def _position_bias(hp):
+    """The :class:`~skltr._gbdt.position_bias.PositionBias` of ``hp`` (None: graded labels;
+    front-ends without the parameter, the Dask ranker, have none)."""
+    mode = hp.get("position_bias")
+    if mode is None:
+        return None
+    return PositionBias(mode=mode, num_positions=hp["lambdarank_num_positions"],
+                        bias_norm=float(hp["lambdarank_bias_norm"]),
+                        regularization=float(hp["lambdarank_position_bias_regularization"]),
+                        learning_rate=float(hp["learning_rate"]))
 
 
 def _tree_params(hp, monotone, monotone_method, interaction, categorical) -> TreeParams:

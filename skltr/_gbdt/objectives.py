@@ -27,6 +27,11 @@ skltr                     LightGBM 4.x                                 XGBoost 3
 ``"regression"``          ``objective="regression"`` (L2)              ``reg:squarederror``
 ========================  ===========================================  ==========================
 
+Learning from clicks: ``"lambdarank"`` takes a
+:class:`~skltr._gbdt.position_bias.PositionBias` (``position_bias=``; XGBoost's
+``lambdarank_unbiased`` or LightGBM's ``Dataset(position=...)``) and is then bound to the
+fit's display positions with :meth:`LambdaRank.at_positions`.
+
 Sample weights (per row): the ranking objectives scale a query's gradients and hessians by
 the **mean of its rows' weights** (the policy of :mod:`skltr.metrics`); LightGBM multiplies
 each row by its own weight and XGBoost takes one weight per query (and rescales all of them
@@ -42,12 +47,14 @@ against LightGBM's objectives: ``benchmarks/objectives_cpu.py`` and ``docs/gbdt_
 
 from __future__ import annotations
 
+import copy
 import numbers
 
 import numpy as np
 
 from .._dtypes import G_H_DTYPE, QID_DTYPE, Y_DTYPE
 from .._cpu import objectives as _kernels
+from .position_bias import AdditiveRound, PositionEstimate, UnbiasedRound
 
 __all__ = ["Objective", "BoundGradients", "make_objective", "OBJECTIVES"]
 
@@ -327,10 +334,43 @@ class LambdaRank(Objective):
         self.truncation_level = truncation_level
         self.sigmoid = sigmoid
         self.normalize = normalize
+        #: :class:`~skltr._gbdt.position_bias.PositionBias` or None (graded labels)
+        self.position_bias = None
+        #: displayed positions (int64, query-grouped) and their estimate, set per fit
+        self.position = None
+        self.estimate = None
 
     def _params(self):
-        return {"gain": self.gain, "truncation_level": self.truncation_level,
-                "sigmoid": self.sigmoid, "normalize": self.normalize}
+        params = {"gain": self.gain, "truncation_level": self.truncation_level,
+                  "sigmoid": self.sigmoid, "normalize": self.normalize}
+        if self.position_bias is not None:
+            params["position_bias"] = self.position_bias
+        return params
+
+    def with_position_bias(self, spec):
+        """A copy learning from clicks with the position-bias model ``spec``
+        (:class:`~skltr._gbdt.position_bias.PositionBias`); :meth:`at_positions` then binds
+        it to a fit's displayed positions."""
+        obj = copy.copy(self)
+        obj.position_bias = spec
+        return obj
+
+    def at_positions(self, position):
+        """A copy for one fit on rows shown at ``position`` (int64 >= 0, one per row in
+        query-grouped order, validated by the estimator), holding a fresh estimate
+        (``estimate``, updated in place by every round's gradients)."""
+        assert self.position_bias is not None
+        obj = copy.copy(self)
+        obj.position = np.ascontiguousarray(position, dtype=np.int64)
+        k = self.position_bias.n_tracked(obj.position, self.truncation_level)
+        obj.estimate = PositionEstimate.start(self.position_bias.mode, k)
+        return obj
+
+    def host_round(self):
+        """The host step of the position-bias model shared by both devices
+        (:class:`~skltr._gbdt.position_bias.UnbiasedRound` or ``AdditiveRound``)."""
+        kind = UnbiasedRound if self.position_bias.unbiased else AdditiveRound
+        return kind(self.position_bias, self.position, self.estimate)
 
     def _check_labels(self, y, group_ptr):
         _check_grades(y, self.name)
@@ -338,10 +378,32 @@ class LambdaRank(Objective):
             _check_exp2_gains(y, group_ptr, self.name, 1.0)
 
     def _gradients(self, scores, y, group_ptr, weights, grad, hess, iteration, query_index):
-        _kernels.lambdarank_gradients(
-            scores, y, group_ptr, weights, self.gain == "exp2", self.truncation_level,
-            self.sigmoid, self.normalize, grad, hess,
-        )
+        if self.position_bias is None:
+            _kernels.lambdarank_gradients(
+                scores, y, group_ptr, weights, self.gain == "exp2", self.truncation_level,
+                self.sigmoid, self.normalize, grad, hess,
+            )
+            return
+        # learning from clicks: the gradients at this round's estimate, then its update
+        assert self.position is not None and self.position.shape == y.shape, \
+            "at_positions() binds the objective to the fit's rows first"
+        host = self.host_round()
+        if self.position_bias.unbiased:
+            li_row = np.empty(y.shape[0])
+            lj_row = np.empty(y.shape[0])
+            _kernels.unbiased_lambdarank_gradients(
+                scores, y, group_ptr, weights, self.gain == "exp2", self.truncation_level,
+                self.sigmoid, self.normalize, self.position, self.estimate.tplus,
+                self.estimate.tminus, li_row, lj_row, grad, hess,
+                self.position_bias.xgboost_cost)
+            host.update(li_row, lj_row)
+        else:
+            shifted = np.empty_like(scores)
+            _kernels.shift_by_position(scores, self.position, self.estimate.bias, shifted)
+            _kernels.lambdarank_gradients(
+                shifted, y, group_ptr, weights, self.gain == "exp2", self.truncation_level,
+                self.sigmoid, self.normalize, grad, hess)
+            host.update(grad, hess)
 
 
 class RankPairwise(Objective):
@@ -479,7 +541,7 @@ def _seed_from(random_state):
 
 
 def make_objective(name, *, gain="exp2", truncation_level=None, sigmoid=1.0, normalize=True,
-                   random_state=None):
+                   random_state=None, position_bias=None):
     """Build the objective ``name`` with its parameters.
 
     Parameters
@@ -501,6 +563,10 @@ def make_objective(name, *, gain="exp2", truncation_level=None, sigmoid=1.0, nor
         ``lambdarank_normalization``.
     random_state : int, RandomState, Generator or None, default=None
         rank_xendcg's seed (an int is LightGBM's ``objective_seed``; ``None`` draws one).
+    position_bias : PositionBias or None, default=None
+        lambdarank only: learn from clicks with this position-bias model
+        (:mod:`skltr._gbdt.position_bias`); the objective must then be bound to the
+        displayed positions with ``at_positions`` before computing gradients.
 
     Returns
     -------
@@ -528,6 +594,10 @@ def make_objective(name, *, gain="exp2", truncation_level=None, sigmoid=1.0, nor
     assert np.isfinite(sigmoid) and sigmoid > 0, sigmoid
     if truncation_level is not None:  # (any larger level means "all pairs" anyway)
         truncation_level = min(int(truncation_level), _ALL_PAIRS)
-    return cls.from_params(gain=gain, truncation_level=truncation_level,
-                           sigmoid=float(sigmoid), normalize=bool(normalize),
-                           random_state=random_state)
+    objective = cls.from_params(gain=gain, truncation_level=truncation_level,
+                                sigmoid=float(sigmoid), normalize=bool(normalize),
+                                random_state=random_state)
+    if position_bias is not None:
+        assert cls is LambdaRank, name
+        objective = objective.with_position_bias(position_bias)
+    return objective

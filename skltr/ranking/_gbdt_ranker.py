@@ -17,10 +17,12 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._device import resolve_device
 from .._gbdt.objectives import OBJECTIVES
+from .._gbdt.position_bias import MODES as POSITION_BIAS_MODES
 from ..utils.validation import check_ranking_y
 from ._categorical import (check_categorical_columns, encode_eval_sets, encode_fit_frame,
                            encode_frame, jsonable_categories, read_categories)
 from ._ensemble_ranker import EnsembleRanker
+from ._position import check_position
 
 __all__ = ["GPUHistGBDTRanker"]
 
@@ -107,6 +109,34 @@ class GPUHistGBDTRanker(EnsembleRanker):
         ``lambdarank_truncation_level``). None: LightGBM's default, 30, for
         ``"lambdarank"``; all pairs for ``"rank_pairwise"``. Ignored by the other
         objectives.
+    position_bias : {"unbiased", "unbiased_paper", "additive"} or None, default=None
+        Learn from clicks biased by the position each row was shown at
+        (``fit(..., position=...)``; ``objective="lambdarank"`` only, ``y`` the clicks).
+        ``"unbiased"``: Unbiased LambdaMART (Hu et al., WWW 2019) as XGBoost's
+        ``lambdarank_unbiased=True`` computes it: pairs are reweighted by the inverse
+        propensities of their positions, estimated jointly with the trees
+        (``position_bias_``: the examination propensity of each position relative to
+        position 0).
+        ``"unbiased_paper"``: the same with the paper's pair cost in the propensity update
+        (the pair's own logistic loss; XGBoost takes the reversed pair's, measured the
+        better estimate: :ref:`learning_from_clicks`).
+        ``"additive"``: LightGBM 4.x's ``Dataset(position=...)``: a learned score per
+        position is added while the gradients are computed, so the trees learn what is left
+        (``position_bias_``: those scores). None: ``y`` are graded labels. See
+        :ref:`learning_from_clicks`.
+    lambdarank_num_positions : int or None, default=None
+        Positions whose bias is estimated (0 .. this - 1); rows shown lower get none
+        (the unbiased modes: their pairs are neither reweighted nor counted, as XGBoost).
+        None: ``min(lambdarank_truncation_level, largest position + 1)`` for the
+        unbiased modes (XGBoost's top-k rule), every position shown for ``"additive"``
+        (LightGBM).
+    lambdarank_bias_norm : float, default=1.0
+        The unbiased modes: the regularisation exponent ``p`` of the propensities
+        (XGBoost's ``lambdarank_bias_norm``): each is a cost ratio to the power
+        ``1 / (1 + p)``; larger values pull them towards 1.
+    lambdarank_position_bias_regularization : float, default=0.0
+        ``"additive"``: L2 penalty on the position scores (LightGBM's
+        ``lambdarank_position_bias_regularization``).
     early_stopping : bool or "auto", default=False
         Stop when the monitored NDCG has not improved for ``n_iter_no_change`` rounds, and
         keep the trees up to the best round. The monitored set is the first ``eval_set``
@@ -215,6 +245,15 @@ class GPUHistGBDTRanker(EnsembleRanker):
         The device that was used.
     timings_ : dict
         ``{"binning_s", "boosting_s"}`` of the last fit, in seconds.
+    position_bias_ : ndarray of shape (n_positions,) or None
+        With ``position_bias="unbiased"`` (or ``"unbiased_paper"``): the estimated
+        propensities of clicked documents per displayed position, relative to position 0
+        (Unbiased LambdaMART's ``t+``, XGBoost's ``ti+``); with ``"additive"``: the
+        learned score of each position.
+        None without ``position_bias``. The estimate after the last round run.
+    position_bias_minus_ : ndarray of shape (n_positions,) or None
+        With the unbiased modes: the propensities of unclicked documents
+        (``t-``, XGBoost's ``tj-``); None otherwise.
 
     See Also
     --------
@@ -249,6 +288,11 @@ class GPUHistGBDTRanker(EnsembleRanker):
     gain="exp2"                  label_gain=[2**i - 1, ...]       ndcg_exp_gain=True
     eval_at                      eval_at                          eval_metric="ndcg@k"
     lambdarank_truncation_level  lambdarank_truncation_level      lambdarank_num_pair_per_sample
+    position_bias="unbiased"     -                                lambdarank_unbiased=True
+    position_bias="additive"     Dataset(position=...)            -
+    lambdarank_bias_norm         -                                lambdarank_bias_norm
+    lambdarank_position_bias_    lambdarank_position_bias_        -
+    regularization               regularization
     n_iter_no_change             early_stopping_rounds            early_stopping_rounds
     random_state                 seed                             seed
     n_jobs                       num_threads                      nthread
@@ -295,6 +339,10 @@ class GPUHistGBDTRanker(EnsembleRanker):
         "gain": [StrOptions({"exp2", "linear"})],
         "eval_at": [Interval(Integral, 1, None, closed="left"), list, tuple],
         "lambdarank_truncation_level": [Interval(Integral, 1, None, closed="left"), None],
+        "position_bias": [StrOptions(set(POSITION_BIAS_MODES)), None],
+        "lambdarank_num_positions": [Interval(Integral, 1, None, closed="left"), None],
+        "lambdarank_bias_norm": [Interval(Real, 0, None, closed="left")],
+        "lambdarank_position_bias_regularization": [Interval(Real, 0, None, closed="left")],
         "early_stopping": [StrOptions({"auto"}), "boolean"],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
@@ -314,6 +362,10 @@ class GPUHistGBDTRanker(EnsembleRanker):
         "cat_l2": [Interval(Real, 0, None, closed="left")],
         "min_data_per_group": [Interval(Integral, 1, None, closed="left")],
     }
+    # position is metadata per row, as qid: routed (and split per fold) by Pipelines and
+    # searches under scikit-learn's metadata routing
+    __metadata_request__fit = {"qid": True, "position": True}
+
     # ±inf is refused (the base class's default): the binned trees put +inf in the last
     # bin, but a "non-missing vs missing" split exports the threshold DBL_MAX, which +inf
     # would not pass, so training and prediction could disagree on it.
@@ -337,7 +389,8 @@ class GPUHistGBDTRanker(EnsembleRanker):
                  monotone_constraints=None, monotone_constraints_method="basic",
                  interaction_constraints=None, categorical_features="from_dtype",
                  max_cat_to_onehot=4, max_cat_threshold=32, cat_smooth=10.0, cat_l2=10.0,
-                 min_data_per_group=100):
+                 min_data_per_group=100, position_bias=None, lambdarank_num_positions=None,
+                 lambdarank_bias_norm=1.0, lambdarank_position_bias_regularization=0.0):
         self.objective = objective
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
@@ -375,9 +428,14 @@ class GPUHistGBDTRanker(EnsembleRanker):
         self.cat_smooth = cat_smooth
         self.cat_l2 = cat_l2
         self.min_data_per_group = min_data_per_group
+        self.position_bias = position_bias
+        self.lambdarank_num_positions = lambdarank_num_positions
+        self.lambdarank_bias_norm = lambdarank_bias_norm
+        self.lambdarank_position_bias_regularization = lambdarank_position_bias_regularization
 
     # ------------------------------------------------------------------ fitting
-    def fit(self, X, y, *, qid=None, sample_weight=None, eval_set=None, init_model=None):
+    def fit(self, X, y, *, qid=None, sample_weight=None, eval_set=None, init_model=None,
+            position=None):
         """Fit the ranker.
 
         Parameters
@@ -414,19 +472,26 @@ class GPUHistGBDTRanker(EnsembleRanker):
             scores, and the fitted model sums its trees in float64 (its scores of the
             XGBoost rounds then differ from XGBoost's by float32 rounding, ~1e-7). It needs
             a dense ``X`` and ``missing=NaN``; categorical XGBoost models are refused.
+            Not with ``position_bias`` (its estimate would restart).
+        position : array-like of shape (n_samples,), optional
+            The 0-based position at which each row was displayed when its click (``y``) was
+            logged; needs ``position_bias``. Routed like ``qid`` through Pipelines and
+            searches (requested by default under metadata routing). Not needed at predict.
 
         Returns
         -------
         self
         """
-        X, y, qid, sample_weight = (_to_host(a) for a in (X, y, qid, sample_weight))
+        X, y, qid, sample_weight, position = (_to_host(a) for a in (X, y, qid, sample_weight,
+                                                                   position))
         # pandas category columns -> codes, their categories kept (the eval sets' coded
         # against them); "from_dtype" resolved to indices
         X, spec, categories = encode_fit_frame(X, self.categorical_features,
                                                self._start_categories(init_model))
         eval_set = encode_eval_sets(eval_set, categories, convert=_to_host)
         return super().fit(X, y, qid=qid, sample_weight=sample_weight, eval_set=eval_set,
-                           init_model=init_model, categorical=(spec, categories))
+                           init_model=init_model, categorical=(spec, categories),
+                           position=position)
 
     def _fit_checks_inf(self):
         # On the GPU the binning kernels flag +-inf while they read X (boost(reject_inf=True)),
@@ -490,7 +555,9 @@ class GPUHistGBDTRanker(EnsembleRanker):
         return {"is_categorical_": None if mask is None else [bool(v) for v in mask],
                 "pandas_categories": jsonable_categories(
                     getattr(self, "_pandas_categories", {}),
-                    getattr(self, "feature_names_in_", None))}
+                    getattr(self, "feature_names_in_", None)),
+                "position_bias_": _jsonable(getattr(self, "position_bias_", None)),
+                "position_bias_minus_": _jsonable(getattr(self, "position_bias_minus_", None))}
 
     def _read_extra_fitted_state(self, fitted, path):
         from ..utils._model_io import ModelFileError  # noqa: PLC0415
@@ -503,6 +570,9 @@ class GPUHistGBDTRanker(EnsembleRanker):
                 raise ValueError(f"is_categorical_ must be a list of {n} booleans")
             self.is_categorical_ = None if mask is None else np.asarray(mask, dtype=bool)
             self._pandas_categories = read_categories(fitted.get("pandas_categories"), n)
+            # absent from files of an skltr without position bias: none learned
+            for key in ("position_bias_", "position_bias_minus_"):
+                setattr(self, key, _read_floats(fitted.get(key), key))
         except ValueError as exc:
             raise ModelFileError(path, f"invalid fitted state: {exc}") from None
 
@@ -511,12 +581,20 @@ class GPUHistGBDTRanker(EnsembleRanker):
         if getattr(self, "is_categorical_", None) is not None:
             check_categorical_columns(X, np.flatnonzero(self.is_categorical_))
 
-    def _fit(self, data, eval_set=None, init_model=None, categorical=(None, None)):
+    def _fit(self, data, eval_set=None, init_model=None, categorical=(None, None),
+             position=None):
         from .._engine.rounds import EvalData, hold_out  # noqa: PLC0415
         from .._gbdt import fit as recipe  # noqa: PLC0415
         from .._numba_cache import announce_first_compile  # noqa: PLC0415
 
         self._check_gain()
+        position = check_position(position, data.X.shape[0], objective=self.objective,
+                                  position_bias=self.position_bias, above=3)
+        if position is not None and (init_model is not None or (
+                self.warm_start and hasattr(self, "ensemble_"))):
+            raise ValueError("position_bias does not continue a model (init_model or "
+                             "warm_start): the position estimate would restart from "
+                             "scratch. Fit anew, or continue with position_bias=None.")
         announce_first_compile()
         device = resolve_device(self.device, estimator=type(self).__name__)
         hp = self.get_params(deep=False)
@@ -542,16 +620,20 @@ class GPUHistGBDTRanker(EnsembleRanker):
             feature_names=getattr(self, "feature_names_in_", None),
             reject_inf=not self._allow_inf and device.is_gpu, n_features=data.X.shape[1])
         X, y, w, group_ptr = data.X, data.y, data.sample_weight, data.group_ptr
+        shown = None if position is None else position[data.groups.order]  # grouped order
         if plan.hold_out:
             (X, y, w, group_ptr), evals, val = hold_out(X, y, w, group_ptr,
                                                         self.validation_fraction, plan.seed)
             recipe.warn_auto_hold_out(hp, data.group_ptr, val, above=3)
-        result = recipe.boost_on(device, X, y, group_ptr, w, plan.objective, plan.params, evals,
+            shown = None if shown is None else shown[~val]
+        objective = plan.objective if shown is None else plan.objective.at_positions(shown)
+        result = recipe.boost_on(device, X, y, group_ptr, w, objective, plan.params, evals,
                                  continuation=continuation)
         recipe.warn_if_no_split(result, above=3)
         cat = plan.params.tree.categorical
         self.is_categorical_ = None if cat is None else cat.mask(data.X.shape[1])
         self._pandas_categories = pandas_categories or {}
+        self.position_bias_, self.position_bias_minus_ = _learned_position_bias(objective)
         return self._set_fitted(result, device)
 
     def _check_gain(self):
@@ -559,6 +641,33 @@ class GPUHistGBDTRanker(EnsembleRanker):
             raise ValueError(f"objective={self.objective!r} only has the gain(s) "
                              f"{OBJECTIVES[self.objective].gains}; got gain={self.gain!r}. Use "
                              f"gain='exp2', or objective='lambdarank' for gain='linear'.")
+
+
+def _jsonable(values):
+    return None if values is None else [float(v) for v in values]
+
+
+def _read_floats(values, key):
+    """A saved list of finite floats as an array, or None."""
+    if values is None:
+        return None
+    if not isinstance(values, list) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        raise ValueError(f"{key} must be null or a list of numbers")
+    arr = np.asarray(values, dtype=np.float64)
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{key} must hold finite numbers")
+    return arr
+
+
+def _learned_position_bias(objective):
+    """``(position_bias_, position_bias_minus_)`` of a fitted objective."""
+    estimate = getattr(objective, "estimate", None)
+    if estimate is None:
+        return None, None
+    if objective.position_bias.unbiased:
+        return estimate.tplus.copy(), estimate.tminus.copy()
+    return estimate.bias.copy(), None
 
 
 def _to_host(a):

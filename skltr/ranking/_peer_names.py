@@ -89,6 +89,17 @@ PEER_NAMES: tuple[PeerName, ...] = (
     PeerName("lambdarank_truncation_level=None", ("lambdarank_truncation_level",),
              ("lambdarank_num_pair_per_sample",),
              "None: 30 for lambdarank, as LightGBM"),
+    PeerName('fit(position=...)', ("fit(position=...)",), (),
+             "the display position of each row when its click was logged, routed like qid; "
+             "XGBoost reads positions from the row order within each query instead"),
+    PeerName('position_bias="unbiased"', (), ("lambdarank_unbiased=True",),
+             "Unbiased LambdaMART with XGBoost's pair cost; needs fit(position=...); "
+             '"unbiased_paper" takes the paper\'s cost'),
+    PeerName('position_bias="additive"', ("fit(position=...)",), (),
+             "LightGBM's learned additive score per position (its Dataset(position=...))"),
+    PeerName("lambdarank_bias_norm=1.0", (), ("lambdarank_bias_norm",)),
+    PeerName("lambdarank_position_bias_regularization=0.0",
+             ("lambdarank_position_bias_regularization",), ()),
     PeerName("eval_at=10", ("eval_at", "ndcg_eval_at", "fit(eval_at=...)"),
              ('eval_metric="ndcg@10"',),
              "a parameter of the ranker, not of fit; also score()'s cut-off"),

@@ -178,6 +178,14 @@ FIGURES = [
         ("1.67x", 1000, "categorical (cuda)"), ("2.01x", 10000, "categorical (cuda)"),
         ("0.90x", 10, "ordinal (cuda)"), ("0.87x", 1000, "ordinal (cuda)"),
         ("0.66x", 10000, "ordinal (cuda)"))),
+    *(Figure(text, f"categorical-amd-epyc-2026-11-27-fa6a6d5-{tag}.json", f"{levels} categories",
+             metric=f"skltr {engine} fit", field="ratio", fmt="{:.2f}x", pages=GBDT_RANKER)
+      for text, tag, levels, engine in (
+          ("0.94x", "q6000-t2", 1000, "categorical"), ("0.97x", "q6000-t2", 10000, "categorical"),
+          ("0.83x", "q6000-t2", 1000, "ordinal"), ("0.82x", "q6000-t2", 10000, "ordinal"),
+          ("1.47x", "q600-t2", 10, "categorical"), ("1.59x", "q600-t2", 1000, "categorical"),
+          ("1.58x", "q600-t2", 10000, "categorical"), ("1.27x", "q600-t2", 10, "ordinal"),
+          ("1.19x", "q600-t2", 1000, "ordinal"), ("1.18x", "q600-t2", 10000, "ordinal"))),
     Figure("12.6x", "predict_cpu-intel-r-xeon-r-processor-2-50ghz-2026-11-22.json",
            "lightgbm 1000 trees 64 leaves (64.0 leaves/tree, 400 training queries)",
            field="speedup", fmt="{:.1f}x", pages=("README.md", "docs/performance.rst")),

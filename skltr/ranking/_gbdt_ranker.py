@@ -291,12 +291,12 @@ class GPUHistGBDTRanker(EnsembleRanker):
     position_bias="unbiased"     -                                lambdarank_unbiased=True
     position_bias="additive"     Dataset(position=...)            -
     lambdarank_bias_norm         -                                lambdarank_bias_norm
-    lambdarank_position_bias_    lambdarank_position_bias_        -
-    regularization               regularization
     n_iter_no_change             early_stopping_rounds            early_stopping_rounds
     random_state                 seed                             seed
     n_jobs                       num_threads                      nthread
     ===========================  ===============================  ===========================
+
+    ``lambdarank_position_bias_regularization`` is LightGBM's parameter of the same name.
 
     LightGBM's ``label_gain`` table covers grades 0..30 by default; skltr computes
     ``2**label - 1`` for any grade, so grades above 30 need ``label_gain`` set explicitly in

@@ -64,6 +64,21 @@ def query_weight(weights):
     return 1.0 if weights is None else sum(weights) / len(weights)
 
 
+def _lambdarank_pairs(labels, scores, gain, truncation_level, normalize):
+    """LambdaMART's pairs ``(high, low, |delta NDCG|)``, score-distance normalised when
+    ``normalize`` (and the scores are not all equal)."""
+    pos = positions(scores)
+    idcg = ideal_dcg_query(labels, truncation_level, gain)
+    inv_idcg = 1.0 / idcg if idcg > 0 else 0.0
+    by_distance = normalize and max(scores) != min(scores)
+    for a, b in pairs(labels, pos, truncation_level):
+        delta = (abs(gain_of(labels[a], gain) - gain_of(labels[b], gain))
+                 * abs(discount(pos[a]) - discount(pos[b])) * inv_idcg)
+        if by_distance:
+            delta /= LIGHTGBM_001F + abs(scores[a] - scores[b])
+        yield a, b, delta
+
+
 def lambdarank(labels, scores, weights=None, gain="exp2", truncation_level=30, sigmoid=1.0,
                normalize=True, lightgbm_table=False):
     """LambdaMART; ``lightgbm_table=True`` reads the sigmoid from LightGBM's table."""
@@ -71,16 +86,8 @@ def lambdarank(labels, scores, weights=None, gain="exp2", truncation_level=30, s
     grad, hess = [0.0] * n, [0.0] * n
     if n <= 1 or len(set(labels)) == 1:
         return grad, hess
-    pos = positions(scores)
-    idcg = ideal_dcg_query(labels, truncation_level, gain)
-    inv_idcg = 1.0 / idcg if idcg > 0 else 0.0
-    by_distance = normalize and max(scores) != min(scores)
     total = 0.0
-    for a, b in pairs(labels, pos, truncation_level):
-        delta = (abs(gain_of(labels[a], gain) - gain_of(labels[b], gain))
-                 * abs(discount(pos[a]) - discount(pos[b])) * inv_idcg)
-        if by_distance:
-            delta /= LIGHTGBM_001F + abs(scores[a] - scores[b])
+    for a, b, delta in _lambdarank_pairs(labels, scores, gain, truncation_level, normalize):
         if lightgbm_table:
             p = lightgbm_table_sigmoid(scores[a] - scores[b], sigmoid)
         else:
@@ -131,16 +138,8 @@ def unbiased_lambdarank(labels, scores, shown, tplus, tminus, weights=None, gain
     if n <= 1 or len(set(labels)) == 1:
         return grad, hess, li, lj
     k = len(tplus)
-    pos = positions(scores)
-    idcg = ideal_dcg_query(labels, truncation_level, gain)
-    inv_idcg = 1.0 / idcg if idcg > 0 else 0.0
-    by_distance = normalize and max(scores) != min(scores)
     total = 0.0
-    for a, b in pairs(labels, pos, truncation_level):
-        delta = (abs(gain_of(labels[a], gain) - gain_of(labels[b], gain))
-                 * abs(discount(pos[a]) - discount(pos[b])) * inv_idcg)
-        if by_distance:
-            delta /= LIGHTGBM_001F + abs(scores[a] - scores[b])
+    for a, b, delta in _lambdarank_pairs(labels, scores, gain, truncation_level, normalize):
         p = logistic_tail(sigmoid * (scores[a] - scores[b]))
         lam = sigmoid * p * delta
         h = sigmoid ** 2 * p * (1 - p) * delta

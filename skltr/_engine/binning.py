@@ -500,7 +500,7 @@ class BinMapper:
 
 def kept_categories(counts, has_nan, max_bins):
     """Which categories of a feature get a code: indices into ``counts`` (the sample
-    counts of its categories in increasing code order), in code order of the result.
+    counts of its categories in increasing code order), in bin order (decreasing count).
 
     LightGBM's rule (``BinMapper::FindBin``, ``bin.cpp``, its ``max_bin`` being
     ``max_bins``): categories by decreasing count (ties: the smaller category first) while

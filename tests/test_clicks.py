@@ -399,14 +399,3 @@ def test_num_positions_and_bias_norm():
                                                      position=log.position)
     assert additive.position_bias_.shape == (shown,)  # every position shown (LightGBM)
     assert additive.position_bias_minus_ is None
-
-
-def test_gpu_fit_with_position_bias_is_refused_before_any_work():
-    # the CUDA twin has not run on a GPU yet: device="cuda" refuses position bias by name
-    from skltr._gbdt.fit import check_device
-
-    hp = GPUHistGBDTRanker(position_bias="unbiased", device="cuda").get_params()
-    with pytest.raises(NotImplementedError, match="position_bias='unbiased'.*device='cpu'"):
-        check_device(hp, is_gpu=True)
-    check_device({**hp, "position_bias": None}, is_gpu=True)
-    check_device(hp, is_gpu=False)

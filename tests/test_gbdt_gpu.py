@@ -1353,3 +1353,58 @@ def test_wide_histograms_match_numpy():
             np.add.at(want[:, 0], idx, qg[sel].astype(np.int64))
             np.add.at(want[:, 1], idx, (np.int64(1) << shift) + qh[sel].astype(np.int64))
         np.testing.assert_array_equal(got[slot, nf:].reshape(-1, 2), want)
+
+
+# ------------------------------------------------------------ learning from clicks (issue #30)
+@pytest.mark.parametrize("xgboost_cost", [False, True])
+@pytest.mark.parametrize("spread", [1.0, 1e3])  # 1e3: the overflow-safe (exact) branch
+@pytest.mark.parametrize("shared_max", [1024, 8])  # 8: the global-scratch kernel too
+def test_unbiased_pair_gradients_and_costs_match_cpu(xgboost_cost, spread, shared_max):
+    """Unbiased LambdaMART's gradients, hessians and row costs: the CPU's bits."""
+    from skltr._cpu import objectives as cpu_kernels
+    from skltr._gpu import objectives as gpu_kernels
+
+    rng = np.random.default_rng(8)
+    sizes = [1, 2, 7, 120, 1, 300, 33, 1024, 1025]
+    y, group_ptr, scores = _queries(rng, sizes, levels=2)  # clicks
+    scores = scores * spread
+    y[group_ptr[2]:group_ptr[3]] = 1.0
+    n = y.size
+    shown = np.concatenate([rng.permutation(m) for m in sizes]).astype(np.int64)
+    k = 12
+    tplus, tminus = rng.uniform(0.1, 1.5, k), rng.uniform(0.1, 1.5, k)
+    tplus[4] = 0.0
+    g_cpu, h_cpu = np.empty(n, np.float32), np.empty(n, np.float32)
+    li_cpu, lj_cpu = np.empty(n), np.empty(n)
+    cpu_kernels.unbiased_lambdarank_gradients(scores, y, group_ptr, np.empty(0), True, 30,
+                                              1.0, True, shown, tplus, tminus, li_cpu,
+                                              lj_cpu, g_cpu, h_cpu, xgboost_cost)
+    obj = make_objective("lambdarank", truncation_level=30)
+    with _config.override(QUERY_SHARED_MAX_DOCS=shared_max):
+        gobj = make_cuda_gradients(obj, y, group_ptr, None)
+    g, h = cupy.empty(n, cupy.float32), cupy.empty(n, cupy.float32)
+    li, lj = cupy.full(n, np.nan), cupy.full(n, np.nan)
+    gobj._pair_gradients(cupy.asarray(scores), g, h, unbiased=(
+        cupy.asarray(shown), cupy.asarray(tplus), cupy.asarray(tminus), xgboost_cost, li, lj))
+    np.testing.assert_array_equal(g.get(), g_cpu)
+    np.testing.assert_array_equal(h.get(), h_cpu)
+    np.testing.assert_array_equal(li.get(), li_cpu)
+    np.testing.assert_array_equal(lj.get(), lj_cpu)
+    assert gpu_kernels.BYTES_PER_DOC == 56
+
+
+@pytest.mark.parametrize("mode", ["unbiased", "unbiased_paper", "additive"])
+def test_position_bias_fits_give_the_same_model_and_estimate_on_both_devices(mode):
+    from skltr.datasets import simulate_clicks
+
+    X, y, qid = _data(12, n_queries=300)
+    log = simulate_clicks(y, qid, n_sessions=2, random_state=0)
+    params = dict(n_estimators=40, position_bias=mode, random_state=5)
+    fits = [GPUHistGBDTRanker(**params, device=device).fit(
+        X[log.rows], log.clicks, qid=log.session, position=log.position)
+        for device in ("cpu", "cuda")]
+    assert_same_model(fits[0].to_tree_ensemble(), fits[1].to_tree_ensemble())
+    np.testing.assert_array_equal(fits[1].position_bias_, fits[0].position_bias_)
+    if mode != "additive":
+        np.testing.assert_array_equal(fits[1].position_bias_minus_,
+                                      fits[0].position_bias_minus_)

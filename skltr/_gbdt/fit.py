@@ -83,13 +83,7 @@ class FitPlan:
 
 def check_device(hp, is_gpu):
     """Raise, before any work, for what the CUDA back-end does not do: float histograms
-    (its determinism rests on integer sums), and position bias (learning from clicks)."""
-    if is_gpu and hp.get("position_bias") is not None:
-        # its CUDA pair kernel is written (branch ``clicks``) but not yet run on a GPU
-        raise NotImplementedError(
-            f"position_bias={hp['position_bias']!r} is not available with "
-            f"device={hp['device']!r} yet: learning from clicks runs on the CPU "
-            f"(device='cpu').")
+    (its determinism rests on integer sums)."""
     if is_gpu and hp["hist_mode"] != "quantised":
         raise NotImplementedError(
             f"hist_mode={hp['hist_mode']!r} is not implemented with device={hp['device']!r}: "

@@ -115,22 +115,55 @@ class PairGradients(_CUDAGradients):
         self.big = cupy.asarray(np.flatnonzero(big).astype(np.int32))
         self.small_max = int(sizes[~big].max(initial=0))
         self.scratch = cupy.empty(7 * self.n, cupy.float64) if big.any() else None
+        # learning from clicks: the displayed positions on the device, the estimate's host
+        # step (skltr._gbdt.position_bias) shared with the CPU
+        spec = getattr(objective, "position_bias", None)
+        self.host = None if spec is None else objective.host_round()
+        self.unbiased = spec is not None and spec.unbiased
+        self.xgboost_cost = spec is not None and spec.xgboost_cost
+        if spec is not None:
+            self.position = cupy.asarray(np.ascontiguousarray(objective.position, np.int64))
+        if self.unbiased:
+            self.li_row = cupy.empty(self.n, cupy.float64)
+            self.lj_row = cupy.empty(self.n, cupy.float64)
 
     def gradients(self, scores, grad, hess, iteration=0):
+        if self.host is None:
+            self._pair_gradients(scores, grad, hess)
+            return
+        estimate = self.host.estimate
+        if self.unbiased:
+            # t+ / t- up (k doubles), the row costs down (16 bytes a row): the update's
+            # sequential sums run on the host, so both devices estimate the same bits
+            tplus, tminus = cupy.asarray(estimate.tplus), cupy.asarray(estimate.tminus)
+            self._pair_gradients(scores, grad, hess, unbiased=(
+                self.position, tplus, tminus, self.xgboost_cost, self.li_row, self.lj_row))
+            self.host.update(cupy.asnumpy(self.li_row), cupy.asnumpy(self.lj_row))
+        else:
+            # LightGBM's additive form: scores + bias[position] (the CPU's shift_by_position),
+            # the gradients there, and the bias's Newton step on the host (8 bytes a row)
+            bias = cupy.asarray(estimate.bias)
+            k = bias.size
+            shown = cupy.minimum(self.position, k - 1)
+            shifted = cupy.where(self.position < k, scores + bias[shown], scores)
+            self._pair_gradients(shifted, grad, hess)
+            self.host.update(cupy.asnumpy(grad), cupy.asnumpy(hess))
+
+    def _pair_gradients(self, scores, grad, hess, unbiased=None):
         args = (self.inv_max_dcg if not self.ranknet else self.qweight, self.discount,
                 np.int32(self.truncation), np.float64(self.sigmoid),
                 np.int32(self.normalize), np.int32(self.ranknet), grad, hess)
         if self.small.size:
             kernels.pair_gradients(self.small, scores, self.key, self.group_ptr, self.qweight,
                                    args, (self.group_ptr, self.y, np.int64(self.n)),
-                                   max_docs=self.small_max)
+                                   max_docs=self.small_max, unbiased=unbiased)
         if self.big.size:
             # global segmented sort: by query, then descending score, then row (stable)
             neg = -scores + 0.0  # + 0.0: -0.0 and 0.0 are one key, as for numpy's sort
             perm = cupy.lexsort(cupy.stack([self.rowf, neg, self.qid])).astype(cupy.int64)
             kernels.pair_gradients(self.big, scores, self.key, self.group_ptr, self.qweight,
                                    args, (perm, self.scratch, np.int64(self.n)),
-                                   global_scratch=True)
+                                   global_scratch=True, unbiased=unbiased)
 
 
 def make_cuda_gradients(objective, y, group_ptr, sample_weight=None, query_index=None):

@@ -23,8 +23,7 @@ look that far. Two remedies, one per peer library, both learned jointly with the
     relevance, ``b`` the position's pull); one Newton step per position and round, with
     ``lambdarank_position_bias_regularization`` as an L2 penalty.
 
-Per round (the CPU; the CUDA twin, on branch ``clicks``, awaits a run on a GPU and
-``device="cuda"`` refuses position bias until then)::
+Per round (both devices; the CUDA twin is :mod:`skltr._gbdt.objectives_cuda`)::
 
     unbiased:  gradients(scores; t+, t-) -> grad, hess, li_row, lj_row   (one pass, per query)
                update_propensities(li_row, lj_row, position) -> t+, t-   (host, O(rows))
@@ -32,7 +31,7 @@ Per round (the CPU; the CUDA twin, on branch ``clicks``, awaits a run on a GPU a
                update_additive_bias(grad, hess, position) -> b          (host, O(rows))
 
 The per-position sums run sequentially over the rows in query-grouped order on the host, so
-that a GPU twin can estimate the same propensities bit for bit (copying ``li_row`` /
+both devices estimate the same propensities bit for bit (the GPU copies ``li_row`` /
 ``lj_row`` or ``grad`` / ``hess`` to the host once per round: 16 or 8 bytes per row).
 
 :class:`PositionBias` holds the parameters; :class:`PositionEstimate` the estimate a fit
@@ -131,7 +130,7 @@ class PositionEstimate:
 
 
 class UnbiasedRound:
-    """The host step of Unbiased LambdaMART (a GPU twin would share it): the row costs' sums per
+    """The host step of Unbiased LambdaMART shared by both devices: the row costs' sums per
     position and the new propensities (:func:`skltr._cpu.objectives.update_propensities`)."""
 
     def __init__(self, spec: PositionBias, position, estimate: PositionEstimate):
@@ -145,7 +144,7 @@ class UnbiasedRound:
 
 
 class AdditiveRound:
-    """The host step of the additive form (a GPU twin would share it): one Newton step per
+    """The host step of the additive form shared by both devices: one Newton step per
     position from the round's (float32) gradients
     (:func:`skltr._cpu.objectives.update_additive_bias`)."""
 

@@ -2,6 +2,10 @@
 launch, XE-NDCG, regression (sources and launchers; the device objectives that hold each
 fit's constants are :mod:`skltr._gbdt.objectives_cuda`).
 
+Unbiased LambdaMART (``k > 0``) reweights the pairs shown above ``k`` by the propensities
+and writes each row's costs (``li_row`` / ``lj_row``) in the CPU's order of every sum; the
+propensity update from them runs on the host (:mod:`skltr._gbdt.position_bias`).
+
 The pair rule is :mod:`skltr._cpu.objectives`' formula for formula (LightGBM 4.x
 ``lambdarank``; XGBoost top-k ``rank:pairwise``), in the CPU's order of every sum and with
 its ``exp`` and ``log2`` (:mod:`skltr._gpu.libm`, fdlibm's algorithms on both devices), so
@@ -40,11 +44,18 @@ from ._compile import blocks, module
 from .libm import SOURCE as LIBM
 
 _SOURCE = LIBM + r"""
+struct Unbiased {
+    // Unbiased LambdaMART (k > 0): displayed positions by sorted position, the propensities
+    const int* ppos; const double* tplus; const double* tminus; int k; int xgboost_cost;
+};
+
 __device__ __forceinline__ void pair_terms(
         int i, int j, const double* ps, const double* pg, const double* pe,
         const double* __restrict__ discount, double imd, double sigmoid, double sig2,
-        double dist0, double dist1, bool exact, int ranknet, double* lam, double* hs) {
+        double dist0, double dist1, bool exact, int ranknet, double* lam, double* hs,
+        const Unbiased& ub, bool* add_li, double* li_v, bool* add_lj, double* lj_v) {
     // the CPU's _pair_lambdas statement for statement: pair (i, j), i < j by position
+    *add_li = false; *add_lj = false;
     const double yi = pg[i], yj = pg[j];
     const double ds = ps[i] - ps[j];
     const bool i_high = yi > yj;
@@ -64,8 +75,31 @@ __device__ __forceinline__ void pair_terms(
         *hs = 2.0 * sig2 * fmax(pl * ql, 1e-16);
     } else {
         const double w = fabs((yi - yj) * (discount[i] - discount[j])) * imd;
-        *lam = sigmoid * w * pl;
-        *hs = sig2 * w * pl * ql;
+        double l = sigmoid * w * pl;
+        double h = sig2 * w * pl * ql;
+        if (ub.k > 0) {  // the CPU's _pair_lambdas statement for statement
+            const int pos_h = i_high ? ub.ppos[i] : ub.ppos[j];
+            const int pos_l = i_high ? ub.ppos[j] : ub.ppos[i];
+            if (pos_h < ub.k && pos_l < ub.k) {
+                const double t_h = ub.tplus[pos_h];
+                const double t_l = ub.tminus[pos_l];
+                double loss;
+                if (exact) {
+                    loss = det_log2(1.0 + det_exp(-sigmoid * ds));
+                    if (i_high == (ub.xgboost_cost != 0)) loss += sigmoid * ds * 1.4426950408889634;
+                } else if (ub.xgboost_cost) {
+                    loss = -det_log2(pl * dist);
+                } else {
+                    loss = -det_log2(ql);
+                }
+                const double cost = w / dist * loss;
+                if (t_l >= 1e-16) { *add_li = true; *li_v = cost / t_l; }  // the high row's
+                if (t_h >= 1e-16) { *add_lj = true; *lj_v = cost / t_h; }  // the low row's
+                if (t_l >= 1e-16 && t_h >= 1e-16) { l /= t_h * t_l; h /= t_h * t_l; }
+            }
+        }
+        *lam = l;
+        *hs = h;
     }
 }
 
@@ -75,7 +109,11 @@ extern "C" __global__ void pair_gradients(
         const double* __restrict__ qweight, const double* __restrict__ inv_max_dcg,
         const double* __restrict__ discount, int truncation, double sigmoid, int normalize,
         int ranknet, float* grad, float* hess,
-        const i64* __restrict__ perm, double* g_scratch, i64 n_rows) {
+        const i64* __restrict__ perm, double* g_scratch, i64 n_rows,
+        const i64* __restrict__ position, const double* __restrict__ tplus,
+        const double* __restrict__ tminus, int k, int xgboost_cost, double* li_row,
+        double* lj_row) {
+    // position .. lj_row: Unbiased LambdaMART (k > 0; k = 0: plain LambdaRank / RankNet)
     // key_row: gains (lambdarank) or labels (ranknet): equal keys <=> equal labels, and
     // a larger key is the more relevant document.
     const int q = queries[blockIdx.x];
@@ -85,6 +123,7 @@ extern "C" __global__ void pair_gradients(
     if (cnt <= 1) {
         for (int i = threadIdx.x; i < cnt; i += blockDim.x) {
             grad[lo + i] = 0.f; hess[lo + i] = 0.f;
+            if (k > 0) { li_row[lo + i] = 0.0; lj_row[lo + i] = 0.0; }
         }
         return;
     }
@@ -93,22 +132,25 @@ extern "C" __global__ void pair_gradients(
     if (!__syncthreads_or(differ)) {
         for (int i = threadIdx.x; i < cnt; i += blockDim.x) {
             grad[lo + i] = 0.f; hess[lo + i] = 0.f;
+            if (k > 0) { li_row[lo + i] = 0.0; lj_row[lo + i] = 0.0; }
         }
         return;
     }
-    double *ps, *pg, *pe, *plam, *phes, *prs; int* prow;
+    double *ps, *pg, *pe, *plam, *phes, *prs; int *prow, *ppos;
 #if GLOBAL_SCRATCH
     ps = g_scratch + lo; pg = ps + n_rows; pe = pg + n_rows; plam = pe + n_rows;
     phes = plam + n_rows; prs = phes + n_rows;
-    prow = (int*)(g_scratch + 6 * n_rows) + lo;  // 7th block: ints
+    prow = (int*)(g_scratch + 6 * n_rows) + lo;  // 7th block: ints, rows then positions
+    ppos = (int*)(g_scratch + 6 * n_rows) + n_rows + lo;
     for (int i = threadIdx.x; i < cnt; i += blockDim.x) {
         const i64 r = perm[lo + i];
         ps[i] = scores[r]; pg[i] = key_row[r]; prow[i] = (int)(r - lo);
+        ppos[i] = k > 0 ? (int)position[r] : 0;
     }
 #else
     extern __shared__ double sh[];
     ps = sh; pg = ps + cnt; pe = pg + cnt; plam = pe + cnt; phes = plam + cnt;
-    prs = phes + cnt; prow = (int*)(prs + cnt);
+    prs = phes + cnt; prow = (int*)(prs + cnt); ppos = prow + cnt;
     for (int i = threadIdx.x; i < cnt; i += blockDim.x) {
         const double si = scores[lo + i];
         int rank = 0;
@@ -117,6 +159,7 @@ extern "C" __global__ void pair_gradients(
             rank += (sj > si) || (sj == si && j < i);
         }
         ps[rank] = si; pg[rank] = key_row[lo + i]; prow[rank] = i;
+        ppos[rank] = k > 0 ? (int)position[lo + i] : 0;
     }
 #endif
     __syncthreads();
@@ -130,36 +173,47 @@ extern "C" __global__ void pair_gradients(
     const double dist0 = norm_by_diff ? 0.009999999776482582 : 1.0;
     const double dist1 = norm_by_diff ? 1.0 : 0.0;
     const double sig2 = sigmoid * sigmoid;
+    const Unbiased ub = {ppos, tplus, tminus, k, xgboost_cost};
     // One thread per position p, in the CPU's order: p's terms as the lower position of
     // the pairs (i, p), i < min(p, n_high), added in i order, then p's own row (p, j),
     // j > p, summed apart and added once -- the CPU's plam[p] bit for bit.
     for (int p = threadIdx.x; p < cnt; p += blockDim.x) {
         const double yp = pg[p];
         double acc_l = 0.0, acc_h = 0.0, lam, hs;
+        double acc_li = 0.0, acc_lj = 0.0, li_v = 0.0, lj_v = 0.0;  // Unbiased: p's costs
+        bool add_li = false, add_lj = false;
         const int n_up = min(p, n_high);
         for (int i = 0; i < n_up; ++i) {
             const double yi = pg[i];
             if (yi == yp) continue;
             pair_terms(i, p, ps, pg, pe, discount, imd, sigmoid, sig2, dist0, dist1, exact,
-                       ranknet, &lam, &hs);
+                       ranknet, &lam, &hs, ub, &add_li, &li_v, &add_lj, &lj_v);
             if (yi > yp) acc_l += lam; else acc_l -= lam;
             acc_h += hs;
+            // p is the pair's low document when i's label is higher: its lj, else its li
+            if (yi > yp) { if (add_lj) acc_lj += lj_v; } else { if (add_li) acc_li += li_v; }
         }
         double row = 0.0;
         if (p < n_high) {
-            double lam_p = 0.0, hes_p = 0.0;
+            double lam_p = 0.0, hes_p = 0.0, li_p = 0.0, lj_p = 0.0;
             for (int j = p + 1; j < cnt; ++j) {
                 const double yj = pg[j];
                 if (yj == yp) continue;
                 pair_terms(p, j, ps, pg, pe, discount, imd, sigmoid, sig2, dist0, dist1,
-                           exact, ranknet, &lam, &hs);
+                           exact, ranknet, &lam, &hs, ub, &add_li, &li_v, &add_lj, &lj_v);
                 if (yp > yj) lam_p -= lam; else lam_p += lam;
                 hes_p += hs;
+                if (yp > yj) { if (add_li) li_p += li_v; } else { if (add_lj) lj_p += lj_v; }
                 row += 2.0 * lam;
             }
             acc_l += lam_p; acc_h += hes_p;
+            acc_li += li_p; acc_lj += lj_p;
         }
         plam[p] = acc_l; phes[p] = acc_h; prs[p] = row;
+        if (k > 0) {  // the costs are neither weighted nor normalised (the CPU, XGBoost)
+            li_row[lo + prow[p]] = acc_li;
+            lj_row[lo + prow[p]] = acc_lj;
+        }
     }
     __syncthreads();
     if (threadIdx.x == 0) {  // LightGBM's sum_lambdas, rows added in the CPU's order
@@ -295,8 +349,9 @@ def _module(global_scratch):
     return module(_SOURCE, {"GLOBAL_SCRATCH": int(global_scratch)})
 
 
-#: Bytes of shared memory per document in the small-query kernel (6 float64 + 1 int32).
-BYTES_PER_DOC = 52
+#: Bytes of shared memory per document in the small-query kernel (6 float64 + 2 int32:
+#: the row and, for Unbiased LambdaMART, the displayed position).
+BYTES_PER_DOC = 56
 
 
 def regression(scores, y, w, grad, hess):
@@ -332,19 +387,28 @@ def xendcg(scores, y, group_ptr, qweight, query_index, seed, iteration, scratch,
 
 
 def pair_gradients(queries, scores, key, group_ptr, qweight, query_args, tail, *,
-                   max_docs=0, global_scratch=False):
+                   max_docs=0, global_scratch=False, unbiased=None):
     """Pair gradients of ``queries`` (int32 device array), one block per query.
 
     ``query_args``: ``(inv_max_dcg or qweight, discount, truncation, sigmoid, normalize,
     ranknet, grad, hess)``; ``tail``: ``(perm, scratch, n_rows)`` (global scratch, queries
     above ``QUERY_SHARED_MAX_DOCS`` documents, sorted by one global segmented sort) or
-    unused arrays and ``max_docs``, the largest query (shared memory).
+    unused arrays and ``max_docs``, the largest query (shared memory). ``unbiased``:
+    ``(position int64, tplus, tminus, xgboost_cost, li_row, lj_row)`` of Unbiased
+    LambdaMART (device arrays; ``li_row`` / ``lj_row`` written), or None.
     """
+    if unbiased is None:
+        dummy = scores  # never read: k = 0
+        bias = (dummy, dummy, dummy, np.int32(0), np.int32(0), dummy, dummy)
+    else:
+        position, tplus, tminus, xgboost_cost, li_row, lj_row = unbiased
+        bias = (position, tplus, tminus, np.int32(tplus.size), np.int32(bool(xgboost_cost)),
+                li_row, lj_row)
     kern = _module(global_scratch).get_function("pair_gradients")
     smem = 0
     if not global_scratch:
         smem = max(max_docs, 1) * BYTES_PER_DOC
         kern.max_dynamic_shared_size_bytes = max(smem, 48 * 1024)
     kern((int(queries.size),), (_config.QUERY_THREADS,),
-         (scores, key, group_ptr, queries, qweight) + tuple(query_args) + tuple(tail),
+         (scores, key, group_ptr, queries, qweight) + tuple(query_args) + tuple(tail) + bias,
          shared_mem=smem)

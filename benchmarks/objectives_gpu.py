@@ -25,6 +25,7 @@ import numpy as np
 
 from _harness import row, time_median, write_result
 from skltr._gbdt.objectives import make_objective
+from skltr._gbdt.position_bias import PositionBias
 
 
 def main():
@@ -46,20 +47,34 @@ def main():
     scores = rng.normal(size=n)
     numba.set_num_threads(os.cpu_count())
     rows, raw = [], {}
-    for name in ("lambdarank", "rank_pairwise", "rank_xendcg", "regression"):
-        kw = {"truncation_level": 30} if name in ("lambdarank", "rank_pairwise") else {}
+    # displayed positions for learning from clicks: each query's rows in a random order
+    position = np.concatenate([rng.permutation(args.docs) for _ in range(n_queries)])
+    for name in ("lambdarank", "rank_pairwise", "rank_xendcg", "regression",
+                 "lambdarank unbiased", "lambdarank additive"):
+        base, _, mode = name.partition(" ")
+        kw = {"truncation_level": 30} if base in ("lambdarank", "rank_pairwise") else {}
         if name == "rank_xendcg":
             kw["random_state"] = 0
-        obj = make_objective(name, **kw)
+
+        def fresh():  # position-bias objectives update their estimate at every call
+            obj = make_objective(base, **kw)
+            if mode:
+                obj = obj.with_position_bias(PositionBias(mode)).at_positions(position)
+            return obj
+
+        obj = fresh()
         g_cpu = np.empty(n, np.float32)
         h_cpu = np.empty(n, np.float32)
         cpu_s = time_median(lambda: obj.gradients(scores, y, group_ptr, None, g_cpu, h_cpu, 3))
-        gobj = make_cuda_gradients(obj, y, group_ptr)
+        gobj = make_cuda_gradients(fresh(), y, group_ptr)
         s_dev = cupy.asarray(scores)
         g = cupy.empty(n, cupy.float32)
         h = cupy.empty(n, cupy.float32)
         sync = cupy.cuda.Device().synchronize
         gpu_s = time_median(lambda: gobj.gradients(s_dev, g, h, 3), repeat=11, sync=sync)
+        # compared on one first call of fresh objectives (same starting estimate)
+        fresh().gradients(scores, y, group_ptr, None, g_cpu, h_cpu, 3)
+        make_cuda_gradients(fresh(), y, group_ptr).gradients(s_dev, g, h, 3)
         scale = max(float(np.abs(g_cpu).max()), 1e-30)
         diff = float(np.abs(g.get() - g_cpu).max()) / scale
         raw[name] = {"gpu_ms": gpu_s * 1e3, "cpu_ms": cpu_s * 1e3, "max_rel_diff": diff}

@@ -1390,7 +1390,7 @@ def test_unbiased_pair_gradients_and_costs_match_cpu(xgboost_cost, spread, share
     np.testing.assert_array_equal(h.get(), h_cpu)
     np.testing.assert_array_equal(li.get(), li_cpu)
     np.testing.assert_array_equal(lj.get(), lj_cpu)
-    assert gpu_kernels.BYTES_PER_DOC == 56
+    assert gpu_kernels.BYTES_PER_DOC + gpu_kernels.POSITION_BYTES == 56
 
 
 @pytest.mark.parametrize("mode", ["unbiased", "unbiased_paper", "additive"])

@@ -21,7 +21,8 @@ typedef unsigned char u8;
 #: float32 exactly under CuPy's ``-ftz=true`` (which cannot be turned off: float32 arithmetic,
 #: compares and conversions would flush subnormals to zero, which the CPU does not). float32
 #: values are held in doubles: ``widen`` (float -> double, a subnormal rebuilt from its
-#: bits) and ``f32_round`` (double -> nearest float32, ties to even, subnormals included).
+#: bits) and ``f32_round`` (double -> nearest float32, ties to even, subnormals included) and
+#: ``to_float32`` (the same as a float).
 EXACT_FLOAT32 = r"""
 __device__ __forceinline__ double widen(double x) { return x; }
 __device__ __forceinline__ double widen(float x) {
@@ -37,6 +38,16 @@ __device__ __forceinline__ double f32_round(double x) {
         return rint(x * __longlong_as_double(0x4940000000000000LL))   // x * 2**149
                * __longlong_as_double(0x36a0000000000000LL);          // * 2**-149
     return (double)(float)x;                   // normal (or inf / NaN): no flush involved
+}
+__device__ __forceinline__ float to_float32(double x) {
+    // (float)x, subnormal results included (a flushed conversion would give 0): the
+    // subnormal's bits are its mantissa, x * 2**149 rounded to even (2**23: the smallest
+    // normal, whose bits follow on)
+    if (fabs(x) < __longlong_as_double(0x3810000000000000LL)) {
+        const u32 m = (u32)rint(fabs(x) * __longlong_as_double(0x4940000000000000LL));
+        return __uint_as_float((x < 0.0 ? 0x80000000u : 0u) | m);
+    }
+    return (float)x;
 }
 """
 

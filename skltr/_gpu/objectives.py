@@ -2,7 +2,8 @@
 launch, XE-NDCG, regression (sources and launchers; the device objectives that hold each
 fit's constants are :mod:`skltr._gbdt.objectives_cuda`).
 
-Unbiased LambdaMART (``k > 0``) reweights the pairs shown above ``k`` by the propensities
+Unbiased LambdaMART (modules compiled with ``UNBIASED``, so that plain LambdaRank keeps its
+registers and shared memory) reweights the pairs shown above ``k`` by the propensities
 and writes each row's costs (``li_row`` / ``lj_row``) in the CPU's order of every sum; the
 propensity update from them runs on the host (:mod:`skltr._gbdt.position_bias`).
 
@@ -40,12 +41,12 @@ import cupy
 import numpy as np
 
 from . import _config
-from ._compile import blocks, module
+from ._compile import EXACT_FLOAT32, blocks, module
 from .libm import SOURCE as LIBM
 
-_SOURCE = LIBM + r"""
+_SOURCE = EXACT_FLOAT32 + LIBM + r"""
 struct Unbiased {
-    // Unbiased LambdaMART (k > 0): displayed positions by sorted position, the propensities
+    // Unbiased LambdaMART (UNBIASED modules): positions by sorted position, propensities
     const int* ppos; const double* tplus; const double* tminus; int k; int xgboost_cost;
 };
 
@@ -77,7 +78,7 @@ __device__ __forceinline__ void pair_terms(
         const double w = fabs((yi - yj) * (discount[i] - discount[j])) * imd;
         double l = sigmoid * w * pl;
         double h = sig2 * w * pl * ql;
-        if (ub.k > 0) {  // the CPU's _pair_lambdas statement for statement
+        if (UNBIASED) {  // the CPU's _pair_lambdas statement for statement
             const int pos_h = i_high ? ub.ppos[i] : ub.ppos[j];
             const int pos_l = i_high ? ub.ppos[j] : ub.ppos[i];
             if (pos_h < ub.k && pos_l < ub.k) {
@@ -113,7 +114,7 @@ extern "C" __global__ void pair_gradients(
         const i64* __restrict__ position, const double* __restrict__ tplus,
         const double* __restrict__ tminus, int k, int xgboost_cost, double* li_row,
         double* lj_row) {
-    // position .. lj_row: Unbiased LambdaMART (k > 0; k = 0: plain LambdaRank / RankNet)
+    // position .. lj_row: Unbiased LambdaMART (UNBIASED modules; unread otherwise)
     // key_row: gains (lambdarank) or labels (ranknet): equal keys <=> equal labels, and
     // a larger key is the more relevant document.
     const int q = queries[blockIdx.x];
@@ -123,7 +124,7 @@ extern "C" __global__ void pair_gradients(
     if (cnt <= 1) {
         for (int i = threadIdx.x; i < cnt; i += blockDim.x) {
             grad[lo + i] = 0.f; hess[lo + i] = 0.f;
-            if (k > 0) { li_row[lo + i] = 0.0; lj_row[lo + i] = 0.0; }
+            if (UNBIASED) { li_row[lo + i] = 0.0; lj_row[lo + i] = 0.0; }
         }
         return;
     }
@@ -132,7 +133,7 @@ extern "C" __global__ void pair_gradients(
     if (!__syncthreads_or(differ)) {
         for (int i = threadIdx.x; i < cnt; i += blockDim.x) {
             grad[lo + i] = 0.f; hess[lo + i] = 0.f;
-            if (k > 0) { li_row[lo + i] = 0.0; lj_row[lo + i] = 0.0; }
+            if (UNBIASED) { li_row[lo + i] = 0.0; lj_row[lo + i] = 0.0; }
         }
         return;
     }
@@ -145,7 +146,7 @@ extern "C" __global__ void pair_gradients(
     for (int i = threadIdx.x; i < cnt; i += blockDim.x) {
         const i64 r = perm[lo + i];
         ps[i] = scores[r]; pg[i] = key_row[r]; prow[i] = (int)(r - lo);
-        ppos[i] = k > 0 ? (int)position[r] : 0;
+        if (UNBIASED) ppos[i] = (int)position[r];
     }
 #else
     extern __shared__ double sh[];
@@ -159,7 +160,7 @@ extern "C" __global__ void pair_gradients(
             rank += (sj > si) || (sj == si && j < i);
         }
         ps[rank] = si; pg[rank] = key_row[lo + i]; prow[rank] = i;
-        ppos[rank] = k > 0 ? (int)position[lo + i] : 0;
+        if (UNBIASED) ppos[rank] = (int)position[lo + i];
     }
 #endif
     __syncthreads();
@@ -210,7 +211,7 @@ extern "C" __global__ void pair_gradients(
             acc_li += li_p; acc_lj += lj_p;
         }
         plam[p] = acc_l; phes[p] = acc_h; prs[p] = row;
-        if (k > 0) {  // the costs are neither weighted nor normalised (the CPU, XGBoost)
+        if (UNBIASED) {  // the costs are neither weighted nor normalised (the CPU, XGBoost)
             li_row[lo + prow[p]] = acc_li;
             lj_row[lo + prow[p]] = acc_lj;
         }
@@ -227,8 +228,8 @@ extern "C" __global__ void pair_gradients(
     if (normalize && sum_lambdas > 0.0) factor *= det_log2(1.0 + sum_lambdas) / sum_lambdas;
     for (int i = threadIdx.x; i < cnt; i += blockDim.x) {
         const i64 r = lo + prow[i];
-        grad[r] = (float)(plam[i] * factor);
-        hess[r] = (float)(phes[i] * factor);
+        grad[r] = to_float32(plam[i] * factor);
+        hess[r] = to_float32(phes[i] * factor);
     }
 }
 
@@ -328,8 +329,8 @@ extern "C" __global__ void xendcg(const double* __restrict__ scores,
     const double w = qweight[q];
     for (i64 r = lo; r < hi; ++r) {
         lam[r] += rho[r] * (r == m ? rest_l2 : sum_l2 - params[r]);
-        grad[r] = (float)(lam[r] * w);
-        hess[r] = (float)(rho[r] * (r == m ? one_minus_top : 1.0 - rho[r]) * w);
+        grad[r] = to_float32(lam[r] * w);
+        hess[r] = to_float32(rho[r] * (r == m ? one_minus_top : 1.0 - rho[r]) * w);
     }
 }
 
@@ -338,20 +339,21 @@ extern "C" __global__ void regression(const double* s, const double* y, const do
     const i64 r = (i64)blockIdx.x * blockDim.x + threadIdx.x;
     if (r >= n) return;
     const double wr = weighted ? w[r] : 1.0;
-    grad[r] = (float)(wr * (s[r] - y[r]));
-    hess[r] = (float)wr;
+    grad[r] = to_float32(wr * (s[r] - y[r]));
+    hess[r] = to_float32(wr);
 }
 """
 
 
 @cupy.memoize(for_each_device=True)
-def _module(global_scratch):
-    return module(_SOURCE, {"GLOBAL_SCRATCH": int(global_scratch)})
+def _module(global_scratch, unbiased=False):
+    return module(_SOURCE, {"GLOBAL_SCRATCH": int(global_scratch), "UNBIASED": int(unbiased)})
 
 
-#: Bytes of shared memory per document in the small-query kernel (6 float64 + 2 int32:
-#: the row and, for Unbiased LambdaMART, the displayed position).
-BYTES_PER_DOC = 56
+#: Bytes of shared memory per document in the small-query kernel (6 float64 + 1 int32, the
+#: row; Unbiased LambdaMART adds :data:`POSITION_BYTES` for the displayed position).
+BYTES_PER_DOC = 52
+POSITION_BYTES = 4
 
 
 def regression(scores, y, w, grad, hess):
@@ -398,16 +400,17 @@ def pair_gradients(queries, scores, key, group_ptr, qweight, query_args, tail, *
     LambdaMART (device arrays; ``li_row`` / ``lj_row`` written), or None.
     """
     if unbiased is None:
-        dummy = scores  # never read: k = 0
+        dummy = scores  # never read outside UNBIASED modules
         bias = (dummy, dummy, dummy, np.int32(0), np.int32(0), dummy, dummy)
     else:
         position, tplus, tminus, xgboost_cost, li_row, lj_row = unbiased
         bias = (position, tplus, tminus, np.int32(tplus.size), np.int32(bool(xgboost_cost)),
                 li_row, lj_row)
-    kern = _module(global_scratch).get_function("pair_gradients")
+    kern = _module(global_scratch, unbiased is not None).get_function("pair_gradients")
     smem = 0
     if not global_scratch:
-        smem = max(max_docs, 1) * BYTES_PER_DOC
+        per_doc = BYTES_PER_DOC + (POSITION_BYTES if unbiased is not None else 0)
+        smem = max(max_docs, 1) * per_doc
         kern.max_dynamic_shared_size_bytes = max(smem, 48 * 1024)
     kern((int(queries.size),), (_config.QUERY_THREADS,),
          (scores, key, group_ptr, queries, qweight) + tuple(query_args) + tuple(tail) + bias,

@@ -15,7 +15,7 @@ import numpy as np
 
 __all__ = ["SplitConstants", "SplitInfo", "SplitWork", "split_constants", "split_work",
            "monotone_directions", "CategoricalConstants", "categorical_constants",
-           "CategoricalRows", "CategoricalFound",
+           "CategoricalRows", "CategoricalFound", "CategoricalTasks",
            "NodeArrays", "Routing", "QSTables", "node_arrays", "routing", "qs_tables"]
 
 
@@ -96,15 +96,29 @@ class CategoricalRows(NamedTuple):
 
 
 class CategoricalFound(NamedTuple):
-    """Per node of a batch, the best categorical split (``feature`` -1: none)."""
+    """Best categorical splits, one per entry (a node of a batch, or a task of the fused
+    child search). Flat arrays, so that numba's parallel loops may take them."""
 
-    feature: np.ndarray     # int64
-    gain: np.ndarray        # float64
-    left_g: np.ndarray      # histogram dtype
-    left_h: np.ndarray      # histogram dtype
-    left_count: np.ndarray  # int64
-    many: np.ndarray        # bool: many-vs-many (its children take cat_l2)
-    bits: np.ndarray        # uint64, shape (m, n_words): the left bins
+    ints: np.ndarray   # int64, shape (m, 3): feature (-1: none), left_count, many-vs-many
+    gain: np.ndarray   # float64, shape (m,)
+    sums: np.ndarray   # histogram dtype, shape (m, 2): the left side's gradient and hessian
+    bits: np.ndarray   # uint64, shape (m, n_words): the left bins
+
+
+class CategoricalTasks(NamedTuple):
+    """The categorical part of a fused split search of two children
+    (``skltr._cpu.split_children.find_child_splits``): a task per byte categorical feature
+    and one per wide feature (after them), and the best split of each child per task in the
+    last four arrays, laid out as :class:`CategoricalFound`'s (the smaller child's at entry
+    ``j``, the larger one's at ``n_tasks + j``). Flat: a parallel loop takes arrays only."""
+
+    features: np.ndarray   # int64, shape (n_features, 2): task (byte categorical; else -1), bins
+    wide: np.ndarray       # int64, shape (n_wide, 4): first histogram row, rows, codes, feature
+    mask: np.ndarray       # bool per feature: the node may split on it
+    ints: np.ndarray       # the entries' CategoricalFound.ints, .gain, .sums, .bits
+    gain: np.ndarray
+    sums: np.ndarray
+    bits: np.ndarray
 
 
 class SplitWork(NamedTuple):

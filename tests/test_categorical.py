@@ -23,7 +23,7 @@ from skltr._cpu.histogram_wide import build_wide_histogram, build_wide_histogram
 from skltr._cpu.split_categorical import best_categorical_split
 from skltr._engine.binning import MAX_CATEGORY, BinMapper
 from skltr._engine.histogram import HIST_PAD_BINS
-from skltr._records import CategoricalConstants, split_constants
+from skltr._records import CategoricalConstants, SplitInfo, split_constants
 from skltr.datasets import make_ranking
 from skltr.metrics import ndcg_score
 from skltr.trees import NodeFlags
@@ -229,6 +229,89 @@ def test_batched_search_is_the_one_node_search():
         if b is not None:
             assert b[:7] == o[:7]
             np.testing.assert_array_equal(b.cat_left, o.cat_left)
+
+
+@pytest.mark.parametrize("do", [(True, True), (True, False), (False, True)])
+@pytest.mark.parametrize("seed", range(6))
+def test_fused_child_search_is_the_one_node_search(do, seed):
+    # the CPU grower's fused search of a split's two children (numeric and categorical
+    # features as tasks of one parallel loop, the larger child subtracted from the parent,
+    # wide rows included) gives each child the split of the one-node searches: the numeric
+    # scan, then CategoricalSearch's better-of rule
+    from skltr._cpu.split import find_best_splits_serial
+    from skltr._cpu.split_children import find_child_splits
+    from skltr._engine.wide_categorical import WideCategorical
+    from skltr._gbdt.categorical import CategoricalParams, CategoricalSearch
+    from skltr._gbdt.growth import Node
+    from skltr._records import split_work
+
+    rng = np.random.default_rng(seed)
+    nf, W, shift, n = 6, 24, 30, 3000
+    n_bins = np.array([22, 7, 3, 1, 12, 1], np.int32)  # 0 numeric; 3 and 5 wide
+    wide = WideCategorical.layout(nf, [3, 5], [300, 45], W)
+    params = CategoricalParams(features=(1, 2, 3, 4, 5), max_cat_to_onehot=4,
+                               max_cat_threshold=16, cat_smooth=2.0, cat_l2=1.0,
+                               min_data_per_group=5)
+    codes = np.stack([rng.integers(0, k, n) for k in (22, 7, 3, 300, 12, 45)], axis=1)
+    codes[rng.random((n, nf)) < 0.05] = -1  # missing
+    effect = [rng.normal(0, 1, k) * rng.uniform(0.2, 2) for k in (22, 7, 3, 300, 12, 45)]
+    effect[0] = np.linspace(-2, 2, 22) * rng.uniform(0, 2)  # numeric: an ordered effect
+    g = sum(np.where(codes[:, f] >= 0, effect[f][codes[:, f]], 0.5) for f in range(nf))
+    g = np.round((g + rng.normal(0, 1, n)) * 40).astype(np.int64)
+    h = rng.integers(1, 50, n).astype(np.int64)
+
+    def hist_of(rows):
+        out = np.zeros((nf + wide.hist_rows, W, 2), np.int64)
+        for f in range(nf):
+            w = wide.index(f)
+            flat = out[f] if w < 0 else wide.view(out, w)[0]
+            code = codes[rows, f]
+            code = np.where(code < 0, W - 1 if w < 0 else wide.n_bins[w], code)
+            if w >= 0:  # the byte column of a wide feature: every row missing
+                out[f, W - 1] += (g[rows].sum(), (rows.size << shift) + h[rows].sum())
+            np.add.at(flat[:, 0], code, g[rows])
+            np.add.at(flat[:, 1], code, (np.int64(1) << shift) + h[rows])
+        return out
+
+    small_rows = np.sort(rng.choice(n, 1100, replace=False))
+    large_rows = np.setdiff1d(np.arange(n), small_rows)
+    small, parent = hist_of(small_rows), hist_of(np.arange(n))
+    nodes = [Node(0, r.size, int(g[r].sum()), int(h[r].sum()), r.size, 1)
+             for r in (small_rows, large_rows)]
+    c = split_constants(missing_bin=W - 1, inv_scale_g=0.01, inv_scale_h=0.01,
+                        reg_lambda=1.0, reg_alpha=0.0, min_child_weight=1e-3,
+                        min_samples_leaf=3, min_split_gain=0.0, count_shift=shift,
+                        hessian_counts=False)
+    mask = rng.random(nf) < 0.85
+    numeric = mask & ~params.mask(nf)
+    search = CategoricalSearch(params, nf, n_bins, wide, local=False)
+    tasks = search.tasks(mask, np.int64)
+    large = parent.copy()
+    got = find_child_splits(
+        small, large, n_bins, numeric, np.zeros(nf, np.int8),
+        *[(nd.sum_g, nd.sum_h, nd.count, nd.lo, nd.hi) for nd in nodes], c,
+        split_work(nf, np.int64), split_work(nf, np.int64), *do, np.empty((1, small.size)),
+        1, tasks, search.k)
+    if do[1]:  # the larger child's histogram, its wide rows too
+        np.testing.assert_array_equal(large, hist_of(large_rows))
+    found = []
+    for k, (node, rows) in enumerate(zip(nodes, (small_rows, large_rows))):
+        if not do[k]:
+            continue
+        hist = hist_of(rows)
+        res = SplitInfo(*find_best_splits_serial(
+            hist[:nf], n_bins, numeric, np.zeros(nf, np.int8), node.sum_g, node.sum_h,
+            node.count, node.lo, node.hi, c, split_work(nf, np.int64)))
+        want = search.best([res], [node], hist[None], mask[None], np.zeros(1, np.int64), c)[0]
+        entry = got[2 + k]
+        have = SplitInfo(*got[k]) if entry < 0 else search.split_of(tasks, entry)
+        assert have[:7] == want[:7] and have.cat_l2 == want.cat_l2
+        if want.cat_left is None:
+            assert have.cat_left is None
+        else:
+            np.testing.assert_array_equal(have.cat_left, want.cat_left)
+        found.append(want.feature)
+    assert found and all(f >= 0 for f in found)
 
 
 def test_split_kernel_one_vs_rest_and_many_vs_many_on_one_feature():

@@ -715,7 +715,7 @@ def test_leaf_of_rows():
 def test_find_child_splits(n_chunks, do):
     # one region: reduce the small child's row chunks, subtract it from the parent, scan
     # both -- the same as build_histogram's reduction, subtract_histograms, find_best_splits
-    from skltr._cpu.split import find_child_splits
+    from skltr._cpu.split_children import find_child_splits
 
     rng = np.random.default_rng(3)
     X, n_bins, grad, hess = dyadic_problem(rng, 3000, 20, 15)
@@ -743,7 +743,7 @@ def test_find_child_splits(n_chunks, do):
     got = find_child_splits(small, large, n_bins, mask, np.zeros(20, np.int8), sums[0],
                             sums[1], c,
                             split_work(20, np.float64), split_work(20, np.float64), *do,
-                            scratch, n_chunks)
+                            scratch, n_chunks, None, None)
     np.testing.assert_array_equal(small, reduced)
     want_large = parent - reduced
     for k, (hist, s) in enumerate(((reduced, sums[0]), (want_large, sums[1]))):
@@ -751,5 +751,6 @@ def test_find_child_splits(n_chunks, do):
             want = find_best_splits_serial(hist, n_bins, mask, np.zeros(20, np.int8), *s, c,
                                            split_work(20, np.float64))
             assert tuple(got[k]) == tuple(want)
+    assert got[2:] == (-1, -1)  # no categorical task
     if do[1]:
         np.testing.assert_array_equal(large, want_large)

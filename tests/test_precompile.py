@@ -97,7 +97,7 @@ def test_a_cold_fit_starts_the_worker_and_loads_its_kernels(tmp_path):
              if k.rsplit(".", 1)[0] in precompile_stages()["score"]]
     # the grower's kernels came from the worker, or were all compiled here (the fit reached
     # the grower before the worker started them: then it claimed the stage)
-    assert not grow or "skltr._cpu.split.find_child_splits" in grow
+    assert not grow or "skltr._cpu.split_children.find_child_splits" in grow
     off = tmp_path / "off"
     off.mkdir()
     ref = _run(off, _FIT, SKLTR_PRECOMPILE="0")

@@ -206,7 +206,7 @@ def subtract_histograms(parent, child, out):
 @njit(cache=True, inline="always")
 def subtract_feature(parent, child, f):
     """``parent[f] -= child[f]``: one feature of :func:`subtract_histograms` in place (the
-    fused subtraction and split search of ``skltr._cpu.split.find_child_splits``)."""
+    fused subtraction and split search of ``skltr._cpu.split_children.find_child_splits``)."""
     for b in range(parent.shape[1]):
         for k in range(parent.shape[2]):
             parent[f, b, k] = parent[f, b, k] - child[f, b, k]

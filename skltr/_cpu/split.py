@@ -47,8 +47,6 @@ the grower takes the partition's).
 import numpy as np
 from numba import njit, prange
 
-from .histogram import reduce_feature, subtract_feature
-
 
 @njit(cache=True, inline="always")
 def soft_threshold(G, reg_alpha):
@@ -359,65 +357,6 @@ def find_best_splits(hist, n_bins, feature_mask, monotone, sum_g, sum_h, count, 
             hist, f, n_bins[f], feature_mask[f], sum_g, sum_h, count, c, min_n, parent,
             count_factor, lo, hi, monotone[f])
     return _pick_best(work, sum_g, sum_h)
-
-
-@njit(parallel=True, cache=True)
-def find_child_splits(small_hist, large_hist, n_bins, feature_mask, monotone, small_sums,
-                      large_sums, c, small_work, large_work, do_small, do_large, scratch,
-                      n_row_chunks):
-    """The two children of a split in one parallel region: the smaller child's histogram
-    reduced, the larger child's by subtraction, and the best split of each child that may
-    split.
-
-    ``large_hist`` holds the *parent's* histogram and becomes the larger child's
-    (``parent - small``, feature by feature, only when ``do_large``); each child's per-feature
-    scan is :func:`find_best_splits`'s, so the results are the same bit for bit. One region
-    instead of four (the histogram's reduction, the serial subtraction, a split search per
-    child): a region costs ~10 us to start and more on a busy machine, and the subtraction
-    streamed ~0.8 MB on one thread while the others waited. One task a feature: reduce,
-    scan the smaller child, subtract, scan the larger.
-
-    Parameters
-    ----------
-    small_hist, large_hist : ndarray, shape (n_features, n_bins_total, n_channels)
-    n_bins, feature_mask, monotone, c
-        As for :func:`find_best_splits`.
-    small_sums, large_sums : tuple (sum_g, sum_h, count, lo, hi)
-        Each child's sums (histogram units), count and output bounds.
-    small_work, large_work : skltr._records.SplitWork
-    do_small, do_large : bool
-        Which children may split (a child that may not is neither scanned nor, for the
-        larger one, subtracted).
-    scratch, n_row_chunks
-        The row chunks 1.. of the smaller child's histogram, left unreduced by
-        ``build_histogram(..., reduce=False)``; ``n_row_chunks`` 1 when it was reduced.
-
-    Returns
-    -------
-    tuple of two tuples
-        The :class:`skltr._records.SplitInfo` fields of the smaller and the larger child (as
-        :func:`find_best_splits`; meaningless for a child not asked for).
-    """
-    n_features = small_hist.shape[0]
-    sg, sh, sn, s_lo, s_hi = small_sums
-    lg, lh, ln, l_lo, l_hi = large_sums
-    s_min_n, s_parent, s_factor = _node_constants(sg, sh, sn, c, s_lo, s_hi)
-    l_min_n, l_parent, l_factor = _node_constants(lg, lh, ln, c, l_lo, l_hi)
-    s_gain, s_bin, s_left, s_gl, s_hl, s_cl = small_work  # unpacked: see find_best_splits
-    l_gain, l_bin, l_left, l_gl, l_hl, l_cl = large_work
-    for p in prange(n_features):
-        f = np.int64(p)  # prange's index is unsigned in the parfor: one signature, not two
-        reduce_feature(small_hist, scratch, n_row_chunks, f)
-        if do_small:
-            (s_gain[f], s_bin[f], s_left[f], s_gl[f], s_hl[f], s_cl[f]) = _scan_feature(
-                small_hist, f, n_bins[f], feature_mask[f], sg, sh, sn, c, s_min_n, s_parent,
-                s_factor, s_lo, s_hi, monotone[f])
-        if do_large:
-            subtract_feature(large_hist, small_hist, f)
-            (l_gain[f], l_bin[f], l_left[f], l_gl[f], l_hl[f], l_cl[f]) = _scan_feature(
-                large_hist, f, n_bins[f], feature_mask[f], lg, lh, ln, c, l_min_n, l_parent,
-                l_factor, l_lo, l_hi, monotone[f])
-    return _pick_best(small_work, sg, sh), _pick_best(large_work, lg, lh)
 
 
 @njit(cache=True)

@@ -32,6 +32,7 @@ tree's assembly turns into the category bitset of ``TreeEnsemble``'s categorical
 import numpy as np
 from numba import njit
 
+from .histogram import subtract_feature
 from .split import _bin, _bin_count, _monotone_gain, _node_constants, leaf_objective
 
 
@@ -101,103 +102,115 @@ def best_categorical_split(hist, features, n_bins, feature_mask, sum_g, sum_h, c
         split (its children's outputs take ``cat_l2``).
     """
     min_n, parent, count_factor = _node_constants(sum_g, sum_h, count, c, lo, hi)
+    best_f = -1
+    best = (-np.inf, sum_g - sum_g, sum_h - sum_h, np.int64(0), False)
+    left_bits[:] = 0
+    bits = np.empty_like(left_bits)
+    for j in range(features.size):
+        f = features[j]
+        if not feature_mask[f]:
+            continue
+        found = _feature_split(hist, f, n_bins[f], sum_g, sum_h, count, lo, hi, c, k, min_n,
+                               parent, count_factor, bits)
+        if found[0] > best[0]:  # ties keep the lower feature
+            best_f, best = f, found
+            left_bits[:] = bits
+    return best_f, best[0], best[1], best[2], best[3], best[4]
+
+
+@njit(cache=True)
+def _feature_split(hist, f, nb, sum_g, sum_h, count, lo, hi, c, k, min_n, parent,
+                   count_factor, left_bits):
+    """The best categorical split of one node on feature ``f`` (``nb`` bins):
+    ``(gain, left_g, left_h, left_count, many)``, ``gain`` -inf when no candidate beats
+    ``min_split_gain``; ``left_bits`` receives its left bins (cleared first)."""
     hessian_counts = count_factor > 0.0
     inv_h = c.inv_scale_h
     min_w = c.min_child_weight
     best = c.min_split_gain
-    best_f = -1
+    found = False
     best_gl = sum_g - sum_g
     best_hl = sum_h - sum_h
     best_cl = 0
-    best_many = False
     best_dir = 0
     best_len = 0
     best_bin = -1
     left_bits[:] = 0
+    if nb <= 1:
+        return -np.inf, best_gl, best_hl, np.int64(0), False
+    if nb + 1 <= k.max_cat_to_onehot:
+        for b in range(nb):
+            gb, hb, cb, nonempty = _bin(hist, f, b, c.count_shift, hessian_counts)
+            if not nonempty:
+                continue
+            cl = _bin_count(hb, cb, inv_h, count_factor)
+            cr = count - cl
+            if cl < min_n or cr < min_n:
+                continue
+            if hb * inv_h < min_w or (sum_h - hb) * inv_h < min_w:
+                continue
+            gain = _cat_gain(gb, hb, sum_g, sum_h, c, parent, c.reg_lambda, lo, hi)
+            if gain > best:
+                best, best_gl, best_hl, best_cl, best_bin = gain, gb, hb, cb, b
+                found = True
+        if not found:
+            return -np.inf, best_gl, best_hl, np.int64(0), False
+        left_bits[best_bin >> 6] |= np.uint64(1) << np.uint64(best_bin & 63)
+        return best, best_gl, best_hl, np.int64(best_cl), False
     n_max = hist.shape[1]  # bins a row: a wide feature's codes are one long row
     order = np.empty(n_max, np.int64)
     keys = np.empty(n_max, np.float64)
-    chosen = np.empty(n_max, np.int64)  # the best split's sorted bins
-    up = np.empty(n_max, np.int64)  # the ends of a feature's sorted order
-    down = np.empty(n_max, np.int64)
-    n_chosen = 0
-    for j in range(features.size):
-        f = features[j]
-        nb = n_bins[f]
-        if not feature_mask[f] or nb <= 1:
-            continue
-        if nb + 1 <= k.max_cat_to_onehot:
-            for b in range(nb):
-                gb, hb, cb, nonempty = _bin(hist, f, b, c.count_shift, hessian_counts)
-                if not nonempty:
-                    continue
-                cl = _bin_count(hb, cb, inv_h, count_factor)
-                cr = count - cl
-                if cl < min_n or cr < min_n:
-                    continue
-                if hb * inv_h < min_w or (sum_h - hb) * inv_h < min_w:
-                    continue
-                gain = _cat_gain(gb, hb, sum_g, sum_h, c, parent, c.reg_lambda, lo, hi)
-                if gain > best:
-                    best, best_f, best_gl, best_hl, best_cl = gain, f, gb, hb, cb
-                    best_many, best_bin = False, b
-            continue
-        used = 0
-        for b in range(nb):
-            gb, hb, cb, nonempty = _bin(hist, f, b, c.count_shift, hessian_counts)
-            if nonempty and _bin_count(hb, cb, inv_h, count_factor) >= k.cat_smooth:
-                order[used] = b
-                keys[used] = (gb * c.inv_scale_g) / (hb * inv_h + k.cat_smooth)
-                used += 1
-        if used == 0:
-            continue
-        max_num_cat = min(k.max_cat_threshold, (used + 1) // 2)
-        n_seq = min(used, max_num_cat)
-        _order_ends(keys[:used], order[:used], n_seq, up, down)
-        lam = c.reg_lambda + k.cat_l2
-        for direction in (1, -1):
-            gl = sum_g - sum_g
-            hl = sum_h - sum_h
-            cl_rows = 0
-            cl = np.int64(0)
-            group = np.int64(0)
-            for i in range(n_seq):
-                b = up[i] if direction == 1 else down[i]
-                gb, hb, cb, _ = _bin(hist, f, b, c.count_shift, hessian_counts)
-                gl += gb
-                hl += hb
-                cl_rows += cb
-                n_b = _bin_count(hb, cb, inv_h, count_factor)
-                cl += n_b
-                group += n_b
-                if cl < min_n or hl * inv_h < min_w:
-                    continue
-                cr = count - cl
-                if cr < min_n or cr < k.min_data_per_group:
-                    break
-                if (sum_h - hl) * inv_h < min_w:
-                    break
-                if group < k.min_data_per_group:
-                    continue
-                group = 0
-                gain = _cat_gain(gl, hl, sum_g, sum_h, c, parent, lam, lo, hi)
-                if gain > best:
-                    best, best_f, best_gl, best_hl, best_cl = gain, f, gl, hl, cl_rows
-                    best_many, best_dir, best_len = True, direction, i + 1
-        if best_f == f and best_many:
-            # keep this feature's chosen bins (a later feature's order overwrites ``order``)
-            n_chosen = best_len
-            for i in range(best_len):
-                chosen[i] = up[i] if best_dir == 1 else down[i]
-    if best_f < 0:
-        return -1, -np.inf, best_gl, best_hl, 0, False
-    if best_many:
-        for i in range(n_chosen):
-            b = chosen[i]
-            left_bits[b >> 6] |= np.uint64(1) << np.uint64(b & 63)
-    else:
-        left_bits[best_bin >> 6] |= np.uint64(1) << np.uint64(best_bin & 63)
-    return best_f, best, best_gl, best_hl, best_cl, best_many
+    used = 0
+    for b in range(nb):
+        gb, hb, cb, nonempty = _bin(hist, f, b, c.count_shift, hessian_counts)
+        if nonempty and _bin_count(hb, cb, inv_h, count_factor) >= k.cat_smooth:
+            order[used] = b
+            keys[used] = (gb * c.inv_scale_g) / (hb * inv_h + k.cat_smooth)
+            used += 1
+    if used == 0:
+        return -np.inf, best_gl, best_hl, np.int64(0), False
+    max_num_cat = min(k.max_cat_threshold, (used + 1) // 2)
+    n_seq = min(used, max_num_cat)
+    up = np.empty(n_seq, np.int64)  # the ends of the feature's sorted order
+    down = np.empty(n_seq, np.int64)
+    _order_ends(keys[:used], order[:used], n_seq, up, down)
+    lam = c.reg_lambda + k.cat_l2
+    for direction in (1, -1):
+        gl = sum_g - sum_g
+        hl = sum_h - sum_h
+        cl_rows = 0
+        cl = np.int64(0)
+        group = np.int64(0)
+        for i in range(n_seq):
+            b = up[i] if direction == 1 else down[i]
+            gb, hb, cb, _ = _bin(hist, f, b, c.count_shift, hessian_counts)
+            gl += gb
+            hl += hb
+            cl_rows += cb
+            n_b = _bin_count(hb, cb, inv_h, count_factor)
+            cl += n_b
+            group += n_b
+            if cl < min_n or hl * inv_h < min_w:
+                continue
+            cr = count - cl
+            if cr < min_n or cr < k.min_data_per_group:
+                break
+            if (sum_h - hl) * inv_h < min_w:
+                break
+            if group < k.min_data_per_group:
+                continue
+            group = 0
+            gain = _cat_gain(gl, hl, sum_g, sum_h, c, parent, lam, lo, hi)
+            if gain > best:
+                best, best_gl, best_hl, best_cl = gain, gl, hl, cl_rows
+                best_dir, best_len = direction, i + 1
+                found = True
+    if not found:
+        return -np.inf, best_gl, best_hl, np.int64(0), False
+    for i in range(best_len):
+        b = up[i] if best_dir == 1 else down[i]
+        left_bits[b >> 6] |= np.uint64(1) << np.uint64(b & 63)
+    return best, best_gl, best_hl, np.int64(best_cl), True
 
 
 @njit(cache=True)
@@ -221,27 +234,24 @@ def best_categorical_splits(hists, rows, masks, mask_row, sums, bounds, c, k, ou
     c, k
         As :func:`best_categorical_split`.
     out : skltr._records.CategoricalFound
-        Receives per node the best split (``feature`` -1: none) and its left bins.
+        Receives per node the best split (feature -1: none) and its left bins.
     """
-    feature, gain, left_g, left_h, left_count, many, bits = out
     for i in range(hists.shape[0]):
-        _node_best(i, hists, rows, masks, mask_row, sums, bounds, c, k, feature, gain, left_g,
-                   left_h, left_count, many, bits)
+        _node_best(i, hists, rows, masks, mask_row, sums, bounds, c, k, out)
 
 
 @njit(cache=True)
-def _node_best(i, hists, rows, masks, mask_row, sums, bounds, c, k, feature, gain_out, left_g,
-               left_h, left_count, many_out, out_bits):
+def _node_best(i, hists, rows, masks, mask_row, sums, bounds, c, k, out):
     # node i of best_categorical_splits: its byte features, then each wide one
     row_mask = np.zeros(hists.shape[1], np.bool_)
     first = np.zeros(1, np.int64)
     allowed = np.ones(1, np.bool_)
-    tmp = np.empty(out_bits.shape[1], np.uint64)
+    tmp = np.empty(out.bits.shape[1], np.uint64)
     mrow = masks[mask_row[i]]
     for j in range(rows.narrow_rows.size):
         r = rows.narrow_rows[j]
         row_mask[r] = mrow[rows.row_feature[r]]
-    bits = out_bits[i]
+    bits = out.bits[i]
     sum_g, sum_h, count = sums[i, 0], sums[i, 1], np.int64(sums[i, 2])
     lo, hi = bounds[i, 0], bounds[i, 1]
     f, gain, gl, hl, cl, many = best_categorical_split(
@@ -261,9 +271,94 @@ def _node_best(i, hists, rows, masks, mask_row, sums, bounds, c, k, feature, gai
         if fw >= 0 and (best_f < 0 or gw > gain or (gw == gain and fid < best_f)):
             best_f, gain, gl, hl, cl, many = fid, gw, glw, hlw, clw, manyw
             bits[:] = tmp
-    feature[i] = best_f
-    gain_out[i] = gain
-    left_g[i] = gl
-    left_h[i] = hl
-    left_count[i] = cl
-    many_out[i] = many
+    _store(out.ints, out.gain, out.sums, i, best_f, gain, gl, hl, cl, many)
+
+
+@njit(cache=True, inline="always")
+def _store(ints, gains, sums, i, f, gain, gl, hl, cl, many):
+    # entry i of a CategoricalFound's arrays
+    ints[i, 0] = f
+    ints[i, 1] = cl
+    ints[i, 2] = many
+    gains[i] = gain
+    sums[i, 0] = gl
+    sums[i, 1] = hl
+
+
+@njit(cache=True)
+def categorical_task(t, n_features, small_hist, large_hist, do_small, do_large, small_sums,
+                     large_sums, c, k, features, wide, mask, ints, gains, sums, bits):
+    """Task ``t`` of a fused search of two children (``skltr._cpu.split_children.
+    find_child_splits``; ``features .. bits``: a :class:`skltr._records.CategoricalTasks`
+    unpacked, as numba's parallel loops take arrays, not records of them; ``k`` the
+    controls): for ``t < n_features`` the byte
+    categorical feature ``t`` (its rows reduced and subtracted by the caller), else wide
+    feature ``t - n_features``, whose rows of the larger child it subtracts first
+    (``large_hist`` holds the parent's); each child asked for gets its best split on the
+    feature at the task's entry."""
+    n_tasks = gains.size // 2
+    if t < n_features:
+        j = features[t, 0]
+        if j < 0:
+            return
+        f = t
+        nb = features[f, 1]
+        if do_small:
+            _task_split(small_hist, f, nb, small_sums, c, k, mask, ints, gains, sums, bits,
+                        j, f)
+        if do_large:
+            _task_split(large_hist, f, nb, large_sums, c, k, mask, ints, gains, sums, bits,
+                        n_tasks + j, f)
+        return
+    w = t - n_features
+    j = n_tasks - wide.shape[0] + w
+    r0, nr, nb, f = wide[w, 0], wide[w, 1], wide[w, 2], wide[w, 3]
+    if do_large:
+        for r in range(r0, r0 + nr):
+            subtract_feature(large_hist, small_hist, r)
+    shape = (1, nr * small_hist.shape[1], small_hist.shape[2])  # the codes as one long row
+    if do_small:
+        _task_split(small_hist[r0:r0 + nr].reshape(shape), 0, nb, small_sums, c, k, mask,
+                    ints, gains, sums, bits, j, f)
+    if do_large:
+        _task_split(large_hist[r0:r0 + nr].reshape(shape), 0, nb, large_sums, c, k, mask,
+                    ints, gains, sums, bits, n_tasks + j, f)
+
+
+@njit(cache=True)
+def _task_split(hist, row, nb, node_sums, c, k, mask, ints, gains, sums, bits, j, f):
+    # one child's best split on categorical feature f (histogram row ``row``) into entry j
+    ints[j, 0] = -1
+    if not mask[f]:
+        return
+    sum_g, sum_h, count, lo, hi = node_sums
+    min_n, parent, count_factor = _node_constants(sum_g, sum_h, count, c, lo, hi)
+    gain, gl, hl, cl, many = _feature_split(hist, row, nb, sum_g, sum_h, count, lo, hi, c, k,
+                                            min_n, parent, count_factor, bits[j])
+    if gain > -np.inf:
+        _store(ints, gains, sums, j, f, gain, gl, hl, cl, many)
+
+
+@njit(cache=True)
+def best_task(ints, gains, first, n, num_feature, num_gain):
+    """The entry ``first .. first + n - 1`` of ``ints`` / ``gains`` (a ``CategoricalFound``'s
+    arrays: one child's best split per task) whose split beats the numeric split
+    ``(num_feature, num_gain)`` (feature -1: none), or -1: the highest gain, ties to the
+    lower feature -- the numeric search's rule."""
+    best = -1
+    for j in range(first, first + n):
+        f = ints[j, 0]
+        if f >= 0 and (best < 0 or gains[j] > gains[best]
+                       or (gains[j] == gains[best] and f < ints[best, 0])):
+            best = j
+    if best < 0 or not categorical_wins(num_feature, num_gain, ints[best, 0], gains[best]):
+        return -1
+    return best
+
+
+@njit(cache=True)
+def categorical_wins(num_feature, num_gain, cat_feature, cat_gain):
+    """Whether the categorical split ``(cat_feature, cat_gain)`` beats the numeric one
+    (feature -1: none): the higher gain, ties to the lower feature."""
+    return cat_feature >= 0 and (num_feature < 0 or cat_gain > num_gain
+                                 or (cat_gain == num_gain and cat_feature < num_feature))

@@ -14,9 +14,10 @@ from numbers import Integral
 
 import numpy as np
 
-from .._cpu.split_categorical import best_categorical_splits
+from .._cpu.split_categorical import best_categorical_splits, categorical_wins
 from .._engine.wide_categorical import NARROW_WORDS, words
-from .._records import CategoricalFound, CategoricalRows, SplitInfo, categorical_constants
+from .._records import (CategoricalFound, CategoricalRows, CategoricalTasks, SplitInfo,
+                        categorical_constants)
 
 __all__ = ["CategoricalParams", "CategoricalSearch", "feature_indices", "resolve"]
 
@@ -122,27 +123,48 @@ class CategoricalSearch:
         dtype = hists.dtype
         out = self._out.get((m, dtype))
         if out is None:  # one record per batch size (the CPU's is always 1)
-            out = self._out[m, dtype] = CategoricalFound(
-                np.empty(m, np.int64), np.empty(m, np.float64), np.empty(m, dtype),
-                np.empty(m, dtype), np.empty(m, np.int64), np.empty(m, np.bool_),
-                np.empty((m, self.n_words), np.uint64))
+            out = self._out[m, dtype] = self._found(m, dtype)
         sums = np.array([(n.sum_g, n.sum_h, n.count) for n in nodes], dtype)
         bounds = np.array([(n.lo, n.hi) for n in nodes], np.float64)
         best_categorical_splits(hists, self.rows, masks, np.asarray(mask_row, np.int64), sums,
                                 bounds, constants, self.k, out)
         return [self._better(res, out, i) for i, res in enumerate(results)]
 
+    def tasks(self, mask, dtype) -> CategoricalTasks:
+        """The categorical tasks of the CPU's fused search of two children
+        (:func:`skltr._cpu.split_children.find_child_splits`; whole node histograms of
+        ``dtype``) for nodes that may split on the features of ``mask``: a task per byte
+        categorical feature, then one per wide feature."""
+        rows = self.rows
+        n_narrow = rows.narrow_rows.size
+        features = np.full((mask.size, 2), -1, np.int64)
+        features[rows.narrow_rows, 0] = np.arange(n_narrow)
+        features[rows.narrow_rows, 1] = rows.row_n_bins[rows.narrow_rows]
+        wide = np.stack([rows.wide_row0, rows.wide_n_rows, rows.wide_n_bins.astype(np.int64),
+                         rows.wide_ids], axis=1).reshape(-1, 4)
+        n_tasks = n_narrow + rows.wide_ids.size
+        return CategoricalTasks(features, np.ascontiguousarray(wide),
+                                np.ascontiguousarray(mask, bool), *self._found(2 * n_tasks, dtype))
+
+    def split_of(self, found, i) -> SplitInfo:
+        """The split of entry ``i`` of ``found`` (a :class:`CategoricalFound`, or the
+        :class:`CategoricalTasks` of :meth:`tasks`, which holds the same arrays)."""
+        f, left_count, many = (int(v) for v in found.ints[i])
+        return SplitInfo(f, float(found.gain[i]), -1, False, found.sums[i, 0], found.sums[i, 1],
+                         left_count, found.bits[i, :self._words[f]].copy(),
+                         self.k.cat_l2 if many else 0.0)
+
+    def _found(self, m, dtype):
+        ints = np.zeros((m, 3), np.int64)
+        ints[:, 0] = -1
+        return CategoricalFound(ints, np.zeros(m, np.float64), np.zeros((m, 2), dtype),
+                                np.zeros((m, self.n_words), np.uint64))
+
     def _better(self, res, out, i):
-        f = int(out.feature[i])
-        if f < 0:
+        num_f, num_gain = (-1, 0.0) if res is None else (res.feature, res.gain)
+        if not categorical_wins(num_f, num_gain, int(out.ints[i, 0]), float(out.gain[i])):
             return res
-        gain = float(out.gain[i])
-        if res is not None and res.feature >= 0 and (
-                gain < res.gain or (gain == res.gain and res.feature < f)):
-            return res
-        return SplitInfo(f, gain, -1, False, out.left_g[i], out.left_h[i],
-                         int(out.left_count[i]), out.bits[i, :self._words[f]].copy(),
-                         self.k.cat_l2 if out.many[i] else 0.0)
+        return self.split_of(out, i)
 
 
 #: the estimator's parameters of the split controls (its defaults are LightGBM's)

@@ -39,7 +39,8 @@ from .._cpu.histogram_wide import build_wide_histogram, build_wide_histogram_ser
 from .._cpu.partition import leaf_of_rows, partition_rows, partition_rows_serial
 from .._cpu.quantise import (N_FLOAT32_EXPONENTS, abs_sum_accumulators, quantise_gradients,
                               quantise_gradients_gh64)
-from .._cpu.split import find_best_splits, find_best_splits_serial, find_child_splits
+from .._cpu.split import find_best_splits, find_best_splits_serial
+from .._cpu.split_children import find_child_splits
 from .._dtypes import G_H_DTYPE, QUANTISED_G_H_DTYPE, ROW_INDEX_DTYPE, X_BINNED_DTYPE
 from .._engine.binned_tree import GrownTree
 from .._engine.communicator import LocalCommunicator
@@ -202,7 +203,7 @@ class TreeGrower:
         self._deferred = layout is ONE_WORD and self._distributed
         with stage("quantise", 24 * local_rows):  # g, h read twice; words written
             g, h, self.scales = self._quantise(layout, n_rows)
-        hist_dtype = layout.dtype
+        hist_dtype = self._hist_dtype = layout.dtype
         n_hist_rows = n_features + (0 if self.wide is None else self.wide.hist_rows)
         shape = (n_hist_rows, self.missing_bin + 1 + HIST_PAD_BINS, layout.n_channels)
         self._tasks = histogram_tasks(self._n_threads, n_features)
@@ -247,17 +248,22 @@ class TreeGrower:
         return Node(0, local_rows, sums[0], sums[1], n_rows, 0)
 
     def _mask(self, node):
-        """``(mask, numeric mask)``: the features ``node`` may split on -- the tree's column
-        sample, and under interaction constraints those allowed below the features used
-        above it -- and those of them the numeric split search scans (not categorical)."""
+        """``(mask, numeric mask, categorical tasks)``: the features ``node`` may split on --
+        the tree's column sample, and under interaction constraints those allowed below the
+        features used above it --, those of them the numeric split search scans (not
+        categorical), and the fused child search's categorical tasks (None without
+        categorical features)."""
         key = node.used if self.params.interaction is not None else None
         masks = self._masks.get(key)
         if masks is None:
             mask = self.feature_mask
             if key is not None:
                 mask = mask & allowed_features(self.params, mask.size, node.used)
-            numeric = mask if self._categorical is None else mask & self._categorical[1]
-            masks = self._masks[key] = (mask, numeric)
+            numeric, tasks = mask, None
+            if self._categorical is not None:
+                numeric = mask & self._categorical[1]
+                tasks = self._categorical[0].tasks(mask, self._hist_dtype)
+            masks = self._masks[key] = (mask, numeric, tasks)
         return masks
 
     def _with_categorical(self, node, res, mask):
@@ -438,7 +444,7 @@ class TreeGrower:
     def _find_split(self, node):
         parallel = self._n_threads > 1 and node.count >= SPLIT_PARALLEL_MIN_ROWS
         kernel = find_best_splits if parallel else find_best_splits_serial
-        mask, numeric = self._mask(node)
+        mask, numeric, _ = self._mask(node)
         with stage("split", node.hist.nbytes):
             res = SplitInfo(*kernel(self._features(node.hist), self.n_bins, numeric,
                                     self._monotone,
@@ -536,27 +542,26 @@ class TreeGrower:
 
     def _find_child_splits(self, small, large, parent_hist, do_small, do_large, n_chunks):
         """Both children's splits and the larger one's histogram (``parent - small``, in
-        the parent's buffer) in one parallel region (:func:`find_child_splits`), which also
-        adds the smaller one's ``n_chunks - 1`` unreduced row chunks."""
+        the parent's buffer) in one parallel region (:func:`find_child_splits`, categorical
+        features included), which also adds the smaller one's ``n_chunks - 1`` unreduced row
+        chunks."""
         large.hist = parent_hist
         if self._large_work is None:
             self._large_work = split_work(*self._work.gain.shape, parent_hist.dtype)
         nbytes = parent_hist.nbytes * (do_small + 4 * do_large)  # scans; subtraction 3x
         # both children have the features above them in common: one mask
-        mask, numeric = self._mask(small)
+        _, numeric, tasks = self._mask(small)
         with stage("split", nbytes):
-            found = find_child_splits(
-                self._features(small.hist), self._features(parent_hist), self.n_bins, numeric,
-                self._monotone,
+            small_res, large_res, small_task, large_task = find_child_splits(
+                small.hist, parent_hist, self.n_bins, numeric, self._monotone,
                 (small.sum_g, small.sum_h, small.count, small.lo, small.hi),
                 (large.sum_g, large.sum_h, large.count, large.lo, large.hi),
                 self._split_constants, self._work, self._large_work, do_small, do_large,
-                self.pool.scratch, n_chunks)
-        if self.wide is not None and do_large:  # the kernel subtracted the features' rows
-            nf = self.X_binned.shape[1]
-            subtract_histograms(parent_hist[nf:], small.hist[nf:], parent_hist[nf:])
-        for child, ok, res in zip((small, large), (do_small, do_large), found):
-            res = self._with_categorical(child, SplitInfo(*res), mask) if ok else None
+                self.pool.scratch, n_chunks, tasks,
+                None if tasks is None else self._categorical[0].k)
+        for child, ok, res, entry in ((small, do_small, small_res, small_task),
+                                      (large, do_large, large_res, large_task)):
+            res = SplitInfo(*res) if entry < 0 else self._categorical[0].split_of(tasks, entry)
             child.split = res if ok and res.feature >= 0 else None
             if child.split is None:
                 self._drop_hists(child)

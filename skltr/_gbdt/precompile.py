@@ -58,7 +58,7 @@ __all__ = ["STAGES", "enter", "start", "stop"]
 #: checks that a stage's recipe compiles no other skltr kernel)
 STAGES = {
     "grow": ("skltr._cpu.quantise", "skltr._cpu.histogram", "skltr._cpu.split",
-             "skltr._cpu.partition"),
+             "skltr._cpu.split_children", "skltr._cpu.partition"),
     "score": ("skltr._cpu.quickscorer", "skltr._cpu.traversal"),
 }
 
@@ -124,7 +124,7 @@ _RECIPES = {"grow": _grow, "score": _score}
 def _probe(stage):
     """The kernel whose cached index tells that ``stage`` was compiled before."""
     if stage == "grow":
-        from .._cpu.split import find_child_splits  # noqa: PLC0415
+        from .._cpu.split_children import find_child_splits  # noqa: PLC0415
 
         return find_child_splits
     from .._cpu.quickscorer import predict_raw_quickscorer  # noqa: PLC0415

@@ -1,0 +1,106 @@
+"""numba kernel of the split search of a split's two children in one parallel region.
+
+:func:`find_child_splits` reduces the smaller child's histogram, subtracts it from the
+parent's for the larger child and finds both children's best splits, numeric
+(:mod:`skltr._cpu.split`) and categorical (:mod:`skltr._cpu.split_categorical`), feature by
+feature in one ``prange``.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from .histogram import reduce_feature, subtract_feature
+from .split import _node_constants, _pick_best, _scan_feature
+from .split_categorical import best_task, categorical_task
+
+
+@njit(parallel=True, cache=True)
+def find_child_splits(small_hist, large_hist, n_bins, feature_mask, monotone, small_sums,
+                      large_sums, c, small_work, large_work, do_small, do_large, scratch,
+                      n_row_chunks, cat, k):
+    """The two children of a split in one parallel region: the smaller child's histogram
+    reduced, the larger child's by subtraction, and the best split of each child that may
+    split.
+
+    ``large_hist`` holds the *parent's* histogram and becomes the larger child's
+    (``parent - small``, feature by feature, only when ``do_large``); each child's per-feature
+    scan is :func:`find_best_splits`'s, so the results are the same bit for bit. One region
+    instead of four (the histogram's reduction, the serial subtraction, a split search per
+    child): a region costs ~10 us to start and more on a busy machine, and the subtraction
+    streamed ~0.8 MB on one thread while the others waited. One task a feature: reduce,
+    scan the smaller child, subtract, scan the larger -- and with categorical features
+    (``cat``) their searches too, a wide feature a task of its own
+    (:func:`~skltr._cpu.split_categorical.categorical_task`), so that they run beside the
+    numeric scans rather than after them on one thread.
+
+    Parameters
+    ----------
+    small_hist, large_hist : ndarray, shape (n_rows, n_bins_total, n_channels)
+        The node histograms: a row per feature, then the wide categorical features' rows.
+    n_bins, feature_mask, monotone, c
+        As for :func:`~skltr._cpu.split.find_best_splits` (``feature_mask``: the features
+        the numeric scan may split on).
+    small_sums, large_sums : tuple (sum_g, sum_h, count, lo, hi)
+        Each child's sums (histogram units), count and output bounds.
+    small_work, large_work : skltr._records.SplitWork
+    do_small, do_large : bool
+        Which children may split (a child that may not is neither scanned nor, for the
+        larger one, subtracted).
+    scratch, n_row_chunks
+        The row chunks 1.. of the smaller child's histogram, left unreduced by
+        ``build_histogram(..., reduce=False)``; ``n_row_chunks`` 1 when it was reduced.
+    cat : skltr._records.CategoricalTasks or None
+        The categorical features' tasks (None: none; numba compiles that case without
+        them).
+    k : skltr._records.CategoricalConstants or None
+        Their split controls (an argument of its own: a parallel loop takes a record of
+        scalars only as one).
+
+    Returns
+    -------
+    tuple
+        ``(small, large, small_entry, large_entry)``: the :class:`skltr._records.SplitInfo`
+        fields of each child's best numeric split (as :func:`~skltr._cpu.split.
+        find_best_splits`; meaningless for a child not asked for), and the entry of
+        ``cat`` holding a better categorical split, or -1
+        (:func:`~skltr._cpu.split_categorical.best_task`).
+    """
+    n_features = n_bins.shape[0]
+    n_tasks = n_features
+    if cat is not None:  # (numba prunes these branches for cat=None)
+        n_tasks += cat.wide.shape[0]
+        # unpacked: a parallel loop takes arrays, not records of them
+        features, wide, mask, ints, gains, sums, bits = cat
+    sg, sh, sn, s_lo, s_hi = small_sums
+    lg, lh, ln, l_lo, l_hi = large_sums
+    s_min_n, s_parent, s_factor = _node_constants(sg, sh, sn, c, s_lo, s_hi)
+    l_min_n, l_parent, l_factor = _node_constants(lg, lh, ln, c, l_lo, l_hi)
+    s_gain, s_bin, s_left, s_gl, s_hl, s_cl = small_work  # unpacked: see find_best_splits
+    l_gain, l_bin, l_left, l_gl, l_hl, l_cl = large_work
+    for p in prange(n_tasks):
+        f = np.int64(p)  # prange's index is unsigned in the parfor: one signature, not two
+        if f < n_features:
+            reduce_feature(small_hist, scratch, n_row_chunks, f)
+            if do_small:
+                (s_gain[f], s_bin[f], s_left[f], s_gl[f], s_hl[f], s_cl[f]) = _scan_feature(
+                    small_hist, f, n_bins[f], feature_mask[f], sg, sh, sn, c, s_min_n,
+                    s_parent, s_factor, s_lo, s_hi, monotone[f])
+            if do_large:
+                subtract_feature(large_hist, small_hist, f)
+                (l_gain[f], l_bin[f], l_left[f], l_gl[f], l_hl[f], l_cl[f]) = _scan_feature(
+                    large_hist, f, n_bins[f], feature_mask[f], lg, lh, ln, c, l_min_n,
+                    l_parent, l_factor, l_lo, l_hi, monotone[f])
+        if cat is not None:
+            categorical_task(f, n_features, small_hist, large_hist, do_small, do_large,
+                             small_sums, large_sums, c, k, features, wide, mask, ints, gains,
+                             sums, bits)
+    small = _pick_best(small_work, sg, sh)
+    large = _pick_best(large_work, lg, lh)
+    small_task = large_task = -1
+    if cat is not None:
+        n_cat = gains.size // 2
+        if do_small:
+            small_task = best_task(ints, gains, 0, n_cat, small[0], small[1])
+        if do_large:
+            large_task = best_task(ints, gains, n_cat, n_cat, large[0], large[1])
+    return small, large, small_task, large_task

@@ -96,13 +96,16 @@ def main():
 
     # warm-up: numba loads or compiles skltr's kernels outside the clock, on data of the
     # run's size (the parallel kernels of large nodes, the categorical partition among them)
-    Xw, yw, qw = make_ranking(n_queries=args.queries, docs_per_query=40, n_features=30,
-                              n_informative=10, categorical_levels=(1000,), random_state=99)
-    _skltr(Xw, yw, qw, Xw, args.threads)
-    _skltr(Xw, yw, qw, Xw, args.threads, categorical=True)
-    if args.cuda:
-        _skltr(Xw, yw, qw, Xw, args.threads, device="cuda")
-        _skltr(Xw, yw, qw, Xw, args.threads, categorical=True, device="cuda")
+    # -- byte categorical features (10 levels) and wide ones (1,000) compile apart
+    for levels in (10, 1000):
+        Xw, yw, qw = make_ranking(n_queries=args.queries, docs_per_query=40, n_features=30,
+                                  n_informative=10, categorical_levels=(levels,),
+                                  random_state=99)
+        _skltr(Xw, yw, qw, Xw, args.threads)
+        _skltr(Xw, yw, qw, Xw, args.threads, categorical=True)
+        if args.cuda:
+            _skltr(Xw, yw, qw, Xw, args.threads, device="cuda")
+            _skltr(Xw, yw, qw, Xw, args.threads, categorical=True, device="cuda")
     rows, raw = [], {}
     for n_levels in args.levels:
         res = {}

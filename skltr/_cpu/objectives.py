@@ -119,13 +119,32 @@ def _all_labels_equal(y, lo, hi):
     return True
 
 
+#: Largest query sorted by insertion (in the caller's scratch) rather than ``np.argsort``
+_INSERTION_MAX = 64
+
+
 @njit(cache=True)
-def _descending_order(scores, lo, hi, neg):
-    """Local indices of rows lo:hi by descending score, ties in row order (stable)."""
+def _descending_order(scores, lo, hi, neg, out):
+    """Local indices of rows lo:hi by descending score, ties in row order (stable; ``neg``
+    float64 and ``out`` int64 scratch of the query's size). Up to :data:`_INSERTION_MAX`
+    rows by insertion into ``out``: the same order as the merge sort above it, without its
+    two allocations a query, which threads contend for."""
     cnt = hi - lo
+    if cnt > _INSERTION_MAX:
+        for i in range(cnt):
+            neg[i] = -scores[lo + i]
+        return np.argsort(neg[:cnt], kind="mergesort")
+    order = out[:cnt]
     for i in range(cnt):
-        neg[i] = -scores[lo + i]
-    return np.argsort(neg[:cnt], kind="mergesort")
+        key = -scores[lo + i]
+        j = i
+        while j > 0 and neg[j - 1] > key:  # strictly: equal keys stay in row order
+            neg[j] = neg[j - 1]
+            order[j] = order[j - 1]
+            j -= 1
+        neg[j] = key
+        order[j] = i
+    return order
 
 
 @njit(cache=True)
@@ -297,8 +316,8 @@ def _pairwise_query(scores, y, lo, hi, weights, gain_exp2, discount, truncation_
 
     ``bias``: ``(position, tplus, tminus, li_row, lj_row, cost_flag)`` of Unbiased LambdaMART
     (:func:`unbiased_lambdarank_gradients`), or None: plain LambdaRank / RankNet, compiled
-    without it (a run-time test in the pair loop cost plain LambdaRank 14%); ``ipos`` its
-    int64 scratch of displayed positions.
+    without it (a run-time test in the pair loop cost plain LambdaRank 14%); ``ipos`` int64
+    scratch: row 0 the displayed positions, row 1 the sort's order.
     """
     unbiased = False
     if bias is not None:
@@ -313,7 +332,7 @@ def _pairwise_query(scores, y, lo, hi, weights, gain_exp2, discount, truncation_
     if cnt <= 1 or _all_labels_equal(y, lo, hi):
         return
     # scratch rows: sort keys, then scores, labels, gains, exps, lambdas, hessians by position
-    order = _descending_order(scores, lo, hi, scratch[0])
+    order = _descending_order(scores, lo, hi, scratch[0], ipos[1])
     ps = scratch[1, :cnt]
     py = scratch[2, :cnt]
     pg = scratch[3, :cnt]
@@ -322,7 +341,7 @@ def _pairwise_query(scores, y, lo, hi, weights, gain_exp2, discount, truncation_
     phes = scratch[6, :cnt]
     pli = scratch[7, :cnt]
     plj = scratch[8, :cnt]
-    ppos = ipos[:cnt]
+    ppos = ipos[0, :cnt]
     s_max = scores[lo + order[0]]
     for i in range(cnt):
         r = lo + order[i]
@@ -364,7 +383,7 @@ def _pairwise_chunk(scores, y, group_ptr, weights, gain_exp2, truncation_level, 
                     normalize, ranknet, grad, hess, bounds, discount, max_cnt, c, bias):
     """The queries of chunk ``c``, with this chunk's scratch buffers."""
     scratch = np.empty((9, max_cnt), dtype=np.float64)
-    ipos = np.empty(max_cnt, dtype=np.int64)
+    ipos = np.empty((2, max_cnt), dtype=np.int64)  # displayed positions, the sort's order
     # label counts for the ideal DCG: labels 0..1023 (all exponential-gain labels) counted
     counts = np.zeros(0 if ranknet else 1024, dtype=np.int64)
     for q in range(bounds[c], bounds[c + 1]):

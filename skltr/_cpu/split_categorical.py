@@ -32,7 +32,7 @@ tree's assembly turns into the category bitset of ``TreeEnsemble``'s categorical
 import numpy as np
 from numba import njit
 
-from .histogram import subtract_feature
+from .histogram import subtract_rows
 from .split import _bin, _bin_count, _monotone_gain, _node_constants, leaf_objective
 
 
@@ -321,8 +321,7 @@ def categorical_task(t, n_features, small_hist, large_hist, do_small, do_large, 
                         ints, gains, sums, bits, j, f)
         return
     if do_large:
-        for r in range(r0, r0 + nr):
-            subtract_feature(large_hist, small_hist, r)
+        subtract_rows(large_hist, small_hist, r0, nr)
         _task_split(large_hist[r0:r0 + nr].reshape(shape), 0, nb, large_sums, c, k, mask,
                     ints, gains, sums, bits, n_tasks + j, f)
 

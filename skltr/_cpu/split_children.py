@@ -9,7 +9,7 @@ feature in one ``prange``.
 import numpy as np
 from numba import njit, prange
 
-from .histogram import reduce_feature, subtract_feature
+from .histogram import reduce_feature, subtract_rows
 from .split import _node_constants, _pick_best, _scan_feature
 from .split_categorical import best_task, categorical_task
 
@@ -86,7 +86,7 @@ def find_child_splits(small_hist, large_hist, n_bins, feature_mask, monotone, sm
                     small_hist, f, n_bins[f], feature_mask[f], sg, sh, sn, c, s_min_n,
                     s_parent, s_factor, s_lo, s_hi, monotone[f])
             if do_large:
-                subtract_feature(large_hist, small_hist, f)
+                subtract_rows(large_hist, small_hist, f, 1)
                 (l_gain[f], l_bin[f], l_left[f], l_gl[f], l_hl[f], l_cl[f]) = _scan_feature(
                     large_hist, f, n_bins[f], feature_mask[f], lg, lh, ln, c, l_min_n,
                     l_parent, l_factor, l_lo, l_hi, monotone[f])

@@ -44,8 +44,9 @@ static inline double __longlong_as_double(long long v) {
     double d; std::memcpy(&d, &v, 8); return d;
 }
 static inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, 4); return u; }
+static inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
 static inline double atomicAdd(double* a, double v) { double o = *a; *a += v; return o; }
-using std::isnan; using std::trunc; using std::fabs; using std::rint;
+using std::isnan; using std::trunc; using std::fabs; using std::rint; using std::signbit;
 """
 
 # The kernels' parameters (FOREST_PARAMS of the source) plus the emulated grid.

@@ -45,7 +45,7 @@ __device__ __forceinline__ float to_float32(double x) {
     // normal, whose bits follow on)
     if (fabs(x) < __longlong_as_double(0x3810000000000000LL)) {
         const u32 m = (u32)rint(fabs(x) * __longlong_as_double(0x4940000000000000LL));
-        return __uint_as_float((x < 0.0 ? 0x80000000u : 0u) | m);
+        return __uint_as_float((signbit(x) ? 0x80000000u : 0u) | m);  // -0.0 stays -0.0
     }
     return (float)x;
 }

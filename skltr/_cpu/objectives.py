@@ -239,7 +239,10 @@ def _pair_lambdas(ps, py, pg, pe, discount, inv_max_dcg, n_high, sigmoid, norm_b
         row = 0.0  # this row's 2 * |lambda|s: sum_lambdas adds rows (the GPU's order too)
         for j in range(i + 1, cnt):
             yj = py[j]
-            if yj == yi:
+            # LambdaRank weighs a pair of equal labels 0 (equal gains): it adds exact zeros,
+            # and running through beats a branch the labels make unpredictable; RankNet's
+            # hessian floor and the unbiased costs would not be zero
+            if (ranknet or bias is not None) and yj == yi:
                 continue
             ds = si - ps[j]  # >= 0: positions are sorted by descending score
             i_high = yi > yj
@@ -290,13 +293,11 @@ def _pair_lambdas(ps, py, pg, pe, discount, inv_max_dcg, n_high, sigmoid, norm_b
                         if t_l >= _T_EPS and t_h >= _T_EPS:
                             lam /= t_h * t_l
                             hes /= t_h * t_l
-            # the high document is pushed up (negative gradient), the low one down
-            if i_high:
-                lam_i -= lam
-                plam[j] += lam
-            else:
-                lam_i += lam
-                plam[j] -= lam
+            # the high document is pushed up (negative gradient), the low one down; x - y is
+            # x + (-y) in IEEE arithmetic, so the signed lambda gives the same bits branch-free
+            signed = -lam if i_high else lam
+            lam_i += signed
+            plam[j] -= signed
             hes_i += hes
             phes[j] += hes
             row += 2.0 * lam

@@ -723,6 +723,171 @@ def xendcg_gradients(scores, y, group_ptr, weights, seed, iteration, query_index
 
 
 # ------------------------------------------------------------------------------------------
+# YetiRank
+# ------------------------------------------------------------------------------------------
+
+#: CatBoost's factor of every YetiRank pair weight (``yetirank_helpers.cpp``, "like in GPU").
+YETIRANK_PAIR_SCALE = 0.15
+#: CatBoost's guard in the noise ``u / (1.000001 - u)``: finite at ``u`` -> 1.
+YETIRANK_NOISE_GUARD = 1.000001
+_LN2 = 0.6931471805599453
+_MIX1 = np.uint64(0x9E3779B97F4A7C15)
+_MIX2 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX3 = np.uint64(0x94D049BB133111EB)
+
+
+@njit(cache=True, inline="always")
+def _mix64(x):
+    """SplitMix64's finaliser of ``x + 0x9E3779B97F4A7C15`` (uint64 arithmetic: a CUDA
+    kernel computes the same integers)."""
+    z = x + _MIX1
+    z = (z ^ (z >> np.uint64(30))) * _MIX2
+    z = (z ^ (z >> np.uint64(27))) * _MIX3
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True)
+def yetirank_stream(seed, iteration, query, permutation):
+    """Key of the random stream of one permutation of one query at one round.
+
+    A counter-based hash (chained SplitMix64 of the four counters), not a sequential
+    generator: any thread (or CUDA block) computes the draws of any (round, query,
+    permutation) directly, so they do not depend on the thread count, the chunking or the
+    order in which queries are visited.
+    """
+    k = _mix64(np.uint64(seed))
+    k = _mix64(k ^ np.uint64(iteration))
+    k = _mix64(k ^ np.uint64(query))
+    return _mix64(k ^ np.uint64(permutation))
+
+
+@njit(cache=True)
+def yetirank_uniform(stream, doc):
+    """Uniform draw in (0, 1) of document ``doc`` (0-based, in the query) on ``stream``:
+    the top 53 bits of the hash, centred in their cell, so neither 0 nor 1 occurs."""
+    k = _mix64(stream ^ np.uint64(doc))
+    return (np.float64(k >> np.uint64(11)) + 0.5) * 1.1102230246251565e-16  # 2**-53
+
+
+@njit(cache=True)
+def _yetirank_noisy(scores, lo, cnt, stream, keys):
+    """The scores of one permutation: ``s + log(u / (1.000001 - u))``, ``u`` uniform.
+
+    CatBoost multiplies ``exp(s)`` by ``u / (1.000001 - u)`` and sorts; the log of that
+    product orders the documents alike and cannot overflow for large scores.
+    """
+    for i in range(cnt):
+        u = yetirank_uniform(stream, i)
+        keys[i] = scores[lo + i] + _LN2 * log2(u / (YETIRANK_NOISE_GUARD - u))
+
+
+@njit(cache=True)
+def _yetirank_permutation(scores, y, lo, order, cnt, decay, lam, hes):
+    """Add one permutation's pair gradients (unscaled) to ``lam`` / ``hes`` (float64).
+
+    Neighbours in the noisy order form the pairs: the one at noisy position ``k - 1`` and
+    the one at ``k`` (k >= 1) weigh ``0.15 * decay**(k - 1) * |label difference|``, and a
+    pair of equal labels weighs nothing. Each pair adds the derivatives of the logistic
+    loss ``w * log(1 + exp(s_low - s_high))`` at the *unperturbed* scores (CatBoost's
+    PairLogit derivatives of YetiRank's generated pairs).
+    """
+    decay_k = 1.0  # decay**(k - 1), by repeated products (as CatBoost)
+    for k in range(1, cnt):
+        a = order[k - 1]
+        b = order[k]
+        diff = y[lo + a] - y[lo + b]
+        if diff != 0.0:
+            high, low = (a, b) if diff > 0.0 else (b, a)
+            w = YETIRANK_PAIR_SCALE * decay_k * abs(diff)
+            # probability that the pair is ordered wrongly: 1 / (1 + exp(s_high - s_low))
+            p = 1.0 / (1.0 + exp(scores[lo + high] - scores[lo + low]))
+            lam[high] -= w * p
+            lam[low] += w * p
+            h = w * p * (1.0 - p)
+            hes[high] += h
+            hes[low] += h
+        decay_k *= decay
+
+
+@njit(cache=True)
+def _yetirank_query(scores, y, lo, hi, weights, seed, iteration, q, permutations, decay, grad,
+                    hess, keys, neg, idx, lam, hes):
+    """YetiRank gradients of one query (CatBoost's ``GenerateYetiRankPairsForQuery`` pairs,
+    PairLogit derivatives), averaged over ``permutations`` noisy orders."""
+    cnt = hi - lo
+    if cnt <= 1 or _all_labels_equal(y, lo, hi):  # no pair has a weight: skip the draws
+        for r in range(lo, hi):
+            grad[r] = 0.0
+            hess[r] = 0.0
+        return
+    for i in range(cnt):
+        lam[i] = 0.0
+        hes[i] = 0.0
+    for perm in range(permutations):
+        _yetirank_noisy(scores, lo, cnt, yetirank_stream(seed, iteration, q, perm), keys)
+        order = _descending_order(keys, 0, cnt, neg, idx)
+        _yetirank_permutation(scores, y, lo, order, cnt, decay, lam, hes)
+    scale = _query_weight(weights, lo, hi) / permutations
+    for i in range(cnt):
+        grad[lo + i] = lam[i] * scale
+        hess[lo + i] = hes[i] * scale
+
+
+@njit(parallel=True, cache=True)
+def yetirank_gradients(scores, y, group_ptr, weights, seed, iteration, query_index,
+                       permutations, decay, grad, hess):
+    """YetiRank gradients and hessians, as CatBoost's ``loss_function="YetiRank"``.
+
+    Gulin, Kuralenok and Pavlov, "Winning the Transfer Learning Track of Yahoo!'s Learning
+    To Rank Challenge with YetiRank" (2011). Per query and round, ``permutations`` times:
+    every score gets logistic noise (``s + log(u / (1.000001 - u))``, ``u`` uniform), the
+    documents are sorted by the noisy scores, and each pair of neighbours in that order
+    with different labels gets the weight ``0.15 * decay**k * |label difference|`` (``k``
+    the 0-based rank of the pair's upper position). The gradients are those of the pairwise
+    logistic loss of every pair at the unperturbed scores, times its weight, averaged over
+    the permutations and times the query's mean row weight::
+
+        p = 1 / (1 + exp(s_high - s_low))
+        grad[high] -= w p     grad[low] += w p     hess[both] += w p (1 - p)
+
+    The uniform draw of document ``i`` (0-based in its query) of permutation ``m`` of
+    query ``q`` at round ``t`` is :func:`yetirank_uniform` of
+    ``yetirank_stream(seed, t, q, m)``: a function of those counters only, so the
+    gradients do not depend on threads, and a CUDA kernel can draw the same numbers.
+    ``q`` is ``query_index[j]`` for the ``j``-th query of ``group_ptr`` (global indices
+    for a shard of the queries). Ties of noisy scores keep row order.
+
+    Parameters
+    ----------
+    scores, y, group_ptr, weights, grad, hess
+        As in :func:`lambdarank_gradients` (labels: any finite reals; only differences
+        matter).
+    seed : int
+        The objective's seed (0 .. 2**32 - 1).
+    iteration : int
+        0-based boosting round.
+    query_index : ndarray of int64, shape (n_queries,)
+        Index of each query in the whole training set.
+    permutations : int >= 1
+        Noisy orders per query and round (CatBoost's ``permutations``).
+    decay : float in [0, 1]
+        Weight ratio of a pair to the pair above it (CatBoost's ``decay``).
+    """
+    max_cnt = _max_query_size(group_ptr)
+    bounds = _chunk_bounds(group_ptr)
+    for c in prange(bounds.shape[0] - 1):
+        keys = np.empty(max_cnt, dtype=np.float64)
+        neg = np.empty(max_cnt, dtype=np.float64)
+        idx = np.empty(max_cnt, dtype=np.int64)
+        lam = np.empty(max_cnt, dtype=np.float64)
+        hes = np.empty(max_cnt, dtype=np.float64)
+        for q in range(bounds[c], bounds[c + 1]):
+            _yetirank_query(scores, y, group_ptr[q], group_ptr[q + 1], weights, seed,
+                            iteration, query_index[q], permutations, decay, grad, hess, keys,
+                            neg, idx, lam, hes)
+
+
+# ------------------------------------------------------------------------------------------
 # pointwise
 # ------------------------------------------------------------------------------------------
 

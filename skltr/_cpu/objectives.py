@@ -765,7 +765,7 @@ def yetirank_stream(seed, iteration, query, permutation):
 def yetirank_uniform(stream, doc):
     """Uniform draw in (0, 1) of document ``doc`` (0-based, in the query) on ``stream``:
     the top 53 bits of the hash, centred in their cell, so neither 0 nor 1 occurs."""
-    k = _mix64(stream ^ np.uint64(doc))
+    k = _mix64(np.uint64(stream) ^ np.uint64(doc))  # (a Python caller's int: as uint64)
     return (np.float64(k >> np.uint64(11)) + 0.5) * 1.1102230246251565e-16  # 2**-53
 
 

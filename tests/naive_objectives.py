@@ -257,7 +257,7 @@ def yetirank_uniforms(seed, iteration, query, permutation, n):
 def yetirank(labels, scores, weights=None, seed=0, iteration=0, query=0, permutations=10,
              decay=0.85):
     """YetiRank as CatBoost describes it: per permutation, sort by ``exp(s) * u / (1.000001
-    - u)`` (here its log), give each pair of neighbours with different labels the weight
+    - u)`` (ties in row order), give each pair of neighbours with different labels the weight
     ``0.15 * decay**k * |label difference|`` (k: the upper one's position), accumulate the
     weights of every (winner, loser) pair over the permutations, divide by their number and
     take the pairwise logistic loss's derivatives of every weighted pair."""
@@ -265,7 +265,8 @@ def yetirank(labels, scores, weights=None, seed=0, iteration=0, query=0, permuta
     pair_weight = {}
     for m in range(permutations):
         u = yetirank_uniforms(seed, iteration, query, m, n)
-        noisy = [s + math.log(ui / (1.000001 - ui)) for s, ui in zip(scores, u)]
+        top = max(scores)  # exp(s - top): CatBoost's exp(s) without overflow
+        noisy = [math.exp(s - top) * (ui / (1.000001 - ui)) for s, ui in zip(scores, u)]
         order = sorted(range(n), key=lambda i: (-noisy[i], i))
         for k in range(n - 1):
             a, b = order[k], order[k + 1]

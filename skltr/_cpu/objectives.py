@@ -730,7 +730,6 @@ def xendcg_gradients(scores, y, group_ptr, weights, seed, iteration, query_index
 YETIRANK_PAIR_SCALE = 0.15
 #: CatBoost's guard in the noise ``u / (1.000001 - u)``: finite at ``u`` -> 1.
 YETIRANK_NOISE_GUARD = 1.000001
-_LN2 = 0.6931471805599453
 _MIX1 = np.uint64(0x9E3779B97F4A7C15)
 _MIX2 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX3 = np.uint64(0x94D049BB133111EB)
@@ -770,26 +769,73 @@ def yetirank_uniform(stream, doc):
 
 
 @njit(cache=True)
-def _yetirank_noisy(scores, lo, cnt, stream, keys):
-    """The scores of one permutation: ``s + log(u / (1.000001 - u))``, ``u`` uniform.
-
-    CatBoost multiplies ``exp(s)`` by ``u / (1.000001 - u)`` and sorts; the log of that
-    product orders the documents alike and cannot overflow for large scores.
-    """
+def _yetirank_noisy(ex, cnt, stream, keys):
+    """The noisy scores of one permutation, CatBoost's ``exp(s) * u / (1.000001 - u)``
+    (``u`` uniform; ``ex``: ``exp(s - max s)``, so nothing overflows): a division and a
+    product a document, no logarithm. Documents whose exponential underflowed to 0 (scores
+    more than ~745 below the query's best) tie at 0 and keep row order, as in CatBoost."""
     for i in range(cnt):
         u = yetirank_uniform(stream, i)
-        keys[i] = scores[lo + i] + _LN2 * log2(u / (YETIRANK_NOISE_GUARD - u))
+        keys[i] = ex[i] * (u / (YETIRANK_NOISE_GUARD - u))
+
+
+#: Runs sorted by insertion before the merges of :func:`_yetirank_order`.
+_YETI_RUN = 32
+#: Below this a per-document exponential may be subnormal (or 0): such pairs take the
+#: exact sigmoid instead of the ratio of exponentials.
+_YETI_TINY = 1e-300
 
 
 @njit(cache=True)
-def _yetirank_permutation(scores, y, lo, order, cnt, decay, lam, hes):
+def _yetirank_order(keys, cnt, idx, tmp, skey, stmp):
+    """Indices 0..cnt-1 by descending ``keys``, ties in index order (stable), in ``idx`` or
+    ``tmp`` (the one returned): insertion-sorted runs of :data:`_YETI_RUN`, then bottom-up
+    merges between the two buffers, the keys moving along in ``skey`` / ``stmp`` (no
+    indirect loads). No allocation (threads would contend for it): ``np.argsort``'s was a
+    third of the kernel's time."""
+    for start in range(0, cnt, _YETI_RUN):
+        stop = min(start + _YETI_RUN, cnt)
+        for i in range(start, stop):
+            key = keys[i]
+            j = i
+            while j > start and skey[j - 1] < key:  # strictly: ties keep index order
+                skey[j] = skey[j - 1]
+                idx[j] = idx[j - 1]
+                j -= 1
+            skey[j] = key
+            idx[j] = i
+    src, dst, ksrc, kdst = idx, tmp, skey, stmp
+    width = _YETI_RUN
+    while width < cnt:
+        for left in range(0, cnt, 2 * width):
+            mid = min(left + width, cnt)
+            right = min(left + 2 * width, cnt)
+            i, j = left, mid
+            for k in range(left, right):
+                # the left run wins ties: stable
+                if i < mid and (j >= right or ksrc[i] >= ksrc[j]):
+                    dst[k] = src[i]
+                    kdst[k] = ksrc[i]
+                    i += 1
+                else:
+                    dst[k] = src[j]
+                    kdst[k] = ksrc[j]
+                    j += 1
+        src, dst, ksrc, kdst = dst, src, kdst, ksrc
+        width *= 2
+    return src
+
+
+@njit(cache=True)
+def _yetirank_permutation(scores, y, lo, order, cnt, decay, ex, lam, hes):
     """Add one permutation's pair gradients (unscaled) to ``lam`` / ``hes`` (float64).
 
     Neighbours in the noisy order form the pairs: the one at noisy position ``k - 1`` and
     the one at ``k`` (k >= 1) weigh ``0.15 * decay**(k - 1) * |label difference|``, and a
     pair of equal labels weighs nothing. Each pair adds the derivatives of the logistic
     loss ``w * log(1 + exp(s_low - s_high))`` at the *unperturbed* scores (CatBoost's
-    PairLogit derivatives of YetiRank's generated pairs).
+    PairLogit derivatives of YetiRank's generated pairs). ``ex``: the documents'
+    ``exp(s - max s)``, so that a pair costs a division rather than an ``exp``.
     """
     decay_k = 1.0  # decay**(k - 1), by repeated products (as CatBoost)
     for k in range(1, cnt):
@@ -800,7 +846,10 @@ def _yetirank_permutation(scores, y, lo, order, cnt, decay, lam, hes):
             high, low = (a, b) if diff > 0.0 else (b, a)
             w = YETIRANK_PAIR_SCALE * decay_k * abs(diff)
             # probability that the pair is ordered wrongly: 1 / (1 + exp(s_high - s_low))
-            p = 1.0 / (1.0 + exp(scores[lo + high] - scores[lo + low]))
+            if ex[high] >= _YETI_TINY and ex[low] >= _YETI_TINY:
+                p = ex[low] / (ex[high] + ex[low])
+            else:  # an exponential underflowed: the exact form
+                p = 1.0 / (1.0 + exp(scores[lo + high] - scores[lo + low]))
             lam[high] -= w * p
             lam[low] += w * p
             h = w * p * (1.0 - p)
@@ -811,7 +860,7 @@ def _yetirank_permutation(scores, y, lo, order, cnt, decay, lam, hes):
 
 @njit(cache=True)
 def _yetirank_query(scores, y, lo, hi, weights, seed, iteration, q, permutations, decay, grad,
-                    hess, keys, neg, idx, lam, hes):
+                    hess, keys, ex, idx, tmp, skey, stmp, lam, hes):
     """YetiRank gradients of one query (CatBoost's ``GenerateYetiRankPairsForQuery`` pairs,
     PairLogit derivatives), averaged over ``permutations`` noisy orders."""
     cnt = hi - lo
@@ -820,13 +869,17 @@ def _yetirank_query(scores, y, lo, hi, weights, seed, iteration, q, permutations
             grad[r] = 0.0
             hess[r] = 0.0
         return
+    top = scores[lo]
+    for r in range(lo + 1, hi):
+        top = max(top, scores[r])
     for i in range(cnt):
         lam[i] = 0.0
         hes[i] = 0.0
+        ex[i] = exp(scores[lo + i] - top)
     for perm in range(permutations):
-        _yetirank_noisy(scores, lo, cnt, yetirank_stream(seed, iteration, q, perm), keys)
-        order = _descending_order(keys, 0, cnt, neg, idx)
-        _yetirank_permutation(scores, y, lo, order, cnt, decay, lam, hes)
+        _yetirank_noisy(ex, cnt, yetirank_stream(seed, iteration, q, perm), keys)
+        order = _yetirank_order(keys, cnt, idx, tmp, skey, stmp)
+        _yetirank_permutation(scores, y, lo, order, cnt, decay, ex, lam, hes)
     scale = _query_weight(weights, lo, hi) / permutations
     for i in range(cnt):
         grad[lo + i] = lam[i] * scale
@@ -840,10 +893,11 @@ def yetirank_gradients(scores, y, group_ptr, weights, seed, iteration, query_ind
 
     Gulin, Kuralenok and Pavlov, "Winning the Transfer Learning Track of Yahoo!'s Learning
     To Rank Challenge with YetiRank" (2011). Per query and round, ``permutations`` times:
-    every score gets logistic noise (``s + log(u / (1.000001 - u))``, ``u`` uniform), the
-    documents are sorted by the noisy scores, and each pair of neighbours in that order
-    with different labels gets the weight ``0.15 * decay**k * |label difference|`` (``k``
-    the 0-based rank of the pair's upper position). The gradients are those of the pairwise
+    every document's ``exp(s)`` is multiplied by ``u / (1.000001 - u)`` (``u`` uniform:
+    logistic noise on ``s``), the documents are sorted by the products, and each pair of
+    neighbours in that order with different labels gets the weight
+    ``0.15 * decay**k * |label difference|`` (``k`` the 0-based rank of the pair's upper
+    position). The gradients are those of the pairwise
     logistic loss of every pair at the unperturbed scores, times its weight, averaged over
     the permutations and times the query's mean row weight::
 
@@ -877,14 +931,17 @@ def yetirank_gradients(scores, y, group_ptr, weights, seed, iteration, query_ind
     bounds = _chunk_bounds(group_ptr)
     for c in prange(bounds.shape[0] - 1):
         keys = np.empty(max_cnt, dtype=np.float64)
-        neg = np.empty(max_cnt, dtype=np.float64)
+        ex = np.empty(max_cnt, dtype=np.float64)
         idx = np.empty(max_cnt, dtype=np.int64)
+        tmp = np.empty(max_cnt, dtype=np.int64)
+        skey = np.empty(max_cnt, dtype=np.float64)
+        stmp = np.empty(max_cnt, dtype=np.float64)
         lam = np.empty(max_cnt, dtype=np.float64)
         hes = np.empty(max_cnt, dtype=np.float64)
         for q in range(bounds[c], bounds[c + 1]):
             _yetirank_query(scores, y, group_ptr[q], group_ptr[q + 1], weights, seed,
                             iteration, query_index[q], permutations, decay, grad, hess, keys,
-                            neg, idx, lam, hes)
+                            ex, idx, tmp, skey, stmp, lam, hes)
 
 
 # ------------------------------------------------------------------------------------------

@@ -140,12 +140,11 @@ def plan_fit(hp, *, n_rows, n_queries, has_eval_sets, eval_at, feature_names=Non
 
 def fit_objective(hp, seed):
     """The objective of the hyper-parameters ``hp``, its randomness seeded by ``seed``."""
-    # front-ends without the yetirank parameters (the Dask ranker) take CatBoost's defaults
-    yetirank = {key: hp[f"yetirank_{key}"] for key in ("permutations", "decay")
-                if f"yetirank_{key}" in hp}
     return make_objective(name=hp["objective"], gain=hp["gain"],
                           truncation_level=hp["lambdarank_truncation_level"],
-                          random_state=seed, position_bias=_position_bias(hp), **yetirank)
+                          random_state=seed, position_bias=_position_bias(hp),
+                          permutations=hp["yetirank_permutations"],
+                          decay=hp["yetirank_decay"])
 
 
 def _position_bias(hp):

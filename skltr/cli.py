@@ -225,7 +225,8 @@ _TRAIN_OPTIONS = {
     ],
     "--ranker gbdt (GPUHistGBDTRanker)": [
         _opt("--objective", "objective", "gbdt", "training objective",
-             choices=["lambdarank", "rank_pairwise", "rank_xendcg", "regression"]),
+             choices=["lambdarank", "rank_pairwise", "rank_xendcg", "yetirank",
+                      "regression"]),
         _opt("--learning-rate", "learning_rate", "gbdt", "shrinkage", type=float),
         _opt("--max-leaves", "max_leaves", "gbdt", "leaves per tree", type=int),
         _opt("--max-depth", "max_depth", "gbdt", "depth limit (None: no limit)", type=int),

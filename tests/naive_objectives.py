@@ -2,10 +2,11 @@
 
 Pure Python, one query at a time, written from the definitions rather than from the kernels:
 pairs are enumerated by label (every ordered pair "a has a higher label than b"), positions
-come from an explicit sort key, the sigmoid is evaluated per pair, and XE-NDCG's generator is
-stepped one draw at a time. Each function takes one query's labels and scores (lists) and
-returns ``(grad, hess)`` lists of floats (float64, not rounded to float32);
-``per_query`` applies one of them to query-grouped arrays.
+come from an explicit sort key, the sigmoid is evaluated per pair, XE-NDCG's generator is
+stepped one draw at a time, and YetiRank's pair weights are summed per (winner, loser) pair
+before any derivative is taken (CatBoost's order of work). Each function takes one query's
+labels and scores (lists) and returns ``(grad, hess)`` lists of floats (float64, not rounded
+to float32); ``per_query`` applies one of them to query-grouped arrays.
 """
 
 import math
@@ -230,6 +231,59 @@ def xendcg(labels, scores, weights=None, seed=0, iteration=0, query=0):
     w = query_weight(weights)
     grad = [(first[i] + second[i] + third[i]) * w for i in range(n)]
     hess = [rho[i] * rest[i] * w for i in range(n)]
+    return grad, hess
+
+
+_MASK64 = 2**64 - 1
+
+
+def splitmix64(x):
+    """SplitMix64's finaliser of ``x + 0x9E3779B97F4A7C15``, on Python ints mod 2**64."""
+    z = (x + 0x9E3779B97F4A7C15) & _MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return z ^ (z >> 31)
+
+
+def yetirank_uniforms(seed, iteration, query, permutation, n):
+    """The n uniforms in (0, 1) of one YetiRank permutation: the hash chained over
+    (seed, iteration, query, permutation), then one more step per document."""
+    key = splitmix64(seed)
+    for counter in (iteration, query, permutation):
+        key = splitmix64(key ^ counter)
+    return [((splitmix64(key ^ i) >> 11) + 0.5) / 2.0**53 for i in range(n)]
+
+
+def yetirank(labels, scores, weights=None, seed=0, iteration=0, query=0, permutations=10,
+             decay=0.85):
+    """YetiRank as CatBoost describes it: per permutation, sort by ``exp(s) * u / (1.000001
+    - u)`` (ties in row order), give each pair of neighbours with different labels the weight
+    ``0.15 * decay**k * |label difference|`` (k: the upper one's position), accumulate the
+    weights of every (winner, loser) pair over the permutations, divide by their number and
+    take the pairwise logistic loss's derivatives of every weighted pair."""
+    n = len(labels)
+    pair_weight = {}
+    for m in range(permutations):
+        u = yetirank_uniforms(seed, iteration, query, m, n)
+        top = max(scores)  # exp(s - top): CatBoost's exp(s) without overflow
+        noisy = [math.exp(s - top) * (ui / (1.000001 - ui)) for s, ui in zip(scores, u)]
+        order = sorted(range(n), key=lambda i: (-noisy[i], i))
+        for k in range(n - 1):
+            a, b = order[k], order[k + 1]
+            if labels[a] == labels[b]:
+                continue
+            win, lose = (a, b) if labels[a] > labels[b] else (b, a)
+            pair_weight[win, lose] = pair_weight.get((win, lose), 0.0) + (
+                0.15 * decay ** k * abs(labels[a] - labels[b]))
+    grad, hess = [0.0] * n, [0.0] * n
+    w_q = query_weight(weights)
+    for (win, lose), total in pair_weight.items():
+        w = total / permutations * w_q
+        p = logistic_tail(scores[win] - scores[lose])  # P(the pair is ordered wrongly)
+        grad[win] -= w * p
+        grad[lose] += w * p
+        hess[win] += w * p * (1 - p)
+        hess[lose] += w * p * (1 - p)
     return grad, hess
 
 

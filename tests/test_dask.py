@@ -82,8 +82,9 @@ KW = dict(n_estimators=12, random_state=3, n_jobs=1)
     {"objective": "regression", "min_samples_leaf_counts": "rows"},
     {"objective": "rank_pairwise", "growth": "depthwise", "max_depth": 4},
     {"objective": "lambdarank", "early_stopping": True, "n_estimators": 40},
+    {"objective": "yetirank", "yetirank_permutations": 3, "yetirank_decay": 0.7},
 ], ids=["lambdarank", "xendcg-subsample", "regression-rows", "pairwise-depthwise",
-        "holdout-early-stopping"])
+        "holdout-early-stopping", "yetirank"])
 def test_same_model_as_one_process(client, params):
     X, y, qid, w = _data()
     kw = {**KW, **params}

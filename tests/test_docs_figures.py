@@ -170,7 +170,41 @@ def _categorical_time(text, levels, engine):
                   field="ratio", fmt="{:.2f}x", pages=GBDT_RANKER + readme)
 
 
+YETIRANK = "yetirank-amd-epyc-2026-11-27-2366eb2-synthetic-100k-letor-1thread.json"
+YETIRANK_PAGES = GBDT_RANKER + ("docs/gbdt_internals.rst",)
+
 FIGURES = [
+    *(Figure(text, YETIRANK, f"{data}:", metric=metric, peer_name=peer, field=field, fmt=fmt,
+             pages=pages)
+      for text, data, metric, peer, field, fmt, pages in (
+          ("38.2 s", "synthetic", "skltr yetirank fit", "catboost", "peer", "{:.1f} s",
+           YETIRANK_PAGES),
+          ("8.47 s", "synthetic", "skltr yetirank fit", "catboost", "skltr", "{:.2f} s",
+           YETIRANK_PAGES),
+          ("4.61 s", "synthetic", "skltr lambdarank fit", "catboost", "skltr", "{:.2f} s",
+           YETIRANK_PAGES),
+          ("31.3 s", "synthetic", "catboost lambdamart fit", "catboost", "skltr", "{:.1f} s",
+           GBDT_RANKER),
+          ("5.63 s", "synthetic", "lightgbm lambdarank fit", "catboost", "skltr", "{:.2f} s",
+           GBDT_RANKER),
+          ("1.72 s", "letor", "skltr yetirank fit", "catboost", "peer", "{:.2f} s",
+           GBDT_RANKER),
+          ("0.71 s", "letor", "skltr yetirank fit", "catboost", "skltr", "{:.2f} s",
+           YETIRANK_PAGES),
+          ("0.59 s", "letor", "skltr lambdarank fit", "catboost", "skltr", "{:.2f} s",
+           YETIRANK_PAGES),
+          ("1.25 s", "letor", "catboost lambdamart fit", "catboost", "skltr", "{:.2f} s",
+           GBDT_RANKER),
+          ("0.36 s", "letor", "lightgbm lambdarank fit", "catboost", "skltr", "{:.2f} s",
+           GBDT_RANKER),
+          ("1.84x", "synthetic", "skltr yetirank fit", "skltr lambdarank", "ratio",
+           "{:.2f}x", YETIRANK_PAGES),
+          ("1.20x", "letor", "skltr yetirank fit", "skltr lambdarank", "ratio", "{:.2f}x",
+           GBDT_RANKER),
+          ("4.5x", "synthetic", "skltr yetirank fit", "catboost", "speedup", "{:.1f}x",
+           GBDT_RANKER),
+          ("2.4x", "letor", "skltr yetirank fit", "catboost", "speedup", "{:.1f}x",
+           GBDT_RANKER))),
     *(_categorical_time(text, levels, engine) for text, levels, engine in (
         ("1.27x", 10, "categorical"), ("1.22x", 1000, "categorical"),
         ("1.24x", 10000, "categorical"), ("1.27x", 10, "ordinal"), ("0.98x", 1000, "ordinal"),

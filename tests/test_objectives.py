@@ -373,7 +373,8 @@ def test_make_objective_asserts_its_invariants(kwargs):
 def test_objective_registry():
     from skltr._gbdt.objectives import OBJECTIVES
 
-    assert sorted(OBJECTIVES) == ["lambdarank", "rank_pairwise", "rank_xendcg", "regression"]
+    assert sorted(OBJECTIVES) == ["lambdarank", "rank_pairwise", "rank_xendcg", "regression",
+                                  "yetirank"]
     for name, cls in OBJECTIVES.items():
         assert cls.name == name and isinstance(make_objective(name), cls)
     assert [n for n, c in OBJECTIVES.items() if c.graded] == ["lambdarank", "rank_xendcg"]

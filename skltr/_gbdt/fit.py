@@ -52,6 +52,8 @@ __all__ = ["FitPlan", "check_device", "plan_fit", "fit_objective", "warn_auto_ho
 #: HistGradientBoosting uses the same threshold).
 _AUTO_EARLY_STOPPING_ROWS = 10_000
 _NO_LIMIT = int(np.iinfo(np.int32).max)
+#: Objectives whose CUDA twin (``Objective.cuda_gradients``) is not written yet.
+_CPU_ONLY_OBJECTIVES = frozenset({"yetirank"})
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,7 @@ class FitPlan:
     ----------
     seed : int
         Seed of every random draw of the fit: the binning sample, the query and feature
-        subsamples, the validation split, ``rank_xendcg``.
+        subsamples, the validation split, ``rank_xendcg``, ``yetirank``.
     early_stopping : bool
         Whether the rounds stop early (``early_stopping="auto"`` resolved).
     hold_out : bool
@@ -83,7 +85,12 @@ class FitPlan:
 
 def check_device(hp, is_gpu):
     """Raise, before any work, for what the CUDA back-end does not do: float histograms
-    (its determinism rests on integer sums)."""
+    (its determinism rests on integer sums) and the objectives without a CUDA kernel yet
+    (``yetirank``)."""
+    if is_gpu and hp["objective"] in _CPU_ONLY_OBJECTIVES:
+        raise NotImplementedError(
+            f"objective={hp['objective']!r} is not implemented with device={hp['device']!r} "
+            f"yet (it has no CUDA kernel); use device='cpu', or another objective on the GPU.")
     if is_gpu and hp["hist_mode"] != "quantised":
         raise NotImplementedError(
             f"hist_mode={hp['hist_mode']!r} is not implemented with device={hp['device']!r}: "
@@ -135,7 +142,9 @@ def fit_objective(hp, seed):
     """The objective of the hyper-parameters ``hp``, its randomness seeded by ``seed``."""
     return make_objective(name=hp["objective"], gain=hp["gain"],
                           truncation_level=hp["lambdarank_truncation_level"],
-                          random_state=seed, position_bias=_position_bias(hp))
+                          random_state=seed, position_bias=_position_bias(hp),
+                          permutations=hp["yetirank_permutations"],
+                          decay=hp["yetirank_decay"])
 
 
 def _position_bias(hp):

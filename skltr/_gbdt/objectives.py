@@ -24,6 +24,8 @@ skltr                     LightGBM 4.x                                 XGBoost 3
                                                                        "topk"``
 ``"rank_xendcg"``         ``objective="rank_xendcg"``,                 --
                           ``objective_seed``
+``"yetirank"``            -- (CatBoost: ``loss_function="YetiRank"``,  --
+                          ``permutations``, ``decay``)
 ``"regression"``          ``objective="regression"`` (L2)              ``reg:squarederror``
 ========================  ===========================================  ==========================
 
@@ -68,6 +70,9 @@ _GRADIENT_LIMIT = float(np.finfo(G_H_DTYPE).max) / 2.0 ** 8
 
 _NO_WEIGHTS = np.empty(0, dtype=Y_DTYPE)  # "unweighted" for the kernels
 _ALL_PAIRS = np.iinfo(np.int64).max  # a truncation level that no query reaches
+#: CatBoost's defaults of YetiRank's ``permutations`` and ``decay``.
+YETIRANK_PERMUTATIONS = 10
+YETIRANK_DECAY = 0.85
 
 
 # --------------------------------------------------------------------------------------------
@@ -184,7 +189,8 @@ class Objective:
     gains = ("exp2", "linear")
 
     @classmethod
-    def from_params(cls, *, gain, truncation_level, sigmoid, normalize, random_state):
+    def from_params(cls, *, gain, truncation_level, sigmoid, normalize, random_state,
+                    permutations, decay):
         """The objective from the estimator's (validated) parameters; unused ones ignored."""
         return cls()
 
@@ -255,10 +261,12 @@ class Objective:
         grad, hess : float32 arrays of shape (n_rows,)
             Overwritten.
         iteration : int
-            0-based boosting round (only ``"rank_xendcg"`` uses it, for its random gammas).
+            0-based boosting round (only ``"rank_xendcg"`` and ``"yetirank"`` use it, for
+            their random draws).
         query_index : int array of shape (n_queries,), optional
             Index of each query of ``group_ptr`` in the whole training set, when
-            ``group_ptr`` holds a shard of it (``rank_xendcg`` seeds its gammas by it);
+            ``group_ptr`` holds a shard of it (``rank_xendcg`` and ``yetirank`` seed their
+            draws by it);
             None: ``arange(n_queries)``.
         """
         scores = _as_float64(scores, "scores")
@@ -325,7 +333,8 @@ class LambdaRank(Objective):
     graded = True
 
     @classmethod
-    def from_params(cls, *, gain, truncation_level, sigmoid, normalize, random_state):
+    def from_params(cls, *, gain, truncation_level, sigmoid, normalize, random_state,
+                    permutations, decay):
         level = LIGHTGBM_TRUNCATION_LEVEL if truncation_level is None else truncation_level
         return cls(gain, level, sigmoid, normalize)
 
@@ -424,7 +433,8 @@ class RankPairwise(Objective):
     cuda_gradients = "PairGradients"
 
     @classmethod
-    def from_params(cls, *, gain, truncation_level, sigmoid, normalize, random_state):
+    def from_params(cls, *, gain, truncation_level, sigmoid, normalize, random_state,
+                    permutations, decay):
         return cls(truncation_level, sigmoid, normalize)
 
     def __init__(self, truncation_level, sigmoid, normalize):
@@ -465,7 +475,8 @@ class RankXENDCG(Objective):
     gains = ("exp2",)
 
     @classmethod
-    def from_params(cls, *, gain, truncation_level, sigmoid, normalize, random_state):
+    def from_params(cls, *, gain, truncation_level, sigmoid, normalize, random_state,
+                    permutations, decay):
         return cls(_seed_from(random_state))
 
     def __init__(self, seed):
@@ -482,6 +493,60 @@ class RankXENDCG(Objective):
         _kernels.xendcg_gradients(scores, y, group_ptr, weights, self.seed, iteration,
                                   query_index, grad,
                                   hess)
+
+
+class YetiRank(Objective):
+    """YetiRank (Gulin et al. 2011), as CatBoost's ``loss_function="YetiRank"``.
+
+    See :func:`skltr._cpu.objectives.yetirank_gradients`: per query and round,
+    ``permutations`` orders by noisy scores, pairs of neighbours weighted by
+    ``0.15 * decay**k * |label difference|``, pairwise logistic derivatives averaged over the
+    permutations. CatBoost parameters: ``permutations`` (default 10) and ``decay`` (default
+    0.85) of the same names. The noise is drawn from a counter-based hash of
+    ``(random_state, iteration, q, permutation, document)`` (CatBoost: a generator seeded per
+    block of queries), so the draws differ from CatBoost's but have the same distribution.
+    Labels: any finite reals (only their differences matter, as in CatBoost); a query's
+    weight is the mean of its rows' weights. Queries of one document or of equal labels get
+    zeros.
+    """
+
+    name = "yetirank"
+    cuda_gradients = "YetiRankGradients"
+
+    @classmethod
+    def from_params(cls, *, gain, truncation_level, sigmoid, normalize, random_state,
+                    permutations, decay):
+        return cls(_seed_from(random_state), permutations, decay)
+
+    def __init__(self, seed, permutations=YETIRANK_PERMUTATIONS, decay=YETIRANK_DECAY):
+        self.seed = seed
+        self.permutations = permutations
+        self.decay = decay
+
+    def _params(self):
+        return {"random_state": self.seed, "permutations": self.permutations,
+                "decay": self.decay}
+
+    def _check_labels(self, y, group_ptr):
+        pass  # any finite labels: pair weights are label differences
+
+    def _check_gradient_range(self, y, group_ptr, sample_weight):
+        # a document is in at most two pairs of a permutation, each weighing at most
+        # 0.15 * (max(y) - min(y)) times its query's weight
+        spread = float(y.max() - y.min()) if y.size else 0.0
+        weight = float(sample_weight.max()) if sample_weight is not None and y.size else 1.0
+        largest = 2.0 * _kernels.YETIRANK_PAIR_SCALE * spread * weight
+        if largest > _GRADIENT_LIMIT or not np.isfinite(largest):
+            raise ValueError(
+                f"yetirank labels span {float(y.min())!r} to {float(y.max())!r}"
+                + (f" with weights up to {weight!r}" if weight != 1.0 else "")
+                + f": gradients (0.3 x label spread x weight) could reach {largest:.3g}, "
+                f"beyond the float32 range that gradients use ({_GRADIENT_LIMIT:.3g}). "
+                f"Rescale y (only label differences matter) or sample_weight.")
+
+    def _gradients(self, scores, y, group_ptr, weights, grad, hess, iteration, query_index):
+        _kernels.yetirank_gradients(scores, y, group_ptr, weights, self.seed, iteration,
+                                    query_index, self.permutations, self.decay, grad, hess)
 
 
 class Regression(Objective):
@@ -525,7 +590,8 @@ class Regression(Objective):
 
 
 #: name -> objective class: the one list of the GBDT's objectives.
-OBJECTIVES = {cls.name: cls for cls in (LambdaRank, RankPairwise, RankXENDCG, Regression)}
+OBJECTIVES = {cls.name: cls for cls in (LambdaRank, RankPairwise, RankXENDCG, YetiRank,
+                                         Regression)}
 
 
 def _seed_from(random_state):
@@ -541,17 +607,19 @@ def _seed_from(random_state):
 
 
 def make_objective(name, *, gain="exp2", truncation_level=None, sigmoid=1.0, normalize=True,
-                   random_state=None, position_bias=None):
+                   random_state=None, position_bias=None, permutations=YETIRANK_PERMUTATIONS,
+                   decay=YETIRANK_DECAY):
     """Build the objective ``name`` with its parameters.
 
     Parameters
     ----------
     name : str
-        A key of ``OBJECTIVES``: "lambdarank", "rank_pairwise", "rank_xendcg", "regression".
+        A key of ``OBJECTIVES``: "lambdarank", "rank_pairwise", "rank_xendcg", "yetirank",
+        "regression".
     gain : {"exp2", "linear"}, default="exp2"
         lambdarank's gain: ``2**label - 1`` (labels up to 1023) or ``label``.
         ``"rank_xendcg"`` accepts only ``"exp2"`` (its class's ``gains``); the others ignore
-        it.
+        it (yetirank's pair weights are label differences).
     truncation_level : int >= 1 or None, default=None
         lambdarank: pairs need a document in the top ``truncation_level`` positions and
         the ideal DCG is cut there; ``None`` is LightGBM's default, 30. rank_pairwise: the
@@ -562,11 +630,17 @@ def make_objective(name, *, gain="exp2", truncation_level=None, sigmoid=1.0, nor
         lambdarank: LightGBM's ``lambdarank_norm``; rank_pairwise: XGBoost's
         ``lambdarank_normalization``.
     random_state : int, RandomState, Generator or None, default=None
-        rank_xendcg's seed (an int is LightGBM's ``objective_seed``; ``None`` draws one).
+        rank_xendcg's and yetirank's seed (an int is LightGBM's ``objective_seed``; ``None``
+        draws one).
     position_bias : PositionBias or None, default=None
         lambdarank only: learn from clicks with this position-bias model
         (:mod:`skltr._gbdt.position_bias`); the objective must then be bound to the
         displayed positions with ``at_positions`` before computing gradients.
+    permutations : int >= 1, default=10
+        yetirank: noisy orders per query and round (CatBoost's ``permutations``).
+    decay : float in [0, 1], default=0.85
+        yetirank: weight ratio of a pair of neighbours to the pair above it (CatBoost's
+        ``decay``).
 
     Returns
     -------
@@ -592,11 +666,14 @@ def make_objective(name, *, gain="exp2", truncation_level=None, sigmoid=1.0, nor
     assert truncation_level is None or (isinstance(truncation_level, numbers.Integral)
                                         and truncation_level >= 1), truncation_level
     assert np.isfinite(sigmoid) and sigmoid > 0, sigmoid
+    assert isinstance(permutations, numbers.Integral) and permutations >= 1, permutations
+    assert 0.0 <= decay <= 1.0, decay
     if truncation_level is not None:  # (any larger level means "all pairs" anyway)
         truncation_level = min(int(truncation_level), _ALL_PAIRS)
     objective = cls.from_params(gain=gain, truncation_level=truncation_level,
                                 sigmoid=float(sigmoid), normalize=bool(normalize),
-                                random_state=random_state)
+                                random_state=random_state, permutations=int(permutations),
+                                decay=float(decay))
     if position_bias is not None:
         assert cls is LambdaRank, name
         objective = objective.with_position_bias(position_bias)

@@ -104,7 +104,8 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
                  interaction_constraints=None, categorical_features="from_dtype",
                  max_cat_to_onehot=4, max_cat_threshold=32, cat_smooth=10.0, cat_l2=10.0,
                  min_data_per_group=100, position_bias=None, lambdarank_num_positions=None,
-                 lambdarank_bias_norm=1.0, lambdarank_position_bias_regularization=0.0):
+                 lambdarank_bias_norm=1.0, lambdarank_position_bias_regularization=0.0,
+                 yetirank_permutations=10, yetirank_decay=0.85):
         # the position-bias parameters mirror the local ranker's (to_local keeps them); a
         # Dask fit refuses position_bias for now
         super().__init__(
@@ -127,7 +128,8 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
             min_data_per_group=min_data_per_group, position_bias=position_bias,
             lambdarank_num_positions=lambdarank_num_positions,
             lambdarank_bias_norm=lambdarank_bias_norm,
-            lambdarank_position_bias_regularization=lambdarank_position_bias_regularization)
+            lambdarank_position_bias_regularization=lambdarank_position_bias_regularization,
+            yetirank_permutations=yetirank_permutations, yetirank_decay=yetirank_decay)
         self.client = client
 
     # ------------------------------------------------------------------ conversion

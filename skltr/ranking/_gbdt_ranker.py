@@ -37,11 +37,18 @@ class GPUHistGBDTRanker(EnsembleRanker):
 
     Parameters
     ----------
-    objective : {"lambdarank", "rank_pairwise", "rank_xendcg", "regression"}, default="lambdarank"
+    objective : {"lambdarank", "rank_pairwise", "rank_xendcg", "yetirank", "regression"}, \
+default="lambdarank"
         ``"lambdarank"``: pairwise logistic loss weighted by the NDCG change of swapping a
         pair (LambdaMART). ``"rank_pairwise"``: the same without the NDCG weight (RankNet).
         ``"rank_xendcg"``: the cross-entropy NDCG surrogate of Bruch (2021), LightGBM's
         ``rank_xendcg`` (randomised; its stream derives from ``random_state`` and the round).
+        ``"yetirank"``: YetiRank (Gulin et al. 2011), CatBoost's ``YetiRank``: each round,
+        every query's scores get random noise ``yetirank_permutations`` times; neighbours in
+        each noisy order form pairs weighted by ``0.15 * yetirank_decay**k`` (``k`` their
+        0-based rank) times their label difference, and the pairwise logistic loss of those
+        pairs is averaged over the orders (randomised from ``random_state`` and the round;
+        CPU only for now). See :ref:`gbdt_ranker`.
         ``"regression"``: squared error on the grades (pointwise baseline).
         ``"lambdarank"`` and ``"rank_xendcg"`` need whole, non-negative grades.
     n_estimators : int, default=100
@@ -109,6 +116,16 @@ class GPUHistGBDTRanker(EnsembleRanker):
         ``lambdarank_truncation_level``). None: LightGBM's default, 30, for
         ``"lambdarank"``; all pairs for ``"rank_pairwise"``. Ignored by the other
         objectives.
+    yetirank_permutations : int, default=10
+        ``objective="yetirank"``: noisy orders of every query per round whose pairs are
+        averaged (CatBoost's YetiRank ``permutations``, default 10). More permutations
+        smooth the gradients and cost proportionally more time. Ignored by the other
+        objectives.
+    yetirank_decay : float, default=0.85
+        ``objective="yetirank"``: in [0, 1], the weight of a pair of neighbours relative to
+        the pair one position above it in the noisy order (CatBoost's YetiRank ``decay``,
+        default 0.85): lower values concentrate the gradients on the top of the ranking.
+        Ignored by the other objectives.
     position_bias : {"unbiased", "unbiased_paper", "additive"} or None, default=None
         Learn from clicks biased by the position each row was shown at
         (``fit(..., position=...)``; ``objective="lambdarank"`` only, ``y`` the clicks).
@@ -165,7 +182,8 @@ class GPUHistGBDTRanker(EnsembleRanker):
         Threads for training and prediction (None: all of numba's threads, -1: all cores).
     random_state : int, RandomState instance or None, default=None
         Seed of the binning sample, the query and feature subsamples, the validation split
-        and ``rank_xendcg``. An int gives the identical model on every fit, for any
+        and the draws of ``rank_xendcg`` and ``yetirank``. An int gives the identical model
+        on every fit, for any
         ``n_jobs``.
     verbose : int, default=0
         > 0 shows a progress bar with the monitored validation NDCG.
@@ -269,6 +287,7 @@ class GPUHistGBDTRanker(EnsembleRanker):
     objective="lambdarank"       objective="lambdarank"           objective="rank:ndcg"
     objective="rank_pairwise"    -                                objective="rank:pairwise"
     objective="rank_xendcg"      objective="rank_xendcg"          -
+    objective="yetirank"         -                                -
     n_estimators                 num_iterations / n_estimators    num_boost_round
     learning_rate                learning_rate                    eta / learning_rate
     max_leaves                   num_leaves                       max_leaves
@@ -339,6 +358,8 @@ class GPUHistGBDTRanker(EnsembleRanker):
         "gain": [StrOptions({"exp2", "linear"})],
         "eval_at": [Interval(Integral, 1, None, closed="left"), list, tuple],
         "lambdarank_truncation_level": [Interval(Integral, 1, None, closed="left"), None],
+        "yetirank_permutations": [Interval(Integral, 1, None, closed="left")],
+        "yetirank_decay": [Interval(Real, 0, 1, closed="both")],
         "position_bias": [StrOptions(set(POSITION_BIAS_MODES)), None],
         "lambdarank_num_positions": [Interval(Integral, 1, None, closed="left"), None],
         "lambdarank_bias_norm": [Interval(Real, 0, None, closed="left")],
@@ -390,7 +411,8 @@ class GPUHistGBDTRanker(EnsembleRanker):
                  interaction_constraints=None, categorical_features="from_dtype",
                  max_cat_to_onehot=4, max_cat_threshold=32, cat_smooth=10.0, cat_l2=10.0,
                  min_data_per_group=100, position_bias=None, lambdarank_num_positions=None,
-                 lambdarank_bias_norm=1.0, lambdarank_position_bias_regularization=0.0):
+                 lambdarank_bias_norm=1.0, lambdarank_position_bias_regularization=0.0,
+                 yetirank_permutations=10, yetirank_decay=0.85):
         self.objective = objective
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
@@ -432,6 +454,8 @@ class GPUHistGBDTRanker(EnsembleRanker):
         self.lambdarank_num_positions = lambdarank_num_positions
         self.lambdarank_bias_norm = lambdarank_bias_norm
         self.lambdarank_position_bias_regularization = lambdarank_position_bias_regularization
+        self.yetirank_permutations = yetirank_permutations
+        self.yetirank_decay = yetirank_decay
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X, y, *, qid=None, sample_weight=None, eval_set=None, init_model=None,

@@ -76,13 +76,19 @@ def build(defines, xt):
                         "static void interactions_k(")
     code = code.replace("extern __shared__ double sacc[];", "static double sacc[1 << 20];")
     code += _RUNNERS
+    return library(code, "k")
+
+
+def library(code, prefix):
+    """``code`` compiled with g++ into a shared library (cached by its hash under
+    :data:`BUILD`, written atomically) and loaded."""
     key = hashlib.md5(code.encode()).hexdigest()[:12]
     BUILD.mkdir(exist_ok=True)
-    so = BUILD / f"k_{key}.so"
+    so = BUILD / f"{prefix}_{key}.so"
     if not so.exists():
-        cpp = BUILD / f"k_{key}.cpp"
+        cpp = BUILD / f"{prefix}_{key}.cpp"
         cpp.write_text(code)
-        tmp = BUILD / f"k_{key}.{os.getpid()}.so"
+        tmp = BUILD / f"{prefix}_{key}.{os.getpid()}.so"
         subprocess.check_call(["g++", "-O1", "-shared", "-fPIC", "-std=c++17", "-w", "-o",
                                str(tmp), str(cpp)])
         os.replace(tmp, so)

@@ -5,10 +5,7 @@ where a plain ``(float)x`` flushes a subnormal result to zero (the real launches
 tests/test_gbdt_gpu.py). Skipped without g++."""
 
 import ctypes
-import hashlib
-import os
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -23,20 +20,9 @@ extern "C" void run(const double* x, float* as_float, double* as_double, long n)
 
 
 def _library():
-    from cuda_emulation import BUILD, COMMON, EXACT, PRELUDE
+    from cuda_emulation import COMMON, EXACT, PRELUDE, library
 
-    code = PRELUDE + COMMON + EXACT + _RUNNER
-    key = hashlib.md5(code.encode()).hexdigest()[:12]
-    BUILD.mkdir(exist_ok=True)
-    so = BUILD / f"f32_{key}.so"
-    if not so.exists():
-        cpp = BUILD / f"f32_{key}.cpp"
-        cpp.write_text(code)
-        tmp = BUILD / f"f32_{key}.{os.getpid()}.so"
-        subprocess.check_call(["g++", "-O1", "-shared", "-fPIC", "-std=c++17", "-w", "-o",
-                               str(tmp), str(cpp)])
-        os.replace(tmp, so)
-    return ctypes.CDLL(str(so))
+    return library(PRELUDE + COMMON + EXACT + _RUNNER, "f32")
 
 
 def test_to_float32_and_f32_round_are_numpys_rounding_subnormals_included():

@@ -296,7 +296,8 @@ def test_query_permutation(name, params):
         np.testing.assert_array_equal(h2, h[rows])
 
 
-@pytest.mark.parametrize("name,params", OBJECTIVE_CASES)
+@pytest.mark.parametrize("name,params",
+                         OBJECTIVE_CASES + [("yetirank", dict(random_state=5))])
 def test_thread_count_independence(name, params):
     y, s, sizes, w = random_data(n_queries=300, seed=3)
     gp = grouped(sizes)

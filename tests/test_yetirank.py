@@ -3,13 +3,13 @@
 The kernel against the plain-Python reference ``naive_objectives.yetirank`` (same hash, its
 own sort, pair weights summed per pair before the derivatives, as CatBoost orders its work)
 on queries of 1 to 300 documents with label ties and all-equal labels; the random stream
-(threads, query layout, rounds, seeds); fits (determinism, NDCG gain, lambdarank as the
-yardstick, CatBoost when installed); and the estimator's parameter checks.
+(query layout, rounds, seeds; the thread count: tests/test_objectives.py); fits
+(determinism, NDCG gain, lambdarank as the yardstick, CatBoost when installed); and the
+estimator's parameter checks.
 """
 
 import pickle
 
-import numba
 import numpy as np
 import pytest
 from sklearn.base import clone
@@ -157,22 +157,6 @@ def test_stream_depends_on_round_seed_and_query_index():
     assert not np.array_equal(run(obj, y[rest], s[rest], gp[60:] - gp[60], w[rest])[0],
                               a[rest])
     assert first.stop > 0
-
-
-def test_thread_count_independence():
-    y, s, sizes, w = random_layout(n_queries=300, seed=3)
-    gp = grouped(sizes)
-    obj = make_objective("yetirank", random_state=5)
-    previous = numba.get_num_threads()
-    try:
-        numba.set_num_threads(1)
-        g1, h1 = run(obj, y, s, gp, w, iteration=4)
-        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
-        g2, h2 = run(obj, y, s, gp, w, iteration=4)
-    finally:
-        numba.set_num_threads(previous)
-    np.testing.assert_array_equal(g1, g2)
-    np.testing.assert_array_equal(h1, h2)
 
 
 def test_more_permutations_smooth_the_gradients():

@@ -197,7 +197,7 @@ def tree_roots_per_output(ens) -> np.ndarray:
     return first
 
 
-def folded_copy(ens, *, fold_base: bool, float32: bool, every_output_a_tree=False):
+def folded_copy(ens, target, *, fold_base: bool, float32: bool, every_output_a_tree=False):
     """A copy of ``ens`` whose leaf values already hold tree weights and averaging
     (:func:`effective_leaves`) and, with ``fold_base``, the base score of each output added to
     the leaves of that output's first tree (a one-leaf tree is appended for an output without
@@ -207,6 +207,10 @@ def folded_copy(ens, *, fold_base: bool, float32: bool, every_output_a_tree=Fals
     (for targets that need at least one tree). Folding is exact for the sum: the target
     starts from 0 and adds ``base + leaf`` first, which is the source's ``base + leaf``
     (rounded to float32 when ``float32``).
+
+    Raises :class:`ExportError` (naming ``target``) when a folded leaf is not finite: a
+    leaf times its tree weight, or plus a base score, beyond float32's range (3.4e38) where
+    the target stores float32 leaves.
     """
     value = effective_leaves(ens)
     tree_ptr, tree_output = ens.tree_ptr.copy(), ens.tree_output.copy()
@@ -238,7 +242,15 @@ def folded_copy(ens, *, fold_base: bool, float32: bool, every_output_a_tree=Fals
     if fold_base:
         base = np.zeros_like(base)
     if float32:
-        value = value.astype(np.float32).astype(np.float64)
+        with np.errstate(over="ignore"):
+            value = value.astype(np.float32).astype(np.float64)
+    bad = np.flatnonzero(~np.isfinite(value))
+    if bad.size:
+        stored = " and stored as float32" if float32 else ""
+        folded = "tree weights and base scores" if fold_base else "tree weights"
+        raise ExportError(target, f"node {bad[0]}'s leaf value becomes {value[bad[0]]} once "
+                                  f"{folded} are folded in{stored}; scale the model's leaves "
+                                  f"or tree weights down.")
     return type(ens)(  # a TreeEnsemble (importing its module here would make a cycle)
         tree_ptr=tree_ptr, value=value, **arrays, n_features=ens.n_features,
         cat_bitsets=ens.cat_bitsets, tree_output=tree_output, base_score=base,

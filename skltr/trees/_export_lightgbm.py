@@ -126,7 +126,7 @@ def lightgbm_model(ens) -> dict:
     """Header fields and per-tree arrays of ``ens`` as LightGBM holds them."""
     check_exportable(ens, _TARGET)
     objective = _objective(ens)
-    prepared = folded_copy(ens, fold_base=True, float32=False, every_output_a_tree=True)
+    prepared = folded_copy(ens, _TARGET, fold_base=True, float32=False, every_output_a_tree=True)
     thr = double_le_thresholds(prepared)
     trees = []
     for t in _round_robin(prepared):

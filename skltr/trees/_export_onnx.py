@@ -70,7 +70,7 @@ def onnx_model(ens, *, input_type="float32", raw_score=False, ml_opset=None):
     from onnx import TensorProto, helper  # noqa: PLC0415 - optional dependency
 
     f32 = input_type == "float32"
-    prepared = folded_copy(ens, fold_base=ml_opset == 5, float32=f32 and ml_opset == 5,
+    prepared = folded_copy(ens, target, fold_base=ml_opset == 5, float32=f32 and ml_opset == 5,
                            every_output_a_tree=True)
     if f32:  # ONNX Runtime compares in the input's type
         thr = float32_lt_thresholds(prepared)

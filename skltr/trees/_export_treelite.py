@@ -57,7 +57,7 @@ def to_treelite(ens):
     treelite = _import_treelite()
     mb = treelite.model_builder
     post, task = _postprocessor(ens, mb)
-    prepared = folded_copy(ens, fold_base=True, float32=False, every_output_a_tree=True)
+    prepared = folded_copy(ens, _TARGET, fold_base=True, float32=False, every_output_a_tree=True)
     thr = double_le_thresholds(prepared)
     dleft = node_default_left(prepared, _TARGET, lambda x: x <= thr)
     k = prepared.n_outputs

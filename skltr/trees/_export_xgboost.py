@@ -6,7 +6,11 @@ XGBoost rounds every input to float32 and goes left when ``x < t``; thresholds a
 (:func:`~skltr.trees._export_common.float32_lt_thresholds`) so that every float32 input
 takes the path it takes in skltr. Leaf values become float32 and XGBoost sums in float32:
 the exported model's raw score is the ensemble's with float32 leaves and a float32
-accumulator (bit for bit what ``skltr.convert.from_xgboost`` of the file predicts).
+accumulator (bit for bit what ``skltr.convert.from_xgboost`` of the file predicts). A leaf
+that leaves float32's range once its tree weight (or a base score) is folded in is refused
+(:class:`~skltr.trees._export_common.ExportError`). A ``missing=`` sentinel given to
+XGBoost's predict is rounded to float32 there too: a model whose ``missing_value`` is not a
+float32 number sees the inputs equal to the rounded sentinel as missing in XGBoost only.
 
 Categorical nodes: XGBoost sends the categories of the set right, so a node whose set goes
 left (LightGBM, scikit-learn) is written with its children swapped. XGBoost sends negative
@@ -140,7 +144,7 @@ def _prepared(ens, target, *, dump=False, base_score="keep"):
         else:
             fold = True
     check_category_sets_nonempty(ens, target)
-    prepared = folded_copy(ens, fold_base=fold, float32=True)
+    prepared = folded_copy(ens, target, fold_base=fold, float32=True)
     if fold and link == "logit":
         probs = np.full(ens.n_outputs, 0.5, dtype=np.float32)
     elif fold and link == "log":

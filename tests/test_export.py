@@ -1093,3 +1093,16 @@ def test_xgboost_export_keeps_training_categories(tmp_path):
     for frame in (df, reordered):
         dm = xgb.DMatrix(frame, enable_categorical=True)
         np.testing.assert_array_equal(again.predict(dm), booster.predict(dm))
+
+
+def test_a_leaf_beyond_float32_once_weighted_is_refused_by_name(tmp_path):
+    # 3e38 is a float32 number; times its tree weight 2 it is not: XGBoost (float32 leaves)
+    # refuses the export by target and node, while the float64 targets take it
+    ens = TreeEnsemble(tree_ptr=[0, 3], feature=[0, -1, -1], threshold=[0.5, 0, 0],
+                       left=[1, -1, -1], right=[2, -1, -1], value=[0, 3e38, 1.0], n_features=1,
+                       tree_weight=[2.0])
+    with pytest.raises(ExportError, match=r"XGBoost JSON.*node 1's leaf value becomes inf"):
+        ens.to_xgboost(tmp_path / "m.json")
+    assert not (tmp_path / "m.json").exists()
+    ens.to_lightgbm(tmp_path / "m.txt")  # float64 leaves: 6e38
+    assert lgb.Booster(model_file=str(tmp_path / "m.txt")).predict(np.zeros((1, 1)))[0] == 6e38

@@ -1,4 +1,4 @@
-"""Tests of ``objective="yetirank"`` (skltr._cpu.objectives.yetirank_gradients).
+"""Tests of ``objective="yetirank"`` (skltr._cpu.yetirank.yetirank_gradients).
 
 The kernel against the plain-Python reference ``naive_objectives.yetirank`` (same hash, its
 own sort, pair weights summed per pair before the derivatives, as CatBoost orders its work)
@@ -120,7 +120,7 @@ def test_real_labels_weigh_by_difference():
 
 
 def test_hash_matches_reference():
-    from skltr._cpu.objectives import yetirank_stream, yetirank_uniform
+    from skltr._cpu.yetirank import yetirank_stream, yetirank_uniform
 
     for seed, it, q, m in [(0, 0, 0, 0), (2**32 - 1, 999, 123456, 9), (7, 3, 2, 1)]:
         stream = np.uint64(yetirank_stream(seed, it, q, m))

@@ -11,7 +11,8 @@
 
 ``y``, ``scores`` and ``sample_weight`` are in query-grouped order (query ``q`` owns rows
 ``group_ptr[q]:group_ptr[q + 1]``); ``grad`` / ``hess`` are float32 arrays (``G_H_DTYPE``)
-that are overwritten. The loops live in :mod:`skltr._cpu.objectives`.
+that are overwritten. The loops live in :mod:`skltr._cpu.objectives` (YetiRank's in
+:mod:`skltr._cpu.yetirank`).
 
 ========================  ===========================================  ==========================
 skltr                     LightGBM 4.x                                 XGBoost 3.x
@@ -56,6 +57,7 @@ import numpy as np
 
 from .._dtypes import G_H_DTYPE, QID_DTYPE, Y_DTYPE
 from .._cpu import objectives as _kernels
+from .._cpu import yetirank as _yetirank
 from .position_bias import AdditiveRound, PositionEstimate, UnbiasedRound
 
 __all__ = ["Objective", "BoundGradients", "make_objective", "OBJECTIVES"]
@@ -498,7 +500,7 @@ class RankXENDCG(Objective):
 class YetiRank(Objective):
     """YetiRank (Gulin et al. 2011), as CatBoost's ``loss_function="YetiRank"``.
 
-    See :func:`skltr._cpu.objectives.yetirank_gradients`: per query and round,
+    See :func:`skltr._cpu.yetirank.yetirank_gradients`: per query and round,
     ``permutations`` orders by noisy scores, pairs of neighbours weighted by
     ``0.15 * decay**k * |label difference|``, pairwise logistic derivatives averaged over the
     permutations. CatBoost parameters: ``permutations`` (default 10) and ``decay`` (default
@@ -535,7 +537,7 @@ class YetiRank(Objective):
         # 0.15 * (max(y) - min(y)) times its query's weight
         spread = float(y.max() - y.min()) if y.size else 0.0
         weight = float(sample_weight.max()) if sample_weight is not None and y.size else 1.0
-        largest = 2.0 * _kernels.YETIRANK_PAIR_SCALE * spread * weight
+        largest = 2.0 * _yetirank.YETIRANK_PAIR_SCALE * spread * weight
         if largest > _GRADIENT_LIMIT or not np.isfinite(largest):
             raise ValueError(
                 f"yetirank labels span {float(y.min())!r} to {float(y.max())!r}"
@@ -545,7 +547,7 @@ class YetiRank(Objective):
                 f"Rescale y (only label differences matter) or sample_weight.")
 
     def _gradients(self, scores, y, group_ptr, weights, grad, hess, iteration, query_index):
-        _kernels.yetirank_gradients(scores, y, group_ptr, weights, self.seed, iteration,
+        _yetirank.yetirank_gradients(scores, y, group_ptr, weights, self.seed, iteration,
                                     query_index, self.permutations, self.decay, grad, hess)
 
 

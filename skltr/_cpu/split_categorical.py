@@ -244,8 +244,6 @@ def best_categorical_splits(hists, rows, masks, mask_row, sums, bounds, c, k, ou
 def _node_best(i, hists, rows, masks, mask_row, sums, bounds, c, k, out):
     # node i of best_categorical_splits: its byte features, then each wide one
     row_mask = np.zeros(hists.shape[1], np.bool_)
-    first = np.zeros(1, np.int64)
-    allowed = np.ones(1, np.bool_)
     tmp = np.empty(out.bits.shape[1], np.uint64)
     mrow = masks[mask_row[i]]
     for j in range(rows.narrow_rows.size):
@@ -258,6 +256,7 @@ def _node_best(i, hists, rows, masks, mask_row, sums, bounds, c, k, out):
         hists[i], rows.narrow_rows, rows.row_n_bins, row_mask, sum_g, sum_h, count, lo, hi, c,
         k, bits)
     best_f = -1 if f < 0 else rows.row_feature[f]
+    min_n, parent, count_factor = _node_constants(sum_g, sum_h, count, c, lo, hi)
     for w in range(rows.wide_ids.size):
         fid = rows.wide_ids[w]
         if not mrow[fid]:
@@ -265,10 +264,10 @@ def _node_best(i, hists, rows, masks, mask_row, sums, bounds, c, k, out):
         r0 = rows.wide_row0[w]
         nr = rows.wide_n_rows[w]
         view = hists[i, r0:r0 + nr].reshape(1, nr * hists.shape[2], hists.shape[3])
-        fw, gw, glw, hlw, clw, manyw = best_categorical_split(
-            view, first, rows.wide_n_bins[w:w + 1], allowed, sum_g, sum_h, count, lo, hi, c, k,
-            tmp)
-        if fw >= 0 and (best_f < 0 or gw > gain or (gw == gain and fid < best_f)):
+        gw, glw, hlw, clw, manyw = _feature_split(view, 0, rows.wide_n_bins[w], sum_g, sum_h,
+                                                  count, lo, hi, c, k, min_n, parent,
+                                                  count_factor, tmp)
+        if gw > -np.inf and (best_f < 0 or gw > gain or (gw == gain and fid < best_f)):
             best_f, gain, gl, hl, cl, many = fid, gw, glw, hlw, clw, manyw
             bits[:] = tmp
     _store(out.ints, out.gain, out.sums, i, best_f, gain, gl, hl, cl, many)

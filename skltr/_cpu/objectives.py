@@ -185,6 +185,63 @@ def _inverse_max_dcg(labels, gains, gain_exp2, discount, k, counts, buf):
     return 1.0 / total if total > 0.0 else 0.0
 
 
+@njit(cache=True, error_model="numpy")
+def _pair_values(ps, py, pg, pe, discount, i, cnt, si, yi, gi, di, ei, inv_max_dcg, sigmoid,
+                 sig2, dist0, dist1, ranknet, lam, hes):
+    """Signed lambda and hessian of the pairs (i, j > i) of plain LambdaRank / RankNet into
+    ``lam[j]`` / ``hes[j]`` (:func:`_pair_lambdas`' arithmetic for ``exact=False``).
+
+    No iteration reads another's result, so LLVM vectorises the loop (``error_model="numpy"``:
+    numba's Python model would test every divisor for zero; here ``(e_i + e_j) * dist`` > 0).
+    """
+    # slices from j = i + 1, indexed from 0: indices numba cannot prove >= 0 get a
+    # wraparound test each, which turns the vector loads into gathers
+    lo = i + 1
+    ps_, py_, pg_, pe_, dc_ = ps[lo:cnt], py[lo:cnt], pg[lo:cnt], pe[lo:cnt], discount[lo:cnt]
+    lam_, hes_ = lam[lo:cnt], hes[lo:cnt]
+    for t in range(cnt - lo):
+        yj = py_[t]
+        ds = si - ps_[t]  # >= 0: positions are sorted by descending score
+        i_high = yi > yj
+        dist = dist0 + dist1 * ds
+        ej = pe_[t]
+        inv = 1.0 / ((ei + ej) * dist)
+        pl = (ej if i_high else ei) * inv  # p / dist
+        ql = (ei if i_high else ej) * inv * dist  # 1 - p, without cancellation
+        if ranknet:  # dist is 1; a pair of equal labels is no pair: exact zeros
+            lm = sigmoid * pl if yj != yi else 0.0
+            hs = 2.0 * sig2 * max(pl * ql, 1e-16) if yj != yi else 0.0
+        else:  # |delta NDCG| / dist; equal labels weigh 0 (equal gains)
+            w = abs((gi - pg_[t]) * (di - dc_[t])) * inv_max_dcg
+            lm = sigmoid * w * pl
+            hs = sig2 * w * pl * ql
+        # the high document is pushed up (negative gradient), the low one down
+        lam_[t] = -lm if i_high else lm
+        hes_[t] = hs
+
+
+@njit(cache=True, inline="always")
+def _pair_sums(plam, phes, lam, hes, i, cnt):
+    """Add :func:`_pair_values`' pairs of row ``i`` to the low documents (``plam[j] -= lam[j]``,
+    ``phes[j] += hes[j]``); returns their sums for ``i`` and the row's ``sum 2 |lambda|``,
+    added in ``j`` order (the one-loop form's order: the same bits). A lambda is ``>= 0``
+    before its sign, so ``2 |lam[j]|`` is the one-loop ``2 * lam``; the exact zeros of
+    RankNet's equal-label pairs, which that form skips, change no sum (from +0.0, a sum
+    never becomes -0.0, and ``x - 0.0`` is ``x``)."""
+    lam_i = 0.0
+    hes_i = 0.0
+    row = 0.0
+    for j in range(i + 1, cnt):
+        s = lam[j]
+        h = hes[j]
+        lam_i += s
+        plam[j] -= s
+        hes_i += h
+        phes[j] += h
+        row += 2.0 * abs(s)
+    return lam_i, hes_i, row
+
+
 @njit(cache=True)
 def _pair_lambdas(ps, py, pg, pe, discount, inv_max_dcg, n_high, sigmoid, norm_by_diff,
                   ranknet, exact, plam, phes, ppos, bias, pli, plj):
@@ -232,6 +289,18 @@ def _pair_lambdas(ps, py, pg, pe, discount, inv_max_dcg, n_high, sigmoid, norm_b
         gi = pg[i]
         di = 0.0 if ranknet else discount[i]
         ei = pe[i]
+        if bias is None and not exact:
+            # plain LambdaRank / RankNet: the pairs' values in one loop without a carried
+            # dependency (LLVM vectorises it), then the sums in a second, in the order of
+            # the one-loop form below -- the same bits, ~20% less time on 180k rows (taking
+            # the sums of two rows side by side, six add chains instead of three, was slower)
+            _pair_values(ps, py, pg, pe, discount, i, cnt, si, yi, gi, di, ei, inv_max_dcg,
+                         sigmoid, sig2, dist0, dist1, ranknet, pli, plj)
+            lam_i, hes_i, row = _pair_sums(plam, phes, pli, plj, i, cnt)
+            plam[i] += lam_i
+            phes[i] += hes_i
+            sum_lambdas += row
+            continue
         lam_i = 0.0
         hes_i = 0.0
         li_i = 0.0

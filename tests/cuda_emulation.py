@@ -228,11 +228,24 @@ _YETIRANK_ARGTYPES = {
 }
 
 
-def yetirank_library():
+def _probe64(code):
+    """``code`` writing ``grad`` / ``hess`` as float64, unrounded: the sums the kernels
+    round to float32 (a float64 operation done in another order seldom changes a float32
+    result, but shows here)."""
+    for old, new in (("float* grad, float* hess", "double* grad, double* hess"),
+                     ("to_float32(", "probe64(")):
+        assert old in code, old
+        code = code.replace(old, new)
+    return "static inline double probe64(double x) { return x; }\n" + code
+
+
+def yetirank_library(probe64=False):
     """``skltr._gpu.yetirank.SOURCE`` with its prelude (libm, exact float32) and one runner
-    per kernel (``run_<kernel>(gx, bx, <the kernel's arguments>)``), compiled and typed."""
-    code = PRELUDE + COMMON + EXACT + LIBM + YETIRANK + _GRID + _YETIRANK_RUNNERS
-    lib = library(code, "yeti")
+    per kernel (``run_<kernel>(gx, bx, <the kernel's arguments>)``), compiled and typed;
+    ``probe64``: the results as float64 sums, not rounded (:func:`_probe64`)."""
+    code = YETIRANK + _GRID + _YETIRANK_RUNNERS
+    code = PRELUDE + COMMON + EXACT + LIBM + (_probe64(code) if probe64 else code)
+    lib = library(code, "yeti64" if probe64 else "yeti")
     for name, argtypes in _YETIRANK_ARGTYPES.items():
         getattr(lib, name).argtypes = argtypes
         getattr(lib, name).restype = None
@@ -270,16 +283,19 @@ def _blocks(n, threads):
 
 
 def yetirank_gradients(scores, y, group_ptr, weights, seed, iteration, permutations, decay,
-                       query_index=None, batch=None, threads=256):
+                       query_index=None, batch=None, threads=256, probe64=False,
+                       scratch_out=None):
     """YetiRank's float32 ``(grad, hess)`` as the GPU computes them: the CUDA source run
     thread by thread, the host steps of ``skltr._gbdt.objectives_cuda.YetiRankGradients``
     and ``skltr._gpu.yetirank.yetirank_gradients`` mirrored -- ``row_query``, the decay
     table, ``perms_per_launch`` permutations a launch (``batch``; None: all in one),
-    ``threads`` a block.
+    ``threads`` a block. ``probe64``: float64 results, the sums before their rounding.
+    ``scratch_out``: a dict, given the device scratch as the last launch left it.
     """
     from skltr._cpu.yetirank import yetirank_decay_powers
 
-    lib = yetirank_library()
+    lib = yetirank_library(probe64)
+    out = np.float64 if probe64 else np.float32
     group_ptr = np.ascontiguousarray(group_ptr, np.int64)
     sizes = np.diff(group_ptr)
     n, nq = int(group_ptr[-1]), int(sizes.size)
@@ -302,8 +318,8 @@ def yetirank_gradients(scores, y, group_ptr, weights, seed, iteration, permutati
         "ex": Guarded(n, f64, nan), "order": Guarded(batch * n, i32, -7),
         "rank": Guarded(batch * n, i32, -7), "skey": Guarded(batch * n, f64, nan),
         "stmp": Guarded(batch * n, f64, nan), "lam": Guarded(n, f64, nan),
-        "hes": Guarded(n, f64, nan), "grad": Guarded(n, np.float32, nan),
-        "hess": Guarded(n, np.float32, nan)}
+        "hes": Guarded(n, f64, nan), "grad": Guarded(n, out, nan),
+        "hess": Guarded(n, out, nan)}
     a = {k: v.ptr for k, v in {**inputs, **scratch}.items()}
     lib.run_yetirank_query(_blocks(nq, threads), threads, a["scores"], a["y"], a["weights"],
                            int(weights is not None), a["group_ptr"], nq, float(permutations),
@@ -321,4 +337,6 @@ def yetirank_gradients(scores, y, group_ptr, weights, seed, iteration, permutati
                                      a["lam"], a["hes"], a["grad"], a["hess"])
     for name, arr in {**inputs, **scratch}.items():  # (inputs: const in the kernels)
         arr.check(name)
+    if scratch_out is not None:
+        scratch_out.update({name: arr.inner.copy() for name, arr in scratch.items()})
     return scratch["grad"].inner.copy(), scratch["hess"].inner.copy()

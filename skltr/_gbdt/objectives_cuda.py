@@ -201,7 +201,8 @@ def make_cuda_gradients(objective, y, group_ptr, sample_weight=None, query_index
     """The device gradients of a host :class:`skltr._gbdt.objectives.Objective`.
 
     ``query_index``: the global index of each query when ``group_ptr`` holds a worker's
-    share of them (``rank_xendcg`` seeds its gammas by it); None: ``0 .. n_queries - 1``.
+    share of them (``rank_xendcg`` seeds its gammas by it, ``yetirank`` its noise); None:
+    ``0 .. n_queries - 1``.
     """
     return globals()[objective.cuda_gradients](objective, y, group_ptr, sample_weight,
                                                query_index)

@@ -853,6 +853,7 @@ SAME_MODEL_CASES = {
     "defaults": {},
     "depthwise": dict(growth="depthwise", max_depth=6, max_leaves=None),
     "xendcg": dict(objective="rank_xendcg"),
+    "yetirank": dict(objective="yetirank"),
     "pairwise": dict(objective="rank_pairwise", min_samples_leaf_counts="rows"),
     "63_leaves_63_bins_sampled": dict(max_leaves=63, max_bins=63, subsample=0.8,
                                       colsample_bytree=0.8),

@@ -286,7 +286,8 @@ def _fake_cupy(lib):
 @pytest.fixture
 def host_side(monkeypatch):
     """``skltr._gbdt.objectives_cuda`` imported against the stand-in CuPy (and forgotten
-    afterwards, with every module imported under it)."""
+    afterwards, with every module imported under it). Skipped where CuPy is installed:
+    modules already imported against it cannot be swapped."""
     try:
         importlib.import_module("cupy")
         pytest.skip("CuPy is installed: the real launches run in tests/test_yetirank.py")
@@ -298,7 +299,10 @@ def host_side(monkeypatch):
         yield importlib.import_module("skltr._gbdt.objectives_cuda")
     finally:
         for name in set(sys.modules) - before:
-            del sys.modules[name]
+            module = sys.modules.pop(name)
+            parent, _, child = name.rpartition(".")
+            if getattr(sys.modules.get(parent), child, None) is module:
+                delattr(sys.modules[parent], child)  # `from skltr._gpu import x` forgets too
 
 
 @pytest.mark.parametrize("name", ["mixed", "shard", "subnormal_results_signed_zeros"])

@@ -243,15 +243,48 @@ def _module():
 
 
 def perms_per_launch(n_rows, permutations, budget=None):
-    """Permutations a launch of ``yetirank_orders`` sorts (its scratch within ``budget``
-    bytes, default ``_config.YETIRANK_SCRATCH_BYTES``; at least 1)."""
+    """Permutations one launch of ``yetirank_orders`` sorts.
+
+    Parameters
+    ----------
+    n_rows, permutations : int
+        Rows of the training set; permutations a round.
+    budget : int, optional
+        Most scratch bytes (:data:`BYTES_PER_ROW_PERMUTATION` a row and permutation);
+        default ``_config.YETIRANK_SCRATCH_BYTES``.
+
+    Returns
+    -------
+    int
+        As many permutations as fit, at least 1, at most ``permutations``.
+    """
     budget = _config.YETIRANK_SCRATCH_BYTES if budget is None else budget
     per_perm = BYTES_PER_ROW_PERMUTATION * max(int(n_rows), 1)
     return int(max(1, min(int(permutations), budget // per_perm)))
 
 
 class YetiRankScratch(NamedTuple):
-    """Device scratch of one training set (:func:`yetirank_scratch`)."""
+    """Device scratch of one training set (:func:`yetirank_scratch`; CuPy arrays, garbage
+    until the kernels write them).
+
+    Attributes
+    ----------
+    batch : int
+        Permutations a launch (:func:`perms_per_launch`).
+    active : uint8, (n_queries,)
+        Whether the query has pairs (more than one document, not all labels equal).
+    scale : float64, (n_queries,)
+        Mean row weight over the permutation count.
+    ex : float64, (n_rows,)
+        ``exp(s - max s)`` of the row's query.
+    order, rank : int32, (batch * n_rows,)
+        Per permutation of the launch: the document at each noisy position, and each
+        document's position (``rank`` is the sort's second index buffer before that).
+    skey, stmp : float64, (batch * n_rows,)
+        The sort's key buffers (``stmp`` first holds the noisy keys).
+    lam, hes : float64, (n_rows,)
+        The row sums carried from one launch to the next.
+    """
 
     batch: int
     active: object

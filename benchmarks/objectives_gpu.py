@@ -18,7 +18,8 @@ float32 outputs bit-equal to the CPU's on this data. At 996b1fa
 (``objectives_gpu-h100-2026-11-27-996b1fa-position-bias.json``): lambdarank 0.54 ms, and
 learning from clicks -- ``lambdarank unbiased`` 6.1 ms, ``lambdarank additive`` 2.8 ms, most
 of it the host's estimate update from a copy of the row costs or gradients -- against 38 and
-43 ms on the CPU, the same bits.
+43 ms on the CPU, the same bits. ``yetirank`` (10 permutations, the default) is in the list
+since its CUDA kernels (skltr/_gpu/yetirank.py); not measured yet.
 """
 
 import argparse
@@ -53,11 +54,11 @@ def main():
     rows, raw = [], {}
     # displayed positions for learning from clicks: each query's rows in a random order
     position = np.concatenate([rng.permutation(args.docs) for _ in range(n_queries)])
-    for name in ("lambdarank", "rank_pairwise", "rank_xendcg", "regression",
+    for name in ("lambdarank", "rank_pairwise", "rank_xendcg", "yetirank", "regression",
                  "lambdarank unbiased", "lambdarank additive"):
         base, _, mode = name.partition(" ")
         kw = {"truncation_level": 30} if base in ("lambdarank", "rank_pairwise") else {}
-        if name == "rank_xendcg":
+        if name in ("rank_xendcg", "yetirank"):
             kw["random_state"] = 0
 
         def fresh():  # position-bias objectives update their estimate at every call
@@ -81,9 +82,13 @@ def main():
         make_cuda_gradients(fresh(), y, group_ptr).gradients(s_dev, g, h, 3)
         scale = max(float(np.abs(g_cpu).max()), 1e-30)
         diff = float(np.abs(g.get() - g_cpu).max()) / scale
-        raw[name] = {"gpu_ms": gpu_s * 1e3, "cpu_ms": cpu_s * 1e3, "max_rel_diff": diff}
+        same = bool(np.array_equal(g.get().view(np.uint32), g_cpu.view(np.uint32))
+                    and np.array_equal(h.get().view(np.uint32), h_cpu.view(np.uint32)))
+        raw[name] = {"gpu_ms": gpu_s * 1e3, "cpu_ms": cpu_s * 1e3, "max_rel_diff": diff,
+                     "same_bits": same}
         print(f"{name:<14} GPU {gpu_s * 1e3:8.3f} ms   CPU ({os.cpu_count()} cores) "
-              f"{cpu_s * 1e3:8.2f} ms   max |g_gpu - g_cpu| / max|g| {diff:.1e}")
+              f"{cpu_s * 1e3:8.2f} ms   max |g_gpu - g_cpu| / max|g| {diff:.1e}   "
+              f"same bits: {same}")
         rows.append(row(f"{n} rows, {args.docs} docs/query", name, gpu_s, cpu_s,
                         f"skltr CPU, {os.cpu_count()} cores", "s"))
     write_result("objectives_gpu", rows, out_dir=args.out,

@@ -853,6 +853,7 @@ SAME_MODEL_CASES = {
     "defaults": {},
     "depthwise": dict(growth="depthwise", max_depth=6, max_leaves=None),
     "xendcg": dict(objective="rank_xendcg"),
+    "yetirank": dict(objective="yetirank"),
     "pairwise": dict(objective="rank_pairwise", min_samples_leaf_counts="rows"),
     "63_leaves_63_bins_sampled": dict(max_leaves=63, max_bins=63, subsample=0.8,
                                       colsample_bytree=0.8),
@@ -1115,21 +1116,15 @@ def test_gpu_fit_with_query_and_feature_subsampling_is_deterministic(growth):
 
 def test_every_objective_has_a_device_implementation():
     from skltr._gbdt import objectives_cuda
-    from skltr._gbdt.fit import _CPU_ONLY_OBJECTIVES
     from skltr._gbdt.objectives import OBJECTIVES, make_objective
 
-    # one registry: every objective names its CUDA class, which exists -- but for those
-    # whose CUDA twin is not written yet, which check_device refuses before any work
-    on_gpu = [name for name in OBJECTIVES if name not in _CPU_ONLY_OBJECTIVES]
-    assert all(isinstance(getattr(objectives_cuda, OBJECTIVES[name].cuda_gradients), type)
-               for name in on_gpu)
+    # one registry: every objective names its CUDA class, which exists and gives the CPU's
+    # gradients
+    assert all(isinstance(getattr(objectives_cuda, cls.cuda_gradients), type)
+               for cls in OBJECTIVES.values())
     y = np.array([2.0, 0.0, 1.0, 1.0, 0.0])
     gp = np.array([0, 3, 5])
-    for name in _CPU_ONLY_OBJECTIVES:
-        with pytest.raises(NotImplementedError, match=f"objective='{name}'"):
-            GPUHistGBDTRanker(objective=name, device="cuda", n_estimators=2).fit(
-                np.zeros((5, 2)), y, qid=[0, 0, 0, 1, 1])
-    for name in on_gpu:
+    for name in OBJECTIVES:
         host = make_objective(name, random_state=0)
         g_cpu, h_cpu = np.empty(5, np.float32), np.empty(5, np.float32)
         host.gradients(np.zeros(5), y, gp, None, g_cpu, h_cpu, 0)

@@ -1,4 +1,5 @@
-"""Tests of ``objective="yetirank"`` (skltr._cpu.yetirank.yetirank_gradients).
+"""Tests of ``objective="yetirank"`` (skltr._cpu.yetirank.yetirank_gradients and its CUDA
+twin, skltr._gpu.yetirank).
 
 The kernel against the plain-Python reference ``naive_objectives.yetirank`` (same hash, its
 own sort, pair weights summed per pair before the derivatives, as CatBoost orders its work)
@@ -6,8 +7,14 @@ on queries of 1 to 300 documents with label ties and all-equal labels; the rando
 (query layout, rounds, seeds; the thread count: tests/test_objectives.py); fits
 (determinism, NDCG gain, lambdarank as the yardstick, CatBoost when installed); and the
 estimator's parameter checks.
+
+On a GPU (the ``gpu`` marker; skipped without CuPy and a device): the CUDA kernels'
+gradients are the CPU's float32 bits on :data:`BIT_CASES` (also run through the CUDA source
+on the CPU by tests/test_yetirank_cuda_source.py), and a ``device="cuda"`` fit is the CPU's
+model.
 """
 
+import json
 import pickle
 
 import numpy as np
@@ -250,12 +257,12 @@ def test_bad_parameters_name_themselves(params, match):
     assert not hasattr(model, "ensemble_")
 
 
-def test_cuda_is_refused_before_any_work():
+def test_cuda_is_accepted():
+    # the CUDA twin exists (skltr._gpu.yetirank): nothing refuses the objective on the GPU
     hp = dict(objective="yetirank", device="cuda", hist_mode="quantised")
-    with pytest.raises(NotImplementedError, match="objective='yetirank'.*device='cuda'"):
-        check_device(hp, True)
-    check_device(hp, False)  # the CPU runs it
-    check_device(dict(hp, objective="lambdarank"), True)
+    check_device(hp, True)
+    with pytest.raises(NotImplementedError, match="hist_mode"):  # what the GPU refuses
+        check_device(dict(hp, hist_mode="float"), True)
 
 
 def test_catboost_yetirank_peer(ranking_data):
@@ -270,3 +277,182 @@ def test_catboost_yetirank_peer(ranking_data):
     theirs = ndcg_score(yt, cb.predict(Xt), qid=qt, k=10)
     ours = fit(ranking_data, n_estimators=60, learning_rate=0.1).score(Xt, yt, qid=qt)
     assert ours > theirs - 0.03, (ours, theirs)
+
+
+# ------------------------------------------------------------------------------------------
+# the CUDA twin: the CPU's bits
+# ------------------------------------------------------------------------------------------
+
+def _case(sizes, seed=0, *, rseed=0, iteration=0, permutations=10, decay=0.85,
+          weighted=False, tie_scores=False, real_labels=False, equal_labels=(), span=None,
+          tiny_weights=False, signed_zeros=False, query_offset=None):
+    """One input of the bit-for-bit comparisons: ``dict(y, s, gp, w, seed, iteration,
+    permutations, decay, query_index)``. ``span``: scores spread over +-span within each
+    query (exponentials that underflow: the exact branch and ties at 0); ``tiny_weights``:
+    weights near 1e-41, so the float32 results are subnormal; ``signed_zeros``: scores of
+    -0.0 and 0.0; ``query_offset``: the queries are a shard, drawn by global indices."""
+    rng = np.random.default_rng(rseed)
+    y, s, w = random_queries(sizes, rseed, real_labels=real_labels, tie_scores=tie_scores)
+    gp = grouped(sizes)
+    for q in equal_labels:
+        y[gp[q]:gp[q + 1]] = 3.0
+    if span is not None:
+        s = rng.uniform(-span, span, s.size)
+    if signed_zeros:
+        s[rng.random(s.size) < 0.3] = 0.0
+        s[rng.random(s.size) < 0.3] = -0.0
+    if tiny_weights:
+        w = w * 1e-41
+    query_index = None if query_offset is None else query_offset + np.arange(len(sizes))
+    return dict(y=y, s=s, gp=gp, w=w if weighted or tiny_weights else None, seed=seed,
+                iteration=iteration, permutations=permutations, decay=decay,
+                query_index=query_index)
+
+
+#: Inputs on which the CUDA kernels must give the CPU's bits: one-document and equal-label
+#: queries, queries around the sort's runs of 32, longer than 64 and than a block (256
+#: threads), of several merge passes; tied scores; weights; real labels; score spans whose
+#: exponentials underflow; subnormal results; -0.0; shards; the decay's extremes.
+BIT_CASES = {
+    "mixed": lambda: _case([1, 2, 7, 40, 64, 65, 300, 1000], 0, rseed=1, weighted=True,
+                           tie_scores=True),
+    "ties_equal_labels": lambda: _case([1, 3, 5, 1, 12, 31, 32, 33, 2], 2**32 - 1, rseed=2,
+                                       iteration=7, permutations=3, decay=0.5,
+                                       tie_scores=True, equal_labels=(1, 4)),
+    "large_spans": lambda: _case([2, 9, 70, 257], 11, rseed=3, iteration=1, permutations=4,
+                                 decay=1.0, span=900.0, weighted=True),
+    "real_labels_one_permutation": lambda: _case([5, 40, 129], 5, rseed=4, iteration=3,
+                                                 permutations=1, decay=0.0,
+                                                 real_labels=True),
+    "subnormal_results_signed_zeros": lambda: _case([3, 17, 90], 9, rseed=5, iteration=2,
+                                                    permutations=2, tiny_weights=True,
+                                                    signed_zeros=True),
+    "shard": lambda: _case([4, 50, 8, 33], 12345, rseed=6, iteration=4, permutations=6,
+                           weighted=True, query_offset=10**9),
+    "long_query": lambda: _case([3000, 1, 100], 7, rseed=7, permutations=5, decay=0.9),
+}
+
+
+def cpu_bits(case, iteration=None):
+    """The CPU kernel's float32 ``(grad, hess)`` of a :data:`BIT_CASES` input."""
+    obj = make_objective("yetirank", random_state=case["seed"],
+                         permutations=case["permutations"], decay=case["decay"])
+    it = case["iteration"] if iteration is None else iteration
+    return run(obj, case["y"], case["s"], case["gp"], case["w"], it, case["query_index"])
+
+
+def assert_same_bits(actual, expected, what=""):
+    """float32 arrays with the same bits (-0.0 is not 0.0; subnormals count)."""
+    np.testing.assert_array_equal(np.asarray(actual).view(np.uint32),
+                                  np.asarray(expected, np.float32).view(np.uint32),
+                                  err_msg=what)
+
+
+def cuda_bits(case, iteration=None, scratch_bytes=None):
+    """The CUDA kernels' float32 ``(grad, hess)`` (``scratch_bytes``: a smaller sort
+    scratch, so that a round's permutations take several launches)."""
+    import cupy
+
+    from skltr._gbdt.objectives_cuda import make_cuda_gradients
+    from skltr._gpu import _config
+
+    obj = make_objective("yetirank", random_state=case["seed"],
+                         permutations=case["permutations"], decay=case["decay"])
+    budget = _config.YETIRANK_SCRATCH_BYTES if scratch_bytes is None else scratch_bytes
+    with _config.override(YETIRANK_SCRATCH_BYTES=budget):
+        dev = make_cuda_gradients(obj, case["y"], case["gp"], case["w"],
+                                  case["query_index"])
+    n = case["y"].size
+    grad = cupy.full(n, cupy.nan, cupy.float32)  # NaN: a row left unwritten shows
+    hess = cupy.full(n, cupy.nan, cupy.float32)
+    it = case["iteration"] if iteration is None else iteration
+    dev.gradients(cupy.asarray(case["s"]), grad, hess, it)
+    return grad.get(), hess.get()
+
+
+def test_bit_cases_exercise_what_they_name():
+    # the cases reach the branches they are for (on the CPU kernel)
+    big = BIT_CASES["large_spans"]()
+    gp = big["gp"]
+    q = slice(gp[3], gp[4])
+    assert np.ptp(big["s"][q]) > 1500  # exp(s - max s) underflows for some documents
+    tiny = BIT_CASES["subnormal_results_signed_zeros"]()
+    g, h = cpu_bits(tiny)
+    sub = (g != 0) & (np.abs(g) < np.finfo(np.float32).tiny)
+    assert sub.sum() > 10 and np.any(np.signbit(tiny["s"]) & (tiny["s"] == 0))
+    g, h = cpu_bits(BIT_CASES["ties_equal_labels"]())
+    gp = BIT_CASES["ties_equal_labels"]()["gp"]
+    assert not g[gp[1]:gp[2]].any() and not h[gp[4]:gp[5]].any()  # equal labels: zeros
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", list(BIT_CASES))
+def test_cuda_gradients_are_the_cpu_bits(name):
+    pytest.importorskip("cupy")
+    case = BIT_CASES[name]()
+    g_cpu, h_cpu = cpu_bits(case)
+    g, h = cuda_bits(case)
+    assert_same_bits(g, g_cpu, "grad")
+    assert_same_bits(h, h_cpu, "hess")
+    # the permutations in launches of 2 (the sums carried over between launches)
+    n = case["y"].size
+    g, h = cuda_bits(case, scratch_bytes=24 * n * 2)
+    assert_same_bits(g, g_cpu, "grad, launches of 2 permutations")
+    assert_same_bits(h, h_cpu, "hess, launches of 2 permutations")
+
+
+@pytest.mark.gpu
+def test_cuda_gradients_follow_the_rounds_and_repeat():
+    pytest.importorskip("cupy")
+    case = BIT_CASES["mixed"]()
+    previous = None
+    for it in (0, 1, 5, 99):
+        g_cpu, h_cpu = cpu_bits(case, iteration=it)
+        g, h = cuda_bits(case, iteration=it)
+        assert_same_bits(g, g_cpu, f"round {it}")
+        assert_same_bits(h, h_cpu, f"round {it}")
+        again = cuda_bits(case, iteration=it)  # no atomics: identical runs
+        assert_same_bits(again[0], g)
+        assert_same_bits(again[1], h)
+        assert previous is None or not np.array_equal(previous, g)  # a new draw each round
+        previous = g
+
+
+def _same_model(cpu, gpu, X):
+    """Identical predictions, trees and tree JSON (``cover``, TreeSHAP's hessian sums, is
+    only equal to 1e-6 across devices: tests/test_explain_gpu.py)."""
+    np.testing.assert_array_equal(gpu.predict(X), cpu.predict(X))
+    assert gpu.ensemble_.equals(cpu.ensemble_)
+    docs = []
+    for model in (cpu, gpu):
+        doc = model.ensemble_.to_document()
+        doc["arrays"].pop("cover", None)
+        docs.append(json.dumps(doc, sort_keys=True))
+    assert docs[0] == docs[1]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("params", [
+    {}, dict(yetirank_permutations=3, yetirank_decay=0.6, subsample=0.8,
+             colsample_bytree=0.8, growth="leafwise", max_leaves=15, max_depth=None)])
+def test_cuda_fit_is_the_cpu_fit(ranking_data, params):
+    pytest.importorskip("cupy")
+    X, Xt = ranking_data[0], ranking_data[1]
+    cpu = fit(ranking_data, **params)
+    gpu = fit(ranking_data, device="cuda", **params)
+    assert gpu.device_.startswith("cuda")
+    _same_model(cpu, gpu, np.concatenate([X, Xt]))
+    again = fit(ranking_data, device="cuda", **params)  # deterministic
+    _same_model(gpu, again, Xt)
+
+
+@pytest.mark.gpu
+def test_weighted_cuda_fit_is_the_cpu_fit(ranking_data):
+    pytest.importorskip("cupy")
+    X, _, y, _, q, _ = ranking_data
+    w = np.random.default_rng(0).uniform(0.5, 2.0, y.size)
+    base = dict(objective="yetirank", n_estimators=20, max_depth=4, growth="depthwise",
+                max_leaves=None, random_state=2)
+    cpu = GPUHistGBDTRanker(**base).fit(X, y, qid=q, sample_weight=w)
+    gpu = GPUHistGBDTRanker(**base, device="cuda").fit(X, y, qid=q, sample_weight=w)
+    _same_model(cpu, gpu, X)

@@ -172,6 +172,30 @@ def _yetirank_query(scores, y, lo, hi, weights, seed, iteration, q, permutations
         hess[lo + i] = hes[i] * scale
 
 
+def yetirank_decay_powers(decay, n):
+    """``decay**k`` for ``k = 0 .. n - 1`` as :func:`_yetirank_permutation` forms them, by
+    repeated float64 products from 1.0 (not ``decay**k``, which rounds differently): the
+    CUDA kernel (:mod:`skltr._gpu.yetirank`) reads pair ``k``'s weight from this table.
+
+    Parameters
+    ----------
+    decay : float
+        The objective's decay.
+    n : int
+        Length of the table (the largest query's size suffices); at least 1 is returned.
+
+    Returns
+    -------
+    ndarray of float64, shape (max(n, 1),)
+    """
+    out = np.empty(max(int(n), 1), dtype=np.float64)
+    decay_k = 1.0
+    for k in range(out.shape[0]):
+        out[k] = decay_k
+        decay_k *= float(decay)  # IEEE float64 products, as numba's
+    return out
+
+
 @njit(parallel=True, cache=True)
 def yetirank_gradients(scores, y, group_ptr, weights, seed, iteration, query_index,
                        permutations, decay, grad, hess):

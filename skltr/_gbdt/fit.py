@@ -52,8 +52,6 @@ __all__ = ["FitPlan", "check_device", "plan_fit", "fit_objective", "warn_auto_ho
 #: HistGradientBoosting uses the same threshold).
 _AUTO_EARLY_STOPPING_ROWS = 10_000
 _NO_LIMIT = int(np.iinfo(np.int32).max)
-#: Objectives whose CUDA twin (``Objective.cuda_gradients``) is not written yet.
-_CPU_ONLY_OBJECTIVES = frozenset({"yetirank"})
 
 
 @dataclass(frozen=True)
@@ -85,12 +83,7 @@ class FitPlan:
 
 def check_device(hp, is_gpu):
     """Raise, before any work, for what the CUDA back-end does not do: float histograms
-    (its determinism rests on integer sums) and the objectives without a CUDA kernel yet
-    (``yetirank``)."""
-    if is_gpu and hp["objective"] in _CPU_ONLY_OBJECTIVES:
-        raise NotImplementedError(
-            f"objective={hp['objective']!r} is not implemented with device={hp['device']!r} "
-            f"yet (it has no CUDA kernel); use device='cpu', or another objective on the GPU.")
+    (its determinism rests on integer sums)."""
     if is_gpu and hp["hist_mode"] != "quantised":
         raise NotImplementedError(
             f"hist_mode={hp['hist_mode']!r} is not implemented with device={hp['device']!r}: "

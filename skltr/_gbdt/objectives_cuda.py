@@ -19,10 +19,13 @@ import cupy
 import numpy as np
 
 from .._cpu.objectives import discounts
+from .._cpu.yetirank import yetirank_decay_powers
 from .._gpu import _config
 from .._gpu import objectives as kernels
+from .._gpu import yetirank as yetirank_kernels
 
-__all__ = ["make_cuda_gradients", "PairGradients", "XENDCGGradients", "RegressionGradients"]
+__all__ = ["make_cuda_gradients", "PairGradients", "XENDCGGradients", "RegressionGradients",
+           "YetiRankGradients"]
 
 
 class _CUDAGradients:
@@ -39,7 +42,8 @@ class _CUDAGradients:
     def gradients(self, scores, grad, hess, iteration=0):
         """Fill float32 ``grad`` / ``hess`` (device) at float64 device ``scores``.
 
-        ``iteration`` (0-based round) only matters to ``rank_xendcg``'s random gammas.
+        ``iteration`` (0-based round) only matters to the random draws of ``rank_xendcg``
+        and ``yetirank``.
         """
         raise NotImplementedError
 
@@ -69,6 +73,33 @@ class XENDCGGradients(_CUDAGradients):
     def gradients(self, scores, grad, hess, iteration=0):
         kernels.xendcg(scores, self.y, self.group_ptr, self.qweight, self.query_index,
                        self.seed, iteration, self.scratch, grad, hess)
+
+
+class YetiRankGradients(_CUDAGradients):
+    """YetiRank: :mod:`skltr._gpu.yetirank`'s kernels, the CPU's draws and sums."""
+
+    def __init__(self, objective, y, group_ptr, sample_weight, query_index=None):
+        super().__init__(objective, y, group_ptr, sample_weight)
+        group_ptr = np.ascontiguousarray(group_ptr, np.int64)
+        sizes = np.diff(group_ptr)
+        n_queries = int(sizes.size)
+        self.seed = int(objective.seed)
+        self.permutations = int(objective.permutations)
+        self.group_ptr = cupy.asarray(group_ptr)
+        # the kernels that work row by row find the row's query here
+        self.row_query = cupy.asarray(np.repeat(np.arange(n_queries, dtype=np.int32), sizes))
+        self.decay_powers = cupy.asarray(
+            yetirank_decay_powers(objective.decay, int(sizes.max(initial=1))))
+        # the draws are counted by the query's index in the whole training set
+        self.query_index = cupy.asarray(np.ascontiguousarray(
+            np.arange(n_queries) if query_index is None else query_index, np.int64))
+        self.scratch = yetirank_kernels.yetirank_scratch(self.n, n_queries, self.permutations)
+
+    def gradients(self, scores, grad, hess, iteration=0):
+        yetirank_kernels.yetirank_gradients(
+            scores, self.y, self.group_ptr, self.row_query, self.w, self.query_index,
+            self.seed, iteration, self.permutations, self.decay_powers, self.scratch, grad,
+            hess)
 
 
 class PairGradients(_CUDAGradients):
@@ -170,7 +201,8 @@ def make_cuda_gradients(objective, y, group_ptr, sample_weight=None, query_index
     """The device gradients of a host :class:`skltr._gbdt.objectives.Objective`.
 
     ``query_index``: the global index of each query when ``group_ptr`` holds a worker's
-    share of them (``rank_xendcg`` seeds its gammas by it); None: ``0 .. n_queries - 1``.
+    share of them (``rank_xendcg`` seeds its gammas by it, ``yetirank`` its noise); None:
+    ``0 .. n_queries - 1``.
     """
     return globals()[objective.cuda_gradients](objective, y, group_ptr, sample_weight,
                                                query_index)

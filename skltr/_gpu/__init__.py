@@ -7,7 +7,8 @@ imported unless a CUDA device was asked for
 ``skltr._gbdt.backend_cuda`` / ``grower_cuda`` / ``objectives_cuda``, RankBoost's and the rule
 ranker's ``kernels_cuda``; nothing here imports an engine (``setup.cfg``'s contracts). Module
 names follow ``skltr._cpu``: ``binning``, ``histogram``, ``split``, ``partition``,
-``predict_binned``, ``objectives``, ``quantise``, ``rankboost``, ``rules``, ``treeshap``;
+``predict_binned``, ``objectives``, ``quantise``, ``rankboost``, ``rules``, ``treeshap``,
+``yetirank``;
 ``binned`` holds a binned matrix on the device, ``arrays`` the front-ends' few CuPy calls, and
 ``_config`` every launch size. Kernels come from factories cached per device
 (``@cupy.memoize(for_each_device=True)``) and are compiled by NVRTC for the GPU they run on,

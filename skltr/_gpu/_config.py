@@ -48,6 +48,10 @@ QUERY_THREADS = 128
 #: ``skltr._gpu.objectives``: 1024 -> 52 KiB, above the 48 KiB default: the launch opts in);
 #: longer queries take the global-memory variant, ordered by a global segmented sort.
 QUERY_SHARED_MAX_DOCS = 1024
+#: Most bytes of YetiRank's sort scratch (24 a row and permutation, ``skltr._gpu.yetirank``):
+#: the permutations of a round are sorted in launches of as many as fit (10 permutations of
+#: a million rows in one). The sums carry over between launches, so it changes no bit.
+YETIRANK_SCRATCH_BYTES = 256 * 1024 * 1024
 
 
 @contextlib.contextmanager

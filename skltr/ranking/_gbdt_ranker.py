@@ -48,7 +48,7 @@ default="lambdarank"
         each noisy order form pairs weighted by ``0.15 * yetirank_decay**k`` (``k`` their
         0-based rank) times their label difference, and the pairwise logistic loss of those
         pairs is averaged over the orders (randomised from ``random_state`` and the round;
-        CPU only for now). See :ref:`gbdt_ranker`.
+        the CPU and the GPU give the same model). See :ref:`gbdt_ranker`.
         ``"regression"``: squared error on the grades (pointwise baseline).
         ``"lambdarank"`` and ``"rank_xendcg"`` need whole, non-negative grades.
     n_estimators : int, default=100

@@ -92,21 +92,34 @@ def test_unbiased_with_unit_propensities_is_lambdarank():
     np.testing.assert_array_equal(out[1], out[3])
 
 
+def _host_round(mode, shown, k, **spec):
+    """The host step of a fit (``skltr._gbdt.position_bias``) on rows shown at ``shown``."""
+    from skltr._gbdt.position_bias import (AdditiveRound, PositionBias, PositionEstimate,
+                                           UnbiasedRound)
+
+    spec = PositionBias(mode, **spec)
+    kind = AdditiveRound if mode == "additive" else UnbiasedRound
+    return kind(spec, shown, PositionEstimate.start(mode, k))
+
+
 @pytest.mark.parametrize("bias_norm", [0.0, 1.0, 3.0])
 def test_propensity_update_matches_the_reference(bias_norm):
+    """The exact per-position sums are ``math.fsum``'s: the reference's bits."""
     y, scores, group_ptr, shown = _queries(3)
     rng = np.random.default_rng(0)
     li, lj = rng.uniform(0, 2, y.size), rng.uniform(0, 2, y.size)
     k = 6
-    tplus, tminus = np.full(k, 7.0), np.full(k, 7.0)
-    kernels.update_propensities(li, lj, shown, 1.0 / (1.0 + bias_norm), tplus, tminus)
+    host = _host_round("unbiased", shown, k, bias_norm=bias_norm)
+    host.estimate.tplus[:] = host.estimate.tminus[:] = 7.0
+    host.update(li, lj)
     ref_plus, ref_minus = naive.propensities(list(li), list(lj), list(shown), k, bias_norm)
-    np.testing.assert_allclose(tplus, ref_plus, rtol=1e-12)
-    np.testing.assert_allclose(tminus, ref_minus, rtol=1e-12)
-    assert tplus[0] == 1.0 and tminus[0] == 1.0
+    np.testing.assert_array_equal(host.estimate.tplus, ref_plus)
+    np.testing.assert_array_equal(host.estimate.tminus, ref_minus)
+    assert host.estimate.tplus[0] == 1.0 and host.estimate.tminus[0] == 1.0
     # no cost at position 0: the propensities are kept (XGBoost's guard)
-    kernels.update_propensities(np.where(shown == 0, 0.0, li), lj, shown, 0.5, tplus, tminus)
-    np.testing.assert_allclose(tplus, ref_plus, rtol=1e-12)
+    host.regularizer = 0.5
+    host.update(np.where(shown == 0, 0.0, li), lj)
+    np.testing.assert_array_equal(host.estimate.tplus, ref_plus)
 
 
 @pytest.mark.parametrize("regularization", [0.0, 0.5])
@@ -118,8 +131,11 @@ def test_additive_bias_step_matches_the_reference(regularization):
     bias = rng.normal(size=9)
     expected = naive.additive_bias_step([float(v) for v in grad], [float(v) for v in hess],
                                         list(shown), list(bias), 0.1, regularization)
-    kernels.update_additive_bias(grad, hess, shown, 0.1, regularization, bias)
-    np.testing.assert_allclose(bias, expected, rtol=1e-12, atol=1e-15)
+    host = _host_round("additive", shown, bias.size, learning_rate=0.1,
+                       regularization=regularization)
+    host.estimate.bias[:] = bias
+    host.update(grad, hess)
+    np.testing.assert_array_equal(host.estimate.bias, expected)
 
 
 # --------------------------------------------------------------------------------------------

@@ -29,6 +29,12 @@ not), which callers use as the per-key row count. An exact zero is ``+0.0`` (as 
 sequential sum from ``0.0`` and Python 3.11's ``math.fsum`` give); an exact sum beyond
 float64's range is ``+-inf``, as rounding to nearest makes it.
 
+The gradient quantisation's exact sums (:func:`skltr._cpu.quantise.abs_sum_accumulators`)
+are a narrower case: float32 magnitudes, one int64 per float32 exponent holding 24-bit
+significands (``2**39`` values each). Signed float64 values need another layout: a bucket
+per float64 exponent would be 2046 int64 per key, each with room for only ``2**10``
+53-bit significands, hence the 32-bit limbs and their carries here.
+
 One row of an accumulator is 71 int64 (568 bytes) per key; :func:`used_limbs` gives the
 limbs in use, so a merge over workers sends only those (gradients' exponents span a few
 limbs; ``skltr._gbdt.position_bias`` measures the cost). ``math.fsum`` is the independent

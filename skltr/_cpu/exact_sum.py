@@ -62,7 +62,6 @@ WIDTH = LIMBS + 4
 
 _MASK32 = (1 << 32) - 1
 _FRACTION = (1 << 52) - 1
-_HIDDEN = 1 << 52
 _HALF_LIMB = 1 << 31
 #: values added between normalisations: 2**30 parts of < 2**32 keep |limb| < 2**62 + 2**31
 _NORMALISE_EVERY = 1 << 30
@@ -93,9 +92,11 @@ def _add(acc, key, x):
     # no branch on the value's class or sign (a random sign mispredicts half the time):
     # a subnormal is fraction * 2**-1074 (shift 0, no hidden bit), +-0.0 adds zeros, and a
     # negative value adds the two's complement of its parts
-    normal = biased != 0
-    m = fraction | (_HIDDEN if normal else 0)
-    shift = biased - 1 if normal else biased
+    # (as arithmetic: numba's conditional expressions compile to branches, which a column
+    # of costs half zeros mispredicts -- measured: 2.3x the time)
+    normal = (biased + 0x7FF) >> 11  # 1 for a normal value, 0 for a subnormal or zero
+    m = fraction | (normal << 52)
+    shift = biased - normal
     limb = shift >> 5
     off = shift & 31
     low = (m << off) & _MASK32  # the wrapped high bits of m << off are taken below

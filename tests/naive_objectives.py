@@ -171,9 +171,11 @@ def unbiased_lambdarank(labels, scores, shown, tplus, tminus, weights=None, gain
 def propensities(li, lj, shown, k, bias_norm=1.0):
     """Hu et al.'s eqs. 30-31: per position p < k, L+[p] (L-[p]) sums ``li`` (``lj``) over the
     documents shown at p; t+[p] = (L+[p] / L+[0]) ** (1 / (1 + bias_norm)), t- alike. None
-    where position 0's sum is (about) zero (the caller keeps its propensities)."""
-    plus = [sum(v for v, p in zip(li, shown) if p == q) for q in range(k)]
-    minus = [sum(v for v, p in zip(lj, shown) if p == q) for q in range(k)]
+    where position 0's sum is (about) zero (the caller keeps its propensities). The sums are
+    ``math.fsum``'s, correctly rounded: skltr's exact sums (``skltr._cpu.exact_sum``) must
+    give their bits (``+ 0.0``: an exact zero is +0.0 there)."""
+    plus = [math.fsum(v for v, p in zip(li, shown) if p == q) + 0.0 for q in range(k)]
+    minus = [math.fsum(v for v, p in zip(lj, shown) if p == q) + 0.0 for q in range(k)]
     e = 1.0 / (1.0 + bias_norm)
     tp = [(v / plus[0]) ** e for v in plus] if plus[0] >= 1e-16 else None
     tm = [(v / minus[0]) ** e for v in minus] if minus[0] >= 1e-16 else None
@@ -182,12 +184,13 @@ def propensities(li, lj, shown, k, bias_norm=1.0):
 
 def additive_bias_step(grad, hess, shown, bias, learning_rate, regularization):
     """LightGBM's UpdatePositionBiasFactors: one Newton step on each position's additive
-    score from the gradients of the documents shown there."""
+    score from the gradients of the documents shown there (sums by ``math.fsum``: correctly
+    rounded, as skltr's exact sums)."""
     out = list(bias)
     for q in range(len(bias)):
         rows = [r for r, p in enumerate(shown) if p == q]
-        d1 = -sum(grad[r] for r in rows) - bias[q] * regularization * len(rows)
-        d2 = -sum(hess[r] for r in rows) - regularization * len(rows)
+        d1 = -(math.fsum(grad[r] for r in rows) + 0.0) - bias[q] * regularization * len(rows)
+        d2 = -(math.fsum(hess[r] for r in rows) + 0.0) - regularization * len(rows)
         out[q] = bias[q] + learning_rate * d1 / (abs(d2) + 0.001)
     return out
 

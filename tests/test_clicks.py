@@ -1,24 +1,163 @@
-"""Learning to rank from clicks: the click simulator, the position-debiased gradients and
-propensity updates against slow references (``naive_objectives.py``), Unbiased LambdaMART
-against XGBoost's ``lambdarank_unbiased``, and the estimator's API (routing, persistence).
+"""Learning to rank from clicks: the exact per-position sums against ``math.fsum``, the click
+simulator, the position-debiased gradients and propensity updates against slow references
+(``naive_objectives.py``), Unbiased LambdaMART against XGBoost's ``lambdarank_unbiased``, and
+the estimator's API (routing, persistence).
 """
 
 import json
+import math
 import pickle
+from fractions import Fraction
 
 import naive_objectives as naive
 import numpy as np
 import pytest
 import sklearn
+from hypothesis import given
+from hypothesis import strategies as st
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from skltr import GPUHistGBDTRanker
+from skltr._cpu import exact_sum
 from skltr._cpu import objectives as kernels
 from skltr.datasets import make_ranking, simulate_clicks
 from skltr.metrics import ndcg_score
 from skltr.model_selection import QueryKFold
+
+# --------------------------------------------------------------------------------------------
+# exact sums per position (skltr._cpu.exact_sum) against math.fsum
+# --------------------------------------------------------------------------------------------
+
+MAX = np.finfo(np.float64).max
+TINY = 5e-324  # the smallest subnormal, 2**-1074
+
+
+def _accumulate(values, keys, k):
+    acc = exact_sum.accumulator(k)
+    exact_sum.add_by_key(values, np.asarray(keys, dtype=np.int64), acc)
+    return acc
+
+
+def _rounded(acc):
+    out = np.empty(acc.shape[0])
+    exact_sum.to_float64(acc, out)
+    return out
+
+
+def _exact(values):
+    values = np.asarray(values, dtype=np.float64)
+    return _rounded(_accumulate(values, np.zeros(values.size), 1))[0]
+
+
+def _fsum(values):
+    """``math.fsum``, correctly rounded; ``+ 0.0``: an exact zero is +0.0 in skltr (Python's
+    sign of an all-negative-zero fsum has changed between versions)."""
+    return math.fsum(values) + 0.0
+
+
+def _bits(x):
+    return np.float64(x).tobytes()
+
+
+def _hostile(name, rng):
+    """Sums a sequential float64 loop gets wrong, or that test the rounding and range."""
+    if name == "cancellation":
+        big = rng.normal(size=500) * 1e300
+        small = rng.normal(size=500) * 1e-300
+        return np.concatenate([big, small, -big, [1e16, 1.0, -1e16]])
+    if name == "huge-and-tiny":
+        return (rng.choice([-1.0, 1.0], 2000) * rng.uniform(1, 2, 2000)
+                * 2.0 ** rng.integers(-1074, 1000, 2000))
+    if name == "subnormals":
+        return (rng.integers(-(1 << 52), 1 << 52, 2000) * TINY).tolist() + [2.0 ** -1022, -TINY]
+    if name == "many":
+        return rng.standard_normal(200_000) * 10.0 ** rng.integers(-8, 8, 200_000)
+    if name == "ties-to-even":
+        # 2**53 + 1 is halfway: to 2**53 (even); + 2**-100 breaks the tie upwards;
+        # 2**53 + 2 + 1 is halfway between +2 and +4: to +4 (even)
+        return [2.0 ** 53, 1.0, 2.0 ** 53 + 2.0, 1.0, 2.0 ** -100, -(2.0 ** 53)]
+    if name == "near-overflow":
+        return [MAX, -MAX, MAX, 2.0 ** 969, -(2.0 ** 960)]  # stays below the rounding edge
+    raise AssertionError(name)
+
+
+HOSTILE = ["cancellation", "huge-and-tiny", "subnormals", "many", "ties-to-even",
+           "near-overflow"]
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_exact_sum_is_fsum_in_any_order_and_partition(name):
+    """The correctly rounded sum, whatever the order of the values or their partition into
+    accumulators (workers) merged as int64."""
+    rng = np.random.default_rng(HOSTILE.index(name))
+    values = np.asarray(_hostile(name, rng), dtype=np.float64)
+    want = _bits(_fsum(values.tolist()))
+    naive_sum = 0.0
+    for v in values:
+        naive_sum += v
+    assert _bits(_exact(values)) == want
+    for _ in range(3):
+        perm = rng.permutation(values.size)
+        assert _bits(_exact(values[perm])) == want
+        cuts = np.sort(rng.integers(0, values.size + 1, rng.integers(1, 5)))
+        merged = sum(_accumulate(part, np.zeros(part.size), 1)
+                     for part in np.split(values[perm], cuts))
+        assert _bits(_rounded(merged)[0]) == want
+    if name in ("cancellation", "huge-and-tiny", "ties-to-even"):
+        assert _bits(naive_sum) != want  # the inputs do defeat a sequential sum
+
+
+def test_exact_sum_edge_cases():
+    # signed zeros: an exact zero is +0.0, as a sum from 0.0 is
+    for values in ([], [-0.0], [-0.0, -0.0], [0.0, -0.0], [1.5, -1.5], [-TINY, TINY]):
+        assert _bits(_exact(values)) == _bits(0.0)
+    assert _bits(_exact([-0.0, -1.0, -0.0])) == _bits(-1.0)
+    # beyond float64: an infinity, as rounding to nearest gives (fsum raises instead)
+    assert _exact([MAX, MAX]) == np.inf and _exact([-MAX, -MAX, MAX]) == -MAX
+    assert _exact([MAX, 2.0 ** 970]) == np.inf      # the tie above MAX: to even, upwards
+    assert _exact([MAX, 2.0 ** 969]) == MAX          # below the tie
+    assert _exact([-MAX, -(2.0 ** 970)]) == -np.inf
+    # non-finite values: IEEE addition's result
+    assert _exact([np.inf, 1.0, MAX]) == np.inf and _exact([-np.inf, -MAX]) == -np.inf
+    assert np.isnan(_exact([np.inf, -np.inf])) and np.isnan(_exact([1.0, np.nan]))
+    # float32 values are summed exactly, widened: 2**24 + 1 ones is not float32's 2**24
+    ones = np.ones(1 << 24 | 1, dtype=np.float32)
+    acc = _accumulate(ones, np.zeros(ones.size), 1)
+    assert _rounded(acc)[0] == 2.0 ** 24 + 1 and acc[0, exact_sum.COUNT] == ones.size
+
+
+def test_exact_sums_by_key_skip_untracked_keys_and_count_rows():
+    rng = np.random.default_rng(3)
+    values = rng.normal(size=3000) * 10.0 ** rng.integers(-30, 30, 3000)
+    keys = rng.integers(0, 9, 3000)  # keys 6..8 are not tracked
+    acc = _accumulate(values, keys, 6)
+    got = _rounded(acc)
+    for key in range(6):
+        assert _bits(got[key]) == _bits(_fsum(values[keys == key].tolist()))
+        assert acc[key, exact_sum.COUNT] == np.sum(keys == key)
+    # the limbs in use: only those that values of 1e-30 .. 1e30 reach
+    first, stop = exact_sum.used_limbs(acc)
+    assert 0 < first < stop < exact_sum.LIMBS and stop - first <= 10
+    assert exact_sum.used_limbs(exact_sum.accumulator(3)) == (0, 0)
+
+
+@given(st.lists(st.floats(allow_nan=False, allow_infinity=False), max_size=60),
+       st.randoms(use_true_random=False))
+def test_exact_sum_equals_fsum_property(values, random):
+    try:
+        want = _fsum(values)
+    except OverflowError:  # fsum's answer to a partial sum beyond float64: exact rationals
+        exact = sum(map(Fraction, values), Fraction(0))
+        try:
+            want = float(exact)  # correctly rounded
+        except OverflowError:
+            want = math.inf if exact > 0 else -math.inf
+    assert _bits(_exact(values)) == _bits(want)
+    random.shuffle(values)
+    assert _bits(_exact(values)) == _bits(want)
+
 
 # --------------------------------------------------------------------------------------------
 # random queries for the kernels
@@ -92,21 +231,34 @@ def test_unbiased_with_unit_propensities_is_lambdarank():
     np.testing.assert_array_equal(out[1], out[3])
 
 
+def _host_round(mode, shown, k, **spec):
+    """The host step of a fit (``skltr._gbdt.position_bias``) on rows shown at ``shown``."""
+    from skltr._gbdt.position_bias import (AdditiveRound, PositionBias, PositionEstimate,
+                                           UnbiasedRound)
+
+    spec = PositionBias(mode, **spec)
+    kind = AdditiveRound if mode == "additive" else UnbiasedRound
+    return kind(spec, shown, PositionEstimate.start(mode, k))
+
+
 @pytest.mark.parametrize("bias_norm", [0.0, 1.0, 3.0])
 def test_propensity_update_matches_the_reference(bias_norm):
+    """The exact per-position sums are ``math.fsum``'s: the reference's bits."""
     y, scores, group_ptr, shown = _queries(3)
     rng = np.random.default_rng(0)
     li, lj = rng.uniform(0, 2, y.size), rng.uniform(0, 2, y.size)
     k = 6
-    tplus, tminus = np.full(k, 7.0), np.full(k, 7.0)
-    kernels.update_propensities(li, lj, shown, 1.0 / (1.0 + bias_norm), tplus, tminus)
+    host = _host_round("unbiased", shown, k, bias_norm=bias_norm)
+    host.estimate.tplus[:] = host.estimate.tminus[:] = 7.0
+    host.update(li, lj)
     ref_plus, ref_minus = naive.propensities(list(li), list(lj), list(shown), k, bias_norm)
-    np.testing.assert_allclose(tplus, ref_plus, rtol=1e-12)
-    np.testing.assert_allclose(tminus, ref_minus, rtol=1e-12)
-    assert tplus[0] == 1.0 and tminus[0] == 1.0
+    np.testing.assert_array_equal(host.estimate.tplus, ref_plus)
+    np.testing.assert_array_equal(host.estimate.tminus, ref_minus)
+    assert host.estimate.tplus[0] == 1.0 and host.estimate.tminus[0] == 1.0
     # no cost at position 0: the propensities are kept (XGBoost's guard)
-    kernels.update_propensities(np.where(shown == 0, 0.0, li), lj, shown, 0.5, tplus, tminus)
-    np.testing.assert_allclose(tplus, ref_plus, rtol=1e-12)
+    host.regularizer = 0.5
+    host.update(np.where(shown == 0, 0.0, li), lj)
+    np.testing.assert_array_equal(host.estimate.tplus, ref_plus)
 
 
 @pytest.mark.parametrize("regularization", [0.0, 0.5])
@@ -118,8 +270,11 @@ def test_additive_bias_step_matches_the_reference(regularization):
     bias = rng.normal(size=9)
     expected = naive.additive_bias_step([float(v) for v in grad], [float(v) for v in hess],
                                         list(shown), list(bias), 0.1, regularization)
-    kernels.update_additive_bias(grad, hess, shown, 0.1, regularization, bias)
-    np.testing.assert_allclose(bias, expected, rtol=1e-12, atol=1e-15)
+    host = _host_round("additive", shown, bias.size, learning_rate=0.1,
+                       regularization=regularization)
+    host.estimate.bias[:] = bias
+    host.update(grad, hess)
+    np.testing.assert_array_equal(host.estimate.bias, expected)
 
 
 # --------------------------------------------------------------------------------------------
@@ -353,6 +508,15 @@ def test_position_is_routed_through_pipeline_and_grid_search():
         with pytest.raises(ValueError, match="position"):
             GridSearchCV(pipe, grid, cv=QueryKFold(n_splits=2),
                          error_score="raise").fit(X, log.clicks, qid=log.session)
+
+
+def test_position_without_position_bias_warns_at_the_callers_line():
+    X, log = _click_data(6, n_queries=20)
+    with pytest.warns(UserWarning, match=r"position=\.\.\.\) is ignored") as record:
+        ranker = GPUHistGBDTRanker(n_estimators=2).fit(X, log.clicks, qid=log.session,
+                                                       position=log.position)
+    assert {w.filename for w in record} == {__file__}
+    assert ranker.position_bias_ is None
 
 
 @pytest.mark.parametrize("mode", ["unbiased", "additive"])

@@ -114,6 +114,35 @@ def test_distributed_grower_on_shared_memory_grows_the_local_tree(n_features, gr
     assert local.n_leaves > 3
 
 
+@pytest.mark.parametrize("world", [2, 3, 4])
+@pytest.mark.parametrize("shared_memory", [True, False], ids=["shared-memory", "tcp-star"])
+def test_position_sums_over_ranks_are_the_one_process_sums(world, shared_memory):
+    # learning from clicks on Dask: each rank sums its rows' costs per position exactly and
+    # the accumulators are all-reduced; the rounded sums are the one-process bits. Rank 0
+    # holds only the tiny values and rank 1 only the huge ones (their limbs differ: the
+    # reduction spans both), the last rank holds no row.
+    from skltr._gbdt.position_bias import position_sums
+
+    rng = np.random.default_rng(world)
+    n, k = 4000, 7
+    position = rng.integers(0, k + 2, n)  # some rows shown below the tracked positions
+    scale = np.where(np.arange(n) < n // 2, 1e-200, 1e200)
+    li = rng.standard_normal(n) * scale
+    grad = rng.standard_normal(n).astype(np.float32)
+    local, local_count = position_sums((li, grad), position, k)
+    shards = np.array_split(np.arange(n), world - 1) + [np.arange(0)]
+
+    def body(comm):
+        rows = shards[comm.rank]
+        return position_sums((li[rows], grad[rows]), position[rows], k, comm)
+
+    for sums, count in _ranks(world, body, shared_memory=shared_memory):
+        for got, want in zip(sums, local):
+            assert got.tobytes() == want.tobytes()
+        np.testing.assert_array_equal(count, local_count)
+    np.testing.assert_array_equal(local_count, np.bincount(position, minlength=k + 2)[:k])
+
+
 def test_the_segment_is_private_and_unlinked_once_every_rank_attached(tmp_path):
     seen = {}
     real_attach = shm._attach

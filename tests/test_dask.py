@@ -17,7 +17,7 @@ distributed = pytest.importorskip("distributed")
 pd = pytest.importorskip("pandas")
 
 from skltr import GPUHistGBDTRanker, QuickScorerPredictor  # noqa: E402
-from skltr.datasets import make_ranking  # noqa: E402
+from skltr.datasets import make_ranking, simulate_clicks  # noqa: E402
 from skltr.dask import DaskGPUHistGBDTRanker, predict  # noqa: E402
 
 
@@ -368,15 +368,84 @@ def test_several_gpu_workers_give_the_local_gpu_model(n_workers, params):
     assert dist.timings_["nccl"] == (own_gpus and _nccl_module() is not None)
 
 
-def test_position_is_refused_with_a_clear_error():
-    """Learning from clicks is not distributed yet: the refusal names what to do (no
-    cluster is needed to refuse)."""
-    X, y, qid = make_ranking(n_queries=10, docs_per_query=5, n_features=4, n_informative=2,
-                             random_state=0)
-    ranker = DaskGPUHistGBDTRanker(n_estimators=2)
-    with pytest.raises(NotImplementedError, match="position"):
-        ranker.fit(X, y, qid=qid, position=np.zeros(y.size, dtype=np.int64))
-    ranker.set_params(position_bias="unbiased")
-    with pytest.raises(NotImplementedError, match="position"):
-        ranker.fit(X, y, qid=qid)
-    assert not hasattr(ranker, "ensemble_")
+def _clicks(seed=15, n_queries=90, docs=12):
+    """A click log (two sessions a query), its rows interleaved: the layout is the driver's."""
+    X, y, qid = make_ranking(n_queries=n_queries, docs_per_query=docs, n_features=6,
+                             n_informative=3, random_state=seed)
+    log = simulate_clicks(y, qid, n_sessions=2, random_state=seed)
+    perm = np.random.default_rng(seed).permutation(log.rows.size)
+    return X[log.rows][perm], log.clicks[perm], log.session[perm], log.position[perm]
+
+
+@pytest.mark.parametrize("mode, params", [
+    ("unbiased", {}),
+    ("additive", {"lambdarank_position_bias_regularization": 0.5}),
+    ("unbiased_paper", {"early_stopping": True, "n_iter_no_change": 3, "subsample": 0.8}),
+], ids=["unbiased", "additive", "paper-holdout-subsample"])
+@pytest.mark.parametrize("spread", ["one-worker", "every-worker"])
+def test_learning_from_clicks_gives_the_one_process_model(client, mode, params, spread):
+    """Every round's per-position sums are exact and all-reduced: the estimate, the trees
+    and the predictions are the local fit's bits on 1, 2 or 3 workers."""
+    X, clicks, session, position = _clicks()
+    kw = {**KW, "position_bias": mode, **params}
+    local = GPUHistGBDTRanker(**kw).fit(X, clicks, qid=session, position=position)
+    chunks = (len(X),) if spread == "one-worker" else _chunks(len(X), [1, 400, 1500])
+    dist = DaskGPUHistGBDTRanker(**kw).fit(
+        _spread(client, X, chunks), da.from_array(clicks, chunks=300),
+        qid=da.from_array(session, chunks=700), position=da.from_array(position, chunks=250))
+    assert dist.timings_["workers"] == (1 if spread == "one-worker" else _n_workers(client))
+    _assert_same(local, dist)
+    assert dist.position_bias_.tobytes() == local.position_bias_.tobytes()
+    if mode == "additive":
+        assert dist.position_bias_minus_ is None and np.ptp(local.position_bias_) > 0
+    else:
+        assert dist.position_bias_minus_.tobytes() == local.position_bias_minus_.tobytes()
+        assert not np.all(local.position_bias_ == 1.0)  # the estimate moved
+    np.testing.assert_array_equal(dist.predict(X), local.predict(X))
+    kept = dist.to_local()
+    assert kept.position_bias_.tobytes() == local.position_bias_.tobytes()
+    assert _doc(kept) == _doc(local)
+    # a later fit without clicks forgets the estimate, as the local ranker's does
+    dist.set_params(position_bias=None).fit(X, clicks, qid=session)
+    assert dist.position_bias_ is None and dist.position_bias_minus_ is None
+
+
+@pytest.mark.parametrize("case", ["short", "negative", "nan", "2-d", "missing", "objective",
+                                  "init_model"])
+def test_bad_position_errors_match_the_local_ranker(client, case):
+    X, clicks, session, position = _clicks(n_queries=20)
+    params, fit_kw = {"position_bias": "unbiased"}, {}
+    position = position.astype(np.float64)
+    if case == "short":
+        position = position[:-1]
+    elif case == "negative":
+        position[3] = -1
+    elif case == "nan":
+        position[5] = np.nan
+    elif case == "2-d":
+        position = position[:, None]
+    elif case == "missing":
+        position = None
+    elif case == "objective":
+        params["objective"] = "rank_xendcg"
+    elif case == "init_model":
+        fit_kw["init_model"] = GPUHistGBDTRanker(**KW).fit(X, clicks, qid=session)
+    want = _local_error(lambda: GPUHistGBDTRanker(**KW, **params).fit(
+        X, clicks, qid=session, position=position, **fit_kw))
+    dist = DaskGPUHistGBDTRanker(**KW, **params)
+    got = _local_error(lambda: dist.fit(
+        da.from_array(X, chunks=(100, -1)), clicks, qid=session,
+        position=None if position is None else da.from_array(position), **fit_kw))
+    assert got.type is want.type and str(got.value) == str(want.value)
+    assert "position" in str(got.value)
+    assert not hasattr(dist, "ensemble_")
+
+
+def test_position_without_position_bias_warns_at_the_callers_line(client):
+    X, clicks, session, position = _clicks(n_queries=20)
+    with pytest.warns(UserWarning, match=r"position=\.\.\.\) is ignored") as record:
+        dist = DaskGPUHistGBDTRanker(**KW).fit(_spread(client, X), clicks, qid=session,
+                                               position=position)
+    assert {w.filename for w in record} == {__file__}
+    _assert_same(GPUHistGBDTRanker(**KW).fit(X, clicks, qid=session), dist)
+    assert dist.position_bias_ is None

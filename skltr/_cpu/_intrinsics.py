@@ -1,5 +1,5 @@
 """numba intrinsics that numba does not expose: a software prefetch, popcount, ctz, an atomic
-add.
+add, the bits of a float64.
 
 ``prefetch(arr, i)`` asks the CPU to bring the cache line of ``arr[i]`` into cache without
 waiting for it (LLVM's ``llvm.prefetch``: read, high locality, data cache). A plain load of
@@ -92,5 +92,20 @@ def fetch_add(typingctx, arr, idx, value):
                                        wraparound=False)
         val = context.cast(builder, args[2], signature.args[2], types.int64)
         return builder.atomic_rmw("add", ptr, val, "monotonic")
+
+    return sig, codegen
+
+
+@intrinsic
+def float64_bits(typingctx, x):
+    """The IEEE-754 bits of the float64 ``x`` as an int64 (a bitcast, no conversion): sign,
+    biased exponent and fraction, as :mod:`skltr._cpu.exact_sum` decomposes every value. (A
+    scalar has no ``.view`` in numba; ``math.frexp`` would be a libm call per value.)"""
+    if not isinstance(x, types.Float) or x.bitwidth != 64:
+        return None
+    sig = types.int64(x)
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], _I64)
 
     return sig, codegen

@@ -554,7 +554,7 @@ def unbiased_lambdarank_gradients(scores, y, group_ptr, weights, gain_exp2, trun
     :func:`lambdarank_gradients` with each pair of documents both *shown* above ``k =
     tplus.shape[0]`` divided by ``tplus[pos_high] * tminus[pos_low]`` (the propensities of
     the clicked and the unclicked position), and each such pair's cost written for the
-    propensity update (:func:`update_propensities`)::
+    propensity update (:func:`propensities_from_sums`)::
 
         pair (h, l), h more relevant:  cost = |delta NDCG| / dist * log2(1 + exp(-s (s_h - s_l)))
                                        li_row[h] += cost / tminus[pos_l]
@@ -587,25 +587,18 @@ def unbiased_lambdarank_gradients(scores, y, group_ptr, weights, gain_exp2, trun
 
 
 @njit(cache=True)
-def update_propensities(li_row, lj_row, position, regularizer, tplus, tminus):
+def propensities_from_sums(li, lj, regularizer, tplus, tminus):
     """Unbiased LambdaMART's propensity update (eqs. 30-31; XGBoost's
-    ``LambdaRankUpdatePositionBias``), in place.
+    ``LambdaRankUpdatePositionBias``), in place, from the round's cost sums per position.
 
-    ``L+[p]`` / ``L-[p]``: the sums of ``li_row`` / ``lj_row`` over the rows shown at
-    position ``p < k``, added in row order (one sequential pass: the same bits from the CPU
-    and the GPU's rows). Then ``tplus[p] = (L+[p] / L+[0]) ** regularizer`` when
-    ``L+[0] >= 1e-16`` (else unchanged), the same for ``tminus``; ``regularizer`` is
-    ``1 / (1 + lambdarank_bias_norm)``. Position 0's propensities are thus 1.
+    ``li[p]`` / ``lj[p]`` (``L+[p]`` / ``L-[p]``): the sums of ``li_row`` / ``lj_row`` over
+    the rows shown at position ``p < k`` (all workers' rows, rounded once:
+    :class:`skltr._gbdt.position_bias.UnbiasedRound`). Then ``tplus[p] = (L+[p] / L+[0]) **
+    regularizer`` when ``L+[0] >= 1e-16`` (else unchanged), the same for ``tminus``;
+    ``regularizer`` is ``1 / (1 + lambdarank_bias_norm)``. Position 0's propensities are
+    thus 1.
     """
-    k = tplus.shape[0]
-    li = np.zeros(k, dtype=np.float64)
-    lj = np.zeros(k, dtype=np.float64)
-    for r in range(position.shape[0]):
-        p = position[r]
-        if p < k:
-            li[p] += li_row[r]
-            lj[p] += lj_row[r]
-    for p in range(k):
+    for p in range(tplus.shape[0]):
         if li[0] >= _T_EPS:
             tplus[p] = (li[p] / li[0]) ** regularizer
         if lj[0] >= _T_EPS:
@@ -623,27 +616,20 @@ def shift_by_position(scores, position, bias, out):
 
 
 @njit(cache=True)
-def update_additive_bias(grad, hess, position, learning_rate, regularization, bias):
+def additive_bias_step(grad_sum, hess_sum, count, learning_rate, regularization, bias):
     """LightGBM 4.x's ``UpdatePositionBiasFactors``, in place: one Newton step per position.
 
-    Over the rows shown at position ``p`` (of those tracked, ``p < bias.shape[0]``; sums in
-    row order): ``d1 = -sum(grad) - bias[p] * regularization * n_p``,
-    ``d2 = -sum(hess) - regularization * n_p``, then
+    ``grad_sum[p]``, ``hess_sum[p]``, ``count[p]``: the sums of the round's gradients and
+    hessians, and the number of rows, over the rows shown at position ``p`` (of those
+    tracked, ``p < bias.shape[0]``; all workers' rows, rounded once:
+    :class:`skltr._gbdt.position_bias.AdditiveRound`). Then
+    ``d1 = -grad_sum[p] - bias[p] * regularization * n_p``,
+    ``d2 = -hess_sum[p] - regularization * n_p`` and
     ``bias[p] += learning_rate * d1 / (|d2| + 0.001)``.
     """
-    k = bias.shape[0]
-    d1 = np.zeros(k, dtype=np.float64)
-    d2 = np.zeros(k, dtype=np.float64)
-    count = np.zeros(k, dtype=np.int64)
-    for r in range(position.shape[0]):
-        p = position[r]
-        if p < k:
-            d1[p] -= np.float64(grad[r])
-            d2[p] -= np.float64(hess[r])
-            count[p] += 1
-    for p in range(k):
-        first = d1[p] - bias[p] * regularization * count[p]
-        second = d2[p] - regularization * count[p]
+    for p in range(bias.shape[0]):
+        first = -grad_sum[p] - bias[p] * regularization * count[p]
+        second = -hess_sum[p] - regularization * count[p]
         bias[p] += learning_rate * first / (abs(second) + 0.001)
 
 

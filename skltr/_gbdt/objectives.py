@@ -350,6 +350,8 @@ class LambdaRank(Objective):
         #: displayed positions (int64, query-grouped) and their estimate, set per fit
         self.position = None
         self.estimate = None
+        #: a Dask worker's communicator: the per-position sums are all-reduced (None: local)
+        self.communicator = None
 
     def _params(self):
         params = {"gain": self.gain, "truncation_level": self.truncation_level,
@@ -366,22 +368,31 @@ class LambdaRank(Objective):
         obj.position_bias = spec
         return obj
 
-    def at_positions(self, position):
+    def at_positions(self, position, *, n_tracked=None, communicator=None):
         """A copy for one fit on rows shown at ``position`` (int64 >= 0, one per row in
         query-grouped order, validated by the estimator), holding a fresh estimate
-        (``estimate``, updated in place by every round's gradients)."""
+        (``estimate``, updated in place by every round's gradients).
+
+        ``n_tracked``: the positions tracked (None: from ``position``, by
+        :meth:`~skltr._gbdt.position_bias.PositionBias.n_tracked`). A Dask worker holds a
+        share of the rows: it passes the number the driver computed from all of them, and
+        its ``communicator``, through which every round's per-position sums are all-reduced
+        (:func:`~skltr._gbdt.position_bias.position_sums`).
+        """
         assert self.position_bias is not None
         obj = copy.copy(self)
         obj.position = np.ascontiguousarray(position, dtype=np.int64)
-        k = self.position_bias.n_tracked(obj.position, self.truncation_level)
+        k = (self.position_bias.n_tracked(obj.position, self.truncation_level)
+             if n_tracked is None else int(n_tracked))
         obj.estimate = PositionEstimate.start(self.position_bias.mode, k)
+        obj.communicator = communicator
         return obj
 
     def host_round(self):
-        """The host step of the position-bias model shared by both devices
-        (:class:`~skltr._gbdt.position_bias.UnbiasedRound` or ``AdditiveRound``)."""
+        """The host step of the position-bias model shared by both devices and a Dask fit's
+        workers (:class:`~skltr._gbdt.position_bias.UnbiasedRound` or ``AdditiveRound``)."""
         kind = UnbiasedRound if self.position_bias.unbiased else AdditiveRound
-        return kind(self.position_bias, self.position, self.estimate)
+        return kind(self.position_bias, self.position, self.estimate, self.communicator)
 
     def _check_labels(self, y, group_ptr):
         _check_grades(y, self.name)

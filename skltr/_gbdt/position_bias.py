@@ -23,16 +23,22 @@ look that far. Two remedies, one per peer library, both learned jointly with the
     relevance, ``b`` the position's pull); one Newton step per position and round, with
     ``lambdarank_position_bias_regularization`` as an L2 penalty.
 
-Per round (both devices; the CUDA twin is :mod:`skltr._gbdt.objectives_cuda`)::
+Per round (both devices, and every worker of a Dask fit; the CUDA twin is
+:mod:`skltr._gbdt.objectives_cuda`)::
 
     unbiased:  gradients(scores; t+, t-) -> grad, hess, li_row, lj_row   (one pass, per query)
-               update_propensities(li_row, lj_row, position) -> t+, t-   (host, O(rows))
+               position_sums(li_row, lj_row) -> L+, L-                  (host, O(rows))
+               propensities_from_sums(L+, L-) -> t+, t-
     additive:  gradients(scores + b[position]) -> grad, hess
-               update_additive_bias(grad, hess, position) -> b          (host, O(rows))
+               position_sums(grad, hess) -> sums, rows per position     (host, O(rows))
+               additive_bias_step(sums) -> b
 
-The per-position sums run sequentially over the rows in query-grouped order on the host, so
-both devices estimate the same propensities bit for bit (the GPU copies ``li_row`` /
-``lj_row`` or ``grad`` / ``hess`` to the host once per round: 16 or 8 bytes per row).
+The per-position sums are exact, rounded once (:func:`position_sums`,
+:mod:`skltr._cpu.exact_sum`): integer superaccumulators, which a Dask fit's workers
+all-reduce as int64 before rounding. A sum then does not depend on the order of the rows
+nor on which worker holds which query, so the CPU, the GPU (which copies ``li_row`` /
+``lj_row`` or ``grad`` / ``hess`` to the host once per round: 16 or 8 bytes per row) and any
+number of Dask workers estimate the same propensities bit for bit.
 
 :class:`PositionBias` holds the parameters; :class:`PositionEstimate` the estimate a fit
 updates (read back by the estimator as ``position_bias_``).
@@ -44,9 +50,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._cpu import exact_sum
 from .._cpu import objectives as _kernels
 
-__all__ = ["PositionBias", "PositionEstimate", "MODES", "MAX_ADDITIVE_POSITIONS"]
+__all__ = ["PositionBias", "PositionEstimate", "MODES", "MAX_ADDITIVE_POSITIONS",
+           "position_sums"]
 
 #: The position-bias models (``GPUHistGBDTRanker(position_bias=...)``).
 MODES = ("unbiased", "unbiased_paper", "additive")
@@ -129,31 +137,98 @@ class PositionEstimate:
         return cls(bias=np.zeros(k))
 
 
-class UnbiasedRound:
-    """The host step of Unbiased LambdaMART shared by both devices: the row costs' sums per
-    position and the new propensities (:func:`skltr._cpu.objectives.update_propensities`)."""
+def position_sums(columns, position, k, communicator=None):
+    """The exact sums of each of ``columns`` per position ``0 .. k - 1`` over the fit's rows,
+    rounded once; and the rows per position.
 
-    def __init__(self, spec: PositionBias, position, estimate: PositionEstimate):
+    Every column is accumulated exactly (:mod:`skltr._cpu.exact_sum`), the accumulators of a
+    distributed fit's workers are all-reduced as int64 (exact, in any order), and each sum is
+    rounded to the nearest float64 once: the same bits on any device, for any number of
+    workers and any assignment of queries to them.
+
+    Parameters
+    ----------
+    columns : sequence of ndarray of float64 or float32, shape (n_rows,)
+        This process's rows (query-grouped; rows shown at ``position >= k`` are skipped).
+    position : ndarray of int64, shape (n_rows,)
+    k : int
+        Positions tracked.
+    communicator : object with ``allreduce_sum`` / ``allreduce_max``, optional
+        A distributed fit's (``world > 1``); None: one process holds every row.
+
+    Returns
+    -------
+    sums : list of ndarray of float64, shape (k,)
+        One per column.
+    count : ndarray of int64, shape (k,)
+        Rows shown at each position.
+    """
+    acc = np.zeros((len(columns), k, exact_sum.WIDTH), dtype=np.int64)
+    for c, values in enumerate(columns):
+        exact_sum.add_by_key(values, position, acc[c])
+    if communicator is not None and getattr(communicator, "world", 1) > 1:
+        acc = _allreduce_accumulators(acc, communicator)
+    sums = [np.empty(k) for _ in columns]
+    for c, out in enumerate(sums):
+        exact_sum.to_float64(acc[c], out)
+    return sums, acc[0, :, exact_sum.COUNT].copy()
+
+
+def _allreduce_accumulators(acc, communicator):
+    """The sum over the workers of their accumulators ``acc``, sending only the limbs some
+    worker uses (one 2-word ``allreduce_max`` finds them): gradients' and costs' exponents
+    span a few of the 67 limbs, so a round's reduction stays small even for the additive
+    form's thousands of positions. Each worker's limbs are normalised (``|limb| <= 2**31``),
+    so the int64 sum cannot overflow."""
+    first, stop = exact_sum.used_limbs(acc)
+    # none used: (0, 0) -> (-LIMBS, 0) so that the maximum picks any other worker's window
+    span = np.array([-(first if stop else exact_sum.LIMBS), stop], dtype=np.int64)
+    span = communicator.allreduce_max(span)
+    first, stop = int(-span[0]), int(span[1])
+    first = min(first, stop)
+    counters = slice(exact_sum.LIMBS, exact_sum.WIDTH)
+    part = np.concatenate([acc[..., first:stop], acc[..., counters]], axis=-1)
+    part = communicator.allreduce_sum(np.ascontiguousarray(part))
+    out = np.zeros_like(acc)
+    out[..., first:stop] = part[..., :stop - first]
+    out[..., counters] = part[..., stop - first:]
+    return out
+
+
+class UnbiasedRound:
+    """The host step of Unbiased LambdaMART shared by both devices and by a distributed
+    fit's workers: the row costs' exact sums per position (:func:`position_sums`) and the new
+    propensities (:func:`skltr._cpu.objectives.propensities_from_sums`)."""
+
+    def __init__(self, spec: PositionBias, position, estimate: PositionEstimate,
+                 communicator=None):
         self.regularizer = spec.regularizer
         self.position = position
         self.estimate = estimate
+        self.communicator = communicator
 
     def update(self, li_row, lj_row):
-        _kernels.update_propensities(li_row, lj_row, self.position, self.regularizer,
-                                     self.estimate.tplus, self.estimate.tminus)
+        k = self.estimate.tplus.shape[0]
+        (li, lj), _ = position_sums((li_row, lj_row), self.position, k, self.communicator)
+        _kernels.propensities_from_sums(li, lj, self.regularizer, self.estimate.tplus,
+                                        self.estimate.tminus)
 
 
 class AdditiveRound:
-    """The host step of the additive form shared by both devices: one Newton step per
-    position from the round's (float32) gradients
-    (:func:`skltr._cpu.objectives.update_additive_bias`)."""
+    """The host step of the additive form shared by both devices and by a distributed fit's
+    workers: one Newton step per position from the exact sums of the round's (float32)
+    gradients (:func:`position_sums`, :func:`skltr._cpu.objectives.additive_bias_step`)."""
 
-    def __init__(self, spec: PositionBias, position, estimate: PositionEstimate):
+    def __init__(self, spec: PositionBias, position, estimate: PositionEstimate,
+                 communicator=None):
         self.learning_rate = spec.learning_rate
         self.regularization = spec.regularization
         self.position = position
         self.estimate = estimate
+        self.communicator = communicator
 
     def update(self, grad, hess):
-        _kernels.update_additive_bias(grad, hess, self.position, self.learning_rate,
-                                      self.regularization, self.estimate.bias)
+        k = self.estimate.bias.shape[0]
+        (g, h), count = position_sums((grad, hess), self.position, k, self.communicator)
+        _kernels.additive_bias_step(g, h, count, self.learning_rate, self.regularization,
+                                    self.estimate.bias)

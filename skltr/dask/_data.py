@@ -1,11 +1,12 @@
 """A Dask fit's data: validated row blocks on the workers, the global layout on the driver.
 
-Only ``X`` stays distributed. The per-row columns (``y``, ``qid``, ``sample_weight``: 8 bytes
-a row each) are gathered on the driver, which checks them with the local ranker's own checks
-and computes the **global layout** a one-process fit trains on: rows grouped by a stable sort
-on qid, queries in sorted-qid order (:class:`skltr.utils.validation.RankingData`). Every
-decision that depends on row or query positions is then made in that layout, so the model
-does not depend on how the rows are partitioned or spread over workers.
+Only ``X`` stays distributed. The per-row columns (``y``, ``qid``, ``sample_weight``,
+``position``: 8 bytes a row each) are gathered on the driver, which checks them with the local
+ranker's own checks and computes the **global layout** a one-process fit trains on: rows
+grouped by a stable sort on qid, queries in sorted-qid order
+(:class:`skltr.utils.validation.RankingData`). Every decision that depends on row or query
+positions is then made in that layout, so the model does not depend on how the rows are
+partitioned or spread over workers.
 
 Each query is trained on one worker: the worker holding the block of its first row. Rows of a
 query that straddles blocks are cut out of the other blocks (a slicing task where that block
@@ -57,7 +58,8 @@ class Role:
     """One set of rows of a fit in its global layout: the training rows or an eval set.
 
     ``order[i]`` is the input row (within ``blocks``) at global position ``i``; query ``q``
-    holds positions ``group_ptr[q]:group_ptr[q + 1]``.
+    holds positions ``group_ptr[q]:group_ptr[q + 1]``. ``shown``: the displayed position of
+    each row (learning from clicks; training rows only), in the same global order.
     """
 
     name: str
@@ -66,6 +68,7 @@ class Role:
     group_ptr: np.ndarray
     y: np.ndarray
     sample_weight: np.ndarray | None
+    shown: np.ndarray | None = None
     # filled by place_roles: per rank, (row block futures, RoleRows)
     parts: list = field(default_factory=list)
 
@@ -82,7 +85,8 @@ class RoleRows:
     resolves them where the task runs) kept apart, since a future inside a record is not
     resolved. ``piece_pos[k]`` gives each row of block ``k`` its global position (``-1``:
     not in this role); ``positions`` (sorted) are all the rank's positions; ``y``,
-    ``sample_weight``, ``group_ptr`` and ``query_index`` describe them.
+    ``sample_weight``, ``group_ptr``, ``query_index`` and ``shown`` (the displayed positions
+    of clicks, or None) describe them.
     """
 
     name: str
@@ -93,6 +97,7 @@ class RoleRows:
     group_ptr: np.ndarray
     query_index: np.ndarray
     n_queries: int
+    shown: np.ndarray | None = None
 
 
 def collect_column(v):
@@ -227,9 +232,9 @@ def place_roles(client, roles, ranks_of_workers):
                 piece_pos.append(pos)
             qi = np.unique(query_of_pos[positions])
             gptr = np.concatenate([[0], np.cumsum(sizes[qi])]).astype(np.int64)
-            w = role.sample_weight
+            w, shown = role.sample_weight, role.shown
             role.parts.append((pieces, RoleRows(
                 role.name, piece_pos, positions, role.y[positions],
                 None if w is None else w[positions], gptr, qi.astype(np.int64),
-                role.n_queries)))
+                role.n_queries, None if shown is None else shown[positions])))
     return roles

@@ -27,6 +27,7 @@ from .._gbdt import fit as recipe
 from .._gbdt.objectives import OBJECTIVES
 from ..ranking import GPUHistGBDTRanker
 from ..ranking._categorical import encode_eval_sets, encode_fit_frame
+from ..ranking._gbdt_ranker import _learned_position_bias
 from ..utils.validation import check_ranking_X, check_ranking_y
 from ._data import Role, blocks_of, collect_column, place_roles
 from ._train import TrainTask, train_task
@@ -36,7 +37,8 @@ __all__ = ["DaskGPUHistGBDTRanker"]
 #: Fitted attributes that ``to_local`` copies.
 _FITTED = ("ensemble_", "n_estimators_", "n_iter_", "best_iteration_", "evals_result_",
            "_split_gain", "_split_count", "device_", "timings_", "_layout_cache",
-           "n_features_in_", "feature_names_in_", "is_categorical_", "_pandas_categories")
+           "n_features_in_", "feature_names_in_", "is_categorical_", "_pandas_categories",
+           "position_bias_", "position_bias_minus_")
 
 
 class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
@@ -106,8 +108,6 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
                  min_data_per_group=100, position_bias=None, lambdarank_num_positions=None,
                  lambdarank_bias_norm=1.0, lambdarank_position_bias_regularization=0.0,
                  yetirank_permutations=10, yetirank_decay=0.85):
-        # the position-bias parameters mirror the local ranker's (to_local keeps them); a
-        # Dask fit refuses position_bias for now
         super().__init__(
             objective=objective, n_estimators=n_estimators, learning_rate=learning_rate,
             max_leaves=max_leaves, max_depth=max_depth, growth=growth,
@@ -198,20 +198,15 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
             position=None):
         """Fit on the cluster; the arguments are those of :meth:`GPUHistGBDTRanker.fit`
         (``init_model`` and ``warm_start`` continue a model as there: the same trees).
-        ``position`` (learning from clicks) is not implemented on Dask yet: it raises.
 
         ``X`` is a dask Array (chunked by rows) or DataFrame, or numpy / pandas (scattered in
-        one block per worker); ``y``, ``qid`` and ``sample_weight`` are dask or local
-        columns in the same row order (they are gathered on the driver: 8 bytes a row);
-        ``eval_set`` items take the same kinds. A failed fit leaves the estimator as it was.
+        one block per worker); ``y``, ``qid``, ``sample_weight`` and ``position`` are dask or
+        local columns in the same row order (they are gathered on the driver: 8 bytes a
+        row); ``eval_set`` items take the same kinds. With ``position_bias``
+        (:ref:`learning_from_clicks`) the workers all-reduce exact per-position sums every
+        round: ``position_bias_`` and the trees are the local fit's. A failed fit leaves
+        the estimator as it was.
         """
-        if position is not None or self.position_bias is not None:
-            # the propensity update sums every worker's row costs per position each round
-            # (an allreduce of 2 x n_positions doubles): not wired into the workers' loop yet
-            raise NotImplementedError(
-                "DaskGPUHistGBDTRanker does not learn from clicks yet: fit(position=...) "
-                "needs GPUHistGBDTRanker(position_bias=...) on one machine (gather the click "
-                "log, or train on a sample of its sessions).")
         saved = dict(self.__dict__)
         try:
             self._validate_params()
@@ -220,7 +215,7 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
                                                    self._start_categories(init_model))
             eval_set = encode_eval_sets(eval_set, categories)
             self._fit_dask(X, y, qid, sample_weight, eval_set, init_model,
-                           (spec, categories))
+                           (spec, categories), position)
         except BaseException:
             self.__dict__.clear()
             self.__dict__.update(saved)
@@ -234,7 +229,7 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
 
         return default_client()
 
-    def _fit_dask(self, X, y, qid, sample_weight, eval_set, init_model, categorical):
+    def _fit_dask(self, X, y, qid, sample_weight, eval_set, init_model, categorical, position):
         from sklearn.utils.validation import _check_sample_weight  # noqa: PLC0415
 
         from ..utils._qid import group_by_qid  # noqa: PLC0415
@@ -264,32 +259,37 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
         self.n_features_in_ = n_features
         if blocks.feature_names is not None:
             self.feature_names_in_ = blocks.feature_names
-        continuation, n_rounds = self._continuation(n_features, init_model, above=2)
-        if n_rounds == 0:
-            return
-        hp["n_estimators"] = n_rounds  # a continued fit runs the rounds still to come
-        hp["categorical_features"], pandas_categories = categorical  # "from_dtype" resolved
+        # the per-row columns, checked in the local ranker's order (X, y, qid,
+        # sample_weight, then position), before the model to continue
         y = check_ranking_y(collect_column(y), n)
         groups = group_by_qid(collect_column(qid), n)
         w = collect_column(sample_weight)
         if w is not None:
             w = _check_sample_weight(w, np.empty((n, 0)), dtype=np.float64,
                                      ensure_non_negative=True)
+        position = self._check_position(collect_column(position), n, init_model, above=3)
+        continuation, n_rounds = self._continuation(n_features, init_model, above=2)
+        if n_rounds == 0:
+            return
+        hp["n_estimators"] = n_rounds  # a continued fit runs the rounds still to come
+        hp["categorical_features"], pandas_categories = categorical  # "from_dtype" resolved
         graded = OBJECTIVES[self.objective].graded
         if graded:
             check_ranking_y(y, n, integer_labels=True)
         evals = self._eval_roles(client, eval_set, graded)
         order, gptr = groups.order, groups.group_ptr
         y_g, w_g = y[order], None if w is None else w[order]
+        shown_g = None if position is None else position[order]  # grouped, as the local fit
         plan = recipe.plan_fit(
             hp, n_rows=n, n_queries=groups.n_queries, has_eval_sets=bool(evals),
             eval_at=eval_at, feature_names=getattr(self, "feature_names_in_", None),
             reject_inf=not self._allow_inf and is_gpu, n_features=n_features)
-        train = Role("train", blocks, order, gptr, y_g, w_g)
+        train = Role("train", blocks, order, gptr, y_g, w_g, shown_g)
         if plan.hold_out:
             keep, val = split_queries(gptr, self.validation_fraction, plan.seed)
             train = Role("train", blocks, order[keep], sub_group_ptr(gptr, keep), y_g[keep],
-                         None if w_g is None else w_g[keep])
+                         None if w_g is None else w_g[keep],
+                         None if shown_g is None else shown_g[keep])
             evals = [Role("validation", blocks, order[val], sub_group_ptr(gptr, val),
                           y_g[val], None if w_g is None else w_g[val])]
             recipe.warn_auto_hold_out(hp, gptr, val, above=2)
@@ -302,16 +302,22 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
         workers = _training_workers(client, blocks)
         roles = place_roles(client, [train, *evals],
                             {addr: r for r, addr in enumerate(workers)})
+        spec = getattr(plan.objective, "position_bias", None)
+        # the positions tracked, from all training rows: the local fit's rule
+        n_positions = None if train.shown is None else spec.n_tracked(
+            train.shown, plan.objective.truncation_level)
         tasks = [TrainTask(plan.objective, plan.params, mapper, init, str(self.device),
                            [role.parts[r][1] for role in roles], n_features,
-                           shared_memory=self._shared_memory, continuation=continuation)
+                           shared_memory=self._shared_memory, continuation=continuation,
+                           n_positions=n_positions)
                  for r in range(len(workers))]
         prepare_s = time.perf_counter() - t0  # checks, layout, cut sample, placement
         futures = _launch(client, workers, tasks,
                           [[role.parts[r][0] for role in roles] for r in range(len(workers))])
-        result, device = _wait(client, futures, workers)
+        result, device, estimate = _wait(client, futures, workers)
         recipe.warn_if_no_split(result, above=2)
         self._set_fitted(result, device)
+        self.position_bias_, self.position_bias_minus_ = _learned_position_bias(spec, estimate)
         cat = plan.params.tree.categorical
         self.is_categorical_ = None if cat is None else cat.mask(n_features)
         self._pandas_categories = pandas_categories

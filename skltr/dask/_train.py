@@ -47,6 +47,9 @@ class TrainTask:
     shared_memory: bool = True
     #: the model the fit continues (init_model, warm_start), or None
     continuation: object = None
+    #: learning from clicks: the positions tracked, from all training rows (the training
+    #: role's ``shown`` holds this rank's displayed positions); None without position_bias
+    n_positions: int | None = None
 
 
 def _rows(role, pieces, n_features):
@@ -80,7 +83,9 @@ def train_task(rank, world, host, port, task, pieces):
     """Run the boosting loop of rank ``rank`` (a Dask task); rank 0 returns the result.
 
     ``pieces[i]`` are the row blocks of ``task.roles[i]``. Returns ``(BoostingResult,
-    device)`` on rank 0 and ``(None, device)`` elsewhere.
+    device, estimate)`` on rank 0 and ``(None, device, None)`` elsewhere; ``estimate`` is the
+    learned :class:`~skltr._gbdt.position_bias.PositionEstimate` (None without
+    ``position_bias``), the same on every rank.
     """
     with reuse_freed_memory():  # a Dask worker's malloc settings: see skltr.dask._malloc
         return _train(rank, world, host, port, task, pieces)
@@ -93,9 +98,9 @@ def _train(rank, world, host, port, task, pieces):
     (train, X), evals = data[0], data[1:]
     device = resolve_device(task.device, estimator="DaskGPUHistGBDTRanker")
     for role in task.roles:
-        role.y, role.sample_weight, role.group_ptr, role.query_index = (
+        role.y, role.sample_weight, role.group_ptr, role.query_index, role.shown = (
             _writable(a) for a in (role.y, role.sample_weight, role.group_ptr,
-                                   role.query_index))
+                                   role.query_index, role.shown))
     eval_data = [EvalData(role.name, Xe, role.y, role.group_ptr, role.sample_weight)
                  for role, Xe in evals]
     p = task.params
@@ -116,8 +121,14 @@ def _train(rank, world, host, port, task, pieces):
             from ._collective_cuda import GPUCommunicator  # noqa: PLC0415 - imports CuPy
 
             communicator = GPUCommunicator(comm, device.index)
+        objective = task.objective
+        if task.n_positions is not None:
+            # learning from clicks: this rank's displayed positions; every round's sums per
+            # position are all-reduced, so every rank updates the same estimate
+            objective = objective.at_positions(train.shown, n_tracked=task.n_positions,
+                                               communicator=communicator)
         result = boost_on(device, X, train.y, train.group_ptr, train.sample_weight,
-                          task.objective, p, eval_data, communicator=communicator,
+                          objective, p, eval_data, communicator=communicator,
                           shard=shard, continuation=task.continuation)
         if communicator is not comm:
             result.timings.update(nccl=communicator.nccl,
@@ -128,7 +139,9 @@ def _train(rank, world, host, port, task, pieces):
                               allreduce_s=comm.seconds, allreduce_calls=comm.calls,
                               rank0_rows=int(X.shape[0]),
                               ranks=_rank_timings(comm, rank, world, result.timings))
-    return (result if rank == 0 else None), str(device)
+    if rank != 0:
+        return None, str(device), None
+    return result, str(device), getattr(objective, "estimate", None)
 
 
 #: per-rank figures gathered once a fit (``timings_["ranks"]``)

@@ -612,13 +612,7 @@ default="lambdarank"
         from .._numba_cache import announce_first_compile  # noqa: PLC0415
 
         self._check_gain()
-        position = check_position(position, data.X.shape[0], objective=self.objective,
-                                  position_bias=self.position_bias, above=3)
-        if position is not None and (init_model is not None or (
-                self.warm_start and hasattr(self, "ensemble_"))):
-            raise ValueError("position_bias does not continue a model (init_model or "
-                             "warm_start): the position estimate would restart from "
-                             "scratch. Fit anew, or continue with position_bias=None.")
+        position = self._check_position(position, data.X.shape[0], init_model, above=4)
         announce_first_compile()
         device = resolve_device(self.device, estimator=type(self).__name__)
         hp = self.get_params(deep=False)
@@ -657,8 +651,22 @@ default="lambdarank"
         cat = plan.params.tree.categorical
         self.is_categorical_ = None if cat is None else cat.mask(data.X.shape[1])
         self._pandas_categories = pandas_categories or {}
-        self.position_bias_, self.position_bias_minus_ = _learned_position_bias(objective)
+        self.position_bias_, self.position_bias_minus_ = _learned_position_bias(
+            getattr(objective, "position_bias", None), getattr(objective, "estimate", None))
         return self._set_fitted(result, device)
+
+    def _check_position(self, position, n_rows, init_model, *, above):
+        """``fit(position=...)`` checked (:func:`~skltr.ranking._position.check_position`):
+        int64 in the caller's row order, or None; refused with a continued model.
+        ``above``: frames between this method and the user's call (for the warning)."""
+        position = check_position(position, n_rows, objective=self.objective,
+                                  position_bias=self.position_bias, above=above)
+        if position is not None and (init_model is not None or (
+                self.warm_start and hasattr(self, "ensemble_"))):
+            raise ValueError("position_bias does not continue a model (init_model or "
+                             "warm_start): the position estimate would restart from "
+                             "scratch. Fit anew, or continue with position_bias=None.")
+        return position
 
     def _check_gain(self):
         if self.gain not in OBJECTIVES[self.objective].gains:
@@ -684,12 +692,13 @@ def _read_floats(values, key):
     return arr
 
 
-def _learned_position_bias(objective):
-    """``(position_bias_, position_bias_minus_)`` of a fitted objective."""
-    estimate = getattr(objective, "estimate", None)
+def _learned_position_bias(spec, estimate):
+    """``(position_bias_, position_bias_minus_)`` of a fit's position-bias model ``spec``
+    (:class:`~skltr._gbdt.position_bias.PositionBias`) and its final ``estimate`` (None:
+    graded labels)."""
     if estimate is None:
         return None, None
-    if objective.position_bias.unbiased:
+    if spec.unbiased:
         return estimate.tplus.copy(), estimate.tminus.copy()
     return estimate.bias.copy(), None
 

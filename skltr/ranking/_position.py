@@ -38,7 +38,7 @@ def check_position(position, n_rows, *, objective, position_bias, above):
     if position_bias is None:
         warnings.warn("fit(position=...) is ignored because position_bias=None; set "
                       "position_bias='unbiased' or 'additive' to learn from clicks.",
-                      UserWarning, stacklevel=2 + above)
+                      UserWarning, stacklevel=3 + above)
         return None
     arr = np.asarray(position)
     if arr.ndim != 1:

@@ -1,4 +1,5 @@
-"""numba kernel: add one grown tree's leaf values to scores, routing rows of a binned matrix.
+"""numba kernels: add one grown tree's leaf values to scores, routing rows of a binned matrix
+(:func:`add_tree_binned`) or from the grower's leaf of every row (:func:`add_leaf_values`).
 
 Used by the boosting loop for rows the tree was not grown on (a query subsample) and for
 eval sets binned with the training ``BinMapper``. Node ``n`` sends a row left when its bin
@@ -47,3 +48,12 @@ def add_tree_binned(X_binned, X_wide, wide_of, feature, bin_threshold, default_l
                 go_left = b <= bin_threshold[n]
             n = left[n] if go_left else right[n]
         scores[i] += value[n]
+
+
+@njit(parallel=True, cache=True)
+def add_leaf_values(leaf_of_row, value, scores):
+    """``scores[i] += value[leaf_of_row[i]]``: the boosting loop's update of the training
+    scores from the grower's row -> leaf map (numpy's ``scores += value[leaf_of_row]`` makes
+    a temporary and runs on one thread: ~1 ms a tree on 192k rows, 6% of a 16-thread fit)."""
+    for i in prange(scores.shape[0]):
+        scores[i] += value[leaf_of_row[i]]

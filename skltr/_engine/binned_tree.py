@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._cpu.predict_binned import add_tree_binned
+from .._cpu.predict_binned import add_leaf_values, add_tree_binned
 from .._dtypes import BITSET_DTYPE, LEAF_VALUE_DTYPE, NODE_INDEX_DTYPE, WIDE_CODE_DTYPE
 from ..trees._ensemble import NodeFlags, TreeEnsemble
 from ..utils._threads import numba_threads
@@ -83,10 +83,11 @@ class GrownTree:
     def n_leaves(self) -> int:
         return int(np.count_nonzero(self.left < 0))
 
-    def add_to_training_scores(self, scores: np.ndarray) -> None:
+    def add_to_training_scores(self, scores: np.ndarray, n_threads=None) -> None:
         """``scores[row] += value[leaf of row]`` for every row the tree was grown on."""
         if self.rows is None:
-            scores += self.value[self.leaf_of_row]
+            with numba_threads(n_threads):
+                add_leaf_values(self.leaf_of_row, self.value, scores)
         else:
             scores[self.rows] += self.value[self.leaf_of_row]
 

@@ -116,7 +116,7 @@ class CPUBackend:
     def add_to_training_scores(self, tree, rows, scores):
         with stage("scores", 20 * scores.size):  # score read + written, leaf of row read
             if rows is None:  # the grower's row -> leaf map: no traversal
-                tree.add_to_training_scores(scores)
+                tree.add_to_training_scores(scores, self.n_jobs)
             else:  # the tree saw only the sampled queries; every row's score moves
                 tree.add_to_scores(self.X_binned, scores, self.n_jobs, self.wide_codes)
         # The row -> leaf map is a full column of int32 per tree: drop it once used, or

@@ -40,7 +40,7 @@ present, skipped otherwise).
 
 Usage: python benchmarks/clicks.py [--sets synthetic letor] [--seeds 0 1 2 3 4]
        [--rounds 100] [--sessions 16] [--queries 2600] [--eta 1] [--production-fraction 0.05]
-       [--skltr-params '{"min_samples_leaf": 1}'] [--no-write]
+       [--skltr-params '{"min_samples_leaf": 1}'] [--no-write] [--suffix NAME]
 """
 
 import argparse
@@ -214,6 +214,8 @@ def main():
                     help="JSON of further GPUHistGBDTRanker parameters (skltr engines)")
     ap.add_argument("--production-fraction", type=float, default=0.05)
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--suffix", default=None,
+                    help="appended to the result file's name (runs of other settings)")
     args = ap.parse_args()
     ETA, PRODUCTION_FRACTION = args.eta, args.production_fraction
     import platform
@@ -258,7 +260,8 @@ def main():
     if not args.no_write:
         slug = "".join(c if c.isalnum() else "-" for c in doc["machine"].lower())[:30]
         write_json(f"clicks-{slug.strip('-')}-{time.strftime('%Y-%m-%d')}-eta{args.eta:g}-"
-                   f"prod{args.production_fraction:g}", doc, RESULTS)
+                   f"prod{args.production_fraction:g}{'-' + args.suffix if args.suffix else ''}",
+                   doc, RESULTS)
 
 
 if __name__ == "__main__":

@@ -563,3 +563,30 @@ def test_num_positions_and_bias_norm():
                                                      position=log.position)
     assert additive.position_bias_.shape == (shown,)  # every position shown (LightGBM)
     assert additive.position_bias_minus_ is None
+
+
+def test_exact_sums_in_row_chunks_are_the_one_thread_bits():
+    """add_by_key splits large inputs over numba's threads (an accumulator a chunk, merged
+    as integers): the sums are math.fsum's and the same on 1 and several threads."""
+    import numba
+
+    rng = np.random.default_rng(5)
+    n = 4 * exact_sum.PARALLEL_MIN_ROWS + 123
+    values = rng.normal(size=n) * np.exp(rng.normal(size=n) * 20)
+    values[::5] = -values[1::5][: values[::5].size]  # cancellation across chunks
+    keys = rng.integers(-1, 9, n)  # -1 and 8: outside the 8 keys, skipped
+    sums = {}
+    before = numba.get_num_threads()
+    try:
+        for threads in sorted({1, min(4, numba.config.NUMBA_NUM_THREADS)}):
+            numba.set_num_threads(threads)
+            acc = exact_sum.accumulator(8)
+            exact_sum.add_by_key(values, keys, acc)
+            out = np.empty(8)
+            exact_sum.to_float64(acc, out)
+            sums[threads] = (out, acc[:, exact_sum.COUNT].copy())
+    finally:
+        numba.set_num_threads(before)
+    for out, count in sums.values():
+        np.testing.assert_array_equal(out, [math.fsum(values[keys == k]) for k in range(8)])
+        np.testing.assert_array_equal(count, [np.count_nonzero(keys == k) for k in range(8)])

@@ -17,7 +17,8 @@ values fit above). Adding a value adds its significand, shifted by ``s mod 32``,
 three limbs from ``s // 32`` (each part ``< 2**32``): integer additions, exact and
 associative. A limb takes ``2**30`` such additions before it could overflow, so
 :func:`add_by_key` normalises every ``2**30`` values (carries into the next limb, leaving
-each limb in ``[-2**31, 2**31)``) and once at the end. The "balanced" limbs keep the
+each limb in ``[-2**31, 2**31)``) and once at the end; it sums large inputs in row chunks on
+numba's threads, an accumulator each, added limb by limb. The "balanced" limbs keep the
 representation local -- a negative total does not spread carries into every limb -- so the
 accumulators of ``W`` workers add limb by limb (an all-reduce of int64: exact) with
 ``|limb| <= W 2**31``, and a merge needs only the limbs some worker uses.
@@ -45,8 +46,9 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ._intrinsics import float64_bits
 
@@ -118,21 +120,12 @@ def _normalise(acc):
 
 
 @njit(cache=True)
-def add_by_key(values, keys, acc):
-    """``acc[keys[r]] += values[r]`` for every row ``r``, exactly; rows whose key is outside
-    ``0 .. acc.shape[0] - 1`` are skipped.
-
-    Parameters
-    ----------
-    values : ndarray of float64 or float32, shape (n,)
-        float32 values are widened to float64 (exactly) first.
-    keys : ndarray of int64, shape (n,)
-    acc : ndarray of int64, shape (n_keys, WIDTH)
-        From :func:`accumulator` (or earlier calls: it accumulates); left normalised.
-    """
+def _add_rows(values, keys, lo, hi, acc):
+    """``acc[keys[r]] += values[r]`` for rows ``lo .. hi - 1`` (keys outside ``acc``
+    skipped); leaves ``acc`` normalised."""
     n_keys = acc.shape[0]
     since = 0
-    for r in range(values.shape[0]):
+    for r in range(lo, hi):
         key = keys[r]
         if key < 0 or key >= n_keys:
             continue
@@ -142,6 +135,48 @@ def add_by_key(values, keys, acc):
             _normalise(acc)
             since = 0
     _normalise(acc)
+
+
+@njit(parallel=True, cache=True)
+def _add_rows_parallel(values, keys, acc, n_chunks):
+    """:func:`_add_rows` over all rows in ``n_chunks`` row chunks, one accumulator each,
+    merged by integer addition: exact, so the bits of the one-chunk sum."""
+    n = values.shape[0]
+    parts = np.zeros((n_chunks, acc.shape[0], acc.shape[1]), np.int64)
+    for p in prange(n_chunks):
+        c = np.int64(p)
+        _add_rows(values, keys, n * c // n_chunks, n * (c + 1) // n_chunks, parts[c])
+    for c in range(n_chunks):  # normalised parts: |limb| < 2**31 each, no overflow
+        acc += parts[c]
+    _normalise(acc)
+
+
+#: rows from which :func:`add_by_key` splits the work over numba's threads (a column of 1M
+#: rows took ~2.6 ms on one thread; below this a parallel region's start costs more)
+PARALLEL_MIN_ROWS = 1 << 16
+
+
+def add_by_key(values, keys, acc):
+    """``acc[keys[r]] += values[r]`` for every row ``r``, exactly; rows whose key is outside
+    ``0 .. acc.shape[0] - 1`` are skipped.
+
+    Large inputs are summed in row chunks on numba's threads (the caller's thread count:
+    :func:`skltr.utils._threads.numba_threads`); the sum is exact, so the result does not
+    depend on the chunks.
+
+    Parameters
+    ----------
+    values : ndarray of float64 or float32, shape (n,)
+        float32 values are widened to float64 (exactly) first.
+    keys : ndarray of int64, shape (n,)
+    acc : ndarray of int64, shape (n_keys, WIDTH)
+        From :func:`accumulator` (or earlier calls: it accumulates); left normalised.
+    """
+    n_chunks = min(numba.get_num_threads(), values.shape[0] // PARALLEL_MIN_ROWS)
+    if n_chunks > 1:
+        _add_rows_parallel(values, keys, acc, n_chunks)
+    else:
+        _add_rows(values, keys, 0, values.shape[0], acc)
 
 
 @njit(cache=True, inline="always")

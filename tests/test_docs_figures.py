@@ -160,13 +160,14 @@ def _paired_se(bins, engine, peer):
 
 
 CATEGORICAL = "categorical-h100-2026-11-27-1e8874a-q6000-t16-cuda.json"
+CATEGORICAL_NOW = "categorical-h200-2026-11-27-abd5724-q6000-t16.json"
 
 
-def _categorical_time(text, levels, engine):
-    # the CPU range of the categorical fit is also in the README
-    readme = ("README.md",) if (levels, engine) in {(10, "categorical"),
-                                                   (1000, "categorical")} else ()
-    return Figure(text, CATEGORICAL, f"{levels} categories", metric=f"skltr {engine} fit",
+def _categorical_time(text, levels, engine, result=CATEGORICAL):
+    # the CPU range of the newest categorical fit is also in the README
+    readme = ("README.md",) if result == CATEGORICAL_NOW and (levels, engine) in {
+        (10, "categorical"), (1000, "categorical")} else ()
+    return Figure(text, result, f"{levels} categories", metric=f"skltr {engine} fit",
                   field="ratio", fmt="{:.2f}x", pages=GBDT_RANKER + readme)
 
 
@@ -205,6 +206,10 @@ FIGURES = [
            GBDT_RANKER),
           ("2.4x", "letor", "skltr yetirank fit", "catboost", "speedup", "{:.1f}x",
            GBDT_RANKER))),
+    *(_categorical_time(text, levels, engine, CATEGORICAL_NOW) for text, levels, engine in (
+        ("1.12x", 10, "categorical"), ("1.21x", 1000, "categorical"),
+        ("1.15x", 10000, "categorical"), ("1.04x", 10, "ordinal"), ("0.91x", 1000, "ordinal"),
+        ("0.76x", 10000, "ordinal"))),
     *(_categorical_time(text, levels, engine) for text, levels, engine in (
         ("1.27x", 10, "categorical"), ("1.22x", 1000, "categorical"),
         ("1.24x", 10000, "categorical"), ("1.27x", 10, "ordinal"), ("0.98x", 1000, "ordinal"),
@@ -1094,6 +1099,25 @@ FIGURES = [
              minus_path=("summary", "lambdarank", "old", "gpu_ms", run), fmt="{:.2f} ms",
              pages=GBDT_GPU)
       for text, run in (("0.18 ms", 0), ("0.17 ms", 1))],
+    *[Figure(text, "objectives_gpu-h200-2026-11-27-4363460-yetirank.json", "999960 rows", field,
+             fmt, GBDT_GPU, metric=metric, scale=1000)
+      for text, field, metric, fmt in (("4.7 ms", "skltr", "yetirank", "{:.1f} ms"),
+                                       ("60.8 ms", "peer", "yetirank", "{:.1f} ms"))],
+    *[Figure(text, CATEGORICAL_NOW, f"{levels} categories", field, "{:.2f} s", GBDT_RANKER,
+             metric=metric)
+      for text, levels, field, metric in (
+          ("1.26 s", 10, "skltr", "skltr ordinal fit"),
+          ("1.22 s", 1000, "skltr", "skltr ordinal fit"),
+          ("1.26 s", 10000, "skltr", "skltr ordinal fit"),
+          ("1.21 s", 10, "skltr", "lightgbm ordinal fit"),
+          ("1.13 s", 1000, "skltr", "lightgbm ordinal fit"),
+          ("1.18 s", 10000, "skltr", "lightgbm ordinal fit"),
+          ("1.36 s", 10, "skltr", "skltr categorical fit"),
+          ("1.62 s", 1000, "skltr", "skltr categorical fit"),
+          ("1.90 s", 10000, "skltr", "skltr categorical fit"),
+          ("1.21 s", 10, "peer", "skltr categorical fit"),
+          ("1.34 s", 1000, "peer", "skltr categorical fit"),
+          ("1.66 s", 10000, "peer", "skltr categorical fit"))],
     *[Figure(text, "objectives_gpu-h100-2026-11-22.json", case, field, "{:.2f} ms", GBDT_GPU,
              metric=metric, scale=1000)
       for text, case, field, metric in (("0.51 ms", "999960 rows", "skltr", "rank_xendcg"),

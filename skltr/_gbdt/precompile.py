@@ -55,10 +55,12 @@ from .. import _numba_cache
 __all__ = ["STAGES", "enter", "start", "stop"]
 
 #: stage -> the kernel modules it compiles, in the worker's order (tests/test_precompile.py
-#: checks that a stage's recipe compiles no other skltr kernel)
+#: checks that a stage's recipe compiles no other skltr kernel; the grower of a symmetric
+#: fit compiles the level search instead of the node searches)
 STAGES = {
     "grow": ("skltr._cpu.quantise", "skltr._cpu.histogram", "skltr._cpu.split",
-             "skltr._cpu.split_children", "skltr._cpu.partition"),
+             "skltr._cpu.split_children", "skltr._cpu.split_symmetric",
+             "skltr._cpu.partition"),
     "score": ("skltr._cpu.quickscorer", "skltr._cpu.traversal"),
 }
 

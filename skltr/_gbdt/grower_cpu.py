@@ -343,16 +343,16 @@ class TreeGrower:
             return full if self.rows is None else full[self.rows]
 
     # ------------------------------------------------------------------ symmetric growth
-    def _level_buffer(self, n_nodes):
-        """The histograms of a level's ``n_nodes`` nodes, one array (the level search reads
-        them together); each node's ``hist`` is a view of its row."""
-        shape = (n_nodes,) + self.pool.shape
-        return np.empty(shape, self._hist_dtype)
+    def _level_buffer(self, n_nodes, depth):
+        """The histograms of a level's ``n_nodes`` nodes at ``depth``, one array (the level
+        search reads them together; :meth:`HistogramPool.level`); each node's ``hist`` is a
+        view of its row."""
+        return self.pool.level(n_nodes, depth % 2)
 
     def level_root(self, root):
         """The root's histogram, as the first level's (symmetric growth), and the tree's
         split-noise scale (:func:`~skltr._cpu.split_symmetric.noise_scale`)."""
-        self._level_hist = self._level_buffer(1)
+        self._level_hist = self._level_buffer(1, 0)
         root.hist = self._level_hist[0]
         self._build_local(root, use_rows=self.rows is not None)
         p = self.params
@@ -392,7 +392,7 @@ class TreeGrower:
         smaller child's built, the larger one's ``parent - smaller``) in the next level's
         buffer, child ``2k + side`` of parent ``k``, where ``may_split`` (all or none)."""
         deeper = bool(parents) and may_split(pairs[0][0], 0)
-        below = self._level_buffer(2 * len(parents)) if deeper else None
+        below = self._level_buffer(2 * len(parents), pairs[0][0].depth) if deeper else None
         for k, (node, (left, right)) in enumerate(zip(parents, pairs)):
             n_left_local = self._partition_children(node, left, right)
             cl = n_left_local if self.scales.layout is ONE_WORD else node.split.left_count

@@ -191,8 +191,9 @@ default="lambdarank"
     device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"
         ``"cuda"`` / ``"cuda:N"`` train on that GPU (CuPy needed): histograms of quantised
         gradients (exact integer sums, so GPU training is deterministic), the model is the
-        same host ``TreeEnsemble``. Every objective and both growth policies run there
-        (leaf-wise growth expands several leaves a step and grows the same trees).
+        same host ``TreeEnsemble``. Leaf-wise and depth-wise growth run there (leaf-wise
+        growth expands several leaves a step and grows the same trees); symmetric growth
+        is CPU only (ValueError).
         ``hist_mode="float"`` raises NotImplementedError
         on the GPU. ``"auto"`` uses the GPU when one is visible and falls back to the CPU
         with a warning otherwise.

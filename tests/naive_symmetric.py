@@ -123,7 +123,7 @@ def naive_symmetric_grow(X_binned, grad, hess, n_bins, missing_bin, rows=None,
                                            missing_bin, p)
             if nodes[i]["frozen"] is None and gain is None:
                 nodes[i]["frozen"] = i
-            recorded = gain if nodes[i]["frozen"] is None else 0.0
+            recorded = max(gain, 0.0) if nodes[i]["frozen"] is None else 0.0
             nodes[i]["split"] = (recorded, f, b, dl)
             for side in (left, right):
                 nodes.append(dict(rows=side, split=None, left=-1, right=-1,

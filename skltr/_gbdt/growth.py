@@ -27,6 +27,19 @@ Batch policies:
   (its rows map to that leaf). The cost is the work not needed: on 255-leaf trees of lambdarank
   gradients (100k rows x 136 features), batches of 16 took 20 batches and 263 expansions for
   the 254 splits, 32 took 14 and 295, 64 took 13 and 511.
+* ``"symmetric"``: CatBoost's oblivious trees, one level a batch: the back-end finds the
+  level's split (one feature, bin and missing direction for every node of the level, the
+  highest sum of the nodes' gains; :mod:`skltr._cpu.split_symmetric`) and every node of the
+  level takes it, until ``max_depth`` or no candidate's summed gain is above
+  ``min_split_gain``: a complete tree of ``2**depth`` leaves. A node whose child would
+  break ``min_samples_leaf`` / ``min_child_weight`` at the level's split is *frozen*: it is
+  still split (the tree stays complete), but it adds no gain to the level's score, its
+  recorded gain is 0, and every leaf below it takes its value. CatBoost has no such limits
+  on symmetric trees and leaves empty leaves at 0; a frozen subtree's leaves are its
+  node's value, so an empty leaf (``min_samples_leaf >= 1``) predicts its parent's value.
+  Frozen nodes keep histograms (their children's sums come from them) but do not count. A
+  node's own gain may be negative with ``reg_lambda > 0`` (the level's sum is positive):
+  its recorded gain, an importance, is then 0 too.
 
 Node ids in the tree are assigned in the one-at-a-time creation order (root 0; a split appends
 its left then its right child), which is the TreeEnsemble order. A back-end sees *its* ids
@@ -264,8 +277,9 @@ class GrowthDriver:
                 ok = bool(on) and split.gain > -np.inf
                 if not ok:  # frozen: split (the tree stays complete) without gain
                     self.value_of.setdefault(i, i)
-                    split = split._replace(gain=0.0)
-                self.nodes[i].split = split
+                # a node's own gain may be negative under reg_lambda (the level's sum is
+                # positive): its importance (the recorded gain) is then 0
+                self.nodes[i].split = split._replace(gain=max(split.gain, 0.0) if ok else 0.0)
             self.n_leaves += len(level)
             deeper = depth + 1 < self.params.max_depth
             children = self.expand(backend, level, lambda child, k: deeper)

@@ -244,7 +244,9 @@ def start(X, params, n_threads) -> bool:
     dtype = getattr(X, "dtype", None)
     # predict's QuickScorer, when the trees will have 3..64 leaves (choose_backend's pick)
     # and predict will read dense rows of the fit's dtype
-    small_trees = (2 < tree.max_leaves <= 64 and (tree.max_depth is None or tree.max_depth > 1))
+    # (symmetric trees have 2**max_depth leaves whatever max_leaves says)
+    leaves = 2 ** tree.max_depth if tree.growth == "symmetric" else tree.max_leaves
+    small_trees = (2 < leaves <= 64 and (tree.max_depth is None or tree.max_depth > 1))
     if small_trees and type(X).__module__ == "numpy" and dtype in ("float32", "float64"):
         stages.append("score")
     stages = _cold(stages)

@@ -18,7 +18,12 @@ Engines (the same rounds, depth, learning rate and threads for all; issue #30):
   ``catboost`` (context: CatBoost's trees with another objective, which separates what the
   objective brings from what CatBoost's symmetric trees bring);
 * ``--extra`` adds skltr YetiRank variants given as JSON parameter sets (for
-  investigations: e.g. ``'{"reg_lambda": 3}'``).
+  investigations: e.g. ``'{"reg_lambda": 3}'``); a set overrides the defaults above, the
+  growth included (``'{"growth": "symmetric"}'``: CatBoost's oblivious trees of the same
+  depth);
+* ``--catboost-extra`` adds CatBoost YetiRank variants, given as JSON parameter sets of
+  ``CatBoostRanker`` (e.g. ``'{"score_function": "L2"}'``: one CatBoost default changed at
+  a time, to see what each brings).
 
 Data sets, one draw per seed (the models' seeds are the seed too):
 
@@ -33,7 +38,8 @@ times (mean over the seeds; skltr's numba kernels are compiled before the clock 
 
 Usage: python benchmarks/yetirank.py [--sets synthetic letor] [--seeds 0 1 2 3 4]
        [--rounds 200] [--depth 6] [--lr 0.1] [--threads 2] [--queries 1250]
-       [--extra '{"reg_lambda": 3}'] [--out DIR] [--suffix NAME]
+       [--extra '{"reg_lambda": 3}'] [--catboost-extra '{"score_function": "L2"}']
+       [--no-lightgbm] [--no-lambdamart] [--out DIR] [--suffix NAME]
 """
 
 import argparse
@@ -75,13 +81,14 @@ def by_query(X, y, qid):
     return X[order], y[order], qid[order]
 
 
-def fit_catboost(X, y, qid, Xt, args, seed, loss="YetiRank"):
+def fit_catboost(X, y, qid, Xt, args, seed, loss="YetiRank", **extra):
     from catboost import CatBoostRanker
 
     X, y, qid = by_query(X, y, qid)
-    model = CatBoostRanker(loss_function=loss, iterations=args.rounds, depth=args.depth,
-                           learning_rate=args.lr, random_seed=seed, thread_count=args.threads,
-                           verbose=False, allow_writing_files=False)
+    model = CatBoostRanker(**{**dict(
+        loss_function=loss, iterations=args.rounds, depth=args.depth, learning_rate=args.lr,
+        random_seed=seed, thread_count=args.threads, verbose=False,
+        allow_writing_files=False), **extra})
     t = time.perf_counter()
     model.fit(X, y, group_id=qid)
     return time.perf_counter() - t, model.predict(Xt)
@@ -90,10 +97,10 @@ def fit_catboost(X, y, qid, Xt, args, seed, loss="YetiRank"):
 def fit_skltr(X, y, qid, Xt, args, seed, objective, **extra):
     from skltr import GPUHistGBDTRanker
 
-    model = GPUHistGBDTRanker(objective=objective, n_estimators=args.rounds,
-                              learning_rate=args.lr, growth="depthwise", max_depth=args.depth,
-                              max_leaves=None, random_state=seed, n_jobs=args.threads,
-                              **extra)
+    model = GPUHistGBDTRanker(**{**dict(
+        objective=objective, n_estimators=args.rounds, learning_rate=args.lr,
+        growth="depthwise", max_depth=args.depth, max_leaves=None, random_state=seed,
+        n_jobs=args.threads), **extra})
     t = time.perf_counter()
     model.fit(X, y, qid=qid)
     return time.perf_counter() - t, model.predict(Xt)
@@ -120,6 +127,10 @@ def engines(args):
         params = json.loads(text)
         out[f"skltr yetirank {text}"] = (
             lambda *a, params=params: fit_skltr(*a, objective="yetirank", **params))
+    for text in args.catboost_extra:
+        params = json.loads(text)
+        out[f"catboost {text}"] = (
+            lambda *a, params=params: fit_catboost(*a, loss="YetiRank", **params))
     if not args.no_lightgbm:
         out["lightgbm lambdarank"] = fit_lightgbm
     if not args.no_lambdamart:
@@ -130,9 +141,11 @@ def engines(args):
 def warm_up(args):
     """Compile (or load) skltr's kernels outside the clock, on data of the run's shape."""
     X, Xt, y, _, qid, _ = synthetic(99, 100)
+    short = argparse.Namespace(**{**vars(args), "rounds": 3})
     for objective in ("yetirank", "lambdarank"):
-        fit_skltr(X, y, qid, Xt, argparse.Namespace(**{**vars(args), "rounds": 3}), 0,
-                  objective)
+        fit_skltr(X, y, qid, Xt, short, 0, objective)
+    for text in args.extra:
+        fit_skltr(X, y, qid, Xt, short, 0, "yetirank", **json.loads(text))
 
 
 def run_set(name, args, fits):
@@ -189,6 +202,8 @@ def main():
                     help="synthetic queries of 100 documents (80%% train)")
     ap.add_argument("--extra", nargs="*", default=[],
                     help="JSON parameter sets of extra skltr yetirank engines")
+    ap.add_argument("--catboost-extra", nargs="*", default=[],
+                    help="JSON parameter sets of extra CatBoost YetiRank engines")
     ap.add_argument("--no-lightgbm", action="store_true")
     ap.add_argument("--no-lambdamart", action="store_true")
     ap.add_argument("--out", default=None, help="result folder (default benchmarks/results)")

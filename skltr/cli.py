@@ -230,8 +230,11 @@ _TRAIN_OPTIONS = {
         _opt("--learning-rate", "learning_rate", "gbdt", "shrinkage", type=float),
         _opt("--max-leaves", "max_leaves", "gbdt", "leaves per tree", type=int),
         _opt("--max-depth", "max_depth", "gbdt", "depth limit (None: no limit)", type=int),
-        _opt("--growth", "growth", "gbdt", "leaf-wise (LightGBM) or depth-wise (XGBoost) trees",
-             choices=["leafwise", "depthwise"]),
+        _opt("--growth", "growth", "gbdt", "leaf-wise (LightGBM), depth-wise (XGBoost) or "
+             "symmetric (CatBoost's oblivious) trees",
+             choices=["leafwise", "depthwise", "symmetric"]),
+        _opt("--random-strength", "random_strength", "gbdt",
+             "noise on split scores (CatBoost's; --growth symmetric only)", type=float),
         _opt("--min-samples-leaf", "min_samples_leaf", "gbdt", "rows per leaf", type=int),
         _opt("--min-child-weight", "min_child_weight", "gbdt", "least hessian per leaf",
              type=float),

@@ -100,15 +100,17 @@ class CPUBackend:
         """Gradient or hessian storage (float32)."""
         return np.empty(n, dtype=G_H_DTYPE)
 
-    def grow(self, grad, hess, rows, feature_mask):
-        """One tree (histogram pages stay warm across trees: ``docs/gbdt_internals.rst``)."""
+    def grow(self, grad, hess, rows, feature_mask, round_=0):
+        """One tree (histogram pages stay warm across trees: ``docs/gbdt_internals.rst``);
+        ``round_``: the round's number in the whole model (the split noise's draws)."""
         precompile.enter("grow")  # waits for the pre-compiler's grower kernels, if any
         m = self.mapper
         grower = TreeGrower(self.X_binned, grad, hess, n_bins=m.n_bins,
                             missing_bin=m.missing_bin, has_missing=m.has_missing, rows=rows,
                             feature_mask=feature_mask, communicator=self.communicator,
                             pool=self.pool, X_binned_T=self.X_binned_T, wide=self.wide,
-                            n_threads=self.n_jobs, tree_params=self.params.tree)
+                            n_threads=self.n_jobs, tree_params=self.params.tree,
+                            seed=self.params.seed, round_=round_)
         tree = grower.grow()
         self.pool = grower.pool
         return tree

@@ -102,7 +102,7 @@ class CUDABackend:
     def empty_gh(self, n):
         return cupy.empty(n, dtype=G_H_DTYPE)
 
-    def grow(self, grad, hess, rows, feature_mask):
+    def grow(self, grad, hess, rows, feature_mask, round_=0):
         self._dev_tree = None
         return self.grower.grow(grad, hess, rows, feature_mask)
 

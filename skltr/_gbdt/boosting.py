@@ -10,7 +10,7 @@ or :class:`~.backend_cuda.CUDABackend`, the same methods)::
     round t:  gradients(scores) -> grad, hess                           (all training rows)
               [subsample: the rows of a random subset of queries]
               [colsample_bytree: a random subset of features]
-              backend.grow(grad, hess, rows, features) -> GrownTree  (growth driver,
+              backend.grow(grad, hess, rows, features, t) -> GrownTree  (growth driver,
                                                                    skltr._gbdt.growth)
               train scores += leaf values;  eval scores += tree(eval rows)
               Rounds.record: NDCG@k of every eval set, early stopping
@@ -133,7 +133,7 @@ def _boost(backend, X, y, group_ptr, sample_weight, objective, p, eval_sets, com
             rows = query_subsample_rows(group_ptr, p.subsample, p.seed, it, start.query_index,
                                         start.n_queries)
             features = feature_subsample(n_features, p.colsample_bytree, p.seed, it)
-            tree = backend.grow(grad, hess, rows, features)
+            tree = backend.grow(grad, hess, rows, features, it)
             backend.add_to_training_scores(tree, rows, scores)
             log.add_tree(tree)
             if not eval_sets:

@@ -4,7 +4,8 @@
 lay out their rows differently, yet must train the same model on the same rows, bit for bit.
 So every decision a fit makes from the hyper-parameters is made here, once, for both:
 
-* :func:`check_device` -- what the chosen back-end cannot do, raised before any work;
+* :func:`check_device` -- what the chosen back-end cannot do, raised before any work, and
+  :func:`check_growth` -- what symmetric growth and ``random_strength`` do not support;
 * :func:`plan_fit` -- early stopping on or off, the seed of every random draw (one draw
   from ``random_state``), whether training queries are held out for early stopping, the
   objective and the typed :class:`~skltr._gbdt.params.BoostParams`, as a :class:`FitPlan`.
@@ -45,13 +46,15 @@ from .objectives import make_objective
 from .params import BoostParams, TreeParams
 from .position_bias import PositionBias
 
-__all__ = ["FitPlan", "check_device", "plan_fit", "fit_objective", "warn_auto_hold_out",
-           "start_score", "boost_on", "warn_if_no_split"]
+__all__ = ["FitPlan", "check_device", "check_growth", "plan_fit", "fit_objective",
+           "warn_auto_hold_out", "start_score", "boost_on", "warn_if_no_split"]
 
 #: "auto" early stopping turns on above this many training rows (scikit-learn's
 #: HistGradientBoosting uses the same threshold).
 _AUTO_EARLY_STOPPING_ROWS = 10_000
 _NO_LIMIT = int(np.iinfo(np.int32).max)
+#: ``max_depth`` of symmetric trees when it is None (CatBoost's default ``depth``)
+SYMMETRIC_DEFAULT_DEPTH = 6
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,38 @@ def check_device(hp, is_gpu):
             f"default) on the GPU, or device='cpu'.")
 
 
+def check_growth(hp, *, is_gpu, distributed=False):
+    """Raise ValueError, before any work, for what ``growth="symmetric"`` (and
+    ``random_strength``, its split noise) is not implemented with: the GPU, a distributed
+    fit, another growth policy; the constraints and categorical features are refused by
+    :func:`plan_fit` once resolved."""
+    symmetric = hp["growth"] == "symmetric"
+    if hp.get("random_strength", 0.0) > 0 and not symmetric:
+        raise ValueError(f"random_strength={hp['random_strength']!r} is only implemented "
+                         f"with growth='symmetric'; got growth={hp['growth']!r}. Use "
+                         f"growth='symmetric', or random_strength=0.")
+    if not symmetric:
+        return
+    if is_gpu:
+        raise ValueError(f"growth='symmetric' is not implemented with "
+                         f"device={hp['device']!r} yet; use device='cpu', or growth="
+                         f"'depthwise' / 'leafwise' on the GPU.")
+    if distributed:
+        raise ValueError("growth='symmetric' is not implemented by DaskGPUHistGBDTRanker "
+                         "yet; use growth='depthwise' or 'leafwise', or GPUHistGBDTRanker.")
+
+
+def _check_symmetric(monotone, interaction, categorical):
+    """The resolved constraints and categorical features symmetric growth refuses."""
+    for name, value in (("monotone_constraints", monotone),
+                        ("interaction_constraints", interaction),
+                        ("categorical_features", categorical)):
+        if value is not None:
+            raise ValueError(f"growth='symmetric' does not support {name} (a level's one "
+                             f"split cannot follow per-node limits); set {name}=None, or use "
+                             f"growth='depthwise' or 'leafwise'.")
+
+
 def plan_fit(hp, *, n_rows, n_queries, has_eval_sets, eval_at, feature_names=None,
              reject_inf=False, n_features=None) -> FitPlan:
     """The :class:`FitPlan` of a fit on ``n_rows`` training rows in ``n_queries`` queries.
@@ -123,6 +158,8 @@ def plan_fit(hp, *, n_rows, n_queries, has_eval_sets, eval_at, feature_names=Non
         early = bool(hp["early_stopping"])
     (monotone, method), interaction = resolve_constraints(hp, n_features, feature_names)
     categorical = resolve_categorical(hp, n_features, feature_names, monotone)
+    if hp["growth"] == "symmetric":
+        _check_symmetric(monotone, interaction, categorical)
     seed = int(check_random_state(hp["random_state"]).randint(np.iinfo(np.int32).max))
     tree = _tree_params(hp, monotone, method, interaction, categorical)
     return FitPlan(seed=seed, early_stopping=early, hold_out=early and not has_eval_sets,
@@ -153,16 +190,22 @@ def _position_bias(hp):
 
 
 def _tree_params(hp, monotone, monotone_method, interaction, categorical) -> TreeParams:
+    symmetric = hp["growth"] == "symmetric"
+    depth = hp["max_depth"]
+    if symmetric and depth is None:
+        depth = SYMMETRIC_DEFAULT_DEPTH
     return TreeParams(
-        # None: no leaf limit (max_depth, min_samples_leaf and the gains bound the tree).
-        max_leaves=_NO_LIMIT if hp["max_leaves"] is None else hp["max_leaves"],
-        max_depth=hp["max_depth"], growth=hp["growth"],
+        # None: no leaf limit (max_depth, min_samples_leaf and the gains bound the tree);
+        # symmetric trees have 2**max_depth leaves whatever max_leaves says
+        max_leaves=_NO_LIMIT if hp["max_leaves"] is None or symmetric else hp["max_leaves"],
+        max_depth=depth, growth=hp["growth"],
         min_child_weight=hp["min_child_weight"], min_samples_leaf=hp["min_samples_leaf"],
         min_samples_leaf_counts=hp["min_samples_leaf_counts"],
         reg_lambda=hp["reg_lambda"], reg_alpha=hp["reg_alpha"],
         min_split_gain=hp["min_split_gain"], learning_rate=hp["learning_rate"],
         hist_mode=hp["hist_mode"], monotone=monotone, monotone_method=monotone_method,
-        interaction=interaction, categorical=categorical)
+        interaction=interaction, categorical=categorical,
+        random_strength=hp.get("random_strength", 0.0))
 
 
 def _boost_params(hp, seed, early, eval_at, feature_names, reject_inf,

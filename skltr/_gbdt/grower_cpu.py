@@ -41,6 +41,8 @@ from .._cpu.quantise import (N_FLOAT32_EXPONENTS, abs_sum_accumulators, quantise
                               quantise_gradients_gh64)
 from .._cpu.split import find_best_splits, find_best_splits_serial
 from .._cpu.split_children import find_child_splits
+from .._cpu.split_symmetric import (find_level_split, find_level_split_serial, level_children,
+                                    noise_key, noise_scale)
 from .._dtypes import G_H_DTYPE, QUANTISED_G_H_DTYPE, ROW_INDEX_DTYPE, X_BINNED_DTYPE
 from .._engine.binned_tree import GrownTree
 from .._engine.communicator import LocalCommunicator
@@ -116,6 +118,9 @@ class TreeGrower:
     wide : WideCategorical or None
         The wide categorical features (:mod:`skltr._engine.wide_categorical`): their codes
         and their rows after the features' rows in every node histogram.
+    seed, round_ : int
+        The fit's seed and the tree's round in the whole model: the keys of the split
+        noise of symmetric growth (``random_strength``).
 
     Examples
     --------
@@ -142,7 +147,7 @@ class TreeGrower:
 
     def __init__(self, X_binned, grad, hess, *, n_bins, missing_bin, has_missing, rows=None,
                  feature_mask=None, tree_params=None, communicator=None, n_threads=None,
-                 pool=None, X_binned_T=None, wide=None, **params):
+                 pool=None, X_binned_T=None, wide=None, seed=0, round_=0, **params):
         # The estimator validated every hyper-parameter (``_parameter_constraints``) and the
         # boosting loop built these arrays: what follows asserts invariants only.
         assert (isinstance(X_binned, np.ndarray) and X_binned.dtype == X_BINNED_DTYPE
@@ -183,6 +188,10 @@ class TreeGrower:
         self.pool = pool
         self.wide = wide
         assert wide is None or (wide.X.shape[0] == n and wide.row0[0] == n_features)
+        self.seed, self.round = int(seed), int(round_)
+        if self.params.growth == "symmetric":  # the front-ends refuse the rest
+            assert wide is None and self.params.categorical is None and not self._distributed
+            assert self.params.monotone is None and self.params.interaction is None
 
     # ------------------------------------------------------------------ growing
     def grow(self) -> GrownTree:
@@ -288,6 +297,9 @@ class TreeGrower:
     def split(self, parents, pairs, may_split):
         """Split the driver's batch, one node at a time (see :mod:`skltr._gbdt.growth`);
         distributed, with one all-reduce for the whole batch."""
+        if self.params.growth == "symmetric":
+            self._split_level(parents, pairs, may_split)
+            return
         if not self._distributed:
             for k, (node, (left, right)) in enumerate(zip(parents, pairs)):
                 self._split(node, left, right, lambda child, k=k: may_split(child, k))
@@ -329,6 +341,71 @@ class TreeGrower:
             full = np.empty(self.X_binned.shape[0], np.int32)
             leaf_of_rows(self._buf, starts, ends, leaves, full)
             return full if self.rows is None else full[self.rows]
+
+    # ------------------------------------------------------------------ symmetric growth
+    def _level_buffer(self, n_nodes, depth):
+        """The histograms of a level's ``n_nodes`` nodes at ``depth``, one array (the level
+        search reads them together; :meth:`HistogramPool.level`); each node's ``hist`` is a
+        view of its row."""
+        return self.pool.level(n_nodes, depth % 2)
+
+    def level_root(self, root):
+        """The root's histogram, as the first level's (symmetric growth), and the tree's
+        split-noise scale (:func:`~skltr._cpu.split_symmetric.noise_scale`)."""
+        self._level_hist = self._level_buffer(1, 0)
+        root.hist = self._level_hist[0]
+        self._build_local(root, use_rows=self.rows is not None)
+        p = self.params
+        self._sigma = noise_scale(p.random_strength, self.grad, self.round, p.learning_rate)
+        self._level_work = None
+
+    def level_split(self, nodes, active, depth):
+        """The split every node of the level takes (:mod:`skltr._cpu.split_symmetric`):
+        per node a :class:`SplitInfo` with its own left sums and gain (-inf where a child
+        would break a limit), or None when no candidate qualifies."""
+        hist = self._level_hist
+        kind = np.int64 if hist.dtype.kind == "i" else np.float64
+        sum_g = np.array([node.sum_g for node in nodes], kind)
+        sum_h = np.array([node.sum_h for node in nodes], kind)
+        count = np.array([node.count for node in nodes], np.int64)
+        if self._level_work is None:
+            self._level_work = np.empty((hist.shape[1], hist.shape[2], 2), np.float64)
+        kernel = find_level_split if self._n_threads > 1 else find_level_split_serial
+        key = np.uint64(noise_key(self.seed, self.round, depth))
+        with stage("split", hist.nbytes):
+            f, b, default_left, _ = kernel(hist, self.n_bins, self.feature_mask, active,
+                                           sum_g, sum_h, count, self._split_constants,
+                                           self._sigma, key, self._level_work)
+            if f < 0:
+                for node in nodes:
+                    node.hist = None  # views of the level's buffer, not the pool's
+                self._level_hist = None
+                return None
+            gain, left_g, left_h, left_count = level_children(
+                hist, f, self.n_bins[f], b, default_left, sum_g, sum_h, count,
+                self._split_constants)
+        return [SplitInfo(int(f), float(gain[k]), int(b), bool(default_left), left_g[k],
+                          left_h[k], int(left_count[k])) for k in range(len(nodes))]
+
+    def _split_level(self, parents, pairs, may_split):
+        """Partition a level's nodes at their split; the children's histograms (the
+        smaller child's built, the larger one's ``parent - smaller``) in the next level's
+        buffer, child ``2k + side`` of parent ``k``, where ``may_split`` (all or none)."""
+        deeper = bool(parents) and may_split(pairs[0][0], 0)
+        below = self._level_buffer(2 * len(parents), pairs[0][0].depth) if deeper else None
+        for k, (node, (left, right)) in enumerate(zip(parents, pairs)):
+            n_left_local = self._partition_children(node, left, right)
+            cl = n_left_local if self.scales.layout is ONE_WORD else node.split.left_count
+            left.count, right.count = cl, node.count - cl
+            if below is not None:
+                small, large = (left, right) if left.count <= right.count else (right, left)
+                small.hist = below[2 * k + (small is right)]
+                self._build_local(small)
+                large.hist = below[2 * k + (large is right)]
+                with stage("subtract", 3 * node.hist.nbytes):
+                    subtract_histograms(node.hist, small.hist, large.hist)
+            node.hist = None  # a view of the level's buffer, not the pool's
+        self._level_hist = below
 
     # ------------------------------------------------------------------ internals
     def _quantise(self, layout, n_rows):

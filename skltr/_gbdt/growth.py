@@ -27,6 +27,19 @@ Batch policies:
   (its rows map to that leaf). The cost is the work not needed: on 255-leaf trees of lambdarank
   gradients (100k rows x 136 features), batches of 16 took 20 batches and 263 expansions for
   the 254 splits, 32 took 14 and 295, 64 took 13 and 511.
+* ``"symmetric"``: CatBoost's oblivious trees, one level a batch: the back-end finds the
+  level's split (one feature, bin and missing direction for every node of the level, the
+  highest sum of the nodes' gains; :mod:`skltr._cpu.split_symmetric`) and every node of the
+  level takes it, until ``max_depth`` or no candidate's summed gain is above
+  ``min_split_gain``: a complete tree of ``2**depth`` leaves. A node whose child would
+  break ``min_samples_leaf`` / ``min_child_weight`` at the level's split is *frozen*: it is
+  still split (the tree stays complete), but it adds no gain to the level's score, its
+  recorded gain is 0, and every leaf below it takes its value. CatBoost has no such limits
+  on symmetric trees and leaves empty leaves at 0; a frozen subtree's leaves are its
+  node's value, so an empty leaf (``min_samples_leaf >= 1``) predicts its parent's value.
+  Frozen nodes keep histograms (their children's sums come from them) but do not count. A
+  node's own gain may be negative with ``reg_lambda > 0`` (the level's sum is positive):
+  its recorded gain, an importance, is then 0 too.
 
 Node ids in the tree are assigned in the one-at-a-time creation order (root 0; a split appends
 its left then its right child), which is the TreeEnsemble order. A back-end sees *its* ids
@@ -52,6 +65,15 @@ The back-end protocol (duck-typed)::
     find_splits_again(nodes)             the best splits of leaves whose bounds changed
                                          (intermediate monotone constraints), from the
                                          histograms they keep while they have a split
+
+Symmetric growth asks instead (one process, numeric features)::
+
+    level_root(root)                     the root's histogram, the first level's
+    level_split(nodes, active, depth)    the level's split: per node a SplitInfo (its own
+                                         left sums and gain; gain -inf where a limit is
+                                         broken), or None when no candidate qualifies
+    split(parents, pairs, may_split)     as above, with the children's histograms (every
+                                         child's, where ``may_split``) and no split search
 """
 
 from __future__ import annotations
@@ -135,12 +157,17 @@ class GrowthDriver:
         self.nodes, self.children, self.parent = [root], [None], [-1]
         self.order = [0]  # the tree's nodes, as back-end ids, in the tree's order
         self.n_leaves = 1
-        if self.can_split(root, 1):
-            backend.find_splits([root])
-        if self.params.growth == "leafwise":
-            self._leafwise(backend)
+        # the node whose value each back-end node's leaves take (symmetric: frozen nodes)
+        self.value_of = {}
+        if self.params.growth == "symmetric":
+            self._symmetric(backend)
         else:
-            self._depthwise(backend)
+            if self.can_split(root, 1):
+                backend.find_splits([root])
+            if self.params.growth == "leafwise":
+                self._leafwise(backend)
+            else:
+                self._depthwise(backend)
         tree_nodes = [self.nodes[i] for i in self.order]
         backend.counts(tree_nodes)
         return self._assemble(backend, tree_nodes, backend.scales, missing_bin, rows)
@@ -235,6 +262,34 @@ class GrowthDriver:
                                 lambda child, k: self.can_split(child, after[k]))
             self.order.extend(level)
 
+    def _symmetric(self, backend):
+        root = self.nodes[0]
+        if root.count == 0 or self.params.max_depth < 1:
+            return
+        backend.level_root(root)
+        level = [0]
+        for depth in range(self.params.max_depth):
+            active = np.array([i not in self.value_of for i in level], bool)
+            splits = backend.level_split([self.nodes[i] for i in level], active, depth)
+            if splits is None:
+                break
+            for i, split, on in zip(level, splits, active):
+                ok = bool(on) and split.gain > -np.inf
+                if not ok:  # frozen: split (the tree stays complete) without gain
+                    self.value_of.setdefault(i, i)
+                # a node's own gain may be negative under reg_lambda (the level's sum is
+                # positive): its importance (the recorded gain) is then 0
+                self.nodes[i].split = split._replace(gain=max(split.gain, 0.0) if ok else 0.0)
+            self.n_leaves += len(level)
+            deeper = depth + 1 < self.params.max_depth
+            children = self.expand(backend, level, lambda child, k: deeper)
+            for k, i in enumerate(level):
+                if i in self.value_of:
+                    for child in children[2 * k:2 * k + 2]:
+                        self.value_of[child] = self.value_of[i]
+            self.order.extend(children)
+            level = children
+
     def _assemble(self, backend, nodes, scales, missing_bin, rows) -> GrownTree:
         p = self.params
         n_nodes = len(nodes)
@@ -266,6 +321,9 @@ class GrowthDriver:
                 np.array([self.children[self.order[j]] for j in split])].T
         is_leaf = left < 0
         cat_bits, value_h = _categorical_splits(nodes, split, left, right, hess_sum)
+        if self.value_of:  # frozen subtrees: their leaves take the frozen node's sums
+            source = position[[self.value_of.get(i, i) for i in self.order]]
+            sum_g, value_h = sum_g[source], value_h[source]
         value = leaf_values(sum_g, value_h, is_leaf, scales.inv_g, p.reg_lambda,
                             p.reg_alpha, p.learning_rate)
         if p.monotone is not None:

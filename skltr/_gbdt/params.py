@@ -25,8 +25,8 @@ class TreeParams:
     ----------
     max_leaves : int >= 2
     max_depth : int >= 1 or None
-    growth : {"leafwise", "depthwise"}
-        The growth policy (:mod:`skltr._gbdt.growth`).
+    growth : {"leafwise", "depthwise", "symmetric"}
+        The growth policy (:mod:`skltr._gbdt.growth`); ``"symmetric"`` needs ``max_depth``.
     min_child_weight : float
         Least hessian sum of a child.
     min_samples_leaf : int >= 1
@@ -55,6 +55,9 @@ class TreeParams:
         set are sets of their own).
     categorical : CategoricalParams or None
         The categorical features and their split controls (:mod:`skltr._gbdt.categorical`).
+    random_strength : float >= 0
+        Symmetric growth: scale of the normal noise on each candidate's level score
+        (CatBoost's ``random_strength``; :mod:`skltr._cpu.split_symmetric`). 0: none.
     """
 
     max_leaves: int = 31
@@ -72,9 +75,13 @@ class TreeParams:
     monotone_method: str = "basic"
     interaction: tuple | None = None
     categorical: CategoricalParams | None = None
+    random_strength: float = 0.0
 
     def __post_init__(self):
-        assert self.growth in ("leafwise", "depthwise"), self.growth
+        assert self.growth in ("leafwise", "depthwise", "symmetric"), self.growth
+        assert self.growth != "symmetric" or self.max_depth is not None
+        assert self.random_strength >= 0 and (self.random_strength == 0
+                                              or self.growth == "symmetric")
         assert self.hist_mode in ("float", "quantised"), self.hist_mode
         assert self.min_samples_leaf_counts in ("rows", "hessian")
         assert self.monotone_method in ("basic", "intermediate")
@@ -86,7 +93,7 @@ class TreeParams:
         for name, kind in (("max_leaves", int), ("min_samples_leaf", int),
                            ("min_child_weight", float), ("reg_lambda", float),
                            ("reg_alpha", float), ("min_split_gain", float),
-                           ("learning_rate", float)):
+                           ("learning_rate", float), ("random_strength", float)):
             object.__setattr__(self, name, kind(getattr(self, name)))
         if self.max_depth is not None:
             object.__setattr__(self, "max_depth", int(self.max_depth))

@@ -55,10 +55,12 @@ from .. import _numba_cache
 __all__ = ["STAGES", "enter", "start", "stop"]
 
 #: stage -> the kernel modules it compiles, in the worker's order (tests/test_precompile.py
-#: checks that a stage's recipe compiles no other skltr kernel)
+#: checks that a stage's recipe compiles no other skltr kernel; the grower of a symmetric
+#: fit compiles the level search instead of the node searches)
 STAGES = {
     "grow": ("skltr._cpu.quantise", "skltr._cpu.histogram", "skltr._cpu.split",
-             "skltr._cpu.split_children", "skltr._cpu.partition"),
+             "skltr._cpu.split_children", "skltr._cpu.split_symmetric",
+             "skltr._cpu.partition"),
     "score": ("skltr._cpu.quickscorer", "skltr._cpu.traversal"),
 }
 
@@ -242,7 +244,9 @@ def start(X, params, n_threads) -> bool:
     dtype = getattr(X, "dtype", None)
     # predict's QuickScorer, when the trees will have 3..64 leaves (choose_backend's pick)
     # and predict will read dense rows of the fit's dtype
-    small_trees = (2 < tree.max_leaves <= 64 and (tree.max_depth is None or tree.max_depth > 1))
+    # (symmetric trees have 2**max_depth leaves whatever max_leaves says)
+    leaves = 2 ** tree.max_depth if tree.growth == "symmetric" else tree.max_leaves
+    small_trees = (2 < leaves <= 64 and (tree.max_depth is None or tree.max_depth > 1))
     if small_trees and type(X).__module__ == "numpy" and dtype in ("float32", "float64"):
         stages.append("score")
     stages = _cold(stages)

@@ -61,7 +61,8 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
         ``n_jobs`` is the threads of each worker's task. ``device="cuda"`` trains on the
         GPU of every worker that holds rows: give each worker its own device (dask-cuda's
         ``LocalCUDACluster``, or ``CUDA_VISIBLE_DEVICES`` set per worker); workers that
-        share a GPU give the same model, more slowly.
+        share a GPU give the same model, more slowly. ``growth="symmetric"`` (and so
+        ``random_strength`` > 0) is not implemented here yet: a fit raises ValueError.
 
     Attributes
     ----------
@@ -98,7 +99,8 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
                  learning_rate=0.1, max_leaves=31, max_depth=None, growth="leafwise",
                  min_child_weight=1e-3, min_samples_leaf=20, min_samples_leaf_counts="hessian",
                  reg_lambda=0.0, reg_alpha=0.0, min_split_gain=0.0, max_bins=255,
-                 hist_mode="quantised", subsample=1.0, colsample_bytree=1.0, gain="exp2",
+                 hist_mode="quantised", subsample=1.0, colsample_bytree=1.0,
+                 random_strength=0.0, gain="exp2",
                  eval_at=10, lambdarank_truncation_level=None, early_stopping=False,
                  validation_fraction=0.1, n_iter_no_change=10, device="cpu", n_jobs=None,
                  random_state=None, verbose=0, warm_start=False, importance_type="gain",
@@ -115,7 +117,7 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
             min_samples_leaf_counts=min_samples_leaf_counts, reg_lambda=reg_lambda,
             reg_alpha=reg_alpha, min_split_gain=min_split_gain, max_bins=max_bins,
             hist_mode=hist_mode, subsample=subsample, colsample_bytree=colsample_bytree,
-            gain=gain, eval_at=eval_at,
+            random_strength=random_strength, gain=gain, eval_at=eval_at,
             lambdarank_truncation_level=lambdarank_truncation_level,
             early_stopping=early_stopping, validation_fraction=validation_fraction,
             n_iter_no_change=n_iter_no_change, device=device, n_jobs=n_jobs,
@@ -246,6 +248,7 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
         is_gpu = names_gpu(self.device)  # the driver may have no GPU: read the string
         hp = self._local_params()
         recipe.check_device(hp, is_gpu)
+        recipe.check_growth(hp, is_gpu=is_gpu, distributed=True)
         for name in ("n_features_in_", "feature_names_in_"):
             self.__dict__.pop(name, None)
         stub = GPUHistGBDTRanker(**hp)

@@ -57,11 +57,23 @@ default="lambdarank"
         Shrinkage of every leaf value.
     max_leaves : int or None, default=31
         Maximum leaves per tree (None: unlimited, then ``max_depth`` bounds the tree).
+        Ignored by ``growth="symmetric"``.
     max_depth : int or None, default=None
-        Maximum depth (splits on a root-to-leaf path); None: no limit.
-    growth : {"leafwise", "depthwise"}, default="leafwise"
+        Maximum depth (splits on a root-to-leaf path); None: no limit, or 6 with
+        ``growth="symmetric"`` (CatBoost's default ``depth``).
+    growth : {"leafwise", "depthwise", "symmetric"}, default="leafwise"
         ``"leafwise"`` splits the leaf of largest gain first (LightGBM);
-        ``"depthwise"`` grows level by level (XGBoost's default).
+        ``"depthwise"`` grows level by level (XGBoost's default);
+        ``"symmetric"`` grows CatBoost's oblivious trees (its default
+        ``grow_policy="SymmetricTree"``): every node of a level splits on the same
+        feature, threshold and missing direction, the one of the highest sum of the
+        nodes' gains, so a tree is ``max_depth`` questions asked of every row and has
+        ``2**max_depth`` leaves (fewer levels only when no split gains more than
+        ``min_split_gain``). A node whose child would hold fewer than
+        ``min_samples_leaf`` rows (or less than ``min_child_weight`` hessian) at the
+        level's split adds no gain and every leaf below it takes its value (CatBoost
+        leaves empty leaves at 0). CPU only; not with categorical features, monotone or
+        interaction constraints, or the Dask ranker. See :ref:`gbdt_growth`.
     min_child_weight : float, default=1e-3
         Minimum hessian sum in a leaf.
     min_samples_leaf : int, default=20
@@ -103,6 +115,12 @@ default="lambdarank"
         ``random_state`` and the round.
     colsample_bytree : float, default=1.0
         Fraction of the features each tree may split on, drawn anew per tree.
+    random_strength : float, default=0.0
+        ``growth="symmetric"`` only: normal noise added to every candidate split's score,
+        of standard deviation ``random_strength * sqrt(mean(gradient**2)) * m / (1 + m)``
+        with ``m = n_rows * exp(-round * learning_rate)`` (CatBoost's ``random_strength``,
+        default 1 there; the noise fades over the rounds). 0: no noise. Deterministic given
+        ``random_state``, for any ``n_jobs``.
     gain : {"exp2", "linear"}, default="exp2"
         Gain of a grade in the NDCG the objective optimises and the eval metric reports:
         ``2**label - 1`` (LightGBM, XGBoost) or ``label``.
@@ -173,8 +191,9 @@ default="lambdarank"
     device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"
         ``"cuda"`` / ``"cuda:N"`` train on that GPU (CuPy needed): histograms of quantised
         gradients (exact integer sums, so GPU training is deterministic), the model is the
-        same host ``TreeEnsemble``. Every objective and both growth policies run there
-        (leaf-wise growth expands several leaves a step and grows the same trees).
+        same host ``TreeEnsemble``. Leaf-wise and depth-wise growth run there (leaf-wise
+        growth expands several leaves a step and grows the same trees); symmetric growth
+        is CPU only (ValueError).
         ``hist_mode="float"`` raises NotImplementedError
         on the GPU. ``"auto"`` uses the GPU when one is visible and falls back to the CPU
         with a warning otherwise.
@@ -294,6 +313,7 @@ default="lambdarank"
     max_depth=None               max_depth=-1                     max_depth=0
     growth="leafwise"            (always leaf-wise)               grow_policy="lossguide"
     growth="depthwise"           -                                grow_policy="depthwise"
+    growth="symmetric"           -                                -
     min_child_weight             min_sum_hessian_in_leaf          min_child_weight
     min_samples_leaf             min_data_in_leaf                 -
     min_samples_leaf_counts      (always "hessian")               -
@@ -344,7 +364,7 @@ default="lambdarank"
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "max_leaves": [Interval(Integral, 2, None, closed="left"), None],
         "max_depth": [Interval(Integral, 1, None, closed="left"), None],
-        "growth": [StrOptions({"leafwise", "depthwise"})],
+        "growth": [StrOptions({"leafwise", "depthwise", "symmetric"})],
         "min_child_weight": [Interval(Real, 0, None, closed="left")],
         "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
         "min_samples_leaf_counts": [StrOptions({"hessian", "rows"})],
@@ -355,6 +375,7 @@ default="lambdarank"
         "hist_mode": [StrOptions({"quantised", "float"})],
         "subsample": [Interval(Real, 0, 1, closed="right")],
         "colsample_bytree": [Interval(Real, 0, 1, closed="right")],
+        "random_strength": [Interval(Real, 0, None, closed="left")],
         "gain": [StrOptions({"exp2", "linear"})],
         "eval_at": [Interval(Integral, 1, None, closed="left"), list, tuple],
         "lambdarank_truncation_level": [Interval(Integral, 1, None, closed="left"), None],
@@ -403,7 +424,8 @@ default="lambdarank"
                  max_leaves=31, max_depth=None, growth="leafwise", min_child_weight=1e-3,
                  min_samples_leaf=20, min_samples_leaf_counts="hessian", reg_lambda=0.0,
                  reg_alpha=0.0, min_split_gain=0.0, max_bins=255, hist_mode="quantised",
-                 subsample=1.0, colsample_bytree=1.0, gain="exp2", eval_at=10,
+                 subsample=1.0, colsample_bytree=1.0, random_strength=0.0, gain="exp2",
+                 eval_at=10,
                  lambdarank_truncation_level=None, early_stopping=False,
                  validation_fraction=0.1, n_iter_no_change=10, device="cpu", n_jobs=None,
                  random_state=None, verbose=0, warm_start=False, importance_type="gain",
@@ -429,6 +451,7 @@ default="lambdarank"
         self.hist_mode = hist_mode
         self.subsample = subsample
         self.colsample_bytree = colsample_bytree
+        self.random_strength = random_strength
         self.gain = gain
         self.eval_at = eval_at
         self.lambdarank_truncation_level = lambdarank_truncation_level
@@ -617,6 +640,7 @@ default="lambdarank"
         device = resolve_device(self.device, estimator=type(self).__name__)
         hp = self.get_params(deep=False)
         recipe.check_device(hp, device.is_gpu)
+        recipe.check_growth(hp, is_gpu=device.is_gpu)
         eval_at = self._eval_at_list()  # checked before any work
         continuation, n_rounds = self._continuation(data.X.shape[1], init_model, above=3)
         if n_rounds == 0:

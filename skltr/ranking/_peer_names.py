@@ -61,6 +61,12 @@ PEER_NAMES: tuple[PeerName, ...] = (
              "LightGBM always grows leaf-wise"),
     PeerName('growth="depthwise"', (), ('grow_policy="depthwise"',),
              "XGBoost's default; the fast growth on a GPU"),
+    PeerName('growth="symmetric"', (), (),
+             'CatBoost\'s default grow_policy="SymmetricTree" (oblivious trees: one split a '
+             "level); max_depth 6 when None, as CatBoost's depth; CPU only"),
+    PeerName("random_strength=0.0", (), (),
+             "CatBoost's random_strength (1 by default there): noise on the split scores, "
+             'growth="symmetric" only'),
     PeerName("min_samples_leaf=20", ("min_child_samples", "min_data_in_leaf"), (),
              "rows per leaf, counted from the hessian as LightGBM counts them "
              '(min_samples_leaf_counts="hessian")'),

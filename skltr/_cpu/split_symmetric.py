@@ -1,0 +1,290 @@
+"""numba kernels of symmetric (oblivious) growth: one split for every node of a tree level.
+
+CatBoost's default trees (``grow_policy="SymmetricTree"``) split every node of a level on the
+same feature and border. The level's split is the candidate (feature, bin, missing direction)
+of the highest *level score*, the sum over the level's nodes of each node's gain at that
+candidate (CatBoost's rule: its score of a candidate sums over the leaves it makes)::
+
+    total(f, b, d) = sum over active nodes k of gain_k(f, b, d)     (``skltr._cpu.split``'s
+                                                                     gain, bounds and limits)
+
+A node whose child would break ``min_samples_leaf`` / ``min_child_weight`` at a candidate adds
+0: it is not split by that candidate (the grower then freezes it -- its subtree takes its
+value, :mod:`skltr._gbdt.growth`). *Active* nodes are those not frozen above. A candidate
+qualifies when its total is above ``min_split_gain``; ties go to the lowest feature, then the
+lowest bin, then missing left before missing right (the order of ``skltr._cpu.split``; the
+threshold is not moved up over empty bins: the lowest of equivalent thresholds is kept).
+The missing direction is the level's: a node without missing rows of the feature scores the
+same in both directions.
+
+``random_strength`` (CatBoost's, ``greedy_tensor_search.cpp``): each candidate's score gets
+normal noise of standard deviation ::
+
+    sigma = random_strength * sqrt(mean(grad**2)) * m / (1 + m),  m = n * exp(-round * lr)
+
+(``n`` training rows, ``round`` the 0-based round, ``lr`` the learning rate: the noise fades
+once ``round * lr`` passes ``log(n)``). CatBoost adds it to its default ``Cosine`` score,
+``sum(S*a) / sqrt(sum(W*a**2))`` with ``a = S / (W + lambda)`` per leaf, which is the square
+root of the L2 score ``sum(S**2 / (W + lambda))`` at ``lambda = 0``; so with noise the
+candidates here compare ``sqrt(P + total) + sigma * z`` (``P`` the active nodes' own
+objectives: ``P + total`` is the level's L2 score), which keeps the noise's size relative to
+the scores CatBoost's (added to the total itself it would be ~``sqrt(n)`` times weaker).
+Without noise the comparison is of ``total`` itself. ``z`` is a standard normal drawn from a
+counter-based hash of (seed, round, level, feature, bin, direction) (Box-Muller of two
+SplitMix64 uniforms), so the draws do not depend on threads or the order of the search.
+CatBoost draws per bin, keeps each feature's best noisy bin and draws again to compare the
+features; here each candidate gets one draw and the best noisy candidate wins.
+"""
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from .split import _bin, _bin_count, _gain, _node_constants
+from .yetirank import _mix64
+
+__all__ = ["noise_key", "standard_normal", "noise_scale", "level_constants",
+           "find_level_split", "find_level_split_serial", "level_children"]
+
+_TWO_PI = 2.0 * math.pi
+
+
+@njit(cache=True)
+def noise_key(seed, round_, depth):
+    """Key of the noise of one tree level (chained SplitMix64 of the counters)."""
+    k = _mix64(np.uint64(seed))
+    k = _mix64(k ^ np.uint64(round_))
+    return _mix64(k ^ np.uint64(depth))
+
+
+@njit(cache=True, inline="always")
+def _uniform(k):
+    # the top 53 bits, centred in their cell: neither 0 nor 1
+    return (np.float64(k >> np.uint64(11)) + 0.5) * 1.1102230246251565e-16  # 2**-53
+
+
+@njit(cache=True)
+def standard_normal(key, f, b, d):
+    """The standard normal draw of candidate (feature ``f``, bin ``b``, direction ``d``) of
+    the level ``key`` (Box-Muller)."""
+    k1 = _mix64(_mix64(np.uint64(key) ^ np.uint64(f)) ^ np.uint64(2 * b + d))
+    k2 = _mix64(k1)
+    return math.sqrt(-2.0 * math.log(_uniform(k1))) * math.cos(_TWO_PI * _uniform(k2))
+
+
+def noise_scale(random_strength, grad, round_, learning_rate) -> float:
+    """CatBoost's standard deviation of the score noise of round ``round_`` (0-based):
+    ``random_strength * sqrt(mean(grad**2)) * m / (1 + m)``, ``m = n * exp(-round * lr)``
+    (``CalcScoreStDev``; ``grad`` every training row's gradient)."""
+    if random_strength == 0.0 or grad.size == 0:
+        return 0.0
+    g = grad.astype(np.float64)
+    stdev = math.sqrt(float(np.sum(g * g)) / g.size)  # numpy's pairwise sum: thread-free
+    m = math.exp(math.log(g.size) - round_ * learning_rate)
+    return random_strength * stdev * (m / (1.0 + m))
+
+
+@njit(cache=True)
+def level_constants(sum_g, sum_h, count, active, c):
+    """``(min_n, parent objectives, count factors, P)`` of a level's nodes
+    (``skltr._cpu.split._node_constants`` per node; ``P``: the active nodes' objectives)."""
+    n = sum_g.shape[0]
+    parent = np.zeros(n, np.float64)
+    factor = np.zeros(n, np.float64)
+    min_n = max(c.min_samples_leaf, 1)
+    total = 0.0
+    for k in range(n):
+        min_n, parent[k], factor[k] = _node_constants(sum_g[k], sum_h[k], count[k], c,
+                                                      -np.inf, np.inf)
+        if active[k]:
+            total += parent[k]
+    return min_n, parent, factor, total
+
+
+@njit(cache=True)
+def _scan_level_feature(hist, f, nb, active, sum_g, sum_h, count, c, min_n, parent, factor,
+                        total):
+    # total[b, d] (d = 0: missing left, 1: right) = sum over active nodes of their gains
+    # (0 where a limit is broken); returns nothing
+    for b in range(nb):
+        total[b, 0] = 0.0
+        total[b, 1] = 0.0
+    count_shift, inv_h, missing_bin = c.count_shift, c.inv_scale_h, c.missing_bin
+    for k in range(hist.shape[0]):
+        if not active[k]:
+            continue
+        cf = factor[k]
+        hessian_counts = cf > 0.0
+        g_k, h_k, n_k = sum_g[k], sum_h[k], count[k]
+        hk = hist[k]
+        mg, mh, mc, _ = _bin(hk, f, missing_bin, count_shift, hessian_counts)
+        me = _bin_count(mh, mc, inv_h, cf)
+        n_all = np.int64(n_k)
+        if hessian_counts:
+            n_all = me
+            for b in range(nb):
+                _, hb, cb, _ = _bin(hk, f, b, count_shift, True)
+                n_all += _bin_count(hb, cb, inv_h, cf)
+        ag = g_k - g_k
+        ah = h_k - h_k
+        an = np.int64(0)
+        for b in range(nb):
+            gb, hb, cb, _ = _bin(hk, f, b, count_shift, hessian_counts)
+            ag += gb
+            ah += hb
+            an += _bin_count(hb, cb, inv_h, cf)
+            cr = n_all - an - me  # missing left
+            gain = _gain(ag + mg, ah + mh, n_k - cr, cr, g_k, h_k, c, min_n, parent[k], 0,
+                         -np.inf, np.inf)
+            if gain > -np.inf:
+                total[b, 0] += gain
+            cr = n_all - an  # missing right
+            gain = _gain(ag, ah, n_k - cr, cr, g_k, h_k, c, min_n, parent[k], 0, -np.inf,
+                         np.inf)
+            if gain > -np.inf:
+                total[b, 1] += gain
+
+
+@njit(cache=True, inline="always")
+def _best_of_feature(total, nb, f, min_split_gain, sigma, key, base):
+    # (score, total, bin, direction) of the best candidate of feature f; bin -1: none
+    best, best_total, best_b, best_d = -np.inf, -np.inf, -1, 0
+    for b in range(nb):
+        for d in range(2):
+            t = total[b, d]
+            if not t > min_split_gain:
+                continue
+            s = t
+            if sigma > 0.0:
+                s = math.sqrt(max(base + t, 0.0)) + sigma * standard_normal(key, f, b, d)
+            if s > best:
+                best, best_total, best_b, best_d = s, t, b, d
+    return best, best_total, best_b, best_d
+
+
+@njit(parallel=True, cache=True)
+def find_level_split(hist, n_bins, feature_mask, active, sum_g, sum_h, count, c, sigma, key,
+                     work):
+    """The level's split (parallel over features; see the module docstring).
+
+    Parameters
+    ----------
+    hist : ndarray, shape (n_nodes, n_features, n_bins_total, n_channels)
+        The level's node histograms (``skltr._cpu.split``'s layouts).
+    n_bins : ndarray of int32, shape (n_features,)
+    feature_mask : ndarray of bool, shape (n_features,)
+    active : ndarray of bool, shape (n_nodes,)
+        Nodes that count in the score (not frozen above).
+    sum_g, sum_h : ndarray of hist's dtype, shape (n_nodes,)
+    count : ndarray of int64, shape (n_nodes,)
+    c : skltr._records.SplitConstants
+    sigma : float
+        Standard deviation of the score noise (0: none).
+    key : uint64
+        :func:`noise_key` of the level.
+    work : ndarray of float64, shape (n_features, n_bins_total, 2)
+        Scratch.
+
+    Returns
+    -------
+    (feature, bin, default_left, total)
+        ``feature`` -1 when no candidate's total is above ``min_split_gain``.
+    """
+    n_features = hist.shape[1]
+    min_n, parent, factor, base = level_constants(sum_g, sum_h, count, active, c)
+    f_score = np.full(n_features, -np.inf)
+    f_total = np.zeros(n_features)
+    f_bin = np.full(n_features, -1, np.int64)
+    f_dir = np.zeros(n_features, np.int64)
+    for p in prange(n_features):
+        f = np.int64(p)
+        if feature_mask[f] and n_bins[f] > 1:
+            _scan_level_feature(hist, f, n_bins[f], active, sum_g, sum_h, count, c, min_n,
+                                parent, factor, work[f])
+            f_score[f], f_total[f], f_bin[f], f_dir[f] = _best_of_feature(
+                work[f], n_bins[f], f, c.min_split_gain, sigma, key, base)
+    return _pick_feature(f_score, f_total, f_bin, f_dir)
+
+
+@njit(cache=True)
+def find_level_split_serial(hist, n_bins, feature_mask, active, sum_g, sum_h, count, c, sigma,
+                            key, work):
+    """One thread: :func:`find_level_split` (same arguments and result)."""
+    n_features = hist.shape[1]
+    min_n, parent, factor, base = level_constants(sum_g, sum_h, count, active, c)
+    f_score = np.full(n_features, -np.inf)
+    f_total = np.zeros(n_features)
+    f_bin = np.full(n_features, -1, np.int64)
+    f_dir = np.zeros(n_features, np.int64)
+    for f in range(n_features):
+        if feature_mask[f] and n_bins[f] > 1:
+            _scan_level_feature(hist, f, n_bins[f], active, sum_g, sum_h, count, c, min_n,
+                                parent, factor, work[f])
+            f_score[f], f_total[f], f_bin[f], f_dir[f] = _best_of_feature(
+                work[f], n_bins[f], f, c.min_split_gain, sigma, key, base)
+    return _pick_feature(f_score, f_total, f_bin, f_dir)
+
+
+@njit(cache=True)
+def _pick_feature(f_score, f_total, f_bin, f_dir):
+    # the lowest feature among equal scores: strictly greater replaces
+    bf = -1
+    best = -np.inf
+    for f in range(f_score.size):
+        if f_bin[f] >= 0 and f_score[f] > best:
+            best = f_score[f]
+            bf = f
+    if bf < 0:
+        return -1, -1, False, -np.inf
+    return bf, f_bin[bf], f_dir[bf] == 0, f_total[bf]
+
+
+@njit(cache=True)
+def level_children(hist, f, nb, b, default_left, sum_g, sum_h, count, c):
+    """Every node's side of the level's split ``(f, b, default_left)`` (``nb``: the
+    feature's bins): ``(gain, left_g,
+    left_h, left_count)`` arrays, the bins summed as the search sums them; gain -inf where
+    the node's child would break ``min_samples_leaf`` / ``min_child_weight``."""
+    n = hist.shape[0]
+    gain = np.empty(n, np.float64)
+    left_g = np.empty(n, sum_g.dtype)
+    left_h = np.empty(n, sum_h.dtype)
+    left_count = np.empty(n, np.int64)
+    active = np.ones(n, np.bool_)
+    min_n, parent, factor, _ = level_constants(sum_g, sum_h, count, active, c)
+    count_shift, inv_h, missing_bin = c.count_shift, c.inv_scale_h, c.missing_bin
+    for k in range(n):
+        cf = factor[k]
+        hessian_counts = cf > 0.0
+        g_k, h_k, n_k = sum_g[k], sum_h[k], count[k]
+        hk = hist[k]
+        mg, mh, mc, _ = _bin(hk, f, missing_bin, count_shift, hessian_counts)
+        me = _bin_count(mh, mc, inv_h, cf)
+        n_all = np.int64(n_k)
+        if hessian_counts:
+            n_all = me
+            for j in range(nb):
+                _, hb, cb, _ = _bin(hk, f, j, count_shift, True)
+                n_all += _bin_count(hb, cb, inv_h, cf)
+        ag = g_k - g_k
+        ah = h_k - h_k
+        ac = np.int64(0)
+        an = np.int64(0)
+        for j in range(b + 1):
+            gb, hb, cb, _ = _bin(hk, f, j, count_shift, hessian_counts)
+            ag += gb
+            ah += hb
+            ac += cb
+            an += _bin_count(hb, cb, inv_h, cf)
+        if default_left:
+            cr = n_all - an - me
+            gain[k] = _gain(ag + mg, ah + mh, n_k - cr, cr, g_k, h_k, c, min_n, parent[k], 0,
+                            -np.inf, np.inf)
+            left_g[k], left_h[k], left_count[k] = ag + mg, ah + mh, ac + mc
+        else:
+            cr = n_all - an
+            gain[k] = _gain(ag, ah, n_k - cr, cr, g_k, h_k, c, min_n, parent[k], 0, -np.inf,
+                            np.inf)
+            left_g[k], left_h[k], left_count[k] = ag, ah, ac
+    return gain, left_g, left_h, left_count

@@ -4,8 +4,9 @@ fit needs later while the fit compiles the ones it needs first (issue #28).
 A first fit + predict on a fresh install is nearly all numba compilation, one kernel after
 the other, on one core (``benchmarks/cold_start.py``). The fit's kernels come in a fixed
 order -- binning, gradients, then the grower's (quantisation, histograms, split search,
-partition), and ``predict``'s QuickScorer after the last tree -- and the types of the later
-ones do not depend on the data, only on the parameters and the dtype of ``X``. So when a CPU
+partition) and the update of the training scores, and ``predict``'s QuickScorer after the
+last tree -- and the types of the later ones do not depend on the data, only on the
+parameters and the dtype of ``X``. So when a CPU
 fit starts on a cold cache, :func:`start` launches one worker process that compiles the
 grower's kernels into the disk cache (then, if still unclaimed, predict's), while the fit's
 own process compiles binning and gradients.
@@ -60,7 +61,7 @@ __all__ = ["STAGES", "enter", "start", "stop"]
 STAGES = {
     "grow": ("skltr._cpu.quantise", "skltr._cpu.histogram", "skltr._cpu.split",
              "skltr._cpu.split_children", "skltr._cpu.split_symmetric",
-             "skltr._cpu.partition"),
+             "skltr._cpu.partition", "skltr._cpu.predict_binned"),
     "score": ("skltr._cpu.quickscorer", "skltr._cpu.traversal"),
 }
 
@@ -82,7 +83,7 @@ STATS = {"started": False, "stolen": [], "waited_s": 0.0}
 # ------------------------------------------------------------------------------ recipes
 def _grow(spec):
     """One tree of the CPU grower with the fit's tree parameters and threads, on synthetic
-    binned rows (as many as the fit's, up to ``_GROW_MAX_ROWS``)."""
+    binned rows (as many as the fit's, up to ``_GROW_MAX_ROWS``), added to training scores."""
     import numpy as np  # noqa: PLC0415
 
     from .._engine.binning import transposed  # noqa: PLC0415
@@ -98,10 +99,12 @@ def _grow(spec):
     grad = (np.where(Xb[:, 0] < max_bins // 2, -1.0, 1.0)
             + rng.normal(0.0, 0.5, n)).astype(np.float32)
     hess = (0.5 + rng.random(n)).astype(np.float32)
-    TreeGrower(Xb, grad, hess, n_bins=np.full(n_features, max_bins, np.int32),
-               missing_bin=max_bins, has_missing=np.zeros(n_features, bool),
-               X_binned_T=transposed(Xb), n_threads=spec["n_threads"],
-               tree_params=TreeParams(**spec["tree"])).grow()
+    tree = TreeGrower(Xb, grad, hess, n_bins=np.full(n_features, max_bins, np.int32),
+                      missing_bin=max_bins, has_missing=np.zeros(n_features, bool),
+                      X_binned_T=transposed(Xb), n_threads=spec["n_threads"],
+                      tree_params=TreeParams(**spec["tree"])).grow()
+    # the boosting loop's update of the training scores from the tree's row -> leaf map
+    tree.add_to_training_scores(np.zeros(n), spec["n_threads"])
 
 
 def _score(spec):

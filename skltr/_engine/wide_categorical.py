@@ -106,6 +106,10 @@ class WideCategorical(NamedTuple):
         return hist[r0:r0 + r].reshape(1, r * hist.shape[1], hist.shape[2])
 
     def index(self, feature) -> int:
-        """Position of ``feature`` among them, or -1."""
-        hit = np.flatnonzero(self.features == feature)
-        return int(hit[0]) if hit.size else -1
+        """Position of ``feature`` among them, or -1 (a scan of the few wide features: the
+        growers ask this at every split, where ``np.flatnonzero`` cost ~5 us)."""
+        feature = int(feature)
+        for w, f in enumerate(self.features.tolist()):
+            if f == feature:
+                return w
+        return -1

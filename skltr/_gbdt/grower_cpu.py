@@ -29,6 +29,7 @@ convert to gradient units.
 
 from __future__ import annotations
 
+import math
 from typing import Callable, NamedTuple
 
 import numba
@@ -506,7 +507,7 @@ class TreeGrower:
         with stage("histogram", n_rows * (2 * wide.X.shape[1] + 4 * use_rows) + out.nbytes):
             # a chunk's copy is zeroed and summed whatever its rows: the chunks that balance
             # that against the rows' updates (minimising rows / chunks + chunks * copy)
-            n_chunks = min(self._n_threads, int(np.sqrt(
+            n_chunks = min(self._n_threads, int(math.sqrt(
                 WIDE_UPDATE_BYTES * n_rows * wide.X.shape[1] / out.nbytes)))
             if parallel and n_chunks > 1 and self.scales.layout is not FLOAT:
                 if self._wide_scratch is None:

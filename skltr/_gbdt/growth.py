@@ -179,11 +179,13 @@ class GrowthDriver:
         parents = [self.nodes[i] for i in ids]
         pairs = [(Node(0, 0, 0, 0, None, p.depth + 1), Node(0, 0, 0, 0, None, p.depth + 1))
                  for p in parents]
-        for parent, pair in zip(parents, pairs):
-            bounds = child_bounds(self.params, parent, backend.scales)
-            for child, (lo, hi) in zip(pair, bounds):
-                child.lo, child.hi = lo, hi
-                child.used = parent.used | {int(parent.split.feature)}
+        p = self.params
+        if p.monotone is not None or p.interaction is not None:  # (else: the roots' own)
+            for parent, pair in zip(parents, pairs):
+                bounds = child_bounds(p, parent, backend.scales)
+                for child, (lo, hi) in zip(pair, bounds):
+                    child.lo, child.hi = lo, hi
+                    child.used = parent.used | {int(parent.split.feature)}
         first = len(self.nodes)
         for k, (i, pair) in enumerate(zip(ids, pairs)):
             self.children[i] = (first + 2 * k, first + 2 * k + 1)

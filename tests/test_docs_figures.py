@@ -162,6 +162,7 @@ def _paired_se(bins, engine, peer):
 
 CATEGORICAL = "categorical-h100-2026-11-27-1e8874a-q6000-t16-cuda.json"
 CATEGORICAL_NOW = "categorical-h200-2026-11-27-abd5724-q6000-t16.json"
+CATEGORICAL_2CORES = "categorical-amd-epyc-2026-11-27-6c4e65d-q600-t2.json"
 
 
 def _categorical_time(text, levels, engine, result=CATEGORICAL):
@@ -224,6 +225,11 @@ FIGURES = [
           ("1.6x", "letor", _SYM + "}", "catboost", "speedup", GBDT_RANKER))),
     Figure("1.99x", YETIRANK_NOW, "synthetic:", metric=_SYM_LEAF + "} fit",
            peer_name="skltr lambdarank", field="ratio", fmt="{:.2f}x", pages=GBDT_RANKER),
+    *(_categorical_time(text, levels, engine, CATEGORICAL_2CORES)
+      for text, levels, engine in (
+          ("1.12x", 10, "categorical"), ("1.26x", 1000, "categorical"),
+          ("1.29x", 10000, "categorical"), ("1.05x", 10, "ordinal"),
+          ("1.07x", 1000, "ordinal"), ("1.06x", 10000, "ordinal"))),
     *(_categorical_time(text, levels, engine, CATEGORICAL_NOW) for text, levels, engine in (
         ("1.12x", 10, "categorical"), ("1.21x", 1000, "categorical"),
         ("1.15x", 10000, "categorical"), ("1.04x", 10, "ordinal"), ("0.91x", 1000, "ordinal"),

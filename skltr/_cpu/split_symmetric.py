@@ -48,6 +48,12 @@ __all__ = ["noise_key", "standard_normal", "noise_scale", "level_constants",
            "find_level_split", "find_level_split_serial", "level_children"]
 
 _TWO_PI = 2.0 * math.pi
+#: Above every |draw| of :func:`standard_normal`: its uniforms are at least 2**-54, so
+#: ``sqrt(-2 log u) <= sqrt(108 log 2) = 8.652...``, times ``|cos| <= 1``. A candidate whose
+#: noiseless part plus ``sigma * _Z_BOUND`` is below the best so far, or below the highest
+#: noiseless part minus ``sigma * _Z_BOUND`` (what the winner scores at least), cannot win
+#: (rounding is monotone), so its draw is skipped: the model is the one of every draw made.
+_Z_BOUND = 8.66
 
 
 @njit(cache=True)
@@ -150,6 +156,16 @@ def _scan_level_feature(hist, f, nb, active, sum_g, sum_h, count, c, min_n, pare
 def _best_of_feature(total, nb, f, min_split_gain, sigma, key, base):
     # (score, total, bin, direction) of the best candidate of feature f; bin -1: none
     best, best_total, best_b, best_d = -np.inf, -np.inf, -1, 0
+    floor = -np.inf  # with noise: no candidate below it can win (see _Z_BOUND)
+    if sigma > 0.0:
+        # the winner scores at least the highest noiseless part minus the largest draw
+        top = -np.inf
+        for b in range(nb):
+            for d in range(2):
+                t = total[b, d]
+                if t > min_split_gain:
+                    top = max(top, math.sqrt(max(base + t, 0.0)))
+        floor = top - sigma * _Z_BOUND
     for b in range(nb):
         for d in range(2):
             t = total[b, d]
@@ -157,7 +173,11 @@ def _best_of_feature(total, nb, f, min_split_gain, sigma, key, base):
                 continue
             s = t
             if sigma > 0.0:
-                s = math.sqrt(max(base + t, 0.0)) + sigma * standard_normal(key, f, b, d)
+                root = math.sqrt(max(base + t, 0.0))
+                reach = root + sigma * _Z_BOUND
+                if reach < floor or reach < best:
+                    continue  # even its largest draw would lose: no draw, the same result
+                s = root + sigma * standard_normal(key, f, b, d)
             if s > best:
                 best, best_total, best_b, best_d = s, t, b, d
     return best, best_total, best_b, best_d

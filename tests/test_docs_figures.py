@@ -163,6 +163,7 @@ def _paired_se(bins, engine, peer):
 CATEGORICAL = "categorical-h100-2026-11-27-1e8874a-q6000-t16-cuda.json"
 CATEGORICAL_NOW = "categorical-h200-2026-11-27-abd5724-q6000-t16.json"
 CATEGORICAL_2CORES = "categorical-amd-epyc-2026-11-27-6c4e65d-q600-t2.json"
+CATEGORICAL_2CORES_LARGE = "categorical-amd-epyc-2026-11-27-c00df01-q6000-t2.json"
 
 
 def _categorical_time(text, levels, engine, result=CATEGORICAL):
@@ -228,6 +229,11 @@ FIGURES = [
     Figure("2.6x", "yetirank-amd-epyc-2026-11-27-8b37ee3-letor-noise-skip.json", "letor:",
            metric=_SYM_LEAF + "} fit", peer_name="skltr lambdarank", field="ratio",
            fmt="{:.1f}x", pages=GBDT_RANKER),
+    *(_categorical_time(text, levels, engine, CATEGORICAL_2CORES_LARGE)
+      for text, levels, engine in (
+          ("0.78x", 10, "categorical"), ("0.80x", 1000, "categorical"),
+          ("0.80x", 10000, "categorical"), ("0.76x", 10, "ordinal"),
+          ("0.72x", 1000, "ordinal"), ("0.65x", 10000, "ordinal"))),
     *(_categorical_time(text, levels, engine, CATEGORICAL_2CORES)
       for text, levels, engine in (
           ("1.12x", 10, "categorical"), ("1.26x", 1000, "categorical"),

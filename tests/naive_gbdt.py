@@ -366,15 +366,21 @@ def naive_grow(X_binned, grad, hess, n_bins, missing_bin, rows=None, feature_mas
                 n_leaves += 1
                 nxt.extend(split(i, n_leaves))
             level = nxt
+    return naive_tree_arrays(nodes, grad, hess, p)
+
+
+def naive_tree_arrays(nodes, grad, hess, p, value_rows=None):
+    """The node arrays of a grown naive tree (``nodes``: dicts with ``rows``, ``left``,
+    ``right`` and ``split`` = ``(gain, feature, bin, default_left)``) and ``leaf_of_row``;
+    a leaf's value from the rows ``value_rows(i)`` (default: its own)."""
     out = {k: [] for k in ("feature", "bin_threshold", "default_left", "left", "right",
                            "value", "gain", "count")}
     leaf_of_row = {}
     for i, nd in enumerate(nodes):
-        internal = nd["left"] >= 0
         out["count"].append(len(nd["rows"]))
         out["left"].append(nd["left"])
         out["right"].append(nd["right"])
-        if internal:
+        if nd["left"] >= 0:
             gain, f, b, dl = nd["split"]
             out["feature"].append(f)
             out["bin_threshold"].append(b)
@@ -382,8 +388,9 @@ def naive_grow(X_binned, grad, hess, n_bins, missing_bin, rows=None, feature_mas
             out["gain"].append(gain)
             out["value"].append(0.0)
         else:
-            G = sum(float(grad[r]) for r in nd["rows"])
-            H = sum(float(hess[r]) for r in nd["rows"])
+            source = nd["rows"] if value_rows is None else value_rows(i)
+            G = sum(float(grad[r]) for r in source)
+            H = sum(float(hess[r]) for r in source)
             out["feature"].append(-1)
             out["bin_threshold"].append(-1)
             out["default_left"].append(False)

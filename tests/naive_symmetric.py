@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from naive_gbdt import DEFAULTS, naive_leaf_value, naive_partition, objective
+from naive_gbdt import DEFAULTS, naive_partition, naive_tree_arrays, objective
 
 _M64 = (1 << 64) - 1
 
@@ -131,30 +131,6 @@ def naive_symmetric_grow(X_binned, grad, hess, n_bins, missing_bin, rows=None,
                 children.append(len(nodes) - 1)
             nodes[i]["left"], nodes[i]["right"] = children[-2], children[-1]
         level = children
-    out = {k: [] for k in ("feature", "bin_threshold", "default_left", "left", "right",
-                           "value", "gain", "count")}
-    leaf_of_row = {}
-    for i, nd in enumerate(nodes):
-        out["count"].append(len(nd["rows"]))
-        out["left"].append(nd["left"])
-        out["right"].append(nd["right"])
-        if nd["left"] >= 0:
-            gain, f, b, dl = nd["split"]
-            out["feature"].append(f)
-            out["bin_threshold"].append(b)
-            out["default_left"].append(dl)
-            out["gain"].append(gain)
-            out["value"].append(0.0)
-        else:
-            source = nodes[nd["frozen"]]["rows"] if nd["frozen"] is not None else nd["rows"]
-            G = sum(float(grad[r]) for r in source)
-            H = sum(float(hess[r]) for r in source)
-            out["feature"].append(-1)
-            out["bin_threshold"].append(-1)
-            out["default_left"].append(False)
-            out["gain"].append(0.0)
-            out["value"].append(naive_leaf_value(G, H, lam, alpha, p["learning_rate"]))
-            for r in nd["rows"]:
-                leaf_of_row[r] = i
-    out["leaf_of_row"] = leaf_of_row
-    return out
+    # a frozen node's leaves take its value
+    return naive_tree_arrays(nodes, grad, hess, p, value_rows=lambda i: nodes[
+        nodes[i]["frozen"] if nodes[i]["frozen"] is not None else i]["rows"])

@@ -197,6 +197,25 @@ def _bin_count(hb, cb, inv_scale_h, count_factor):
     return np.int64(cb)
 
 
+@njit(cache=True, inline="always")
+def missing_and_rows(hist, f, nb, count, c, count_factor):
+    """``(mg, mh, mc, with_missing, me, n_all)`` of feature ``f`` (``nb`` bins) of a node of
+    ``count`` rows: its missing bin (:func:`_bin`), the rows the leaf limits see in it
+    (``me``) and in the node (``n_all``: ``count``, or with hessian counts -- ``count_factor
+    > 0`` -- the estimates summed per bin, so that a child's count is ``n_all`` minus its
+    complement's). Shared by the node scan and the symmetric level search."""
+    hessian_counts = count_factor > 0.0
+    mg, mh, mc, with_missing = _bin(hist, f, c.missing_bin, c.count_shift, hessian_counts)
+    me = _bin_count(mh, mc, c.inv_scale_h, count_factor)
+    n_all = np.int64(count)
+    if hessian_counts:
+        n_all = me
+        for b in range(nb):
+            _, hb, cb, _ = _bin(hist, f, b, c.count_shift, True)
+            n_all += _bin_count(hb, cb, c.inv_scale_h, count_factor)
+    return mg, mh, mc, with_missing, me, n_all
+
+
 # Not inlined: one compiled copy serves the parallel and the serial kernel, and a parfor
 # whose body is a single call compiles several times faster than one with the scan inlined
 # (see docs/devguide.rst, numba); its own helpers stay inlined, so the scan's code is as before.
@@ -206,7 +225,7 @@ def _scan_feature(hist, f, nb, use, sum_g, sum_h, count, c, min_n, parent, count
     # Best candidate of feature f: (gain, bin or -1, default_left, left_g, left_h, left_count);
     # c: SplitConstants; [lo, hi]: the node's output bounds and mono_f the feature's
     # direction (monotone constraints)
-    missing_bin, count_shift = c.missing_bin, c.count_shift
+    count_shift = c.count_shift
     inv_scale_h = c.inv_scale_h
     min_split_gain = c.min_split_gain
     best = min_split_gain  # a candidate must beat it strictly
@@ -218,20 +237,14 @@ def _scan_feature(hist, f, nb, use, sum_g, sum_h, count, c, min_n, parent, count
     if not use or nb <= 1:
         return -np.inf, best_b, best_left, best_gl, best_hl, best_cl
     hessian_counts = count_factor > 0.0
-    mg, mh, mc, with_missing = _bin(hist, f, missing_bin, count_shift, hessian_counts)
+    # Counts checked against min_n: ``n_all`` for the node and ``an`` for the left part so
+    # far (rows, or estimates summed per bin); a child's count is n_all - (its complement's).
+    mg, mh, mc, with_missing, me, n_all = missing_and_rows(hist, f, nb, count, c,
+                                                           count_factor)
     ag = sum_g - sum_g
     ah = sum_h - sum_h
     ac = 0
-    # Counts checked against min_n: ``n_all`` for the node and ``an`` for the left part so
-    # far (rows, or estimates summed per bin); a child's count is n_all - (its complement's).
-    me = _bin_count(mh, mc, inv_scale_h, count_factor)
     an = np.int64(0)
-    n_all = np.int64(count)
-    if hessian_counts:
-        n_all = me
-        for b in range(nb):
-            _, hb, cb, _ = _bin(hist, f, b, count_shift, True)
-            n_all += _bin_count(hb, cb, inv_scale_h, count_factor)
     # An empty bin b > 0 repeats the candidates of bin b - 1 exactly (same sums, same gains)
     # and the lower bin wins ties: it is skipped. (Bin 0 is not: with missing rows, "missing
     # alone on the left" mirrors the last bin's "missing alone on the right".) Once the

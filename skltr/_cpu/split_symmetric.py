@@ -41,7 +41,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .split import _bin, _bin_count, _gain, _node_constants
+from .split import _bin, _bin_count, _gain, _node_constants, missing_and_rows
 from .yetirank import _mix64
 
 __all__ = ["noise_key", "standard_normal", "noise_scale", "level_constants",
@@ -116,7 +116,7 @@ def _scan_level_feature(hist, f, nb, active, sum_g, sum_h, count, c, min_n, pare
     for b in range(nb):
         total[b, 0] = 0.0
         total[b, 1] = 0.0
-    count_shift, inv_h, missing_bin = c.count_shift, c.inv_scale_h, c.missing_bin
+    count_shift, inv_h = c.count_shift, c.inv_scale_h
     for k in range(hist.shape[0]):
         if not active[k]:
             continue
@@ -124,14 +124,7 @@ def _scan_level_feature(hist, f, nb, active, sum_g, sum_h, count, c, min_n, pare
         hessian_counts = cf > 0.0
         g_k, h_k, n_k = sum_g[k], sum_h[k], count[k]
         hk = hist[k]
-        mg, mh, mc, _ = _bin(hk, f, missing_bin, count_shift, hessian_counts)
-        me = _bin_count(mh, mc, inv_h, cf)
-        n_all = np.int64(n_k)
-        if hessian_counts:
-            n_all = me
-            for b in range(nb):
-                _, hb, cb, _ = _bin(hk, f, b, count_shift, True)
-                n_all += _bin_count(hb, cb, inv_h, cf)
+        mg, mh, mc, _, me, n_all = missing_and_rows(hk, f, nb, n_k, c, cf)
         ag = g_k - g_k
         ah = h_k - h_k
         an = np.int64(0)
@@ -273,20 +266,13 @@ def level_children(hist, f, nb, b, default_left, sum_g, sum_h, count, c):
     left_count = np.empty(n, np.int64)
     active = np.ones(n, np.bool_)
     min_n, parent, factor, _ = level_constants(sum_g, sum_h, count, active, c)
-    count_shift, inv_h, missing_bin = c.count_shift, c.inv_scale_h, c.missing_bin
+    count_shift, inv_h = c.count_shift, c.inv_scale_h
     for k in range(n):
         cf = factor[k]
         hessian_counts = cf > 0.0
         g_k, h_k, n_k = sum_g[k], sum_h[k], count[k]
         hk = hist[k]
-        mg, mh, mc, _ = _bin(hk, f, missing_bin, count_shift, hessian_counts)
-        me = _bin_count(mh, mc, inv_h, cf)
-        n_all = np.int64(n_k)
-        if hessian_counts:
-            n_all = me
-            for j in range(nb):
-                _, hb, cb, _ = _bin(hk, f, j, count_shift, True)
-                n_all += _bin_count(hb, cb, inv_h, cf)
+        mg, mh, mc, _, me, n_all = missing_and_rows(hk, f, nb, n_k, c, cf)
         ag = g_k - g_k
         ah = h_k - h_k
         ac = np.int64(0)

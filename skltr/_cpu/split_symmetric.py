@@ -176,6 +176,26 @@ def _best_of_feature(total, nb, f, min_split_gain, sigma, key, base):
     return best, best_total, best_b, best_d
 
 
+@njit(cache=True)
+def _feature_results(n_features):
+    # each feature's (score, total, bin, direction) of its best candidate; bin -1: none
+    return (np.full(n_features, -np.inf), np.zeros(n_features),
+            np.full(n_features, -1, np.int64), np.zeros(n_features, np.int64))
+
+
+# Not inlined: the parallel and the serial search share one compiled copy, and a parfor
+# whose body is one call compiles faster (as skltr._cpu.split._scan_feature).
+@njit(cache=True)
+def _level_feature(hist, f, nb, use, active, sum_g, sum_h, count, c, min_n, parent, factor,
+                   base, sigma, key, work_f):
+    # (score, total, bin, direction) of feature f's best candidate over the level's nodes
+    if not use or nb <= 1:
+        return -np.inf, 0.0, -1, 0
+    _scan_level_feature(hist, f, nb, active, sum_g, sum_h, count, c, min_n, parent, factor,
+                        work_f)
+    return _best_of_feature(work_f, nb, f, c.min_split_gain, sigma, key, base)
+
+
 @njit(parallel=True, cache=True)
 def find_level_split(hist, n_bins, feature_mask, active, sum_g, sum_h, count, c, sigma, key,
                      work):
@@ -206,17 +226,12 @@ def find_level_split(hist, n_bins, feature_mask, active, sum_g, sum_h, count, c,
     """
     n_features = hist.shape[1]
     min_n, parent, factor, base = level_constants(sum_g, sum_h, count, active, c)
-    f_score = np.full(n_features, -np.inf)
-    f_total = np.zeros(n_features)
-    f_bin = np.full(n_features, -1, np.int64)
-    f_dir = np.zeros(n_features, np.int64)
+    f_score, f_total, f_bin, f_dir = _feature_results(n_features)
     for p in prange(n_features):
         f = np.int64(p)
-        if feature_mask[f] and n_bins[f] > 1:
-            _scan_level_feature(hist, f, n_bins[f], active, sum_g, sum_h, count, c, min_n,
-                                parent, factor, work[f])
-            f_score[f], f_total[f], f_bin[f], f_dir[f] = _best_of_feature(
-                work[f], n_bins[f], f, c.min_split_gain, sigma, key, base)
+        f_score[f], f_total[f], f_bin[f], f_dir[f] = _level_feature(
+            hist, f, n_bins[f], feature_mask[f], active, sum_g, sum_h, count, c, min_n,
+            parent, factor, base, sigma, key, work[f])
     return _pick_feature(f_score, f_total, f_bin, f_dir)
 
 
@@ -226,16 +241,11 @@ def find_level_split_serial(hist, n_bins, feature_mask, active, sum_g, sum_h, co
     """One thread: :func:`find_level_split` (same arguments and result)."""
     n_features = hist.shape[1]
     min_n, parent, factor, base = level_constants(sum_g, sum_h, count, active, c)
-    f_score = np.full(n_features, -np.inf)
-    f_total = np.zeros(n_features)
-    f_bin = np.full(n_features, -1, np.int64)
-    f_dir = np.zeros(n_features, np.int64)
+    f_score, f_total, f_bin, f_dir = _feature_results(n_features)
     for f in range(n_features):
-        if feature_mask[f] and n_bins[f] > 1:
-            _scan_level_feature(hist, f, n_bins[f], active, sum_g, sum_h, count, c, min_n,
-                                parent, factor, work[f])
-            f_score[f], f_total[f], f_bin[f], f_dir[f] = _best_of_feature(
-                work[f], n_bins[f], f, c.min_split_gain, sigma, key, base)
+        f_score[f], f_total[f], f_bin[f], f_dir[f] = _level_feature(
+            hist, f, n_bins[f], feature_mask[f], active, sum_g, sum_h, count, c, min_n,
+            parent, factor, base, sigma, key, work[f])
     return _pick_feature(f_score, f_total, f_bin, f_dir)
 
 

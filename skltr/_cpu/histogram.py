@@ -204,6 +204,50 @@ def subtract_histograms(parent, child, out):
 
 
 @njit(cache=True, inline="always")
+def _used_ranges(n_bins, missing_bin, n_bins_total, n_channels, f):
+    # flat [lo, hi) of feature f's bins 0..n_bins[f]-1, and of its missing bin
+    lo = f * n_bins_total * n_channels
+    m = lo + missing_bin * n_channels
+    return lo, lo + n_bins[f] * n_channels, m, m + n_channels
+
+
+@njit(cache=True)
+def build_histogram_used_serial(X_binned, grad, hess, rows, start, end, use_rows, out, n_bins,
+                                missing_bin):
+    """:func:`build_histogram_serial` that zeroes only the bins a search reads (each
+    feature's ``n_bins[f]`` bins and its missing bin: the bins a row can fall in); the others
+    keep what they held. For the symmetric level buffers, whose nodes are small and many:
+    with few bins a feature, zeroing the whole histogram cost more than summing its rows."""
+    flat = out.reshape(-1)
+    nbt, ch = out.shape[1], out.shape[2]
+    for f in range(out.shape[0]):
+        lo, hi, m0, m1 = _used_ranges(n_bins, missing_bin, nbt, ch, f)
+        for j in range(lo, hi):
+            flat[j] = 0
+        for j in range(m0, m1):
+            flat[j] = 0
+    n_features = X_binned.shape[1]
+    _accumulate(X_binned.reshape(-1), n_features, grad, hess, rows, start, end, use_rows, 0,
+                n_features, flat, nbt * ch, ch)
+
+
+@njit(cache=True)
+def subtract_used_bins(parent, child, out, n_bins, missing_bin):
+    """``out = parent - child`` on the bins a search reads (see
+    :func:`build_histogram_used_serial`); the other bins of ``out`` are left as they are."""
+    p = parent.reshape(-1)
+    c = child.reshape(-1)
+    o = out.reshape(-1)
+    nbt, ch = parent.shape[1], parent.shape[2]
+    for f in range(parent.shape[0]):
+        lo, hi, m0, m1 = _used_ranges(n_bins, missing_bin, nbt, ch, f)
+        for j in range(lo, hi):
+            o[j] = p[j] - c[j]
+        for j in range(m0, m1):
+            o[j] = p[j] - c[j]
+
+
+@njit(cache=True, inline="always")
 def subtract_rows(parent, child, first, n_rows):
     """``parent[first:first + n_rows] -= child[...]``: rows (a feature, or a wide feature's
     rows) of :func:`subtract_histograms` in place (the fused subtraction and split search of

@@ -112,7 +112,11 @@ def level_constants(sum_g, sum_h, count, active, c):
 def _scan_level_feature(hist, f, nb, active, sum_g, sum_h, count, c, min_n, parent, factor,
                         total):
     # total[b, d] (d = 0: missing left, 1: right) = sum over active nodes of their gains
-    # (0 where a limit is broken); returns nothing
+    # (0 where a limit is broken); returns nothing. Per node, three shortcuts that add the
+    # very gains the plain loop would (the same sums in the same node order, so the same
+    # bits): without missing rows both directions have the same sums, so one gain serves
+    # both; an empty bin b > 0 repeats bin b - 1's sums, so its gains are reused; once the
+    # right child holds fewer than min_n rows it only shrinks, so no later bin adds anything.
     for b in range(nb):
         total[b, 0] = 0.0
         total[b, 1] = 0.0
@@ -124,41 +128,55 @@ def _scan_level_feature(hist, f, nb, active, sum_g, sum_h, count, c, min_n, pare
         hessian_counts = cf > 0.0
         g_k, h_k, n_k = sum_g[k], sum_h[k], count[k]
         hk = hist[k]
-        mg, mh, mc, _, me, n_all = missing_and_rows(hk, f, nb, n_k, c, cf)
+        mg, mh, mc, with_missing, me, n_all = missing_and_rows(hk, f, nb, n_k, c, cf)
         ag = g_k - g_k
         ah = h_k - h_k
         an = np.int64(0)
+        gain_l = -np.inf
+        gain_r = -np.inf
         for b in range(nb):
-            gb, hb, cb, _ = _bin(hk, f, b, count_shift, hessian_counts)
-            ag += gb
-            ah += hb
-            an += _bin_count(hb, cb, inv_h, cf)
-            cr = n_all - an - me  # missing left
-            gain = _gain(ag + mg, ah + mh, n_k - cr, cr, g_k, h_k, c, min_n, parent[k], 0,
-                         -np.inf, np.inf)
-            if gain > -np.inf:
-                total[b, 0] += gain
-            cr = n_all - an  # missing right
-            gain = _gain(ag, ah, n_k - cr, cr, g_k, h_k, c, min_n, parent[k], 0, -np.inf,
-                         np.inf)
-            if gain > -np.inf:
-                total[b, 1] += gain
+            gb, hb, cb, nonempty = _bin(hk, f, b, count_shift, hessian_counts)
+            if nonempty or b == 0:
+                ag += gb
+                ah += hb
+                an += _bin_count(hb, cb, inv_h, cf)
+                if n_all - an < min_n:
+                    break  # both directions' right child is below min_n from here on
+                cr = n_all - an  # missing right
+                gain_r = _gain(ag, ah, n_k - cr, cr, g_k, h_k, c, min_n, parent[k], 0,
+                               -np.inf, np.inf)
+                gain_l = gain_r
+                if with_missing:
+                    cr = n_all - an - me  # missing left
+                    gain_l = _gain(ag + mg, ah + mh, n_k - cr, cr, g_k, h_k, c, min_n,
+                                   parent[k], 0, -np.inf, np.inf)
+            if gain_l > -np.inf:
+                total[b, 0] += gain_l
+            if gain_r > -np.inf:
+                total[b, 1] += gain_r
 
 
 @njit(cache=True, inline="always")
-def _best_of_feature(total, nb, f, min_split_gain, sigma, key, base):
-    # (score, total, bin, direction) of the best candidate of feature f; bin -1: none
+def _no_draw_below(bar, spread):
+    # A noiseless total ``t`` with ``base + t`` below this value has ``sqrt(base + t) +
+    # spread < bar`` in floating point (margins of 1e-9 over the roundings of the sqrt and
+    # the sums), so its candidate is skipped without its sqrt; -inf: no such total.
+    thr = bar - spread - 1e-9 * (abs(bar) + spread)
+    if not thr > 0.0:
+        return -np.inf
+    return thr * thr * (1.0 - 1e-9)
+
+
+@njit(cache=True, inline="always")
+def _best_of_feature(total, nb, f, min_split_gain, sigma, key, base, floor):
+    # (score, total, bin, direction) of the best candidate of feature f; bin -1: none.
+    # With noise, ``floor``: what the level's winner scores at least (see _Z_BOUND); a
+    # candidate whose largest draw stays below it, or below this feature's best so far,
+    # cannot win the level, so it is not drawn.
     best, best_total, best_b, best_d = -np.inf, -np.inf, -1, 0
-    floor = -np.inf  # with noise: no candidate below it can win (see _Z_BOUND)
-    if sigma > 0.0:
-        # the winner scores at least the highest noiseless part minus the largest draw
-        top = -np.inf
-        for b in range(nb):
-            for d in range(2):
-                t = total[b, d]
-                if t > min_split_gain:
-                    top = max(top, math.sqrt(max(base + t, 0.0)))
-        floor = top - sigma * _Z_BOUND
+    spread = sigma * _Z_BOUND
+    bar = floor
+    cut = _no_draw_below(bar, spread)
     for b in range(nb):
         for d in range(2):
             t = total[b, d]
@@ -166,13 +184,19 @@ def _best_of_feature(total, nb, f, min_split_gain, sigma, key, base):
                 continue
             s = t
             if sigma > 0.0:
-                root = math.sqrt(max(base + t, 0.0))
-                reach = root + sigma * _Z_BOUND
-                if reach < floor or reach < best:
+                x = max(base + t, 0.0)
+                if x < cut:
+                    continue
+                root = math.sqrt(x)
+                reach = root + spread
+                if reach < bar:
                     continue  # even its largest draw would lose: no draw, the same result
                 s = root + sigma * standard_normal(key, f, b, d)
             if s > best:
                 best, best_total, best_b, best_d = s, t, b, d
+                if sigma > 0.0 and s > bar:
+                    bar = s
+                    cut = _no_draw_below(bar, spread)
     return best, best_total, best_b, best_d
 
 
@@ -188,12 +212,43 @@ def _feature_results(n_features):
 @njit(cache=True)
 def _level_feature(hist, f, nb, use, active, sum_g, sum_h, count, c, min_n, parent, factor,
                    base, sigma, key, work_f):
-    # (score, total, bin, direction) of feature f's best candidate over the level's nodes
+    # Feature f's level totals into work_f; returns the highest total above min_split_gain
+    # (-inf: none), and without noise also its best candidate (score, total, bin, direction)
     if not use or nb <= 1:
-        return -np.inf, 0.0, -1, 0
+        return -np.inf, -np.inf, 0.0, -1, 0
     _scan_level_feature(hist, f, nb, active, sum_g, sum_h, count, c, min_n, parent, factor,
                         work_f)
-    return _best_of_feature(work_f, nb, f, c.min_split_gain, sigma, key, base)
+    top = -np.inf
+    for b in range(nb):
+        for d in range(2):
+            t = work_f[b, d]
+            if t > c.min_split_gain and t > top:
+                top = t
+    if sigma > 0.0:
+        return top, -np.inf, 0.0, -1, 0
+    score, total, bb, bd = _best_of_feature(work_f, nb, f, c.min_split_gain, 0.0, key, base,
+                                            -np.inf)
+    return top, score, total, bb, bd
+
+
+@njit(cache=True)
+def _noisy_feature(f, nb, top, c, base, sigma, key, floor, work_f):
+    # Feature f's best noisy candidate (its totals in work_f; ``top`` their highest)
+    if top == -np.inf or math.sqrt(max(base + top, 0.0)) + sigma * _Z_BOUND < floor:
+        return -np.inf, 0.0, -1, 0
+    return _best_of_feature(work_f, nb, f, c.min_split_gain, sigma, key, base, floor)
+
+
+@njit(cache=True, inline="always")
+def _level_floor(f_top, base, sigma):
+    # What the level's winner scores at least: the highest noiseless part minus the
+    # largest draw (-inf: no candidate)
+    top = -np.inf
+    for f in range(f_top.size):
+        top = max(top, f_top[f])
+    if top == -np.inf:
+        return -np.inf
+    return math.sqrt(max(base + top, 0.0)) - sigma * _Z_BOUND
 
 
 @njit(parallel=True, cache=True)
@@ -223,15 +278,29 @@ def find_level_split(hist, n_bins, feature_mask, active, sum_g, sum_h, count, c,
     -------
     (feature, bin, default_left, total)
         ``feature`` -1 when no candidate's total is above ``min_split_gain``.
+
+    Notes
+    -----
+    With noise, the draws come after every feature's totals: a candidate is drawn only if
+    its largest draw could reach what the level's winner scores at least (the highest
+    noiseless part minus the largest draw), which skips most draws and gives the model
+    of every draw made.
     """
     n_features = hist.shape[1]
     min_n, parent, factor, base = level_constants(sum_g, sum_h, count, active, c)
     f_score, f_total, f_bin, f_dir = _feature_results(n_features)
+    f_top = np.empty(n_features)
     for p in prange(n_features):
         f = np.int64(p)
-        f_score[f], f_total[f], f_bin[f], f_dir[f] = _level_feature(
+        f_top[f], f_score[f], f_total[f], f_bin[f], f_dir[f] = _level_feature(
             hist, f, n_bins[f], feature_mask[f], active, sum_g, sum_h, count, c, min_n,
             parent, factor, base, sigma, key, work[f])
+    if sigma > 0.0:
+        floor = _level_floor(f_top, base, sigma)
+        for p in prange(n_features):
+            f = np.int64(p)
+            f_score[f], f_total[f], f_bin[f], f_dir[f] = _noisy_feature(
+                f, n_bins[f], f_top[f], c, base, sigma, key, floor, work[f])
     return _pick_feature(f_score, f_total, f_bin, f_dir)
 
 
@@ -242,10 +311,20 @@ def find_level_split_serial(hist, n_bins, feature_mask, active, sum_g, sum_h, co
     n_features = hist.shape[1]
     min_n, parent, factor, base = level_constants(sum_g, sum_h, count, active, c)
     f_score, f_total, f_bin, f_dir = _feature_results(n_features)
+    f_top = np.empty(n_features)
     for f in range(n_features):
-        f_score[f], f_total[f], f_bin[f], f_dir[f] = _level_feature(
+        f_top[f], f_score[f], f_total[f], f_bin[f], f_dir[f] = _level_feature(
             hist, f, n_bins[f], feature_mask[f], active, sum_g, sum_h, count, c, min_n,
             parent, factor, base, sigma, key, work[f])
+    if sigma > 0.0:
+        # the winner so far raises the bar of the features after it (it scores at least
+        # that): fewer draws, the same winner
+        floor = _level_floor(f_top, base, sigma)
+        for f in range(n_features):
+            f_score[f], f_total[f], f_bin[f], f_dir[f] = _noisy_feature(
+                f, n_bins[f], f_top[f], c, base, sigma, key, floor, work[f])
+            if f_score[f] > floor:
+                floor = f_score[f]
     return _pick_feature(f_score, f_total, f_bin, f_dir)
 
 

@@ -35,7 +35,9 @@ from typing import Callable, NamedTuple
 import numba
 import numpy as np
 
-from .._cpu.histogram import build_histogram, build_histogram_serial, subtract_histograms
+from .._cpu.histogram import (build_histogram, build_histogram_serial,
+                               build_histogram_used_serial, subtract_histograms,
+                               subtract_used_bins)
 from .._cpu.histogram_wide import build_wide_histogram, build_wide_histogram_serial
 from .._cpu.partition import leaf_of_rows, partition_rows, partition_rows_serial
 from .._cpu.quantise import (N_FLOAT32_EXPONENTS, abs_sum_accumulators, quantise_gradients,
@@ -355,7 +357,7 @@ class TreeGrower:
         split-noise scale (:func:`~skltr._cpu.split_symmetric.noise_scale`)."""
         self._level_hist = self._level_buffer(1, 0)
         root.hist = self._level_hist[0]
-        self._build_local(root, use_rows=self.rows is not None)
+        self._build_local(root, use_rows=self.rows is not None, used_only=True)
         p = self.params
         self._sigma = noise_scale(p.random_strength, self.grad, self.round, p.learning_rate)
         self._level_work = None
@@ -401,10 +403,11 @@ class TreeGrower:
             if below is not None:
                 small, large = (left, right) if left.count <= right.count else (right, left)
                 small.hist = below[2 * k + (small is right)]
-                self._build_local(small)
+                self._build_local(small, used_only=True)
                 large.hist = below[2 * k + (large is right)]
                 with stage("subtract", 3 * node.hist.nbytes):
-                    subtract_histograms(node.hist, small.hist, large.hist)
+                    subtract_used_bins(node.hist, small.hist, large.hist, self.n_bins,
+                                       self.missing_bin)
             node.hist = None  # a view of the level's buffer, not the pool's
         self._level_hist = below
 
@@ -473,8 +476,11 @@ class TreeGrower:
         out[...] = self.communicator.allreduce_sum(local)
         return out
 
-    def _build_local(self, node, use_rows=True, reduce=True):
+    def _build_local(self, node, use_rows=True, reduce=True, used_only=False):
         """``node.hist`` = the histogram of this worker's rows of ``node``.
+
+        ``used_only``: on one thread, zero only the bins a search reads (the symmetric level
+        buffers, whose other bins nothing reads).
 
         ``reduce=False`` may leave row chunks 1.. in the pool's scratch (see
         :func:`build_histogram`); returns how many row chunks ``node.hist`` then lacks + 1.
@@ -490,8 +496,13 @@ class TreeGrower:
                                 node.end, use_rows, hist, self.pool.scratch, *self._tasks,
                                 reduce)
                 return 1 if reduce else self._tasks[0]
-            build_histogram_serial(self.X_binned, self._g, self._h, self._buf, node.start,
-                                   node.end, use_rows, hist)
+            if used_only:
+                build_histogram_used_serial(self.X_binned, self._g, self._h, self._buf,
+                                            node.start, node.end, use_rows, hist, self.n_bins,
+                                            self.missing_bin)
+            else:
+                build_histogram_serial(self.X_binned, self._g, self._h, self._buf, node.start,
+                                       node.end, use_rows, hist)
             return 1
 
     def _features(self, hist):

@@ -140,6 +140,39 @@ def test_hash_matches_reference():
     assert abs(u.mean() - 0.5) < 0.01 and abs(u.var() - 1 / 12) < 0.005
 
 
+def _key_families(rng, cnt):
+    """Keys as the kernel draws them (``exp(s) * u / (1.000001 - u)``), with zeros
+    (underflowed exponentials) and repeats; bunched within one bucket of the sort (its
+    comparison fallback); and all equal."""
+    u = rng.random(cnt)
+    noisy = np.exp(rng.normal(size=cnt) * 3.0) * (u / (1.000001 - u))
+    holes = noisy.copy()
+    holes[rng.random(cnt) < 0.3] = 0.0
+    holes[rng.random(cnt) < 0.2] = holes[0]
+    bunched = 1.0 + rng.integers(0, 5, cnt) * 2.0**-40
+    bunched[:cnt // 2] = noisy[:cnt // 2]
+    return {"noisy": noisy, "holes": holes, "bunched": bunched, "equal": np.full(cnt, 0.5),
+            "zeros": np.zeros(cnt)}
+
+
+@pytest.mark.parametrize("cnt", [1, 2, 3, 4, 5, 7, 8, 9, 23, 24, 31, 64, 100, 257, 1000])
+def test_noisy_order_is_a_stable_descending_sort(cnt):
+    """The kernel's sorts (buckets; network runs and branch-free merges) against numpy's
+    stable argsort."""
+    from skltr._cpu.yetirank import _merge_order, _yetirank_order
+
+    rng = np.random.default_rng(cnt)
+    for trial in range(10):
+        for family, keys in _key_families(rng, cnt).items():
+            expected = np.argsort(-keys, kind="stable")
+            idx, tmp = np.empty(cnt, np.int64), np.empty(cnt, np.int64)
+            order = _yetirank_order(keys, cnt, idx, tmp, np.empty(cnt), np.empty(cnt),
+                                    np.empty(cnt + 2, np.int64))
+            np.testing.assert_array_equal(order, expected, family)
+            order = _merge_order(keys, cnt, idx, tmp, np.empty(cnt), np.empty(cnt))
+            np.testing.assert_array_equal(order, expected, family)
+
+
 def random_layout(n_queries=120, seed=0):
     rng = np.random.default_rng(seed)
     sizes = rng.integers(1, 90, n_queries)

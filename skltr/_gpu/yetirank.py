@@ -46,8 +46,8 @@ __all__ = ["YetiRankScratch", "perms_per_launch", "yetirank_gradients", "yetiran
 
 #: CUDA C source (needs ``_compile.COMMON``, ``EXACT_FLOAT32`` and :mod:`skltr._gpu.libm`).
 #: The constants are :mod:`skltr._cpu.yetirank`'s (``YETIRANK_PAIR_SCALE``,
-#: ``YETIRANK_NOISE_GUARD``, ``_YETI_TINY``, ``_YETI_RUN``; tests/test_yetirank.py checks
-#: them).
+#: ``YETIRANK_NOISE_GUARD``, ``_YETI_TINY``; tests/test_yetirank_cuda_source.py checks
+#: them; ``YETI_RUN`` is this kernel's own).
 SOURCE = r"""
 #define YETIRANK_PAIR_SCALE 0.15
 #define YETIRANK_NOISE_GUARD 1.000001
@@ -86,8 +86,9 @@ __device__ void yetirank_noisy(const double* ex, i64 cnt, u64 stream, double* ke
 
 __device__ int* yetirank_order(const double* keys, i64 cnt, int* idx, int* tmp, double* skey,
                                double* stmp) {
-    // 0..cnt-1 by descending key, ties in index order: the CPU's _yetirank_order, insertion
-    // runs of YETI_RUN then bottom-up merges between the two buffers. keys may be stmp (the
+    // 0..cnt-1 by descending key, ties in index order: the order of the CPU's
+    // _yetirank_order (any stable sort's); insertion runs of YETI_RUN then bottom-up merges
+    // between the two buffers. keys may be stmp (the
     // insertions only read it, and the merges write stmp after the last read).
     for (i64 start = 0; start < cnt; start += YETI_RUN) {
         const i64 stop = min(start + (i64)YETI_RUN, cnt);

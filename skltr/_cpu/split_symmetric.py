@@ -54,6 +54,8 @@ _TWO_PI = 2.0 * math.pi
 #: noiseless part minus ``sigma * _Z_BOUND`` (what the winner scores at least), cannot win
 #: (rounding is monotone), so its draw is skipped: the model is the one of every draw made.
 _Z_BOUND = 8.66
+#: log2(e) / 2, lowered by 1e-9 (a margin over the roundings; see _radius_falls_short)
+_HALF_LOG2E_LOW = 0.5 * 1.4426950408889634 * (1.0 - 1e-9)
 
 
 @njit(cache=True)
@@ -70,13 +72,32 @@ def _uniform(k):
     return (np.float64(k >> np.uint64(11)) + 0.5) * 1.1102230246251565e-16  # 2**-53
 
 
+@njit(cache=True, inline="always")
+def _radius_key(key, f, b, d):
+    # the hash of the draw's first uniform, which sets its radius sqrt(-2 log u1)
+    return _mix64(_mix64(np.uint64(key) ^ np.uint64(f)) ^ np.uint64(2 * b + d))
+
+
+@njit(cache=True, inline="always")
+def _normal_of(k1):
+    return math.sqrt(-2.0 * math.log(_uniform(k1))) * math.cos(_TWO_PI * _uniform(_mix64(k1)))
+
+
 @njit(cache=True)
 def standard_normal(key, f, b, d):
     """The standard normal draw of candidate (feature ``f``, bin ``b``, direction ``d``) of
     the level ``key`` (Box-Muller)."""
-    k1 = _mix64(_mix64(np.uint64(key) ^ np.uint64(f)) ^ np.uint64(2 * b + d))
-    k2 = _mix64(k1)
-    return math.sqrt(-2.0 * math.log(_uniform(k1))) * math.cos(_TWO_PI * _uniform(k2))
+    return _normal_of(_radius_key(key, f, b, d))
+
+
+@njit(cache=True, inline="always")
+def _radius_falls_short(k1, need):
+    # True when the draw of radius key k1 is surely below ``need`` (> 0): its uniform u1 is
+    # at least 2**-m <= exp(-need**2 / 2) (m from need lowered by 1e-9), so its radius
+    # sqrt(-2 log u1) <= need and so the draw, |cos| <= 1. A test of u1 against a power of
+    # two instead of the log and cos of the draw.
+    m = math.floor(need * need * _HALF_LOG2E_LOW)
+    return m >= 1.0 and _uniform(k1) >= math.ldexp(1.0, -int(min(m, 1100.0)))
 
 
 def noise_scale(random_strength, grad, round_, learning_rate) -> float:
@@ -191,7 +212,13 @@ def _best_of_feature(total, nb, f, min_split_gain, sigma, key, base, floor):
                 reach = root + spread
                 if reach < bar:
                     continue  # even its largest draw would lose: no draw, the same result
-                s = root + sigma * standard_normal(key, f, b, d)
+                k1 = _radius_key(key, f, b, d)
+                # the draw it needs to reach the bar, less a margin (1e-9 of the sizes)
+                # over every rounding of the sums: below it, the computed score is too
+                need = ((bar - root) - 1e-9 * (abs(bar) + root + spread)) / sigma
+                if need > 0.0 and _radius_falls_short(k1, need):
+                    continue
+                s = root + sigma * _normal_of(k1)
             if s > best:
                 best, best_total, best_b, best_d = s, t, b, d
                 if sigma > 0.0 and s > bar:

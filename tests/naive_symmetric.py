@@ -41,7 +41,7 @@ def sigma_of(random_strength, grad, round_, learning_rate):
     if random_strength == 0:
         return 0.0
     n = len(grad)
-    stdev = math.sqrt(sum(float(g) * float(g) for g in grad) / n)
+    stdev = math.sqrt(math.fsum(float(g) * float(g) for g in grad) / n)  # exact, as skltr
     m = n * math.exp(-round_ * learning_rate)
     return random_strength * stdev * m / (1.0 + m)
 

@@ -83,8 +83,12 @@ KW = dict(n_estimators=12, random_state=3, n_jobs=1)
     {"objective": "rank_pairwise", "growth": "depthwise", "max_depth": 4},
     {"objective": "lambdarank", "early_stopping": True, "n_estimators": 40},
     {"objective": "yetirank", "yetirank_permutations": 3, "yetirank_decay": 0.7},
+    {"objective": "yetirank", "growth": "symmetric", "max_depth": 4, "random_strength": 1.0,
+     "min_samples_leaf": 1},
+    {"growth": "symmetric", "max_depth": 3, "min_samples_leaf_counts": "rows",
+     "random_strength": 2.0, "subsample": 0.7},
 ], ids=["lambdarank", "xendcg-subsample", "regression-rows", "pairwise-depthwise",
-        "holdout-early-stopping", "yetirank"])
+        "holdout-early-stopping", "yetirank", "symmetric-noise", "symmetric-rows-subsample"])
 def test_same_model_as_one_process(client, params):
     X, y, qid, w = _data()
     kw = {**KW, **params}

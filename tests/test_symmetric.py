@@ -104,11 +104,12 @@ def test_noise_draws_and_scale_match_their_definitions():
     grad = np.array([0.5, -1.25, 2.0, 0.0], np.float32)
     rms = math.sqrt((0.25 + 1.5625 + 4.0) / 4)
     m = 4 * math.exp(-30 * 0.1)
-    assert noise_scale(2.0, grad, 30, 0.1) == pytest.approx(2.0 * rms * m / (1 + m),
-                                                            rel=1e-15)
-    assert noise_scale(2.0, grad, 30, 0.1) == pytest.approx(sigma_of(2.0, grad, 30, 0.1),
-                                                            rel=1e-15)
-    assert noise_scale(0.0, grad, 30, 0.1) == 0.0
+    assert noise_scale(2.0, 5.8125, 4, 30, 0.1) == pytest.approx(2.0 * rms * m / (1 + m),
+                                                                 rel=1e-15)
+    assert noise_scale(2.0, 5.8125, 4, 30, 0.1) == pytest.approx(sigma_of(2.0, grad, 30, 0.1),
+                                                                 rel=1e-15)
+    assert noise_scale(0.0, 5.8125, 4, 30, 0.1) == 0.0
+    assert noise_scale(1.0, 0.0, 0, 30, 0.1) == 0.0
 
 
 # ---------------------------------------------------------------------------- the ranker
@@ -221,13 +222,11 @@ def test_unsupported_settings_are_refused(data, kw, match):
         GPUHistGBDTRanker(n_estimators=2, **kw).fit(Xc, y, qid=qid)
 
 
-def test_gpu_dask_and_bad_values_are_refused(data):
+def test_gpu_and_bad_values_are_refused(data):
     hp = GPUHistGBDTRanker(growth="symmetric", device="cuda").get_params()
     with pytest.raises(ValueError, match="growth='symmetric' is not implemented with "
                                          "device='cuda'"):
         recipe.check_growth(hp, is_gpu=True)
-    with pytest.raises(ValueError, match="not implemented by DaskGPUHistGBDTRanker"):
-        recipe.check_growth(hp, is_gpu=False, distributed=True)
     X, y, qid = data
     with pytest.raises(ValueError, match="random_strength"):
         GPUHistGBDTRanker(growth="symmetric", random_strength=-1.0).fit(X, y, qid=qid)

@@ -100,15 +100,15 @@ def _radius_falls_short(k1, need):
     return m >= 1.0 and _uniform(k1) >= math.ldexp(1.0, -int(min(m, 1100.0)))
 
 
-def noise_scale(random_strength, grad, round_, learning_rate) -> float:
+def noise_scale(random_strength, sum_sq, n, round_, learning_rate) -> float:
     """CatBoost's standard deviation of the score noise of round ``round_`` (0-based):
     ``random_strength * sqrt(mean(grad**2)) * m / (1 + m)``, ``m = n * exp(-round * lr)``
-    (``CalcScoreStDev``; ``grad`` every training row's gradient)."""
-    if random_strength == 0.0 or grad.size == 0:
+    (``CalcScoreStDev``); ``sum_sq``: the sum of the ``n`` training rows' squared gradients
+    (the grower's is exact: the same on any partition of the rows)."""
+    if random_strength == 0.0 or n == 0:
         return 0.0
-    g = grad.astype(np.float64)
-    stdev = math.sqrt(float(np.sum(g * g)) / g.size)  # numpy's pairwise sum: thread-free
-    m = math.exp(math.log(g.size) - round_ * learning_rate)
+    stdev = math.sqrt(sum_sq / n)
+    m = math.exp(math.log(n) - round_ * learning_rate)
     return random_strength * stdev * (m / (1.0 + m))
 
 

@@ -94,11 +94,11 @@ def check_device(hp, is_gpu):
             f"default) on the GPU, or device='cpu'.")
 
 
-def check_growth(hp, *, is_gpu, distributed=False):
+def check_growth(hp, *, is_gpu):
     """Raise ValueError, before any work, for what ``growth="symmetric"`` (and
-    ``random_strength``, its split noise) is not implemented with: the GPU, a distributed
-    fit, another growth policy; the constraints and categorical features are refused by
-    :func:`plan_fit` once resolved."""
+    ``random_strength``, its split noise) is not implemented with: the GPU, another growth
+    policy; the constraints and categorical features are refused by :func:`plan_fit` once
+    resolved."""
     symmetric = hp["growth"] == "symmetric"
     if hp.get("random_strength", 0.0) > 0 and not symmetric:
         raise ValueError(f"random_strength={hp['random_strength']!r} is only implemented "
@@ -110,9 +110,6 @@ def check_growth(hp, *, is_gpu, distributed=False):
         raise ValueError(f"growth='symmetric' is not implemented with "
                          f"device={hp['device']!r} yet; use device='cpu', or growth="
                          f"'depthwise' / 'leafwise' on the GPU.")
-    if distributed:
-        raise ValueError("growth='symmetric' is not implemented by DaskGPUHistGBDTRanker "
-                         "yet; use growth='depthwise' or 'leafwise', or GPUHistGBDTRanker.")
 
 
 def _check_symmetric(monotone, interaction, categorical):

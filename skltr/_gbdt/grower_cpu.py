@@ -57,6 +57,7 @@ from .categorical import CategoricalSearch
 from .constraints import allowed_features
 from .growth import GrowthDriver, Node, fill_children
 from .params import TreeParams
+from .position_bias import position_sums
 from .quantisation import (FLOAT_SCALES, check_hessians, choose_layout, one_word_scales,
                            two_word_scales)
 
@@ -193,7 +194,7 @@ class TreeGrower:
         assert wide is None or (wide.X.shape[0] == n and wide.row0[0] == n_features)
         self.seed, self.round = int(seed), int(round_)
         if self.params.growth == "symmetric":  # the front-ends refuse the rest
-            assert wide is None and self.params.categorical is None and not self._distributed
+            assert wide is None and self.params.categorical is None
             assert self.params.monotone is None and self.params.interaction is None
 
     # ------------------------------------------------------------------ growing
@@ -357,9 +358,18 @@ class TreeGrower:
         split-noise scale (:func:`~skltr._cpu.split_symmetric.noise_scale`)."""
         self._level_hist = self._level_buffer(1, 0)
         root.hist = self._level_hist[0]
-        self._build_local(root, use_rows=self.rows is not None, used_only=True)
+        self._build_local(root, use_rows=self.rows is not None, used_only=not self._distributed)
+        if self._distributed:
+            root.hist[...] = self.communicator.allreduce_sum(root.hist)
         p = self.params
-        self._sigma = noise_scale(p.random_strength, self.grad, self.round, p.learning_rate)
+        self._sigma = 0.0
+        if p.random_strength > 0.0:
+            # every row's squared gradient, summed exactly: the same scale on any partition
+            g = self.grad.astype(np.float64)
+            (sum_sq,), n = position_sums((g * g,), np.zeros(g.size, np.int64), 1,
+                                         self.communicator)
+            self._sigma = noise_scale(p.random_strength, sum_sq[0], int(n[0]), self.round,
+                                      p.learning_rate)
         self._level_work = None
 
     def level_split(self, nodes, active, depth):
@@ -393,21 +403,39 @@ class TreeGrower:
     def _split_level(self, parents, pairs, may_split):
         """Partition a level's nodes at their split; the children's histograms (the
         smaller child's built, the larger one's ``parent - smaller``) in the next level's
-        buffer, child ``2k + side`` of parent ``k``, where ``may_split`` (all or none)."""
+        buffer, child ``2k + side`` of parent ``k``, where ``may_split`` (all or none).
+
+        Distributed: the left counts (one-word bins hold none) and the smaller children's
+        histograms are all-reduced, one call each for the whole level; every worker builds
+        the same children (the globally smaller), so the sums are the one-process ones.
+        """
         deeper = bool(parents) and may_split(pairs[0][0], 0)
         below = self._level_buffer(2 * len(parents), pairs[0][0].depth) if deeper else None
-        for k, (node, (left, right)) in enumerate(zip(parents, pairs)):
-            n_left_local = self._partition_children(node, left, right)
-            cl = n_left_local if self.scales.layout is ONE_WORD else node.split.left_count
-            left.count, right.count = cl, node.count - cl
-            if below is not None:
+        n_left = np.array([self._partition_children(node, left, right)
+                           for node, (left, right) in zip(parents, pairs)], np.int64)
+        if self.scales.layout is not ONE_WORD:
+            n_left = np.array([node.split.left_count for node in parents], np.int64)
+        elif self._distributed:
+            n_left = self.communicator.allreduce_sum(n_left)
+        for node, (left, right), cl in zip(parents, pairs, n_left):
+            left.count, right.count = int(cl), node.count - int(cl)
+        if below is not None:
+            # (distributed: whole histograms, so that the all-reduce adds no stale bins)
+            small_rows, larger = [], []
+            for k, (node, (left, right)) in enumerate(zip(parents, pairs)):
                 small, large = (left, right) if left.count <= right.count else (right, left)
-                small.hist = below[2 * k + (small is right)]
-                self._build_local(small, used_only=True)
-                large.hist = below[2 * k + (large is right)]
+                small_rows.append(2 * k + (small is right))
+                small.hist = below[small_rows[-1]]
+                self._build_local(small, used_only=not self._distributed)
+                larger.append((node, small, large, 2 * k + (large is right)))
+            if self._distributed:
+                below[small_rows] = self.communicator.allreduce_sum(below[small_rows])
+            for node, small, large, row in larger:
+                large.hist = below[row]
                 with stage("subtract", 3 * node.hist.nbytes):
                     subtract_used_bins(node.hist, small.hist, large.hist, self.n_bins,
                                        self.missing_bin)
+        for node in parents:
             node.hist = None  # a view of the level's buffer, not the pool's
         self._level_hist = below
 

@@ -248,7 +248,7 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
         is_gpu = names_gpu(self.device)  # the driver may have no GPU: read the string
         hp = self._local_params()
         recipe.check_device(hp, is_gpu)
-        recipe.check_growth(hp, is_gpu=is_gpu, distributed=True)
+        recipe.check_growth(hp, is_gpu=is_gpu)
         for name in ("n_features_in_", "feature_names_in_"):
             self.__dict__.pop(name, None)
         stub = GPUHistGBDTRanker(**hp)

@@ -61,8 +61,8 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
         ``n_jobs`` is the threads of each worker's task. ``device="cuda"`` trains on the
         GPU of every worker that holds rows: give each worker its own device (dask-cuda's
         ``LocalCUDACluster``, or ``CUDA_VISIBLE_DEVICES`` set per worker); workers that
-        share a GPU give the same model, more slowly. ``growth="symmetric"`` (and so
-        ``random_strength`` > 0) is not implemented here yet: a fit raises ValueError.
+        share a GPU give the same model, more slowly. ``growth="symmetric"`` (with
+        ``random_strength``) trains on the CPU workers, the one-process model too.
 
     Attributes
     ----------

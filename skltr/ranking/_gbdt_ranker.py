@@ -72,8 +72,8 @@ default="lambdarank"
         ``min_split_gain``). A node whose child would hold fewer than
         ``min_samples_leaf`` rows (or less than ``min_child_weight`` hessian) at the
         level's split adds no gain and every leaf below it takes its value (CatBoost
-        leaves empty leaves at 0). CPU only; not with categorical features, monotone or
-        interaction constraints, or the Dask ranker. See :ref:`gbdt_growth`.
+        leaves empty leaves at 0). CPU and Dask (not yet the GPU); not with categorical
+        features, monotone or interaction constraints. See :ref:`gbdt_growth`.
     min_child_weight : float, default=1e-3
         Minimum hessian sum in a leaf.
     min_samples_leaf : int, default=20

@@ -227,6 +227,10 @@ FIGURES = [
     Figure("2.6x", "yetirank-amd-epyc-2026-11-27-8b37ee3-letor-noise-skip.json", "letor:",
            metric=_SYM_LEAF + "} fit", peer_name="skltr lambdarank", field="ratio",
            fmt="{:.1f}x", pages=GBDT_RANKER),
+    *(Figure(text, "yetirank-amd-epyc-2026-11-27-db09e63-symmetric-5seeds.json", f"{data}:",
+             metric=_SYM_LEAF + "} fit", peer_name="skltr lambdarank", field="ratio",
+             fmt="{:.2f}x", pages=GBDT_RANKER)
+      for text, data in (("1.48x", "synthetic"), ("1.68x", "letor"))),
     # the cheaper level search and sort (the same models)
     *(Figure(text, YETIRANK_FAST, f"{data}:", metric=_SYM_LEAF + "} fit", peer_name=peer,
              field=field, fmt=fmt, pages=pages)
@@ -834,6 +838,11 @@ FIGURES = [
     *[Figure(text, "scaling_train_cpu-h100-host-16core-c6a19a1-2026-11-26.json",
              f"244761 rows, {n} threads", "ratio", "{:.2f}", PERF, metric="fit")
       for text, n in (("0.61", 1), ("0.79", 2), ("0.78", 4), ("0.72", 8), ("0.73", 16))],
+    *[Figure(text, "symmetric_gpu-h100-2026-11-27.json", "493808 rows", field, fmt, PERF,
+             metric="gpu symmetric fit", peer_name=peer)
+      for text, field, fmt, peer in (("4.80 s", "skltr", "{:.2f} s", "cpu symmetric"),
+                                     ("8.35 s", "peer", "{:.2f} s", "cpu symmetric"),
+                                     ("2.2x", "ratio", "{:.1f}x", "gpu depthwise"))],
     *[Figure(text, "scaling_train_cpu-h100-host-16core-af454c2-2026-11-27.json",
              f"244761 rows, {n} threads", "ratio", "{:.2f}", PERF, metric="fit")
       for text, n in (("0.57", 1), ("1.06", 2), ("0.76", 4), ("0.83", 8), ("0.81", 16))],

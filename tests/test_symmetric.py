@@ -222,13 +222,44 @@ def test_unsupported_settings_are_refused(data, kw, match):
         GPUHistGBDTRanker(n_estimators=2, **kw).fit(Xc, y, qid=qid)
 
 
-def test_gpu_and_bad_values_are_refused(data):
+def test_dask_gpu_workers_and_bad_values_are_refused(data):
     hp = GPUHistGBDTRanker(growth="symmetric", device="cuda").get_params()
-    with pytest.raises(ValueError, match="growth='symmetric' is not implemented with "
-                                         "device='cuda'"):
-        recipe.check_growth(hp, is_gpu=True)
+    with pytest.raises(ValueError, match="growth='symmetric' is not implemented on the GPU "
+                                         "workers of DaskGPUHistGBDTRanker"):
+        recipe.check_growth(hp, is_gpu=True, distributed=True)
+    recipe.check_growth(hp, is_gpu=True)  # one GPU: grown (test_cuda_fit_is_the_cpu_fit)
+    recipe.check_growth(hp, is_gpu=False, distributed=True)  # CPU workers: test_dask
     X, y, qid = data
     with pytest.raises(ValueError, match="random_strength"):
         GPUHistGBDTRanker(growth="symmetric", random_strength=-1.0).fit(X, y, qid=qid)
     with pytest.raises(ValueError, match="growth"):
         GPUHistGBDTRanker(growth="oblivious").fit(X, y, qid=qid)
+
+
+# ---------------------------------------------------------------------------- the GPU
+@pytest.fixture(scope="module")
+def larger_data():
+    X, y, qid = make_ranking(n_queries=300, docs_per_query=60, n_features=12,
+                             n_informative=6, random_state=1)
+    X[::5, 2] = np.nan
+    return X, y, qid
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("params", [
+    dict(random_strength=1.0, min_samples_leaf=1, max_depth=4),  # one-word bins, noise
+    dict(objective="lambdarank", min_samples_leaf=20, max_depth=4),  # frozen nodes
+    dict(min_samples_leaf_counts="rows", random_strength=2.0, subsample=0.7,
+         colsample_bytree=0.8),  # two-word bins, a query and a feature sample
+], ids=["one-word-noise", "frozen", "two-word-samples"])
+@pytest.mark.parametrize("which", ["data", "larger_data"])
+def test_cuda_fit_is_the_cpu_fit(request, which, params):
+    """The GPU grower's symmetric trees (its histograms, the CPU's level search on a host
+    copy of them) are the CPU's, bit for bit."""
+    pytest.importorskip("cupy")
+    data = request.getfixturevalue(which)
+    cpu = _fit(data, n_estimators=10, **params)
+    gpu = _fit(data, n_estimators=10, device="cuda", **params)
+    X = data[0]
+    np.testing.assert_array_equal(gpu.predict(X), cpu.predict(X))
+    assert gpu.ensemble_.equals(cpu.ensemble_)

@@ -104,7 +104,8 @@ class CUDABackend:
 
     def grow(self, grad, hess, rows, feature_mask, round_=0):
         self._dev_tree = None
-        return self.grower.grow(grad, hess, rows, feature_mask)
+        return self.grower.grow(grad, hess, rows, feature_mask, seed=self.params.seed,
+                                round_=round_)
 
     def _device_tree(self, tree):
         if self._dev_tree is None:

@@ -94,11 +94,11 @@ def check_device(hp, is_gpu):
             f"default) on the GPU, or device='cpu'.")
 
 
-def check_growth(hp, *, is_gpu):
+def check_growth(hp, *, is_gpu, distributed=False):
     """Raise ValueError, before any work, for what ``growth="symmetric"`` (and
-    ``random_strength``, its split noise) is not implemented with: the GPU, another growth
-    policy; the constraints and categorical features are refused by :func:`plan_fit` once
-    resolved."""
+    ``random_strength``, its split noise) is not implemented with: GPU workers of a Dask
+    fit, another growth policy; the constraints and categorical features are refused by
+    :func:`plan_fit` once resolved."""
     symmetric = hp["growth"] == "symmetric"
     if hp.get("random_strength", 0.0) > 0 and not symmetric:
         raise ValueError(f"random_strength={hp['random_strength']!r} is only implemented "
@@ -106,10 +106,10 @@ def check_growth(hp, *, is_gpu):
                          f"growth='symmetric', or random_strength=0.")
     if not symmetric:
         return
-    if is_gpu:
-        raise ValueError(f"growth='symmetric' is not implemented with "
-                         f"device={hp['device']!r} yet; use device='cpu', or growth="
-                         f"'depthwise' / 'leafwise' on the GPU.")
+    if is_gpu and distributed:
+        raise ValueError(f"growth='symmetric' is not implemented on the GPU workers of "
+                         f"DaskGPUHistGBDTRanker (device={hp['device']!r}) yet; use "
+                         f"device='cpu' workers, or growth='depthwise' / 'leafwise'.")
 
 
 def _check_symmetric(monotone, interaction, categorical):

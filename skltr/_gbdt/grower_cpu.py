@@ -44,8 +44,6 @@ from .._cpu.quantise import (N_FLOAT32_EXPONENTS, abs_sum_accumulators, quantise
                               quantise_gradients_gh64)
 from .._cpu.split import find_best_splits, find_best_splits_serial
 from .._cpu.split_children import find_child_splits
-from .._cpu.split_symmetric import (find_level_split, find_level_split_serial, level_children,
-                                    noise_key, noise_scale)
 from .._dtypes import G_H_DTYPE, QUANTISED_G_H_DTYPE, ROW_INDEX_DTYPE, X_BINNED_DTYPE
 from .._engine.binned_tree import GrownTree
 from .._engine.communicator import LocalCommunicator
@@ -57,7 +55,7 @@ from .categorical import CategoricalSearch
 from .constraints import allowed_features
 from .growth import GrowthDriver, Node, fill_children
 from .params import TreeParams
-from .position_bias import position_sums
+from .symmetric import level_splits, noise_sigma
 from .quantisation import (FLOAT_SCALES, check_hessians, choose_layout, one_word_scales,
                            two_word_scales)
 
@@ -361,44 +359,26 @@ class TreeGrower:
         self._build_local(root, use_rows=self.rows is not None, used_only=not self._distributed)
         if self._distributed:
             root.hist[...] = self.communicator.allreduce_sum(root.hist)
-        p = self.params
-        self._sigma = 0.0
-        if p.random_strength > 0.0:
-            # every row's squared gradient, summed exactly: the same scale on any partition
-            g = self.grad.astype(np.float64)
-            (sum_sq,), n = position_sums((g * g,), np.zeros(g.size, np.int64), 1,
-                                         self.communicator)
-            self._sigma = noise_scale(p.random_strength, sum_sq[0], int(n[0]), self.round,
-                                      p.learning_rate)
+        self._sigma = noise_sigma(self.params, self.grad, self.round, self.communicator)
         self._level_work = None
 
     def level_split(self, nodes, active, depth):
-        """The split every node of the level takes (:mod:`skltr._cpu.split_symmetric`):
-        per node a :class:`SplitInfo` with its own left sums and gain (-inf where a child
-        would break a limit), or None when no candidate qualifies."""
+        """The split every node of the level takes (:func:`~skltr._gbdt.symmetric.
+        level_splits`), or None when no candidate qualifies."""
         hist = self._level_hist
-        kind = np.int64 if hist.dtype.kind == "i" else np.float64
-        sum_g = np.array([node.sum_g for node in nodes], kind)
-        sum_h = np.array([node.sum_h for node in nodes], kind)
-        count = np.array([node.count for node in nodes], np.int64)
         if self._level_work is None:
             self._level_work = np.empty((hist.shape[1], hist.shape[2], 2), np.float64)
-        kernel = find_level_split if self._n_threads > 1 else find_level_split_serial
-        key = np.uint64(noise_key(self.seed, self.round, depth))
         with stage("split", hist.nbytes):
-            f, b, default_left, _ = kernel(hist, self.n_bins, self.feature_mask, active,
-                                           sum_g, sum_h, count, self._split_constants,
-                                           self._sigma, key, self._level_work)
-            if f < 0:
-                for node in nodes:
-                    node.hist = None  # views of the level's buffer, not the pool's
-                self._level_hist = None
-                return None
-            gain, left_g, left_h, left_count = level_children(
-                hist, f, self.n_bins[f], b, default_left, sum_g, sum_h, count,
-                self._split_constants)
-        return [SplitInfo(int(f), float(gain[k]), int(b), bool(default_left), left_g[k],
-                          left_h[k], int(left_count[k])) for k in range(len(nodes))]
+            splits = level_splits(hist, nodes, active, depth, n_bins=self.n_bins,
+                                  feature_mask=self.feature_mask,
+                                  constants=self._split_constants, sigma=self._sigma,
+                                  seed=self.seed, round_=self.round, work=self._level_work,
+                                  parallel=self._n_threads > 1)
+        if splits is None:
+            for node in nodes:
+                node.hist = None  # views of the level's buffer, not the pool's
+            self._level_hist = None
+        return splits
 
     def _split_level(self, parents, pairs, may_split):
         """Partition a level's nodes at their split; the children's histograms (the

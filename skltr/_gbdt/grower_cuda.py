@@ -56,6 +56,7 @@ from .categorical import CategoricalSearch
 from .constraints import allowed_features
 from .growth import GrowthDriver, Node, fill_children
 from .params import TreeParams
+from .symmetric import level_splits, noise_sigma, one_word_from_two
 from .quantisation import (check_hessians, choose_layout, count_bit, one_word_scales,
                            two_word_scales)
 
@@ -141,7 +142,8 @@ class GPUTreeGrower:
     leafwise_batch = 16
 
     # ------------------------------------------------------------------ growing
-    def grow(self, grad, hess, rows=None, feature_mask=None, leaf_of_row=False):
+    def grow(self, grad, hess, rows=None, feature_mask=None, leaf_of_row=False, seed=0,
+             round_=0):
         """Grow one tree.
 
         Parameters
@@ -154,6 +156,8 @@ class GPUTreeGrower:
             Copy the leaf of every row to the host into ``GrownTree.leaf_of_row`` (tests);
             the boosting loop adds leaf values on the device instead
             (:meth:`add_to_training_scores`) and leaves it None.
+        seed, round_ : int
+            The model's seed and this tree's round (symmetric growth's split noise).
 
         Returns
         -------
@@ -162,6 +166,7 @@ class GPUTreeGrower:
         """
         d = self.data
         n = d.n_samples
+        self.seed, self.round = int(seed), int(round_)
         self._grad = cupy.ascontiguousarray(grad, dtype=cupy.float32)
         self._hess = cupy.ascontiguousarray(hess, dtype=cupy.float32)
         if self._grad.shape != (n,) or self._hess.shape != (n,):
@@ -228,8 +233,11 @@ class GPUTreeGrower:
         self.pos = cupy.zeros(n_used, cupy.int32)
         d, p = self.data, self.params
         if self._slots is None:  # kept from tree to tree
-            # a leaf has min_samples_leaf rows at least: no more leaves than that allows
-            leaves = min(p.max_leaves, max(1, n_rows // p.min_samples_leaf))
+            # a leaf has min_samples_leaf rows at least: no more leaves than that allows,
+            # nor than max_depth (symmetric growth may leave leaves empty: its bound)
+            leaves = min(p.max_leaves, max(1, n_rows // max(p.min_samples_leaf, 1)))
+            if p.max_depth is not None:
+                leaves = min(leaves, 2 ** min(p.max_depth, 30))
             hist_rows = d.n_features + (0 if self._wide is None else self._wide.hist_rows)
             self._slots = HistogramSlots(hist_rows, d.n_bins_total,
                                          leaves + self.leafwise_batch + 1)
@@ -291,7 +299,8 @@ class GPUTreeGrower:
         hist = self._slots.array
         with stage("subtract"):
             subtract_histograms(hist, hist, triples)
-        self._find_splits(records, to_find)
+        if self.params.growth != "symmetric":  # (symmetric: the level search's, next)
+            self._find_splits(records, to_find)
 
     def find_splits_again(self, nodes):
         """Best splits of leaves whose bounds changed (their slots are kept), one launch."""
@@ -314,6 +323,44 @@ class GPUTreeGrower:
         full[self.buf] = cupy.asarray(tree_node.astype(np.int32))[self.pos]
         leaf = full.get()
         return leaf if self.rows is None else leaf[np.asarray(self.rows)]
+
+    # ------------------------------------------------------------------ symmetric growth
+    def level_root(self, root):
+        """The root's histogram (every node of a level keeps its slot until the level's
+        split) and the tree's split-noise scale, as the CPU grower's."""
+        root.slot = self._slots.acquire(1)[0]
+        zero, tasks = upload_int64([root.slot], self._tasks([root], [root.slot]))
+        self._build(zero, tasks, [root])
+        self._sigma = noise_sigma(self.params, self._grad.get(), self.round, self.communicator)
+        self._level_work = None
+
+    def level_split(self, nodes, active, depth):
+        """The level's split, found on the host by the CPU's search
+        (:func:`~skltr._gbdt.symmetric.level_splits`) from the level's histograms, copied in
+        one read in the CPU's layout; each node's left count is its rows' (from the bins'
+        counts): the partition's ranges need the exact count."""
+        d = self.data
+        slots = cupy.asarray(np.array([n.slot for n in nodes], np.int64))
+        with stage("split"):
+            two = self._slots.array[slots, :d.n_features].get()
+            hist = (one_word_from_two(two, self.count_shift)
+                    if self.scales.layout is ONE_WORD else two)
+            if self._level_work is None:
+                self._level_work = np.empty((hist.shape[1], hist.shape[2], 2), np.float64)
+            splits = level_splits(np.ascontiguousarray(hist), nodes, active, depth,
+                                  n_bins=d.n_bins_host, feature_mask=self._host_mask,
+                                  constants=self._constants, sigma=self._sigma,
+                                  seed=self.seed, round_=self.round, work=self._level_work,
+                                  parallel=True)
+        if splits is None:
+            return None
+        f, b, default_left = splits[0].feature, splits[0].bin, splits[0].default_left
+        counts = two[:, f, :, 1] >> np.int64(self.count_shift)
+        left = counts[:, :b + 1].sum(axis=1)
+        if default_left:
+            left = left + counts[:, d.missing_bin]
+        return [s._replace(left_g=int(s.left_g), left_h=int(s.left_h), left_count=int(c))
+                for s, c in zip(splits, left)]
 
     # ------------------------------------------------------------------ internals
     def _tasks(self, nodes, slots):

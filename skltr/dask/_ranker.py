@@ -62,7 +62,8 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
         GPU of every worker that holds rows: give each worker its own device (dask-cuda's
         ``LocalCUDACluster``, or ``CUDA_VISIBLE_DEVICES`` set per worker); workers that
         share a GPU give the same model, more slowly. ``growth="symmetric"`` (with
-        ``random_strength``) trains on the CPU workers, the one-process model too.
+        ``random_strength``) trains on CPU workers (the one-process model too); GPU
+        workers refuse it (ValueError).
 
     Attributes
     ----------
@@ -248,7 +249,7 @@ class DaskGPUHistGBDTRanker(GPUHistGBDTRanker):
         is_gpu = names_gpu(self.device)  # the driver may have no GPU: read the string
         hp = self._local_params()
         recipe.check_device(hp, is_gpu)
-        recipe.check_growth(hp, is_gpu=is_gpu)
+        recipe.check_growth(hp, is_gpu=is_gpu, distributed=True)
         for name in ("n_features_in_", "feature_names_in_"):
             self.__dict__.pop(name, None)
         stub = GPUHistGBDTRanker(**hp)

@@ -72,7 +72,7 @@ default="lambdarank"
         ``min_split_gain``). A node whose child would hold fewer than
         ``min_samples_leaf`` rows (or less than ``min_child_weight`` hessian) at the
         level's split adds no gain and every leaf below it takes its value (CatBoost
-        leaves empty leaves at 0). CPU and Dask (not yet the GPU); not with categorical
+        leaves empty leaves at 0). CPU, GPU and Dask's CPU workers; not with categorical
         features, monotone or interaction constraints. See :ref:`gbdt_growth`.
     min_child_weight : float, default=1e-3
         Minimum hessian sum in a leaf.
@@ -193,7 +193,7 @@ default="lambdarank"
         gradients (exact integer sums, so GPU training is deterministic), the model is the
         same host ``TreeEnsemble``. Leaf-wise and depth-wise growth run there (leaf-wise
         growth expands several leaves a step and grows the same trees); symmetric growth
-        is CPU only (ValueError).
+        too (the level's split found on the host from a copy of its histograms).
         ``hist_mode="float"`` raises NotImplementedError
         on the GPU. ``"auto"`` uses the GPU when one is visible and falls back to the CPU
         with a warning otherwise.

@@ -127,24 +127,34 @@ _INSERTION_MAX = 64
 def _descending_order(scores, lo, hi, neg, out):
     """Local indices of rows lo:hi by descending score, ties in row order (stable; ``neg``
     float64 and ``out`` int64 scratch of the query's size). Up to :data:`_INSERTION_MAX`
-    rows by insertion into ``out``: the same order as the merge sort above it, without its
-    two allocations a query, which threads contend for."""
+    rows by insertion into ``out`` (the scores moving along in ``neg``): the same order as the
+    merge sort above it, without its two allocations a query, which threads contend for."""
     cnt = hi - lo
     if cnt > _INSERTION_MAX:
         for i in range(cnt):
             neg[i] = -scores[lo + i]
         return np.argsort(neg[:cnt], kind="mergesort")
-    order = out[:cnt]
+    return _insertion_order(scores[lo:hi], cnt, out[:cnt], neg, False)
+
+
+@njit(cache=True, inline="always")
+def _insertion_order(keys, cnt, idx, skey, in_place):
+    """Insertion sort by descending ``keys``, stable (equal keys keep index order), into
+    ``idx``, the keys moving along in ``skey``: of ``0..cnt-1`` and ``keys``; or
+    ``in_place``, of ``idx`` and its keys already in ``skey`` (``keys`` is ``skey``: the
+    insertion pass of ``skltr._cpu.yetirank._yetirank_order``'s buckets). Returns
+    ``idx``."""
     for i in range(cnt):
-        key = -scores[lo + i]
+        key = keys[i]
+        v = idx[i] if in_place else i
         j = i
-        while j > 0 and neg[j - 1] > key:  # strictly: equal keys stay in row order
-            neg[j] = neg[j - 1]
-            order[j] = order[j - 1]
+        while j > 0 and skey[j - 1] < key:  # strictly: ties keep index order
+            skey[j] = skey[j - 1]
+            idx[j] = idx[j - 1]
             j -= 1
-        neg[j] = key
-        order[j] = i
-    return order
+        skey[j] = key
+        idx[j] = v
+    return idx
 
 
 @njit(cache=True)

@@ -9,7 +9,8 @@ import numpy as np
 from numba import njit, prange
 
 from .libm import exp
-from .objectives import _all_labels_equal, _chunk_bounds, _max_query_size, _query_weight
+from .objectives import (_all_labels_equal, _chunk_bounds, _insertion_order, _max_query_size,
+                         _query_weight)
 
 
 #: CatBoost's factor of every YetiRank pair weight (``yetirank_helpers.cpp``, "like in GPU").
@@ -137,24 +138,6 @@ def _merge_order(keys, cnt, idx, tmp, skey, stmp):
         src, dst, ksrc, kdst = dst, src, kdst, ksrc
         width *= 2
     return src
-
-
-@njit(cache=True, inline="always")
-def _insertion_order(keys, cnt, idx, skey, in_place):
-    # insertion sort by descending keys, stable, into idx (keys moving along in skey): of
-    # 0..cnt-1 and keys; or in_place, of idx and its keys in skey (keys is skey: the
-    # insertion pass of _yetirank_order's buckets)
-    for i in range(cnt):
-        key = keys[i]
-        v = idx[i] if in_place else i
-        j = i
-        while j > 0 and skey[j - 1] < key:  # strictly: ties keep index order
-            skey[j] = skey[j - 1]
-            idx[j] = idx[j - 1]
-            j -= 1
-        skey[j] = key
-        idx[j] = v
-    return idx
 
 
 #: :func:`_yetirank_order` sorts by buckets from this many keys (below: by insertion,

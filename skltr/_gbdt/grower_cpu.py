@@ -55,9 +55,9 @@ from .categorical import CategoricalSearch
 from .constraints import allowed_features
 from .growth import GrowthDriver, Node, fill_children
 from .params import TreeParams
-from .symmetric import level_splits, noise_sigma
 from .quantisation import (FLOAT_SCALES, check_hessians, choose_layout, one_word_scales,
                            two_word_scales)
+from .symmetric import level_splits, noise_sigma
 
 __all__ = ["TreeGrower"]
 

@@ -56,9 +56,9 @@ from .categorical import CategoricalSearch
 from .constraints import allowed_features
 from .growth import GrowthDriver, Node, fill_children
 from .params import TreeParams
-from .symmetric import level_splits, noise_sigma, one_word_from_two
 from .quantisation import (check_hessians, choose_layout, count_bit, one_word_scales,
                            two_word_scales)
+from .symmetric import level_splits, noise_sigma, one_word_from_two
 
 __all__ = ["GPUTreeGrower", "HistogramSlots"]
 
@@ -331,7 +331,10 @@ class GPUTreeGrower:
         root.slot = self._slots.acquire(1)[0]
         zero, tasks = upload_int64([root.slot], self._tasks([root], [root.slot]))
         self._build(zero, tasks, [root])
-        self._sigma = noise_sigma(self.params, self._grad.get(), self.round, self.communicator)
+        self._sigma = 0.0
+        if self.params.random_strength > 0.0:  # (the gradients' copy only then)
+            self._sigma = noise_sigma(self.params, self._grad.get(), self.round,
+                                      self.communicator)
         self._level_work = None
 
     def level_split(self, nodes, active, depth):

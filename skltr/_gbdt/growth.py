@@ -66,7 +66,8 @@ The back-end protocol (duck-typed)::
                                          (intermediate monotone constraints), from the
                                          histograms they keep while they have a split
 
-Symmetric growth asks instead (one process, numeric features)::
+Symmetric growth asks instead (numeric features; :mod:`skltr._gbdt.symmetric` holds what
+both back-ends share)::
 
     level_root(root)                     the root's histogram, the first level's
     level_split(nodes, active, depth)    the level's split: per node a SplitInfo (its own

@@ -23,9 +23,11 @@ normal noise of standard deviation ::
     sigma = random_strength * sqrt(mean(grad**2)) * m / (1 + m),  m = n * exp(-round * lr)
 
 (``n`` training rows, ``round`` the 0-based round, ``lr`` the learning rate: the noise fades
-once ``round * lr`` passes ``log(n)``). CatBoost adds it to its default ``Cosine`` score,
-``sum(S*a) / sqrt(sum(W*a**2))`` with ``a = S / (W + lambda)`` per leaf, which is the square
-root of the L2 score ``sum(S**2 / (W + lambda))`` at ``lambda = 0``; so with noise the
+once ``round * lr`` passes ``log(n)``; the growers sum ``grad**2`` exactly,
+:func:`skltr._gbdt.symmetric.noise_sigma`, so that ``sigma`` is the same on any
+partition). CatBoost adds it to its default ``Cosine`` score, ``sum(S*a) /
+sqrt(sum(W*a**2))`` with ``a = S / (W + lambda)`` per leaf, which is the square root of the
+L2 score ``sum(S**2 / (W + lambda))`` at ``lambda = 0``; so with noise the
 candidates here compare ``sqrt(P + total) + sigma * z`` (``P`` the active nodes' own
 objectives: ``P + total`` is the level's L2 score), which keeps the noise's size relative to
 the scores CatBoost's (added to the total itself it would be ~``sqrt(n)`` times weaker).

@@ -269,18 +269,24 @@ GROW_CASES = [
 ]
 
 
-@pytest.mark.parametrize("kw", GROW_CASES)
-@pytest.mark.parametrize("hist_mode", ["float", "quantised"])
-def test_grower_matches_naive(kw, hist_mode):
-    rng = np.random.default_rng(5)
+def assert_grower_matches(reference, kw, hist_mode, seed, **grow_kw):
+    """The engine's tree against ``reference(X, grad, hess, n_bins, 6, ...)`` on four dyadic
+    problems: every row or a row sample, every feature or a feature mask."""
+    rng = np.random.default_rng(seed)
     for trial in range(4):
         X, n_bins, grad, hess = dyadic_problem(rng, 60, 3, 6, nan_frac=0.15)
         rows = None if trial % 2 == 0 else np.sort(rng.choice(60, 45, replace=False))
         mask = None if trial < 3 else np.array([True, False, True])
         tree = grow(X, n_bins, grad, hess, 6, rows=rows, feature_mask=mask,
-                    hist_mode=hist_mode, **kw)
-        ref = naive_grow(X, grad, hess, n_bins, 6, rows=rows, feature_mask=mask, **kw)
+                    hist_mode=hist_mode, **grow_kw, **kw)
+        ref = reference(X, grad, hess, n_bins, 6, rows=rows, feature_mask=mask, **kw)
         assert_same_tree(tree, ref, rows)
+
+
+@pytest.mark.parametrize("kw", GROW_CASES)
+@pytest.mark.parametrize("hist_mode", ["float", "quantised"])
+def test_grower_matches_naive(kw, hist_mode):
+    assert_grower_matches(naive_grow, kw, hist_mode, seed=5)
 
 
 @settings(max_examples=30)

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from naive_symmetric import naive_symmetric_grow, normal, sigma_of
-from test_grower import assert_same_tree, dyadic_problem, force_parallel_kernels, grow
+from test_grower import (assert_grower_matches, assert_same_tree, dyadic_problem,
+                         force_parallel_kernels, grow)
 from skltr import GPUHistGBDTRanker
 from skltr._cpu.split_symmetric import noise_key, noise_scale, standard_normal
 from skltr._gbdt import fit as recipe
@@ -37,16 +38,7 @@ SYMMETRIC_CASES = [
 @pytest.mark.parametrize("kw", SYMMETRIC_CASES)
 @pytest.mark.parametrize("hist_mode", ["float", "quantised"])
 def test_symmetric_grower_matches_naive(kw, hist_mode):
-    rng = np.random.default_rng(11)
-    for trial in range(4):
-        X, n_bins, grad, hess = dyadic_problem(rng, 60, 3, 6, nan_frac=0.15)
-        rows = None if trial % 2 == 0 else np.sort(rng.choice(60, 45, replace=False))
-        mask = None if trial < 3 else np.array([True, False, True])
-        tree = grow(X, n_bins, grad, hess, 6, rows=rows, feature_mask=mask,
-                    hist_mode=hist_mode, growth="symmetric", **kw)
-        ref = naive_symmetric_grow(X, grad, hess, n_bins, 6, rows=rows, feature_mask=mask,
-                                   **kw)
-        assert_same_tree(tree, ref, rows)
+    assert_grower_matches(naive_symmetric_grow, kw, hist_mode, seed=11, growth="symmetric")
 
 
 def test_symmetric_reference_cases_split_and_freeze():

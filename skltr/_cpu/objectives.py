@@ -60,7 +60,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ..utils._sorting import sort_inplace
+from ..utils._sorting import insertion_order, sort_inplace
 from .libm import exp, log2
 
 #: log2(e): the logistic loss in bits, ``log2(1 + exp(x)) = x log2(e) + log2(1 + exp(-x))``.
@@ -134,27 +134,7 @@ def _descending_order(scores, lo, hi, neg, out):
         for i in range(cnt):
             neg[i] = -scores[lo + i]
         return np.argsort(neg[:cnt], kind="mergesort")
-    return _insertion_order(scores[lo:hi], cnt, out[:cnt], neg, False)
-
-
-@njit(cache=True, inline="always")
-def _insertion_order(keys, cnt, idx, skey, in_place):
-    """Insertion sort by descending ``keys``, stable (equal keys keep index order), into
-    ``idx``, the keys moving along in ``skey``: of ``0..cnt-1`` and ``keys``; or
-    ``in_place``, of ``idx`` and its keys already in ``skey`` (``keys`` is ``skey``: the
-    insertion pass of ``skltr._cpu.yetirank._yetirank_order``'s buckets). Returns
-    ``idx``."""
-    for i in range(cnt):
-        key = keys[i]
-        v = idx[i] if in_place else i
-        j = i
-        while j > 0 and skey[j - 1] < key:  # strictly: ties keep index order
-            skey[j] = skey[j - 1]
-            idx[j] = idx[j - 1]
-            j -= 1
-        skey[j] = key
-        idx[j] = v
-    return idx
+    return insertion_order(scores[lo:hi], cnt, out[:cnt], neg, False)
 
 
 @njit(cache=True)

@@ -269,23 +269,24 @@ def _feature_results(n_features):
 @njit(cache=True)
 def _level_feature(hist, f, nb, use, active, sum_g, sum_h, count, c, min_n, parent, factor,
                    base, sigma, key, work_f):
-    # Feature f's level totals into work_f; returns the highest total above min_split_gain
-    # (-inf: none), and without noise also its best candidate (score, total, bin, direction)
+    # Feature f's level totals into work_f; with noise, returns the highest total above
+    # min_split_gain (-inf: none), the draws coming later (_noisy_feature); without, its
+    # best candidate (top, score, total, bin, direction; top not needed then)
     if not use or nb <= 1:
         return -np.inf, -np.inf, 0.0, -1, 0
     _scan_level_feature(hist, f, nb, active, sum_g, sum_h, count, c, min_n, parent, factor,
                         work_f)
+    if sigma == 0.0:
+        score, total, bb, bd = _best_of_feature(work_f, nb, f, c.min_split_gain, 0.0, key,
+                                                base, -np.inf)
+        return -np.inf, score, total, bb, bd
     top = -np.inf
     for b in range(nb):
         for d in range(2):
             t = work_f[b, d]
             if t > c.min_split_gain and t > top:
                 top = t
-    if sigma > 0.0:
-        return top, -np.inf, 0.0, -1, 0
-    score, total, bb, bd = _best_of_feature(work_f, nb, f, c.min_split_gain, 0.0, key, base,
-                                            -np.inf)
-    return top, score, total, bb, bd
+    return top, -np.inf, 0.0, -1, 0
 
 
 @njit(cache=True)

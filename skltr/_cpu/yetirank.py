@@ -9,8 +9,8 @@ import numpy as np
 from numba import njit, prange
 
 from .libm import exp
-from .objectives import (_all_labels_equal, _chunk_bounds, _insertion_order, _max_query_size,
-                         _query_weight)
+from ..utils._sorting import insertion_order
+from .objectives import _all_labels_equal, _chunk_bounds, _max_query_size, _query_weight
 
 
 #: CatBoost's factor of every YetiRank pair weight (``yetirank_helpers.cpp``, "like in GPU").
@@ -171,7 +171,7 @@ def _yetirank_order(keys, cnt, idx, tmp, skey, stmp, counts):
     order.
     """
     if cnt < _BUCKET_MIN_KEYS:
-        return _insertion_order(keys, cnt, idx, skey, False)
+        return insertion_order(keys, cnt, idx, skey, False)
     bits = keys[:cnt].view(np.int64)
     lo = np.int64(_INF_BITS) >> _BUCKET_SHIFT
     hi = np.int64(0)
@@ -205,7 +205,7 @@ def _yetirank_order(keys, cnt, idx, tmp, skey, stmp, counts):
         counts[b] = p + 1
         idx[p] = i
         skey[p] = keys[i]
-    return _insertion_order(skey, cnt, idx, skey, True)
+    return insertion_order(skey, cnt, idx, skey, True)
 
 
 @njit(cache=True)

@@ -391,12 +391,12 @@ class TreeGrower:
         """
         deeper = bool(parents) and may_split(pairs[0][0], 0)
         below = self._level_buffer(2 * len(parents), pairs[0][0].depth) if deeper else None
-        n_left = np.array([self._partition_children(node, left, right)
-                           for node, (left, right) in zip(parents, pairs)], np.int64)
-        if self.scales.layout is not ONE_WORD:
-            n_left = np.array([node.split.left_count for node in parents], np.int64)
-        elif self._distributed:
-            n_left = self.communicator.allreduce_sum(n_left)
+        here = np.array([self._partition_children(node, left, right)
+                         for node, (left, right) in zip(parents, pairs)], np.int64)
+        if self.scales.layout is ONE_WORD:  # the bins hold no counts: the partitions' rows
+            n_left = self.communicator.allreduce_sum(here) if self._distributed else here
+        else:
+            n_left = [node.split.left_count for node in parents]
         for node, (left, right), cl in zip(parents, pairs, n_left):
             left.count, right.count = int(cl), node.count - int(cl)
         if below is not None:

@@ -1,5 +1,6 @@
-"""A sort for the numba kernels, in place of ``np.sort`` inside them where its speed does not
-matter (short arrays, rare branches).
+"""Sorts for the numba kernels: :func:`sort_inplace`, in place of ``np.sort`` inside them where
+its speed does not matter (short arrays, rare branches), and :func:`insertion_order`, the
+stable descending order of a few keys (a query's scores; YetiRank's noisy keys).
 
 numba compiles ``np.sort`` from its generic quicksort (partition, insertion sort, the
 recursion's driver...): about 1 s of CPU per key dtype on a first run
@@ -14,7 +15,7 @@ from numba import njit
 
 from .. import _numba_cache  # noqa: F401 - kernel caches outside the package
 
-__all__ = ["sort_inplace"]
+__all__ = ["insertion_order", "sort_inplace"]
 
 
 @njit(cache=True, inline="always")
@@ -49,3 +50,24 @@ def sort_inplace(a):
     for end in range(n - 1, 0, -1):
         a[0], a[end] = a[end], a[0]
         _sift_down(a, 0, end - 1)
+
+
+@njit(cache=True, inline="always")
+def insertion_order(keys, cnt, idx, skey, in_place):
+    """Insertion sort by descending ``keys``, stable (equal keys keep index order), into
+    ``idx``, the keys moving along in ``skey``: of ``0..cnt-1`` and ``keys``; or
+    ``in_place``, of ``idx`` and its keys already in ``skey`` (``keys`` is ``skey``: the
+    insertion pass of ``skltr._cpu.yetirank._yetirank_order``'s buckets). Returns ``idx``.
+    No allocation (threads would contend for it); for the few keys of a query, where it is
+    faster than a merge sort."""
+    for i in range(cnt):
+        key = keys[i]
+        v = idx[i] if in_place else i
+        j = i
+        while j > 0 and skey[j - 1] < key:  # strictly: ties keep index order
+            skey[j] = skey[j - 1]
+            idx[j] = idx[j - 1]
+            j -= 1
+        skey[j] = key
+        idx[j] = v
+    return idx

@@ -224,6 +224,8 @@ class QSTables(NamedTuple):
     cat_mask: np.ndarray
     cat_byte: np.ndarray
     cat_mbytes: np.ndarray
+    cat_feature: np.ndarray
+    cat_slot: np.ndarray
     tree_is_qs: np.ndarray
     leaf_ptr: np.ndarray
     leaf_scaled: np.ndarray

@@ -128,6 +128,67 @@ def test_deep_trees_threads_and_chunks_match_naive(flags):
                     np.testing.assert_array_equal(got, expected[:rows])
 
 
+def _categorical_ensemble(n_categories, rng, n_trees=6):
+    """Depth-4 trees on feature 0 (numeric) and feature 1 (categorical: each node sends a
+    random set of ``n_categories`` codes left)."""
+    cols = {k: [] for k in ("feature", "threshold", "left", "right", "value", "flags",
+                            "cat_offset", "cat_nwords")}
+    words, ptr = [], [0]
+    for _ in range(n_trees):
+        n_int, n_leaves = 15, 16
+        for i in range(n_int + n_leaves):
+            internal = i < n_int
+            cat = internal and rng.random() < 0.7
+            cols["feature"].append((1 if cat else 0) if internal else -1)
+            cols["threshold"].append(float(rng.normal()) if internal and not cat else 0.0)
+            cols["left"].append(2 * i + 1 if internal else -1)
+            cols["right"].append(2 * i + 2 if internal else -1)
+            cols["value"].append(0.0 if internal else float(rng.normal()))
+            cols["flags"].append(int(NodeFlags.CATEGORICAL) if cat else (M_NAN if internal
+                                                                          else 0))
+            nwords = int(rng.integers(1, -(-n_categories // 32) + 1)) if cat else 0
+            bits = np.zeros(nwords, np.uint32)
+            for code in rng.choice(32 * nwords, size=min(32 * nwords, 5), replace=False):
+                bits[code >> 5] |= np.uint32(1) << np.uint32(code & 31)
+            cols["cat_offset"].append(len(words))
+            cols["cat_nwords"].append(nwords)
+            words.extend(bits.tolist())
+        ptr.append(ptr[-1] + n_int + n_leaves)
+    return cols, np.array(words, np.uint32), ptr
+
+
+@pytest.mark.parametrize("extra_flags", [0, NodeFlags.CAT_SET_RIGHT, NodeFlags.DEFAULT_LEFT,
+                                         NodeFlags.CAT_INVALID_DEFAULT | NodeFlags.CAT_TRUNC_FIRST,
+                                         NodeFlags.CAT_TRUNC_FIRST | NodeFlags.CAT_SET_RIGHT])
+@pytest.mark.parametrize("n_categories", [10, 300])
+def test_categorical_nodes_match_naive_in_plain_and_special_groups(n_categories, extra_flags):
+    """Categorical nodes are routed a group of LANES documents at a time: a group whose codes
+    are all plain (0 <= x < 2**31: the same code under any node's flags) looks them up
+    without branches, other groups take the full rule lane by lane. Both give the
+    reference's bits, for every flag of the categorical rule: codes beyond a node's words and
+    never seen, 2**31 - 1, 2**31, NaN, -0.0, -0.5, -1 and infinities, in float64 and float32
+    inputs."""
+    rng = np.random.default_rng(n_categories + extra_flags)
+    cols, words, ptr = _categorical_ensemble(n_categories, rng)
+    cols["flags"] = [f | extra_flags if f & NodeFlags.CATEGORICAL else f
+                     for f in cols["flags"]]
+    ens = TreeEnsemble(tree_ptr=ptr, n_features=2, cat_bitsets=words, **cols)
+    n = 5 * LANES + 9
+    X = np.column_stack([rng.normal(size=n),
+                         rng.integers(0, n_categories + 40, size=n).astype(np.float64)])
+    X[:LANES, 1] = rng.choice([2.0**31 - 1, 1e9, 0.0, 31.0, 32.0, 2.5], size=LANES)
+    special = [np.nan, -0.0, -0.5, -1.0, 2.0**31, np.inf, -np.inf, 1e300]
+    hit = rng.choice(np.arange(2 * LANES, n), size=24, replace=False)  # groups 2.. mixed
+    X[hit, 1] = rng.choice(special, size=hit.size)
+    for Xin in (X, X.astype(np.float32)):
+        expected = naive_predict_raw(ens, Xin)
+        for tree_block in (1, 64):
+            layout = build_quickscorer_layout(ens, tree_block=tree_block)
+            for n_jobs in (1, 2):
+                got = qs_predict_raw(ens, layout, Xin, n_jobs=n_jobs, doc_block=LANES)
+                np.testing.assert_array_equal(got, expected)
+
+
 def test_work_counter_hands_out_each_chunk_once():
     from numba import njit, prange
 

@@ -31,8 +31,11 @@ per lane in tree order, block after block, so float32 sums (XGBoost) are reprodu
 Threads take chunks of ``chunk_docs`` documents from a shared counter (an atomic add), so a
 thread slowed by anything else on its core takes fewer chunks instead of holding up the call;
 each thread allocates its buffers once. Trees not tabled (more than 64 leaves) are walked
-document by document, in their place in the sum; categorical nodes are routed lane by lane
-with the shared ``go_left``, and their masks applied to the lanes that go right together.
+document by document, in their place in the sum. Categorical nodes are routed lane by lane
+by the shared rule (``go_left``'s parts) from their features' values transposed per chunk,
+and their masks applied to the lanes that go right together; a group whose codes are all
+plain (``0 <= x < 2**31``, the same code under any node's flags) looks them up without
+branches.
 """
 
 import numpy as np
@@ -42,7 +45,9 @@ from .._dtypes import NodeFlags
 from ._intrinsics import fetch_add
 from ._simd import (LANES, TREE_BYTES, and_where, default_lanes, exit_leaves, scan_list_ge,
                     scan_list_gt)
-from .traversal import ZERO_THRESHOLD, finish_output, go_left, leaf_index, tree_counts
+from .traversal import (ZERO_THRESHOLD, categorical_left, category_code, finish_output,
+                        in_category_set, in_category_set_plain, input_value, leaf_index,
+                        plain_code, tree_counts)
 
 _MISSING_NONE = NodeFlags.MISSING_NONE
 _MISSING_ZERO = NodeFlags.MISSING_ZERO
@@ -96,6 +101,35 @@ def _transpose(X, c0, cn, used_feature, f32_inputs, missing_value, has_sentinel,
 
 
 @njit(cache=True, error_model="numpy")
+def _transpose_categorical(X, c0, cn, cat_feature, f32_inputs, missing_value, has_sentinel,
+                           xc, codes, special):
+    """The categorical nodes' features' values of documents ``c0 .. c0 + cn - 1`` as the
+    routing reads them (:func:`~skltr._cpu.traversal.input_value`), transposed into
+    ``xc[group, slot, lane]`` (``slot``: the index in ``cat_feature``; padding lanes NaN),
+    their codes into ``codes`` (padding lanes 0), and per (group, slot) in ``special``
+    whether a lane's code depends on the node (:func:`~skltr._cpu.traversal.plain_code`)."""
+    n_slots = cat_feature.shape[0]
+    for g in range((cn + LANES - 1) // LANES):
+        nd = min(LANES, cn - g * LANES)
+        for s in range(n_slots):
+            f = cat_feature[s]
+            base = (g * n_slots + s) * LANES
+            flag = False
+            for d in range(LANES):
+                x = np.nan
+                code = 0
+                if d < nd:
+                    x = input_value(X[c0 + g * LANES + d, f], f32_inputs, missing_value,
+                                    has_sentinel)
+                    plain = plain_code(x)
+                    flag |= not plain
+                    code = np.int64(x) if plain else 0
+                xc[base + d] = x
+                codes[base + d] = code
+            special[g * n_slots + s] = flag
+
+
+@njit(cache=True, error_model="numpy")
 def _score_chunks(next_chunk, n_chunks, counts, X, chunk_docs, qs, ens, route, out):
     """One thread's work: allocate its buffers, then score chunks of ``chunk_docs``
     documents taken from the shared counter ``next_chunk[0]`` until all ``n_chunks`` are
@@ -105,12 +139,14 @@ def _score_chunks(next_chunk, n_chunks, counts, X, chunk_docs, qs, ens, route, o
     (block_tree_ptr, block_list_ptr, block_cat_ptr, list_feature, list_mode, list_slot,
      used_feature, list_node_ptr, list_dr_ptr, node_thr, node_tree, node_mask, node_byte,
      node_mbytes, dr_tree, dr_mask, dr_byte, dr_mbytes, cat_node, cat_tree, cat_mask,
-     cat_byte, cat_mbytes, tree_is_qs, leaf_ptr, leaf_scaled, leaf_scaled32, tree_block) = qs
+     cat_byte, cat_mbytes, cat_feature, cat_slot, tree_is_qs, leaf_ptr, leaf_scaled,
+     leaf_scaled32, tree_block) = qs
     (tree_ptr, feature, threshold, left, right, value, flags, cat_offset, cat_nwords,
      cat_bitsets, tree_output, tree_weight, base_score) = ens
     strict, f32_inputs, missing_value, has_sentinel, sum_f32, average = route
     n_samples = X.shape[0]
     n_slots = used_feature.shape[0]
+    n_cat_slots = cat_feature.shape[0]
     n_outputs = out.shape[1]
     n_blocks = block_tree_ptr.shape[0] - 1
     # The thread's buffers, 64-byte aligned where the vector code reads them.
@@ -118,6 +154,9 @@ def _score_chunks(next_chunk, n_chunks, counts, X, chunk_docs, qs, ens, route, o
     xt = _aligned(np.empty(chunk_docs * n_slots + 64, dtype=node_thr.dtype))
     top = np.empty(chunk_docs // LANES * n_slots, dtype=node_thr.dtype)
     special = np.empty(chunk_docs // LANES * n_slots, dtype=np.uint8)
+    xc = np.empty(chunk_docs * n_cat_slots, dtype=np.float64)
+    codes = np.empty(chunk_docs * n_cat_slots, dtype=np.int64)
+    cat_special = np.empty(chunk_docs // LANES * n_cat_slots, dtype=np.bool_)
     xfix = _aligned(np.empty(LANES + 64, dtype=node_thr.dtype))
     fix_top = np.empty(1, dtype=node_thr.dtype)
     acc64 = np.empty((chunk_docs, n_outputs), dtype=np.float64)
@@ -138,6 +177,8 @@ def _score_chunks(next_chunk, n_chunks, counts, X, chunk_docs, qs, ens, route, o
                 acc32[d, k] = np.float32(s)
         _transpose(X, c0, cn, used_feature, f32_inputs, missing_value, has_sentinel, xt, top,
                    special)
+        _transpose_categorical(X, c0, cn, cat_feature, f32_inputs, missing_value,
+                               has_sentinel, xc, codes, cat_special)
         for b in range(n_blocks):
             t0 = block_tree_ptr[b]
             nt = block_tree_ptr[b + 1] - t0
@@ -166,14 +207,30 @@ def _score_chunks(next_chunk, n_chunks, counts, X, chunk_docs, qs, ens, route, o
                         scan_list_gt(bv, xs, xoff, node_thr, node_tree, node_byte, node_mbytes,
                                      node_mask, list_node_ptr[li], list_node_ptr[li + 1], xm)
                 for ci in range(block_cat_ptr[b], block_cat_ptr[b + 1]):
-                    # categorical sets: each lane routed by the shared rule, then the node's
-                    # mask applied to the lanes that go right, together
+                    # categorical sets: each lane routed by the shared rule from the
+                    # transposed values, the node's fields read once (not go_left per lane
+                    # on the rows of X, with its arrays' reference counts), then the node's
+                    # mask applied to the lanes that go right, together. Groups whose codes
+                    # do not depend on the node's flags (no NaN, negative or huge values)
+                    # look the codes up without branches. Padding lanes go either way:
+                    # nothing reads them.
                     node = cat_node[ci]
-                    f = feature[node]
-                    for d in range(LANES):
-                        lanes[d] = d < nd and not go_left(
-                            X[c0 + g0 + d, f], node, threshold, flags, cat_offset, cat_nwords,
-                            cat_bitsets, strict, f32_inputs, missing_value, has_sentinel)
+                    fl = flags[node]
+                    offset = cat_offset[node]
+                    nwords = cat_nwords[node]
+                    gs = g * n_cat_slots + cat_slot[ci]
+                    xoff = gs * LANES
+                    if cat_special[gs] or nwords == 0:
+                        for d in range(LANES):
+                            code = category_code(xc[xoff + d], fl)
+                            lanes[d] = not categorical_left(
+                                code, in_category_set(code, cat_bitsets, offset, nwords), fl)
+                    else:
+                        for d in range(LANES):
+                            code = codes[xoff + d]
+                            lanes[d] = not categorical_left(
+                                code, in_category_set_plain(code, cat_bitsets, offset, nwords),
+                                fl)
                     and_where(bv, lanes, cat_tree, cat_byte, cat_mbytes, cat_mask, ci)
                 # Leaf values per tree, then per document in tree order: exit leaves of all
                 # lanes at once (one call site of that vector code for every output and sum

@@ -55,6 +55,66 @@ def numeric_left(x, fl, thr, strict):
     return x <= thr
 
 
+#: :func:`category_code` of a value that takes the node's default direction
+CAT_DEFAULT = -2
+#: :func:`category_code` of a value in no category set
+CAT_NONE = -1
+
+
+@njit(inline="always", cache=True)
+def category_code(x, fl):
+    """The category that ``x`` (:func:`input_value`) looks up at a categorical node of flags
+    ``fl``: its code (>= 0), :data:`CAT_NONE` (in no set: negative without
+    ``CAT_INVALID_DEFAULT``, or 2**31 and above) or :data:`CAT_DEFAULT` (NaN, or negative
+    with ``CAT_INVALID_DEFAULT``: the node's default direction). Scalars only, so that a
+    kernel routing many rows at one node reads the node's arrays once (see
+    :func:`numeric_left`)."""
+    if np.isnan(x):
+        return CAT_DEFAULT
+    invalid = np.trunc(x) < 0 if (fl & _CAT_TRUNC_FIRST) else x < 0
+    if invalid:
+        return CAT_DEFAULT if fl & _CAT_INVALID_DEFAULT else CAT_NONE
+    if x < 2147483648.0:
+        return np.int64(x)
+    return CAT_NONE
+
+
+@njit(inline="always", cache=True)
+def in_category_set(code, cat_bitsets, offset, nwords):
+    """Whether :func:`category_code` ``code`` is in the node's set: bit ``code % 32`` of word
+    ``code // 32`` of the ``nwords`` words at ``cat_bitsets[offset]`` (beyond them: not)."""
+    return code >= 0 and (code >> 5) < nwords and (
+        cat_bitsets[offset + (code >> 5)] >> np.uint32(code & 31)) & 1 == 1
+
+
+@njit(inline="always", cache=True)
+def plain_code(x):
+    """Whether ``x``'s :func:`category_code` is ``int64(x)`` whatever the node's flags:
+    ``0 <= x < 2**31`` (not NaN)."""
+    return x >= 0.0 and x < 2147483648.0
+
+
+@njit(inline="always", cache=True)
+def in_category_set_plain(code, cat_bitsets, offset, nwords):
+    """:func:`in_category_set` of a code ``>= 0`` and a node of ``nwords >= 1`` words,
+    without branches (a word is read whether or not ``code`` is within them), for loops
+    that vectorise."""
+    w = code >> 5
+    word = cat_bitsets[offset + min(w, nwords - 1)]
+    return (w < nwords) & ((word >> np.uint32(code & 31)) & 1 == 1)
+
+
+@njit(inline="always", cache=True)
+def categorical_left(code, in_set, fl):
+    """Whether a value goes left at a categorical node of flags ``fl``, from its
+    :func:`category_code` and whether that code is in the node's set."""
+    if code == CAT_DEFAULT:
+        return (fl & _DEFAULT_LEFT) != 0
+    if fl & _CAT_SET_RIGHT:
+        return not in_set
+    return in_set
+
+
 @njit(inline="always", cache=True)
 def go_left(x, node, threshold, flags, cat_offset, cat_nwords, cat_bitsets, strict,
             f32_inputs, missing_value, has_sentinel):
@@ -62,22 +122,9 @@ def go_left(x, node, threshold, flags, cat_offset, cat_nwords, cat_bitsets, stri
     x = input_value(x, f32_inputs, missing_value, has_sentinel)
     fl = flags[node]
     if fl & _CATEGORICAL:
-        default_left = (fl & _DEFAULT_LEFT) != 0
-        if np.isnan(x):
-            return default_left
-        invalid = np.trunc(x) < 0 if (fl & _CAT_TRUNC_FIRST) else x < 0
-        in_set = False
-        if invalid:
-            if fl & _CAT_INVALID_DEFAULT:
-                return default_left
-        elif x < 2147483648.0:
-            c = np.int64(x)
-            word = c >> 5
-            if word < cat_nwords[node]:
-                in_set = (cat_bitsets[cat_offset[node] + word] >> np.uint32(c & 31)) & 1 == 1
-        if fl & _CAT_SET_RIGHT:
-            return not in_set
-        return in_set
+        code = category_code(x, fl)
+        return categorical_left(code, in_category_set(code, cat_bitsets, cat_offset[node],
+                                                      cat_nwords[node]), fl)
     return numeric_left(x, fl, threshold[node], strict)
 
 

@@ -28,7 +28,9 @@ Layout, per block of trees (blockwise QS keeps a block's tables in cache) and pe
   ``docs/scoring_internals.rst``).
 * ``dr_*``: per list, the masks to apply when the value takes the node's default direction
   and that direction is right (NaN, or a zero for missing type ZERO).
-* ``cat_*``: categorical nodes, evaluated one by one with the shared routing function.
+* ``cat_*``: categorical nodes, evaluated one by one with the shared routing function;
+  ``cat_feature`` their features (the CPU kernel transposes those values too) and
+  ``cat_slot`` each entry's index there.
 * Trees with more than 64 leaves are not tabled; the kernels traverse them (``tree_is_qs``).
 * ``leaf_scaled`` / ``leaf_scaled32``: leaf values already multiplied by the tree weight the
   way each sum does it, so the kernel's gather is one load and one add per tree.
@@ -89,6 +91,8 @@ class QuickScorerLayout:
     cat_mask: np.ndarray         # (n_cat,) uint64
     cat_byte: np.ndarray         # node_byte / node_mbytes of the categorical entries
     cat_mbytes: np.ndarray
+    cat_feature: np.ndarray      # (n_cat_used,) int32: the categorical nodes' features, ascending
+    cat_slot: np.ndarray         # (n_cat,) int32: each entry's feature's index in cat_feature
     tree_is_qs: np.ndarray       # (n_trees,) bool
     leaf_ptr: np.ndarray         # (n_trees + 1,) uint64, into leaf_value
     leaf_value: np.ndarray       # leaves of each tabled tree, left to right
@@ -225,6 +229,8 @@ def build_quickscorer_layout(ens, *, tree_block: int = 512) -> QuickScorerLayout
     cat_byte, cat_mbytes = _byte_slices(c["lo"][cat][cat_order], c["hi"][cat][cat_order],
                                         c["mask"][cat][cat_order])
     block_cat_ptr = np.searchsorted(cat_block, np.arange(n_blocks + 1), side="left")
+    cat_features = c["feature"][cat][cat_order]
+    cat_feature = np.unique(cat_features).astype(np.int32)
 
     num = ~cat
     b, f, m, thr = c["block"][num], c["feature"][num], c["mode"][num], c["thr"][num]
@@ -278,6 +284,8 @@ def build_quickscorer_layout(ens, *, tree_block: int = 512) -> QuickScorerLayout
         cat_mask=c["mask"][cat][cat_order].astype(np.uint64),
         cat_byte=cat_byte,
         cat_mbytes=cat_mbytes,
+        cat_feature=cat_feature,
+        cat_slot=np.searchsorted(cat_feature, cat_features).astype(np.int32),
         tree_is_qs=tree_is_qs,
         leaf_ptr=leaf_ptr.astype(np.uint64),
         leaf_value=leaf_value,

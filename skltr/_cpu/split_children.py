@@ -6,12 +6,27 @@ parent's for the larger child and finds both children's best splits, numeric
 feature in one ``prange``.
 """
 
+import numba
 import numpy as np
 from numba import njit, prange
 
 from .histogram import reduce_feature, subtract_rows
 from .split import _node_constants, _pick_best, _scan_feature
 from .split_categorical import best_task, categorical_task
+
+
+@njit(cache=True, inline="always")
+def _task_at(p, n_features, n_wide, stride):
+    """The task at position ``p`` of the parallel loop: the ``n_wide`` wide categorical tasks
+    (numbered from ``n_features``, the longest by far) at positions ``0, stride, 2 * stride,
+    ...``, the others in order between them. numba gives each thread one run of about
+    ``n_tasks / threads`` positions, so with ``stride`` that run's length (or less, for the
+    wide tasks to fit) they start at once on threads of their own. In task order they were
+    the last positions, one thread's run, and ran one after the other while the others
+    waited. The order changes no result: each task writes its own entries."""
+    if p % stride == 0 and p // stride < n_wide:
+        return n_features + p // stride
+    return p - min(n_wide, p // stride + 1)
 
 
 @njit(parallel=True, cache=True)
@@ -67,8 +82,10 @@ def find_child_splits(small_hist, large_hist, n_bins, feature_mask, monotone, sm
     """
     n_features = n_bins.shape[0]
     n_tasks = n_features
+    n_wide = 0
     if cat is not None:  # (numba prunes these branches for cat=None)
-        n_tasks += 2 * cat.wide.shape[0]  # a wide feature: a task per child
+        n_wide = 2 * cat.wide.shape[0]  # a wide feature: a task per child
+        n_tasks += n_wide
         # unpacked: a parallel loop takes arrays, not records of them
         features, wide, mask, ints, gains, sums, bits = cat
     sg, sh, sn, s_lo, s_hi = small_sums
@@ -77,8 +94,10 @@ def find_child_splits(small_hist, large_hist, n_bins, feature_mask, monotone, sm
     l_min_n, l_parent, l_factor = _node_constants(lg, lh, ln, c, l_lo, l_hi)
     s_gain, s_bin, s_left, s_gl, s_hl, s_cl = small_work  # unpacked: see find_best_splits
     l_gain, l_bin, l_left, l_gl, l_hl, l_cl = large_work
+    stride = max(1, min(n_tasks // numba.get_num_threads(), n_tasks // max(n_wide, 1)))
     for p in prange(n_tasks):
-        f = np.int64(p)  # prange's index is unsigned in the parfor: one signature, not two
+        # prange's index is unsigned in the parfor: int64, one signature, not two
+        f = _task_at(np.int64(p), n_features, n_wide, stride)
         if f < n_features:
             reduce_feature(small_hist, scratch, n_row_chunks, f)
             if do_small:

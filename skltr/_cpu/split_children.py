@@ -6,7 +6,6 @@ parent's for the larger child and finds both children's best splits, numeric
 feature in one ``prange``.
 """
 
-import numba
 import numpy as np
 from numba import njit, prange
 
@@ -32,7 +31,7 @@ def _task_at(p, n_features, n_wide, stride):
 @njit(parallel=True, cache=True)
 def find_child_splits(small_hist, large_hist, n_bins, feature_mask, monotone, small_sums,
                       large_sums, c, small_work, large_work, do_small, do_large, scratch,
-                      n_row_chunks, cat, k):
+                      n_row_chunks, cat, k, n_threads):
     """The two children of a split in one parallel region: the smaller child's histogram
     reduced, the larger child's by subtraction, and the best split of each child that may
     split.
@@ -70,6 +69,9 @@ def find_child_splits(small_hist, large_hist, n_bins, feature_mask, monotone, sm
     k : skltr._records.CategoricalConstants or None
         Their split controls (an argument of its own: a parallel loop takes a record of
         scalars only as one).
+    n_threads : int
+        The threads the loop runs on (where the wide tasks go: :func:`_task_at`; an argument,
+        since numba's ``get_num_threads`` in a kernel keeps it from being cached).
 
     Returns
     -------
@@ -94,7 +96,7 @@ def find_child_splits(small_hist, large_hist, n_bins, feature_mask, monotone, sm
     l_min_n, l_parent, l_factor = _node_constants(lg, lh, ln, c, l_lo, l_hi)
     s_gain, s_bin, s_left, s_gl, s_hl, s_cl = small_work  # unpacked: see find_best_splits
     l_gain, l_bin, l_left, l_gl, l_hl, l_cl = large_work
-    stride = max(1, min(n_tasks // numba.get_num_threads(), n_tasks // max(n_wide, 1)))
+    stride = max(1, min(n_tasks // n_threads, n_tasks // max(n_wide, 1)))
     for p in prange(n_tasks):
         # prange's index is unsigned in the parfor: int64, one signature, not two
         f = _task_at(np.int64(p), n_features, n_wide, stride)

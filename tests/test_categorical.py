@@ -291,7 +291,7 @@ def test_fused_child_search_is_the_one_node_search(do, seed):
         small, large, n_bins, numeric, np.zeros(nf, np.int8),
         *[(nd.sum_g, nd.sum_h, nd.count, nd.lo, nd.hi) for nd in nodes], c,
         split_work(nf, np.int64), split_work(nf, np.int64), *do, np.empty((1, small.size)),
-        1, tasks, search.k, 2)
+        1, tasks, search.k)
     if do[1]:  # the larger child's histogram, its wide rows too
         np.testing.assert_array_equal(large, hist_of(large_rows))
     found = []

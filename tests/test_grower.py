@@ -749,7 +749,7 @@ def test_find_child_splits(n_chunks, do):
     got = find_child_splits(small, large, n_bins, mask, np.zeros(20, np.int8), sums[0],
                             sums[1], c,
                             split_work(20, np.float64), split_work(20, np.float64), *do,
-                            scratch, n_chunks, None, None, 2)
+                            scratch, n_chunks, None, None)
     np.testing.assert_array_equal(small, reduced)
     want_large = parent - reduced
     for k, (hist, s) in enumerate(((reduced, sums[0]), (want_large, sums[1]))):

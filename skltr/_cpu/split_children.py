@@ -14,24 +14,10 @@ from .split import _node_constants, _pick_best, _scan_feature
 from .split_categorical import best_task, categorical_task
 
 
-@njit(cache=True, inline="always")
-def _task_at(p, n_features, n_wide, stride):
-    """The task at position ``p`` of the parallel loop: the ``n_wide`` wide categorical tasks
-    (numbered from ``n_features``, the longest by far) at positions ``0, stride, 2 * stride,
-    ...``, the others in order between them. numba gives each thread one run of about
-    ``n_tasks / threads`` positions, so with ``stride`` that run's length (or less, for the
-    wide tasks to fit) they start at once on threads of their own. In task order they were
-    the last positions, one thread's run, and ran one after the other while the others
-    waited. The order changes no result: each task writes its own entries."""
-    if p % stride == 0 and p // stride < n_wide:
-        return n_features + p // stride
-    return p - min(n_wide, p // stride + 1)
-
-
 @njit(parallel=True, cache=True)
 def find_child_splits(small_hist, large_hist, n_bins, feature_mask, monotone, small_sums,
                       large_sums, c, small_work, large_work, do_small, do_large, scratch,
-                      n_row_chunks, cat, k, n_threads):
+                      n_row_chunks, cat, k):
     """The two children of a split in one parallel region: the smaller child's histogram
     reduced, the larger child's by subtraction, and the best split of each child that may
     split.
@@ -69,9 +55,6 @@ def find_child_splits(small_hist, large_hist, n_bins, feature_mask, monotone, sm
     k : skltr._records.CategoricalConstants or None
         Their split controls (an argument of its own: a parallel loop takes a record of
         scalars only as one).
-    n_threads : int
-        The threads the loop runs on (where the wide tasks go: :func:`_task_at`; an argument,
-        since numba's ``get_num_threads`` in a kernel keeps it from being cached).
 
     Returns
     -------
@@ -84,10 +67,8 @@ def find_child_splits(small_hist, large_hist, n_bins, feature_mask, monotone, sm
     """
     n_features = n_bins.shape[0]
     n_tasks = n_features
-    n_wide = 0
     if cat is not None:  # (numba prunes these branches for cat=None)
-        n_wide = 2 * cat.wide.shape[0]  # a wide feature: a task per child
-        n_tasks += n_wide
+        n_tasks += 2 * cat.wide.shape[0]  # a wide feature: a task per child
         # unpacked: a parallel loop takes arrays, not records of them
         features, wide, mask, ints, gains, sums, bits = cat
     sg, sh, sn, s_lo, s_hi = small_sums
@@ -96,10 +77,8 @@ def find_child_splits(small_hist, large_hist, n_bins, feature_mask, monotone, sm
     l_min_n, l_parent, l_factor = _node_constants(lg, lh, ln, c, l_lo, l_hi)
     s_gain, s_bin, s_left, s_gl, s_hl, s_cl = small_work  # unpacked: see find_best_splits
     l_gain, l_bin, l_left, l_gl, l_hl, l_cl = large_work
-    stride = max(1, min(n_tasks // n_threads, n_tasks // max(n_wide, 1)))
     for p in prange(n_tasks):
-        # prange's index is unsigned in the parfor: int64, one signature, not two
-        f = _task_at(np.int64(p), n_features, n_wide, stride)
+        f = np.int64(p)  # prange's index is unsigned in the parfor: one signature, not two
         if f < n_features:
             reduce_feature(small_hist, scratch, n_row_chunks, f)
             if do_small:

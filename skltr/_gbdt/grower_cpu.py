@@ -655,7 +655,7 @@ class TreeGrower:
                 (large.sum_g, large.sum_h, large.count, large.lo, large.hi),
                 self._split_constants, self._work, self._large_work, do_small, do_large,
                 self.pool.scratch, n_chunks, tasks,
-                None if tasks is None else self._categorical[0].k, self._n_threads)
+                None if tasks is None else self._categorical[0].k)
         for child, ok, res, entry in ((small, do_small, small_res, small_task),
                                       (large, do_large, large_res, large_task)):
             res = SplitInfo(*res) if entry < 0 else self._categorical[0].split_of(tasks, entry)

@@ -162,6 +162,7 @@ def _paired_se(bins, engine, peer):
 
 CATEGORICAL = "categorical-h100-2026-11-27-1e8874a-q6000-t16-cuda.json"
 CATEGORICAL_NOW = "categorical-h200-2026-11-27-abd5724-q6000-t16.json"
+CATEGORICAL_PREDICT = "categorical-h100-2026-11-27-0ee25ee-q6000-t16-cuda-predict.json"
 CATEGORICAL_2CORES = "categorical-amd-epyc-2026-11-27-6c4e65d-q600-t2.json"
 CATEGORICAL_2CORES_LARGE = "categorical-amd-epyc-2026-11-27-c00df01-q6000-t2.json"
 
@@ -253,6 +254,18 @@ FIGURES = [
           ("1.12x", 10, "categorical"), ("1.26x", 1000, "categorical"),
           ("1.29x", 10000, "categorical"), ("1.05x", 10, "ordinal"),
           ("1.07x", 1000, "ordinal"), ("1.06x", 10000, "ordinal"))),
+    *(Figure(text, CATEGORICAL_PREDICT, f"{levels} categories", metric="skltr categorical predict",
+             field="ratio", fmt="{:.2f}x", pages=GBDT_RANKER + ("README.md",))
+      for text, levels in (("0.28x", 10), ("0.70x", 10000))),
+    *(Figure(text, CATEGORICAL_PREDICT, f"{levels} categories", metric=f"skltr {engine}",
+             field="ratio", fmt="{:.2f}x", pages=GBDT_RANKER)
+      for text, levels, engine in (
+          ("0.61x", 1000, "categorical predict"), ("0.15x", 10, "ordinal predict"),
+          ("0.13x", 1000, "ordinal predict"), ("0.10x", 10000, "ordinal predict"),
+          ("0.19x", 10, "categorical (cuda) predict"),
+          ("0.17x", 1000, "categorical (cuda) predict"),
+          ("0.16x", 10000, "categorical (cuda) predict"), ("1.15x", 10, "categorical fit"),
+          ("1.14x", 1000, "categorical fit"), ("1.12x", 10000, "categorical fit"))),
     *(_categorical_time(text, levels, engine, CATEGORICAL_NOW) for text, levels, engine in (
         ("1.12x", 10, "categorical"), ("1.21x", 1000, "categorical"),
         ("1.15x", 10000, "categorical"), ("1.04x", 10, "ordinal"), ("0.91x", 1000, "ordinal"),

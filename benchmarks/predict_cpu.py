@@ -1,12 +1,13 @@
 """Scoring speed on the CPU: skltr QuickScorer / traversal vs LightGBM, XGBoost and tl2cgen.
 
 Trains (or loads from --cache) LightGBM models with num_leaves=64 and XGBoost models with
-max_depth=6, 1,000 and 5,000 trees, on 136-feature synthetic ranking data; then scores
+max_depth=6 (``--leaves`` / ``--depth``: larger trees, which skltr scores by traversal), 1,000
+and 5,000 trees, on 136-feature synthetic ranking data; then scores
 50,000 rows with each engine in this one process, after checking that skltr's raw scores
 equal the library's own. Also reports single-query latency (100 documents).
 
 Usage: python benchmarks/predict_cpu.py [--trees 1000 5000] [--rows 50000] [--threads 2]
-       [--train-queries 400] [--no-tl2cgen]
+       [--train-queries 400] [--leaves 64] [--depth 6] [--no-tl2cgen] [--note TEXT]
 """
 
 import argparse
@@ -21,7 +22,7 @@ from skltr import QuickScorerPredictor
 from skltr.datasets import make_ranking
 
 
-def train_models(n_trees, threads, cache, n_queries=400):
+def train_models(n_trees, threads, cache, n_queries=400, leaves=64, depth=6):
     import lightgbm as lgb
     import xgboost as xgb
 
@@ -29,22 +30,23 @@ def train_models(n_trees, threads, cache, n_queries=400):
                              random_state=1)
     sizes = np.bincount(qid)
     out = {}
-    lgb_path = cache / f"lgb_{n_trees}_q{n_queries}.txt"
+    shape = "" if (leaves, depth) == (64, 6) else f"_l{leaves}_d{depth}"
+    lgb_path = cache / f"lgb_{n_trees}_q{n_queries}{shape}.txt"
     if lgb_path.exists():
         out["lightgbm"] = lgb.Booster(model_file=str(lgb_path))
     else:
         ds = lgb.Dataset(X, y, group=sizes[sizes > 0])
-        out["lightgbm"] = lgb.train({"objective": "lambdarank", "num_leaves": 64,
+        out["lightgbm"] = lgb.train({"objective": "lambdarank", "num_leaves": leaves,
                                      "learning_rate": 0.05, "min_data_in_leaf": 20,
                                      "verbose": -1, "num_threads": threads}, ds,
                                     num_boost_round=n_trees)
         out["lightgbm"].save_model(str(lgb_path))
-    xgb_path = cache / f"xgb_{n_trees}_q{n_queries}.json"
+    xgb_path = cache / f"xgb_{n_trees}_q{n_queries}{shape}.json"
     if xgb_path.exists():
         out["xgboost"] = xgb.Booster(model_file=str(xgb_path))
     else:
         dm = xgb.DMatrix(X, y, qid=qid)
-        out["xgboost"] = xgb.train({"objective": "rank:ndcg", "max_depth": 6, "eta": 0.05,
+        out["xgboost"] = xgb.train({"objective": "rank:ndcg", "max_depth": depth, "eta": 0.05,
                                     "tree_method": "hist", "nthread": threads}, dm,
                                    num_boost_round=n_trees)
         out["xgboost"].save_model(str(xgb_path))
@@ -83,6 +85,9 @@ def main():
                         help="queries of 100 documents the models are trained on (fewer makes "
                              "5,000-tree models quick to train on 2 cores; scoring speed "
                              "depends on the trees' shape, which the table reports)")
+    parser.add_argument("--leaves", type=int, default=64, help="LightGBM's num_leaves")
+    parser.add_argument("--depth", type=int, default=6, help="XGBoost's max_depth")
+    parser.add_argument("--note", default="", help="stored with the results")
     args = parser.parse_args()
 
     cache = Path(args.cache)
@@ -94,17 +99,18 @@ def main():
     n = X.shape[0]
     rows = []
     for n_trees in args.trees:
-        models = train_models(n_trees, args.threads, cache, args.train_queries)
+        models = train_models(n_trees, args.threads, cache, args.train_queries, args.leaves,
+                              args.depth)
         for library, booster in models.items():
             if library == "lightgbm":
                 native = lambda A, b=booster: b.predict(A, raw_score=True,  # noqa: E731
                                                        num_threads=args.threads)
-                shape = "64 leaves"
+                shape = f"{args.leaves} leaves"
             else:
                 booster.set_param({"nthread": args.threads})
                 native = lambda A, b=booster: b.inplace_predict(A,  # noqa: E731
                                                                predict_type="margin")
-                shape = "depth 6"
+                shape = f"depth {args.depth}"
             qs = QuickScorerPredictor.from_model(booster, backend="quickscorer",
                                                  n_jobs=args.threads)
             tr = QuickScorerPredictor.from_model(booster, backend="traversal",
@@ -140,7 +146,9 @@ def main():
                   f"us/doc, traversal {t_tr * us:.2f}, native {t_native * us:.2f}")
     write_result("predict_cpu", rows, params={"rows": n, "threads": args.threads,
                                               "trees": args.trees,
-                                              "train_queries": args.train_queries},
+                                              "train_queries": args.train_queries,
+                                              "leaves": args.leaves, "depth": args.depth,
+                                              "note": args.note},
                  packages=("xgboost", "lightgbm", "treelite", "tl2cgen"))
 
 

@@ -18,6 +18,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from skltr.trees import NodeFlags, TreeEnsemble
+from skltr._cpu.traversal import predict_raw_traversal
+from skltr._records import node_arrays, routing
+from skltr.trees._traversal import CHUNKS_PER_THREAD, MAX_CHUNK_ROWS, _as_kernel_input, chunk_rows
 from skltr.trees._traversal import apply as traversal_apply
 from skltr.utils import _model_io
 
@@ -323,6 +326,32 @@ def test_predict_raw_and_apply_match_naive(case):
     ens, X = case
     check_against_naive(ens, X)
     np.testing.assert_array_equal(traversal_apply(ens, X), naive_apply(ens, X))
+
+
+@settings(deadline=None, max_examples=25, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.data_too_large])
+@given(ensemble_and_inputs(max_trees=8))
+def test_traversal_chunks_do_not_change_results(case):
+    """The traversal walks each tree for a chunk of rows at a time: any chunk size, a
+    partial last chunk included, gives every row the reference's bits."""
+    ens, X = case
+    Xbig = np.tile(X, (150 // X.shape[0] + 1, 1))[:151]
+    expected = naive_predict_raw(ens, Xbig)
+    r = routing(ens)
+    for chunk in (1, 7, 64, 1000):
+        out = np.empty((Xbig.shape[0], ens.n_outputs))
+        predict_raw_traversal(_as_kernel_input(ens, Xbig), *node_arrays(ens), r.strict,
+                              r.f32_inputs, r.sum_f32, r.missing_value, r.has_sentinel,
+                              r.average, out, chunk)
+        got = out.astype(np.float32) if ens.sum_dtype == "float32" else out
+        np.testing.assert_array_equal(got[:, 0] if ens.n_outputs == 1 else got, expected)
+
+
+def test_traversal_chunk_rows_bounds():
+    assert chunk_rows(50_000, 2, 50, 8, l2_bytes=1 << 20) == MAX_CHUNK_ROWS
+    assert chunk_rows(50_000, 2, 500, 8, l2_bytes=1 << 20) == (1 << 19) // 4_000
+    assert chunk_rows(4_000, 16, 50, 8, l2_bytes=1 << 20) == 4_000 // (16 * CHUNKS_PER_THREAD)
+    assert chunk_rows(10, 2, 50, 8) == 16 and chunk_rows(0, 1, 0, 8) == 16
 
 
 @settings(deadline=None, max_examples=10, suppress_health_check=[HealthCheck.too_slow,

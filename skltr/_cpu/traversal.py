@@ -177,39 +177,49 @@ def tree_counts(tree_output, n_outputs):
 def predict_raw_traversal(X, tree_ptr, feature, threshold, left, right, value, flags,
                           cat_offset, cat_nwords, cat_bitsets, tree_output, tree_weight,
                           base_score, strict, f32_inputs, sum_f32, missing_value, has_sentinel,
-                          average, out):
+                          average, out, chunk):
     """Fill ``out`` (n_samples, n_outputs) float64 with raw scores, trees summed in order.
 
     ``sum_f32`` reproduces float32 accumulators (XGBoost): every partial sum is rounded to
-    float32 and the result is exactly representable in float32.
+    float32 and the result is exactly representable in float32. ``chunk``: rows a thread
+    takes at a time, each tree walked for all of them (the host's
+    ``skltr.trees._traversal.chunk_rows``).
     """
     n_samples = X.shape[0]
     n_outputs = out.shape[1]
     n_trees = tree_ptr.shape[0] - 1
     counts = tree_counts(tree_output, n_outputs)  # not np.zeros here: see tree_counts
-    chunk = 256
     n_chunks = (n_samples + chunk - 1) // chunk
     for c in prange(n_chunks):
-        acc64 = np.empty(n_outputs, dtype=np.float64)
-        acc32 = np.empty(n_outputs, dtype=np.float32)
-        for row in range(c * chunk, min(n_samples, (c + 1) * chunk)):
+        r0 = c * chunk
+        nr = min(n_samples, r0 + chunk) - r0
+        acc64 = np.empty((chunk, n_outputs), dtype=np.float64)
+        acc32 = np.empty((chunk, n_outputs), dtype=np.float32)
+        for i in range(nr):
             for k in range(n_outputs):
                 start_val = 0.0 if average else base_score[k]
-                acc64[k] = start_val
-                acc32[k] = np.float32(start_val)
-            for t in range(n_trees):
-                leaf = leaf_index(X, row, tree_ptr[t], feature, threshold, left, right, flags,
+                acc64[i, k] = start_val
+                acc32[i, k] = np.float32(start_val)
+        # tree by tree over the chunk's rows: a tree's nodes stay in cache for all of them
+        # (row by row over all trees read every tree's nodes from memory again for each row);
+        # each row still sums its trees in order, so the scores are the same bits
+        for t in range(n_trees):
+            k = tree_output[t]
+            start = tree_ptr[t]
+            for i in range(nr):
+                leaf = leaf_index(X, r0 + i, start, feature, threshold, left, right, flags,
                                   cat_offset, cat_nwords, cat_bitsets, strict, f32_inputs,
                                   missing_value, has_sentinel)
-                k = tree_output[t]
                 if sum_f32:
-                    acc32[k] = acc32[k] + np.float32(
+                    acc32[i, k] = acc32[i, k] + np.float32(
                         np.float32(value[leaf]) * np.float32(tree_weight[t]))
                 else:
-                    acc64[k] += value[leaf] * tree_weight[t]
+                    acc64[i, k] += value[leaf] * tree_weight[t]
+        for i in range(nr):
             for k in range(n_outputs):
-                total = np.float64(acc32[k]) if sum_f32 else acc64[k]
-                out[row, k] = finish_output(total, counts[k], base_score[k], sum_f32, average)
+                total = np.float64(acc32[i, k]) if sum_f32 else acc64[i, k]
+                out[r0 + i, k] = finish_output(total, counts[k], base_score[k], sum_f32,
+                                               average)
 
 
 @njit(parallel=True, cache=True)

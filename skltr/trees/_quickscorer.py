@@ -1,6 +1,7 @@
 """Host-side entry to the QuickScorer CPU backend, and the one place that sizes its work.
 
-Two sizes are chosen from the per-core L2 cache (:func:`l2_cache_bytes`):
+Two sizes are chosen from the per-core L2 cache
+(:func:`~skltr.utils._cpu_cache.l2_cache_bytes`):
 
 * :func:`cpu_tree_block` (when the layout is built): trees per block, so that a block's
   leaf-vector state (``TREE_BYTES`` per tree) and its node and leaf tables fit half the L2
@@ -14,16 +15,13 @@ Two sizes are chosen from the per-core L2 cache (:func:`l2_cache_bytes`):
 
 from __future__ import annotations
 
-import functools
-import os
-from pathlib import Path
-
 import numba
 import numpy as np
 
 from .._cpu._simd import LANES, TREE_BYTES
 from .._cpu.quickscorer import predict_raw_quickscorer
 from .._records import node_arrays, qs_tables, routing
+from ..utils._cpu_cache import l2_cache_bytes  # noqa: F401 - also read from here
 from ..utils._threads import numba_threads
 from ._sparse_input import is_sparse, map_row_chunks
 from ._traversal import _as_kernel_input
@@ -34,32 +32,6 @@ MAX_CHUNK_GROUPS = 4
 #: Chunks each thread should get at least (when there are rows enough): threads take chunks
 #: from a shared counter, so the last ones even out a thread slowed by other work.
 CHUNKS_PER_THREAD = 8
-#: L2 per core assumed where the operating system does not tell.
-DEFAULT_L2_BYTES = 1 << 20
-
-
-@functools.lru_cache(maxsize=1)
-def l2_cache_bytes() -> int:
-    """Bytes of L2 cache per core: Linux sysfs, else ``sysconf``, else ``DEFAULT_L2_BYTES``."""
-    base = Path("/sys/devices/system/cpu/cpu0/cache")
-    try:
-        for index in sorted(base.glob("index*")):
-            if ((index / "level").read_text().strip() == "2"
-                    and (index / "type").read_text().strip() in ("Unified", "Data")):
-                size = (index / "size").read_text().strip().upper()
-                scale = {"K": 1 << 10, "M": 1 << 20}.get(size[-1:], 1)
-                return int(size.rstrip("KM")) * scale
-    except (OSError, ValueError):
-        pass
-    try:
-        size = os.sysconf("SC_LEVEL2_CACHE_SIZE")
-        if size > 0:
-            return int(size)
-    except (ValueError, OSError, AttributeError):
-        pass
-    return DEFAULT_L2_BYTES
-
-
 def cpu_tree_block(ensemble, l2_bytes=None) -> int:
     """Trees per QuickScorer block for the CPU kernel (a multiple of 64).
 

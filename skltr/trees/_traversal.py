@@ -11,9 +11,30 @@ import numpy as np
 
 from .._cpu.traversal import apply_leaf_traversal, predict_raw_traversal
 from .._records import node_arrays, routing
-from ..utils._threads import numba_threads
+from ..utils._cpu_cache import l2_cache_bytes
+from ..utils._threads import numba_threads, resolve_n_jobs
 from ._input import model_input
 from ._sparse_input import is_sparse, map_row_chunks
+
+
+#: Most rows a thread walks each tree for at a time: more share a tree's nodes in cache
+#: (on 300 LightGBM trees of 255 leaves x 50 features, 2 cores: 256 rows a chunk 0.93x
+#: LightGBM's predict time, 1,024 rows 0.74x, 4,096 0.82x; one row at a time, every tree's
+#: nodes read again for each row, 1.31x).
+MAX_CHUNK_ROWS = 1024
+#: Chunks each thread should get, when there are rows enough (a static split evens out).
+CHUNKS_PER_THREAD = 4
+
+
+def chunk_rows(n_samples, n_threads, n_features, itemsize, l2_bytes=None) -> int:
+    """Rows per traversal chunk: at most :data:`MAX_CHUNK_ROWS`, at most what keeps the
+    chunk's rows of ``X`` within half the L2 cache (:func:`~skltr.utils._cpu_cache.
+    l2_cache_bytes`), and few enough that every thread gets :data:`CHUNKS_PER_THREAD`;
+    at least 16."""
+    l2 = l2_cache_bytes() if l2_bytes is None else int(l2_bytes)
+    fit = l2 // 2 // max(1, n_features * itemsize)
+    share = n_samples // (CHUNKS_PER_THREAD * max(1, n_threads))
+    return int(max(16, min(MAX_CHUNK_ROWS, fit, share)))
 
 
 def _as_kernel_input(ensemble, X) -> np.ndarray:
@@ -35,7 +56,9 @@ def predict_raw(ensemble, X, *, n_jobs=None) -> np.ndarray:
     with numba_threads(n_jobs):
         r = routing(e)
         predict_raw_traversal(X, *node_arrays(e), r.strict, r.f32_inputs, r.sum_f32,
-                              r.missing_value, r.has_sentinel, r.average, out)
+                              r.missing_value, r.has_sentinel, r.average, out,
+                              chunk_rows(X.shape[0], resolve_n_jobs(n_jobs), X.shape[1],
+                                         X.itemsize))
     if e.sum_dtype == "float32":
         out = out.astype(np.float32)
     return out[:, 0] if e.n_outputs == 1 else out

@@ -20,7 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from skltr.trees import NodeFlags, TreeEnsemble
 from skltr._cpu.traversal import predict_raw_traversal
 from skltr._records import node_arrays, routing
-from skltr.trees._traversal import CHUNKS_PER_THREAD, MAX_CHUNK_ROWS, _as_kernel_input, chunk_rows
+from skltr.trees._traversal import (CHUNKS_PER_THREAD, MAX_CHUNK_ROWS, _as_kernel_input,
+                                    chunk_rows, lean_routing)
 from skltr.trees._traversal import apply as traversal_apply
 from skltr.utils import _model_io
 
@@ -336,15 +337,41 @@ def test_traversal_chunks_do_not_change_results(case):
     partial last chunk included, gives every row the reference's bits."""
     ens, X = case
     Xbig = np.tile(X, (150 // X.shape[0] + 1, 1))[:151]
-    expected = naive_predict_raw(ens, Xbig)
     r = routing(ens)
-    for chunk in (1, 7, 64, 1000):
-        out = np.empty((Xbig.shape[0], ens.n_outputs))
-        predict_raw_traversal(_as_kernel_input(ens, Xbig), *node_arrays(ens), r.strict,
-                              r.f32_inputs, r.sum_f32, r.missing_value, r.has_sentinel,
-                              r.average, out, chunk)
-        got = out.astype(np.float32) if ens.sum_dtype == "float32" else out
-        np.testing.assert_array_equal(got[:, 0] if ens.n_outputs == 1 else got, expected)
+    # without NaN, chunks of a model with no categorical or ZERO-type node take the lean walk
+    for Xin in (Xbig, np.nan_to_num(Xbig, nan=1.5)):
+        expected = naive_predict_raw(ens, Xin)
+        for chunk in (1, 7, 64, 1000):
+            for lean in {False, lean_routing(ens)}:
+                out = np.empty((Xin.shape[0], ens.n_outputs))
+                predict_raw_traversal(_as_kernel_input(ens, Xin), *node_arrays(ens), r.strict,
+                                      r.f32_inputs, r.sum_f32, r.missing_value,
+                                      r.has_sentinel, r.average, out, chunk, lean)
+                got = out.astype(np.float32) if ens.sum_dtype == "float32" else out
+                np.testing.assert_array_equal(got[:, 0] if ens.n_outputs == 1 else got,
+                                              expected)
+
+
+def test_lean_walk_matches_naive_on_numeric_trees():
+    """A model of numeric nodes with no ZERO missing type is walked by comparisons alone in
+    chunks without NaN (strict and not, float32 inputs, infinities, a sentinel that is
+    never met), and by the full rule in chunks with one."""
+    parts = [chain_tree(40, "L"), chain_tree(31, "RLR"), chain_tree(70, "LR")]
+    ptr = np.cumsum([0] + [len(p[0]) for p in parts])
+    cols = [np.concatenate([p[i] for p in parts]) for i in range(6)]
+    rng = np.random.default_rng(1)
+    pool = np.array([0.0, -0.0, 1e-36, 5.0, -5.0, -40.0, 3.0, 1 / 7, 2 / 7, np.inf, -np.inf])
+    X = rng.choice(np.concatenate([pool, -np.arange(70.0), np.arange(70.0) / 7]), size=(300, 2))
+    X[200:, 0] = NAN
+    for decision, precision, missing in (("<=", "float64", NAN), ("<", "float32", -999.0)):
+        flags = [(int(f) & ~int(NodeFlags.MISSING_MASK))
+                 | (int(NodeFlags.MISSING_NAN) << NodeFlags.MISSING_SHIFT)
+                 if left >= 0 else f for f, left in zip(cols[5], cols[2])]
+        ens = TreeEnsemble(tree_ptr=ptr, feature=cols[0], threshold=cols[1], left=cols[2],
+                           right=cols[3], value=cols[4], flags=flags, n_features=2,
+                           decision=decision, precision=precision, missing_value=missing)
+        assert lean_routing(ens)
+        check_against_naive(ens, X)
 
 
 def test_traversal_chunk_rows_bounds():

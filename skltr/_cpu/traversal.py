@@ -183,6 +183,28 @@ def group_leaves(X, r0, n, start, feature, threshold, left, right, flags, cat_of
 
 
 @njit(inline="always", cache=True)
+def group_leaves_plain(xr, i0, n, start, feature, threshold, left, right, strict, nodes):
+    """:func:`group_leaves` of rows ``i0 .. i0 + n - 1`` of ``xr`` (values already as the
+    routing reads them, none NaN) in a tree of numeric nodes none of whose missing type is
+    ZERO: every test is then the comparison alone (:func:`numeric_left` without its
+    missing-value rules), ``x > threshold`` going right (``>=`` for strict trees)."""
+    for j in range(n):
+        nodes[j] = start
+    walking = True
+    while walking:
+        walking = False
+        for j in range(n):
+            node = nodes[j]
+            child = left[node]
+            if child >= 0:
+                x = xr[i0 + j, feature[node]]
+                t = threshold[node]
+                right_way = (x > t) | (strict & (x == t))
+                nodes[j] = start + child + right_way * (right[node] - child)
+                walking = True
+
+
+@njit(inline="always", cache=True)
 def finish_output(total, count, base, sum_f32, average):
     """One output's raw score from its sum of tree values. Averaged outputs: divided by
     their ``count`` trees, then the base score added (in float32 when ``sum_f32``); other
@@ -217,13 +239,15 @@ def tree_counts(tree_output, n_outputs):
 def predict_raw_traversal(X, tree_ptr, feature, threshold, left, right, value, flags,
                           cat_offset, cat_nwords, cat_bitsets, tree_output, tree_weight,
                           base_score, strict, f32_inputs, sum_f32, missing_value, has_sentinel,
-                          average, out, chunk):
+                          average, out, chunk, lean):
     """Fill ``out`` (n_samples, n_outputs) float64 with raw scores, trees summed in order.
 
     ``sum_f32`` reproduces float32 accumulators (XGBoost): every partial sum is rounded to
     float32 and the result is exactly representable in float32. ``chunk``: rows a thread
     takes at a time, each tree walked for all of them (the host's
-    ``skltr.trees._traversal.chunk_rows``).
+    ``skltr.trees._traversal.chunk_rows``). ``lean``: no categorical node and no missing
+    type ZERO in the model, so that a chunk whose values (rounded as the routing reads them)
+    hold no NaN is walked by :func:`group_leaves_plain`.
     """
     n_samples = X.shape[0]
     n_outputs = out.shape[1]
@@ -236,6 +260,14 @@ def predict_raw_traversal(X, tree_ptr, feature, threshold, left, right, value, f
         acc64 = np.empty((chunk, n_outputs), dtype=np.float64)
         acc32 = np.empty((chunk, n_outputs), dtype=np.float32)
         nodes = np.empty(WALK_ROWS, dtype=np.int64)
+        xr = np.empty((chunk if lean else 0, X.shape[1]), dtype=np.float64)
+        plain = lean
+        if lean:
+            for i in range(nr):
+                for f in range(X.shape[1]):
+                    x = input_value(X[r0 + i, f], f32_inputs, missing_value, has_sentinel)
+                    xr[i, f] = x
+                    plain &= not np.isnan(x)
         for i in range(nr):
             for k in range(n_outputs):
                 start_val = 0.0 if average else base_score[k]
@@ -249,9 +281,13 @@ def predict_raw_traversal(X, tree_ptr, feature, threshold, left, right, value, f
             start = tree_ptr[t]
             for i0 in range(0, nr, WALK_ROWS):
                 n = min(WALK_ROWS, nr - i0)
-                group_leaves(X, r0 + i0, n, start, feature, threshold, left, right, flags,
-                             cat_offset, cat_nwords, cat_bitsets, strict, f32_inputs,
-                             missing_value, has_sentinel, nodes)
+                if plain:
+                    group_leaves_plain(xr, i0, n, start, feature, threshold, left, right,
+                                       strict, nodes)
+                else:
+                    group_leaves(X, r0 + i0, n, start, feature, threshold, left, right, flags,
+                                 cat_offset, cat_nwords, cat_bitsets, strict, f32_inputs,
+                                 missing_value, has_sentinel, nodes)
                 for j in range(n):
                     i = i0 + j
                     if sum_f32:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._cpu.traversal import apply_leaf_traversal, predict_raw_traversal
+from .._dtypes import NodeFlags
 from .._records import node_arrays, routing
 from ..utils._cpu_cache import l2_cache_bytes
 from ..utils._threads import numba_threads, resolve_n_jobs
@@ -37,6 +38,16 @@ def chunk_rows(n_samples, n_threads, n_features, itemsize, l2_bytes=None) -> int
     return int(max(16, min(MAX_CHUNK_ROWS, fit, share)))
 
 
+def lean_routing(ensemble) -> bool:
+    """Whether no node of ``ensemble`` is categorical or of missing type ZERO: the traversal
+    then walks chunks without NaN by comparisons alone (``skltr._cpu.traversal.
+    group_leaves_plain``)."""
+    internal = ensemble.left >= 0
+    flags = ensemble.flags[internal]
+    return not bool(np.any(flags & NodeFlags.CATEGORICAL)
+                    or np.any(NodeFlags.missing_type(flags) == NodeFlags.MISSING_ZERO))
+
+
 def _as_kernel_input(ensemble, X) -> np.ndarray:
     # every CPU kernel reads X through ``go_left`` or QuickScorer's gather, which take a
     # float32 or float64 X and round to float32 when ``f32_inputs``: no converted copy
@@ -58,7 +69,7 @@ def predict_raw(ensemble, X, *, n_jobs=None) -> np.ndarray:
         predict_raw_traversal(X, *node_arrays(e), r.strict, r.f32_inputs, r.sum_f32,
                               r.missing_value, r.has_sentinel, r.average, out,
                               chunk_rows(X.shape[0], resolve_n_jobs(n_jobs), X.shape[1],
-                                         X.itemsize))
+                                         X.itemsize), lean_routing(e))
     if e.sum_dtype == "float32":
         out = out.astype(np.float32)
     return out[:, 0] if e.n_outputs == 1 else out

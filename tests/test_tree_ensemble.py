@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from skltr.trees import NodeFlags, TreeEnsemble
 from skltr._cpu.traversal import predict_raw_traversal
 from skltr._records import node_arrays, routing
-from skltr.trees._traversal import (CHUNKS_PER_THREAD, MAX_CHUNK_ROWS, _as_kernel_input,
-                                    chunk_rows, lean_routing)
+from skltr.trees._traversal import (CHUNKS_PER_THREAD, MAX_CHUNK_ROWS, TOP_LEVELS_MIN_ROWS,
+                                    _as_kernel_input, chunk_rows, lean_routing, top_levels)
 from skltr.trees._traversal import apply as traversal_apply
 from skltr.utils import _model_io
 
@@ -334,22 +334,25 @@ def test_predict_raw_and_apply_match_naive(case):
 @given(ensemble_and_inputs(max_trees=8))
 def test_traversal_chunks_do_not_change_results(case):
     """The traversal walks each tree for a chunk of rows at a time: any chunk size, a
-    partial last chunk included, gives every row the reference's bits."""
+    partial last chunk included, the lean walk and its heap-ordered top levels give every
+    row the reference's bits."""
     ens, X = case
     Xbig = np.tile(X, (150 // X.shape[0] + 1, 1))[:151]
     r = routing(ens)
     # without NaN, chunks of a model with no categorical or ZERO-type node take the lean walk
     for Xin in (Xbig, np.nan_to_num(Xbig, nan=1.5)):
         expected = naive_predict_raw(ens, Xin)
-        for chunk in (1, 7, 64, 1000):
-            for lean in {False, lean_routing(ens)}:
-                out = np.empty((Xin.shape[0], ens.n_outputs))
-                predict_raw_traversal(_as_kernel_input(ens, Xin), *node_arrays(ens), r.strict,
-                                      r.f32_inputs, r.sum_f32, r.missing_value,
-                                      r.has_sentinel, r.average, out, chunk, lean)
-                got = out.astype(np.float32) if ens.sum_dtype == "float32" else out
-                np.testing.assert_array_equal(got[:, 0] if ens.n_outputs == 1 else got,
-                                              expected)
+        lean = lean_routing(ens)
+        # the lean walk's first levels in heap order: none, fewer than, as many as and more
+        # than the trees' depths (leaves above the last level pass rows down)
+        for chunk, lean_run, depth in ((1, False, 0), (7, lean, 0), (64, lean, 1),
+                                       (1000, lean, 3), (64, lean, 8)):
+            out = np.empty((Xin.shape[0], ens.n_outputs))
+            predict_raw_traversal(_as_kernel_input(ens, Xin), *node_arrays(ens), r.strict,
+                                  r.f32_inputs, r.sum_f32, r.missing_value, r.has_sentinel,
+                                  r.average, out, chunk, lean_run, *top_levels(ens, depth))
+            got = out.astype(np.float32) if ens.sum_dtype == "float32" else out
+            np.testing.assert_array_equal(got[:, 0] if ens.n_outputs == 1 else got, expected)
 
 
 def test_lean_walk_matches_naive_on_numeric_trees():
@@ -362,7 +365,8 @@ def test_lean_walk_matches_naive_on_numeric_trees():
     rng = np.random.default_rng(1)
     pool = np.array([0.0, -0.0, 1e-36, 5.0, -5.0, -40.0, 3.0, 1 / 7, 2 / 7, np.inf, -np.inf])
     X = rng.choice(np.concatenate([pool, -np.arange(70.0), np.arange(70.0) / 7]), size=(300, 2))
-    X[200:, 0] = NAN
+    X = np.tile(X, (8, 1))  # enough rows for the heap-ordered top levels
+    X[2000:, 0] = NAN
     for decision, precision, missing in (("<=", "float64", NAN), ("<", "float32", -999.0)):
         flags = [(int(f) & ~int(NodeFlags.MISSING_MASK))
                  | (int(NodeFlags.MISSING_NAN) << NodeFlags.MISSING_SHIFT)
@@ -370,7 +374,7 @@ def test_lean_walk_matches_naive_on_numeric_trees():
         ens = TreeEnsemble(tree_ptr=ptr, feature=cols[0], threshold=cols[1], left=cols[2],
                            right=cols[3], value=cols[4], flags=flags, n_features=2,
                            decision=decision, precision=precision, missing_value=missing)
-        assert lean_routing(ens)
+        assert lean_routing(ens) and X.shape[0] >= TOP_LEVELS_MIN_ROWS
         check_against_naive(ens, X)
 
 

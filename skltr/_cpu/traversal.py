@@ -186,10 +186,9 @@ def group_leaves(X, r0, n, start, feature, threshold, left, right, flags, cat_of
 def group_leaves_plain(xr, i0, n, start, feature, threshold, left, right, strict, nodes):
     """:func:`group_leaves` of rows ``i0 .. i0 + n - 1`` of ``xr`` (values already as the
     routing reads them, none NaN) in a tree of numeric nodes none of whose missing type is
-    ZERO: every test is then the comparison alone (:func:`numeric_left` without its
-    missing-value rules), ``x > threshold`` going right (``>=`` for strict trees)."""
-    for j in range(n):
-        nodes[j] = start
+    ZERO, from the nodes ``nodes[:n]`` (global) down: every test is then the comparison
+    alone (:func:`numeric_left` without its missing-value rules), ``x > threshold`` going
+    right (``>=`` for strict trees)."""
     walking = True
     while walking:
         walking = False
@@ -202,6 +201,28 @@ def group_leaves_plain(xr, i0, n, start, feature, threshold, left, right, strict
                 right_way = (x > t) | (strict & (x == t))
                 nodes[j] = start + child + right_way * (right[node] - child)
                 walking = True
+
+
+@njit(inline="always", cache=True)
+def group_top_levels(xr, i0, n, t, top_feature, top_threshold, top_exit, depth, strict,
+                     nodes):
+    """``nodes[:n]`` = the nodes that rows ``i0 .. i0 + n - 1`` of ``xr`` reach after the
+    first ``depth`` levels of tree ``t``, from its top levels laid out in heap order
+    (``skltr.trees._traversal.top_levels``: slot ``s``'s children are ``2 s + 1`` and
+    ``2 s + 2``, a leaf above the last level passes every row left with a NaN threshold):
+    no child arrays read and no test for leaves, a level of all the rows at a time. The
+    comparisons of :func:`group_leaves_plain`, so the same rows and values only."""
+    for j in range(n):
+        nodes[j] = 0
+    for _ in range(depth):
+        for j in range(n):
+            s = nodes[j]
+            x = xr[i0 + j, top_feature[t, s]]
+            th = top_threshold[t, s]
+            nodes[j] = 2 * s + 1 + ((x > th) | (strict & (x == th)))
+    first = (1 << depth) - 1
+    for j in range(n):
+        nodes[j] = top_exit[t, nodes[j] - first]
 
 
 @njit(inline="always", cache=True)
@@ -239,7 +260,7 @@ def tree_counts(tree_output, n_outputs):
 def predict_raw_traversal(X, tree_ptr, feature, threshold, left, right, value, flags,
                           cat_offset, cat_nwords, cat_bitsets, tree_output, tree_weight,
                           base_score, strict, f32_inputs, sum_f32, missing_value, has_sentinel,
-                          average, out, chunk, lean):
+                          average, out, chunk, lean, top_feature, top_threshold, top_exit):
     """Fill ``out`` (n_samples, n_outputs) float64 with raw scores, trees summed in order.
 
     ``sum_f32`` reproduces float32 accumulators (XGBoost): every partial sum is rounded to
@@ -247,13 +268,18 @@ def predict_raw_traversal(X, tree_ptr, feature, threshold, left, right, value, f
     takes at a time, each tree walked for all of them (the host's
     ``skltr.trees._traversal.chunk_rows``). ``lean``: no categorical node and no missing
     type ZERO in the model, so that a chunk whose values (rounded as the routing reads them)
-    hold no NaN is walked by :func:`group_leaves_plain`.
+    hold no NaN is walked by :func:`group_leaves_plain`, its first levels by
+    :func:`group_top_levels` from ``top_*`` (``skltr.trees._traversal.top_levels``; 0 levels
+    when ``top_exit`` has one column).
     """
     n_samples = X.shape[0]
     n_outputs = out.shape[1]
     n_trees = tree_ptr.shape[0] - 1
     counts = tree_counts(tree_output, n_outputs)  # not np.zeros here: see tree_counts
     n_chunks = (n_samples + chunk - 1) // chunk
+    depth = 0  # top_exit has 2**depth columns
+    while (2 << depth) <= top_exit.shape[1]:
+        depth += 1
     for c in prange(n_chunks):
         r0 = c * chunk
         nr = min(n_samples, r0 + chunk) - r0
@@ -282,6 +308,8 @@ def predict_raw_traversal(X, tree_ptr, feature, threshold, left, right, value, f
             for i0 in range(0, nr, WALK_ROWS):
                 n = min(WALK_ROWS, nr - i0)
                 if plain:
+                    group_top_levels(xr, i0, n, t, top_feature, top_threshold, top_exit, depth,
+                                     strict, nodes)
                     group_leaves_plain(xr, i0, n, start, feature, threshold, left, right,
                                        strict, nodes)
                 else:

@@ -267,23 +267,23 @@ FIGURES = [
           ("0.16x", 10000, "categorical (cuda) predict"), ("1.15x", 10, "categorical fit"),
           ("1.14x", 1000, "categorical fit"), ("1.12x", 10000, "categorical fit"))),
     *(Figure(text, f"predict_cpu-amd-epyc-2026-11-27-{commit}-255leaves-depth8.json", case,
-             metric="traversal", field="ratio", fmt=fmt, pages=pages)
-      for text, commit, case, fmt, pages in (
-          ("0.84x", "e6dbb14", "lightgbm 300 trees", "{:.2f}x", SCORING_INTERNALS + ("README.md",)),
-          ("3.2x", "e6dbb14", "xgboost 300 trees", "{:.1f}x", ("README.md",)),
-          ("3.25x", "e6dbb14", "xgboost 300 trees", "{:.2f}x", SCORING_INTERNALS),
-          ("0.86x", "3d05d0b", "lightgbm 300 trees", "{:.2f}x", SCORING_INTERNALS),
-          ("3.77x", "3d05d0b", "xgboost 300 trees", "{:.2f}x", SCORING_INTERNALS))),
-    *(Figure(text, f"predict_cpu-amd-epyc-2026-11-27-{commit}-255leaves-depth8.json", case,
-             metric="traversal", field=field, fmt=fmt, pages=PERF)
-      for text, commit, case, field, fmt in (
-          ("7.4 us/doc", "e6dbb14", "lightgbm 300", "skltr", "{:.1f} us/doc"),
-          ("8.8", "e6dbb14", "lightgbm 300", "peer", "{:.1f}"),
-          ("0.84x", "e6dbb14", "lightgbm 300", "ratio", "{:.2f}x"),
-          ("6.5 us/doc", "e6dbb14", "xgboost 300", "skltr", "{:.1f} us/doc"),
-          ("2.0", "e6dbb14", "xgboost 300", "peer", "{:.1f}"),
-          ("3.2x", "e6dbb14", "xgboost 300", "ratio", "{:.1f}x"),
-          ("3.8x", "3d05d0b", "xgboost 300", "ratio", "{:.1f}x"))),
+             metric="traversal", field=field, fmt=fmt, pages=pages)
+      for text, commit, case, field, fmt, pages in (
+          ("5.8 us/doc", "a05111e", "lightgbm 300", "skltr", "{:.1f} us/doc", PERF),
+          ("9.3", "a05111e", "lightgbm 300", "peer", "{:.1f}", PERF),
+          ("0.62x", "a05111e", "lightgbm 300", "ratio", "{:.2f}x",
+           PERF + SCORING_INTERNALS + ("README.md",)),
+          ("4.2 us/doc", "a05111e", "xgboost 300", "skltr", "{:.1f} us/doc", PERF),
+          ("2.1", "a05111e", "xgboost 300", "peer", "{:.1f}", PERF),
+          ("1.98x", "a05111e", "xgboost 300", "ratio", "{:.2f}x",
+           PERF + SCORING_INTERNALS + ("README.md",)),
+          ("3.8x", "3d05d0b", "xgboost 300", "ratio", "{:.1f}x", PERF),
+          ("0.86x", "3d05d0b", "lightgbm 300", "ratio", "{:.2f}x", SCORING_INTERNALS),
+          ("3.77x", "3d05d0b", "xgboost 300", "ratio", "{:.2f}x", SCORING_INTERNALS),
+          ("0.84x", "e6dbb14", "lightgbm 300", "ratio", "{:.2f}x", SCORING_INTERNALS),
+          ("3.25x", "e6dbb14", "xgboost 300", "ratio", "{:.2f}x", SCORING_INTERNALS),
+          ("0.65x", "03bb1d3", "lightgbm 300", "ratio", "{:.2f}x", SCORING_INTERNALS),
+          ("2.27x", "03bb1d3", "xgboost 300", "ratio", "{:.2f}x", SCORING_INTERNALS))),
     *(_categorical_time(text, levels, engine, CATEGORICAL_NOW) for text, levels, engine in (
         ("1.12x", 10, "categorical"), ("1.21x", 1000, "categorical"),
         ("1.15x", 10000, "categorical"), ("1.04x", 10, "ordinal"), ("0.91x", 1000, "ordinal"),

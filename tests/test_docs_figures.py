@@ -266,7 +266,8 @@ FIGURES = [
           ("0.17x", 1000, "categorical (cuda) predict"),
           ("0.16x", 10000, "categorical (cuda) predict"), ("1.15x", 10, "categorical fit"),
           ("1.14x", 1000, "categorical fit"), ("1.12x", 10000, "categorical fit"))),
-    *(Figure(text, f"predict_cpu-amd-epyc-2026-11-27-{commit}-255leaves-depth8.json", case,
+    *(Figure(text, (f"predict_cpu-{commit}-255leaves-depth8.json" if "host" in commit else
+                    f"predict_cpu-amd-epyc-2026-11-27-{commit}-255leaves-depth8.json"), case,
              metric="traversal", field=field, fmt=fmt, pages=pages)
       for text, commit, case, field, fmt, pages in (
           ("5.8 us/doc", "a05111e", "lightgbm 300", "skltr", "{:.1f} us/doc", PERF),
@@ -278,6 +279,8 @@ FIGURES = [
           ("1.98x", "a05111e", "xgboost 300", "ratio", "{:.2f}x",
            PERF + SCORING_INTERNALS + ("README.md",)),
           ("3.8x", "3d05d0b", "xgboost 300", "ratio", "{:.1f}x", PERF),
+          ("0.58x", "h100-host-16core-8656248", "lightgbm 300", "ratio", "{:.2f}x", PERF),
+          ("1.69x", "h100-host-16core-8656248", "xgboost 300", "ratio", "{:.2f}x", PERF),
           ("0.86x", "3d05d0b", "lightgbm 300", "ratio", "{:.2f}x", SCORING_INTERNALS),
           ("3.77x", "3d05d0b", "xgboost 300", "ratio", "{:.2f}x", SCORING_INTERNALS),
           ("0.84x", "e6dbb14", "lightgbm 300", "ratio", "{:.2f}x", SCORING_INTERNALS),

@@ -4,7 +4,8 @@ Trains (or loads from --cache) LightGBM models with num_leaves=64 and XGBoost mo
 max_depth=6 (``--leaves`` / ``--depth``: larger trees, which skltr scores by traversal), 1,000
 and 5,000 trees, on 136-feature synthetic ranking data; then scores
 50,000 rows with each engine in this one process, after checking that skltr's raw scores
-equal the library's own. Also reports single-query latency (100 documents).
+equal the library's own. Also reports single-query latency (100 documents): QuickScorer's,
+and that of the backend ``backend="auto"`` picks for the model.
 
 Usage: python benchmarks/predict_cpu.py [--trees 1000 5000] [--rows 50000] [--threads 2]
        [--train-queries 400] [--leaves 64] [--depth 6] [--no-tl2cgen] [--note TEXT]
@@ -132,6 +133,10 @@ def main():
             lat_qs = time_median(lambda: qs.predict_raw(Xq), repeat=20, warmup=3)
             rows.append(row(case, "latency 100 docs", lat_qs * 1e3, lat_native * 1e3, peer,
                             "ms/query"))
+            auto = QuickScorerPredictor.from_model(booster, n_jobs=args.threads)
+            lat_auto = time_median(lambda: auto.predict_raw(Xq), repeat=20, warmup=3)
+            rows.append(row(case, f"latency 100 docs, backend auto ({auto.backend_})",
+                            lat_auto * 1e3, lat_native * 1e3, peer, "ms/query"))
             if not args.no_tl2cgen:
                 with tempfile.TemporaryDirectory() as work:
                     compiled = tl2cgen_predictor(booster, library, args.threads, work)

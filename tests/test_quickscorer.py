@@ -253,11 +253,21 @@ def test_predictor_wraps_ensembles_and_reports_table_size():
     for backend in ("quickscorer", "traversal"):
         qs = QuickScorerPredictor.from_model(ens, backend=backend)
         np.testing.assert_array_equal(qs.predict(X), naive_predict_raw(ens, X))
-        assert (qs.layout_nbytes_ > 0) == (backend == "quickscorer")
+        # QuickScorer's tables; the traversal's heap-ordered top levels (a lean model)
+        assert qs.layout_nbytes_ == qs.layout_.nbytes > 0
         again = pickle.loads(pickle.dumps(qs))
         np.testing.assert_array_equal(again.predict(X), qs.predict(X))
     assert QuickScorerPredictor.from_model(ens).backend_ == "quickscorer"
     assert qs.predict(np.zeros((0, 3))).shape == (0,)
+    # missing type ZERO needs the full rule: the traversal keeps no tables for it
+    zero = NodeFlags.MISSING_ZERO << NodeFlags.MISSING_SHIFT
+    ens_zero = TreeEnsemble(tree_ptr=[0, 5], feature=[2, 0, -1, -1, -1],
+                            threshold=[0.5, 3.0, 0, 0, 0], left=[1, 3, -1, -1, -1],
+                            right=[2, 4, -1, -1, -1], value=[0, 0, 30.0, 10.0, 20.0],
+                            flags=[zero, zero, 0, 0, 0], n_features=3)
+    tr = QuickScorerPredictor.from_model(ens_zero, backend="traversal")
+    assert tr.layout_ is None and tr.layout_nbytes_ == 0
+    np.testing.assert_array_equal(tr.predict(X), naive_predict_raw(ens_zero, X))
 
 
 def test_predictor_errors():

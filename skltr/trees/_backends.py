@@ -66,14 +66,22 @@ def _quickscorer_predict(ensemble, layout, X, n_jobs):
     return predict_raw(ensemble, layout, X, n_jobs=n_jobs)
 
 
+def _traversal_layout(ensemble, tree_block=None):  # tree_block: QuickScorer's option
+    from ._traversal import traversal_layout  # noqa: PLC0415 - numba on use
+
+    return traversal_layout(ensemble)
+
+
 def _traversal_predict(ensemble, layout, X, n_jobs):
-    return ensemble.predict_raw(X, n_jobs=n_jobs)
+    from ._traversal import predict_raw  # noqa: PLC0415
+
+    return predict_raw(ensemble, X, n_jobs=n_jobs, top=layout)
 
 
 #: name -> Backend. ``"auto"`` is not a backend: :func:`choose_backend` resolves it.
 BACKENDS = {
     "quickscorer": Backend("quickscorer", "cpu", _quickscorer_layout, _quickscorer_predict),
-    "traversal": Backend("traversal", "cpu", None, _traversal_predict),
+    "traversal": Backend("traversal", "cpu", _traversal_layout, _traversal_predict),
 }
 
 

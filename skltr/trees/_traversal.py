@@ -7,6 +7,8 @@ ensemble's ``absent_value``.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from .._cpu.traversal import apply_leaf_traversal, predict_raw_traversal
@@ -74,6 +76,33 @@ def top_levels(ensemble, depth):
     return feature, threshold, cur
 
 
+class TopLevels(NamedTuple):
+    """:func:`top_levels` of a model, kept as the traversal backend's tables (the
+    predictors and rankers build them once; ``predict_raw`` otherwise lays them out per call
+    for :data:`TOP_LEVELS_MIN_ROWS` rows and more)."""
+
+    feature: np.ndarray
+    threshold: np.ndarray
+    exit: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.feature.nbytes + self.threshold.nbytes + self.exit.nbytes)
+
+
+def _top_depth(ensemble) -> int:
+    # a tree of L leaves is at least log2(L) deep: levels no tree fills are not laid out
+    return min(TOP_LEVELS, int(np.log2(max(1, int(ensemble.n_leaves().max(initial=1))))))
+
+
+def traversal_layout(ensemble) -> TopLevels | None:
+    """The traversal backend's tables: the heap-ordered top levels of a model the lean walk
+    reads (:func:`lean_routing`), else None."""
+    if ensemble.n_trees == 0 or not lean_routing(ensemble):
+        return None
+    return TopLevels(*top_levels(ensemble, _top_depth(ensemble)))
+
+
 def lean_routing(ensemble) -> bool:
     """Whether no node of ``ensemble`` is categorical or of missing type ZERO: the traversal
     then walks chunks without NaN by comparisons alone (``skltr._cpu.traversal.
@@ -90,27 +119,27 @@ def _as_kernel_input(ensemble, X) -> np.ndarray:
     return model_input(ensemble, X, kernel_casts=True)
 
 
-def predict_raw(ensemble, X, *, n_jobs=None) -> np.ndarray:
+def predict_raw(ensemble, X, *, n_jobs=None, top=None) -> np.ndarray:
     """Raw scores of ``ensemble`` on ``X`` by traversal; see ``TreeEnsemble.predict_raw``.
 
-    ``X`` is a dense array or a scipy CSR / CSC matrix."""
+    ``X`` is a dense array or a scipy CSR / CSC matrix. ``top``: the model's
+    :func:`traversal_layout`, when the caller keeps it."""
     if is_sparse(X):
         return map_row_chunks(ensemble, X, lambda rows: predict_raw(ensemble, rows,
-                                                                    n_jobs=n_jobs))
+                                                                    n_jobs=n_jobs, top=top))
     X = _as_kernel_input(ensemble, X)
     out = np.empty((X.shape[0], ensemble.n_outputs), dtype=np.float64)
     e = ensemble
-    lean = lean_routing(e)
-    depth = 0
-    if lean and X.shape[0] >= TOP_LEVELS_MIN_ROWS and e.n_trees:
-        # a tree of L leaves is at least log2(L) deep: levels no tree fills are not laid out
-        depth = min(TOP_LEVELS, int(np.log2(max(1, int(e.n_leaves().max())))))
+    lean = top is not None or lean_routing(e)
+    if top is None:
+        deep = lean and X.shape[0] >= TOP_LEVELS_MIN_ROWS and e.n_trees
+        top = top_levels(e, _top_depth(e) if deep else 0)
     with numba_threads(n_jobs):
         r = routing(e)
         predict_raw_traversal(X, *node_arrays(e), r.strict, r.f32_inputs, r.sum_f32,
                               r.missing_value, r.has_sentinel, r.average, out,
                               chunk_rows(X.shape[0], resolve_n_jobs(n_jobs), X.shape[1],
-                                         X.itemsize), lean, *top_levels(e, depth))
+                                         X.itemsize), lean, *top)
     if e.sum_dtype == "float32":
         out = out.astype(np.float32)
     return out[:, 0] if e.n_outputs == 1 else out

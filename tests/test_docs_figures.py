@@ -268,8 +268,8 @@ FIGURES = [
           ("1.14x", 1000, "categorical fit"), ("1.12x", 10000, "categorical fit"))),
     *(Figure(text, (f"predict_cpu-{commit}-255leaves-depth8.json" if "host" in commit else
                     f"predict_cpu-amd-epyc-2026-11-27-{commit}-255leaves-depth8.json"), case,
-             metric="traversal", field=field, fmt=fmt, pages=pages)
-      for text, commit, case, field, fmt, pages in (
+             metric=(metric_given or ["traversal"])[0], field=field, fmt=fmt, pages=pages)
+      for text, commit, case, field, fmt, pages, *metric_given in (
           ("5.8 us/doc", "a05111e", "lightgbm 300", "skltr", "{:.1f} us/doc", PERF),
           ("9.3", "a05111e", "lightgbm 300", "peer", "{:.1f}", PERF),
           ("0.62x", "a05111e", "lightgbm 300", "ratio", "{:.2f}x",
@@ -280,6 +280,14 @@ FIGURES = [
            PERF + SCORING_INTERNALS + ("README.md",)),
           ("3.8x", "3d05d0b", "xgboost 300", "ratio", "{:.1f}x", PERF),
           ("0.58x", "h100-host-16core-8656248", "lightgbm 300", "ratio", "{:.2f}x", PERF),
+          *((text, "449d202", case, field, fmt, PERF, "latency 100 docs, backend auto (traversal)")
+            for text, case, field, fmt in (
+                ("0.60 ms", "lightgbm 300", "skltr", "{:.2f} ms"),
+                ("0.94", "lightgbm 300", "peer", "{:.2f}"),
+                ("0.63x", "lightgbm 300", "ratio", "{:.2f}x"),
+                ("0.54 ms", "xgboost 300", "skltr", "{:.2f} ms"),
+                ("0.86", "xgboost 300", "peer", "{:.2f}"),
+                ("0.63x", "xgboost 300", "ratio", "{:.2f}x"))),
           ("1.69x", "h100-host-16core-8656248", "xgboost 300", "ratio", "{:.2f}x", PERF),
           ("0.86x", "3d05d0b", "lightgbm 300", "ratio", "{:.2f}x", SCORING_INTERNALS),
           ("3.77x", "3d05d0b", "xgboost 300", "ratio", "{:.2f}x", SCORING_INTERNALS),

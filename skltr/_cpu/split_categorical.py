@@ -48,7 +48,7 @@ def _cat_gain(gl, hl, sum_g, sum_h, c, parent, lam, lo, hi):
             + leaf_objective((sum_g - gl) * c.inv_scale_g, hr_f, lam, c.reg_alpha) - parent)
 
 
-#: Categories above which only the ends of the order are sorted (a partition first)
+#: Categories above which only the ends of the order are kept (a selection pass, no sort)
 _PARTIAL_SORT_MIN = 256
 
 
@@ -56,9 +56,11 @@ _PARTIAL_SORT_MIN = 256
 def _order_ends(keys, order, n, up, down):
     """The ends of ``order`` stably sorted by ``keys`` (``np.argsort(kind="mergesort")``, as
     LightGBM's ``std::stable_sort``): ``up[:n]`` its first ``n`` entries, ``down[:n]`` its
-    last ``n`` from the end. Many categories (a wide feature) sort only the candidates of
-    either end: the keys up to the ``n``-th smallest, or from the ``n``-th largest -- the
-    same entries in the same order, ties included (the scan never reads past ``n``)."""
+    last ``n`` from the end. Many categories (a wide feature: thousands) keep only those:
+    one pass holding the ``n`` best of either end so far, sorted, by ``(key, position)`` --
+    the stable order, ties included (the scan never reads past ``n``). At 9,000 categories
+    and ``n`` 32 it took 27 us as two partitions and sorts of their candidates: the
+    longest task of a split on 16 threads."""
     used = keys.size
     if used <= _PARTIAL_SORT_MIN or 4 * n >= used:
         rank = np.argsort(keys, kind="mergesort")
@@ -66,16 +68,36 @@ def _order_ends(keys, order, n, up, down):
             up[i] = order[rank[i]]
             down[i] = order[rank[used - 1 - i]]
         return
-    low = np.partition(keys, n - 1)[n - 1]
-    cand = np.flatnonzero(keys <= low)
-    rank = np.argsort(keys[cand], kind="mergesort")
+    low_key = np.empty(n, np.float64)  # the n smallest so far, increasing by (key, j)
+    low_at = np.empty(n, np.int64)
+    high_key = np.empty(n, np.float64)  # the n largest so far, decreasing by (key, j)
+    high_at = np.empty(n, np.int64)
+    m = 0
+    for j in range(used):
+        kj = keys[j]
+        # j is later than every entry held: among equal keys it sorts after them, so it
+        # enters the low end only below the worst key and the high end from it up
+        if m < n or kj < low_key[n - 1]:
+            p = min(m, n - 1)
+            while p > 0 and kj < low_key[p - 1]:
+                low_key[p] = low_key[p - 1]
+                low_at[p] = low_at[p - 1]
+                p -= 1
+            low_key[p] = kj
+            low_at[p] = j
+        if m < n or kj >= high_key[n - 1]:
+            p = min(m, n - 1)
+            while p > 0 and kj >= high_key[p - 1]:
+                high_key[p] = high_key[p - 1]
+                high_at[p] = high_at[p - 1]
+                p -= 1
+            high_key[p] = kj
+            high_at[p] = j
+        if m < n:
+            m += 1
     for i in range(n):
-        up[i] = order[cand[rank[i]]]
-    high = np.partition(keys, used - n)[used - n]
-    cand = np.flatnonzero(keys >= high)
-    rank = np.argsort(keys[cand], kind="mergesort")
-    for i in range(n):
-        down[i] = order[cand[rank[cand.size - 1 - i]]]
+        up[i] = order[low_at[i]]
+        down[i] = order[high_at[i]]
 
 
 @njit(cache=True)

@@ -184,11 +184,15 @@ def _feature_split(hist, f, nb, sum_g, sum_h, count, lo, hi, c, k, min_n, parent
     keys = np.empty(n_max, np.float64)
     used = 0
     for b in range(nb):
+        # written whether used or not, kept by advancing ``used``: which bins a node uses is
+        # data, a branch on it mispredicts (a 9,000-category scan took 110 us with the branch
+        # on changing nodes, against 30 us when the same node repeated)
         gb, hb, cb, nonempty = _bin(hist, f, b, c.count_shift, hessian_counts)
-        if nonempty and _bin_count(hb, cb, inv_h, count_factor) >= k.cat_smooth:
-            order[used] = b
-            keys[used] = (gb * c.inv_scale_g) / (hb * inv_h + k.cat_smooth)
-            used += 1
+        use = nonempty & (_bin_count(hb, cb, inv_h, count_factor) >= k.cat_smooth)
+        den = hb * inv_h + k.cat_smooth
+        order[used] = b
+        keys[used] = (gb * c.inv_scale_g) / (den if den != 0.0 else 1.0)  # (an unused bin's)
+        used += np.int64(use)
     if used == 0:
         return -np.inf, best_gl, best_hl, np.int64(0), False
     max_num_cat = min(k.max_cat_threshold, (used + 1) // 2)

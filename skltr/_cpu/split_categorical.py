@@ -30,7 +30,7 @@ tree's assembly turns into the category bitset of ``TreeEnsemble``'s categorical
 """
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from .histogram import subtract_rows
 from .split import _bin, _bin_count, _monotone_gain, _node_constants, leaf_objective
@@ -262,41 +262,61 @@ def best_categorical_splits(hists, rows, masks, mask_row, sums, bounds, c, k, ou
     out : skltr._records.CategoricalFound
         Receives per node the best split (feature -1: none) and its left bins.
     """
+    narrow_rows, row_feature, row_n_bins, wide_row0, wide_n_rows, wide_n_bins, wide_ids = rows
+    ints, gains, found_sums, bits = out
     for i in range(hists.shape[0]):
-        _node_best(i, hists, rows, masks, mask_row, sums, bounds, c, k, out)
+        _node_best(i, hists, narrow_rows, row_feature, row_n_bins, wide_row0, wide_n_rows,
+                   wide_n_bins, wide_ids, masks, mask_row, sums, bounds, c, k, ints, gains,
+                   found_sums, bits)
+
+
+@njit(parallel=True, cache=True)
+def best_categorical_splits_parallel(hists, rows, masks, mask_row, sums, bounds, c, k, out):
+    """:func:`best_categorical_splits` with a node a task (the nodes are independent: the
+    same splits on any number of threads). The GPU grower's batches: ~16 nodes a call
+    whose wide features' scans took most of a categorical GPU fit on one thread."""
+    # unpacked: a parallel loop takes arrays, not records of them
+    narrow_rows, row_feature, row_n_bins, wide_row0, wide_n_rows, wide_n_bins, wide_ids = rows
+    ints, gains, found_sums, bits = out
+    for p in prange(hists.shape[0]):
+        _node_best(np.int64(p), hists, narrow_rows, row_feature, row_n_bins, wide_row0,
+                   wide_n_rows, wide_n_bins, wide_ids, masks, mask_row, sums, bounds, c, k,
+                   ints, gains, found_sums, bits)
 
 
 @njit(cache=True)
-def _node_best(i, hists, rows, masks, mask_row, sums, bounds, c, k, out):
-    # node i of best_categorical_splits: its byte features, then each wide one
+def _node_best(i, hists, narrow_rows, row_feature, row_n_bins, wide_row0, wide_n_rows,
+               wide_n_bins, wide_ids, masks, mask_row, sums, bounds, c, k, out_ints, out_gain,
+               out_sums, out_bits):
+    # node i of best_categorical_splits (a CategoricalRows and a CategoricalFound unpacked):
+    # its byte features, then each wide one
     row_mask = np.zeros(hists.shape[1], np.bool_)
-    tmp = np.empty(out.bits.shape[1], np.uint64)
+    tmp = np.empty(out_bits.shape[1], np.uint64)
     mrow = masks[mask_row[i]]
-    for j in range(rows.narrow_rows.size):
-        r = rows.narrow_rows[j]
-        row_mask[r] = mrow[rows.row_feature[r]]
-    bits = out.bits[i]
+    for j in range(narrow_rows.size):
+        r = narrow_rows[j]
+        row_mask[r] = mrow[row_feature[r]]
+    bits = out_bits[i]
     sum_g, sum_h, count = sums[i, 0], sums[i, 1], np.int64(sums[i, 2])
     lo, hi = bounds[i, 0], bounds[i, 1]
     f, gain, gl, hl, cl, many = best_categorical_split(
-        hists[i], rows.narrow_rows, rows.row_n_bins, row_mask, sum_g, sum_h, count, lo, hi, c,
-        k, bits)
-    best_f = -1 if f < 0 else rows.row_feature[f]
+        hists[i], narrow_rows, row_n_bins, row_mask, sum_g, sum_h, count, lo, hi, c, k, bits)
+    best_f = -1 if f < 0 else row_feature[f]
     min_n, parent, count_factor = _node_constants(sum_g, sum_h, count, c, lo, hi)
-    for w in range(rows.wide_ids.size):
-        fid = rows.wide_ids[w]
+    for w in range(wide_ids.size):
+        fid = wide_ids[w]
         if not mrow[fid]:
             continue
-        r0 = rows.wide_row0[w]
-        nr = rows.wide_n_rows[w]
+        r0 = wide_row0[w]
+        nr = wide_n_rows[w]
         view = hists[i, r0:r0 + nr].reshape(1, nr * hists.shape[2], hists.shape[3])
-        gw, glw, hlw, clw, manyw = _feature_split(view, 0, rows.wide_n_bins[w], sum_g, sum_h,
+        gw, glw, hlw, clw, manyw = _feature_split(view, 0, wide_n_bins[w], sum_g, sum_h,
                                                   count, lo, hi, c, k, min_n, parent,
                                                   count_factor, tmp)
         if gw > -np.inf and (best_f < 0 or gw > gain or (gw == gain and fid < best_f)):
             best_f, gain, gl, hl, cl, many = fid, gw, glw, hlw, clw, manyw
             bits[:] = tmp
-    _store(out.ints, out.gain, out.sums, i, best_f, gain, gl, hl, cl, many)
+    _store(out_ints, out_gain, out_sums, i, best_f, gain, gl, hl, cl, many)
 
 
 @njit(cache=True, inline="always")

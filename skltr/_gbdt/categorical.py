@@ -14,7 +14,8 @@ from numbers import Integral
 
 import numpy as np
 
-from .._cpu.split_categorical import best_categorical_splits, categorical_wins
+from .._cpu.split_categorical import (best_categorical_splits,
+                                      best_categorical_splits_parallel, categorical_wins)
 from .._engine.wide_categorical import NARROW_WORDS, words
 from .._records import (CategoricalFound, CategoricalRows, CategoricalTasks, SplitInfo,
                         categorical_constants)
@@ -67,7 +68,8 @@ class CategoricalSearch:
     """The categorical split search of one fit, the same on both devices.
 
     Per batch of nodes, one numba call (:func:`~skltr._cpu.split_categorical.
-    best_categorical_splits`) finds each node's best categorical split over the byte and
+    best_categorical_splits`, a node a thread for a batch of several) finds each node's
+    best categorical split over the byte and
     the wide categorical features; :meth:`best` keeps it where it beats the node's numeric
     split: the higher gain, ties to the lower feature (the numeric search's rule). The CPU
     grower passes a node's whole histogram; the GPU grower copies the categorical rows of
@@ -126,8 +128,10 @@ class CategoricalSearch:
             out = self._out[m, dtype] = self._found(m, dtype)
         sums = np.array([(n.sum_g, n.sum_h, n.count) for n in nodes], dtype)
         bounds = np.array([(n.lo, n.hi) for n in nodes], np.float64)
-        best_categorical_splits(hists, self.rows, masks, np.asarray(mask_row, np.int64), sums,
-                                bounds, constants, self.k, out)
+        # a batch (the GPU's) a node a thread; one node (the CPU's) without a region
+        kernel = best_categorical_splits_parallel if m > 1 else best_categorical_splits
+        kernel(hists, self.rows, masks, np.asarray(mask_row, np.int64), sums, bounds,
+               constants, self.k, out)
         return [self._better(res, out, i) for i, res in enumerate(results)]
 
     def tasks(self, mask, dtype) -> CategoricalTasks:

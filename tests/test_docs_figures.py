@@ -163,14 +163,16 @@ def _paired_se(bins, engine, peer):
 CATEGORICAL = "categorical-h100-2026-11-27-1e8874a-q6000-t16-cuda.json"
 CATEGORICAL_NOW = "categorical-h200-2026-11-27-abd5724-q6000-t16.json"
 CATEGORICAL_PREDICT = "categorical-h100-2026-11-27-0ee25ee-q6000-t16-cuda-predict.json"
+CATEGORICAL_SCAN = "categorical-h100-2026-11-27-f6d8298-q6000-t16-cuda.json"
 CATEGORICAL_2CORES = "categorical-amd-epyc-2026-11-27-6c4e65d-q600-t2.json"
 CATEGORICAL_2CORES_LARGE = "categorical-amd-epyc-2026-11-27-c00df01-q6000-t2.json"
 
 
 def _categorical_time(text, levels, engine, result=CATEGORICAL):
     # the CPU range of the newest categorical fit is also in the README
-    readme = ("README.md",) if result == CATEGORICAL_NOW and (levels, engine) in {
-        (10, "categorical"), (1000, "categorical")} else ()
+    readme = ("README.md",) if result == CATEGORICAL_SCAN and (levels, engine) in {
+        (10, "categorical"), (1000, "categorical"), (10, "categorical (cuda)"),
+        (10000, "categorical (cuda)")} else ()
     return Figure(text, result, f"{levels} categories", metric=f"skltr {engine} fit",
                   field="ratio", fmt="{:.2f}x", pages=GBDT_RANKER + readme)
 
@@ -295,6 +297,10 @@ FIGURES = [
           ("3.25x", "e6dbb14", "xgboost 300", "ratio", "{:.2f}x", SCORING_INTERNALS),
           ("0.65x", "03bb1d3", "lightgbm 300", "ratio", "{:.2f}x", SCORING_INTERNALS),
           ("2.27x", "03bb1d3", "xgboost 300", "ratio", "{:.2f}x", SCORING_INTERNALS))),
+    *(_categorical_time(text, levels, engine, CATEGORICAL_SCAN) for text, levels, engine in (
+        ("1.05x", 10, "categorical"), ("1.16x", 1000, "categorical"),
+        ("1.13x", 10000, "categorical"), ("1.25x", 10, "categorical (cuda)"),
+        ("1.38x", 1000, "categorical (cuda)"), ("1.43x", 10000, "categorical (cuda)"))),
     *(_categorical_time(text, levels, engine, CATEGORICAL_NOW) for text, levels, engine in (
         ("1.12x", 10, "categorical"), ("1.21x", 1000, "categorical"),
         ("1.15x", 10000, "categorical"), ("1.04x", 10, "ordinal"), ("0.91x", 1000, "ordinal"),

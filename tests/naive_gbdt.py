@@ -267,7 +267,9 @@ def naive_categorical_split(X_binned, grad, hess, rows, features, n_bins, missin
             continue
         smooth = p["cat_smooth"]
         used = [b for b in range(nb) if present(b) and count(b) >= smooth]
-        used = sorted(used, key=lambda b: g_cat[b] / (h_cat[b] + smooth))
+        with np.errstate(divide="ignore"):  # C++ doubles: G / 0 is +-inf (cat_smooth=0)
+            used = sorted(used, key=lambda b: np.float64(g_cat[b]) / np.float64(h_cat[b]
+                                                                                  + smooth))
         most = min(p["max_cat_threshold"], (len(used) + 1) // 2)
         lam_cat = lam + p["cat_l2"]
         for order in (used, used[::-1]):

@@ -189,9 +189,12 @@ def _feature_split(hist, f, nb, sum_g, sum_h, count, lo, hi, c, k, min_n, parent
         # on changing nodes, against 30 us when the same node repeated)
         gb, hb, cb, nonempty = _bin(hist, f, b, c.count_shift, hessian_counts)
         use = nonempty & (_bin_count(hb, cb, inv_h, count_factor) >= k.cat_smooth)
+        num = gb * c.inv_scale_g
         den = hb * inv_h + k.cat_smooth
         order[used] = b
-        keys[used] = (gb * c.inv_scale_g) / (den if den != 0.0 else 1.0)  # (an unused bin's)
+        # IEEE's quotient, as LightGBM's: +-inf for a bin of gradients and no hessian under
+        # cat_smooth=0 (numba's division would raise there)
+        keys[used] = num / den if den != 0.0 else num * np.inf
         used += np.int64(use)
     if used == 0:
         return -np.inf, best_gl, best_hl, np.int64(0), False

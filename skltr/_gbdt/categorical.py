@@ -69,11 +69,11 @@ class CategoricalSearch:
 
     Per batch of nodes, one numba call (:func:`~skltr._cpu.split_categorical.
     best_categorical_splits`, a node a thread for a batch of several) finds each node's
-    best categorical split over the byte and
-    the wide categorical features; :meth:`best` keeps it where it beats the node's numeric
-    split: the higher gain, ties to the lower feature (the numeric search's rule). The CPU
-    grower passes a node's whole histogram; the GPU grower copies the categorical rows of
-    the batch's histograms to the host (:attr:`gather_rows`, ``local=True``).
+    best categorical split over the byte and the wide categorical features; :meth:`best`
+    keeps it where it beats the node's numeric split: the higher gain, ties to the lower
+    feature (the numeric search's rule). The CPU grower passes a node's whole histogram;
+    the GPU grower copies the categorical rows of the batch's histograms to the host
+    (:attr:`gather_rows`, ``local=True``).
 
     Parameters
     ----------

@@ -1250,6 +1250,82 @@ def test_categorical_gpu_fit_is_the_cpu_fit(growth):
         assert gpu.evals_result_ == cpu.evals_result_, extra
 
 
+@pytest.mark.parametrize("settings", [
+    dict(), dict(hessian_counts=True), dict(monotone=True),
+    dict(cat_smooth=0.0, hessian_counts=True, zero_hessians=True),
+    dict(max_cat_to_onehot=64, max_cat_threshold=4)])
+def test_device_categorical_search_is_the_host_search(settings):
+    # the CUDA categorical search (a block per node and feature: one-vs-rest, or the
+    # stable order's ends selected a bin a round and both prefixes scanned) gives each node
+    # the host rule's split (CategoricalSearch.best on the whole histograms): feature, gain,
+    # sums, counts and left set bit for bit; keys tie often (integer sums), and with
+    # cat_smooth=0 some are infinite
+    from skltr._engine.wide_categorical import WideCategorical
+    from skltr._gbdt.categorical import CategoricalParams, CategoricalSearch
+    from skltr._gbdt.growth import Node
+    from skltr._gpu.split import split_records
+    from skltr._gpu.split_categorical import categorical_table, find_categorical_splits
+    from skltr._records import split_constants
+
+    rng = np.random.default_rng(len(str(settings)))
+    nf, W, shift, m = 6, 20, 30, 12
+    n_bins = np.array([19, 7, 3, 1, 12, 1], np.int32)  # 3 and 5 wide
+    wide = WideCategorical.layout(nf, [3, 5], [600, 45], W)
+    params = CategoricalParams(features=(1, 2, 3, 4, 5),
+                               max_cat_to_onehot=settings.get("max_cat_to_onehot", 4),
+                               max_cat_threshold=settings.get("max_cat_threshold", 16),
+                               cat_smooth=settings.get("cat_smooth", 2.0), cat_l2=1.0,
+                               min_data_per_group=5)
+    hists = np.zeros((m, nf + wide.hist_rows, W, 2), np.int64)
+    for i in range(m):
+        for f in (1, 2, 4):
+            cnt = rng.integers(0, 40, n_bins[f])
+            hists[i, f, :n_bins[f], 0] = rng.integers(-50, 50, n_bins[f]) * (cnt > 0)
+            hists[i, f, :n_bins[f], 1] = (cnt << shift) + rng.integers(1, 30, n_bins[f]) * cnt
+        for w in range(2):
+            flat = wide.view(hists[i], w)[0]
+            K = wide.n_bins[w]
+            cnt = rng.integers(0, 30, K) * (rng.random(K) < 0.6)
+            flat[:K, 0] = rng.integers(-50, 50, K) * (cnt > 0)
+            flat[:K, 1] = (cnt << shift) + rng.integers(1, 30, K) * cnt
+            if settings.get("zero_hessians"):  # gradients without hessian: keys +-inf
+                z = rng.random(K) < 0.05
+                flat[:K, 1][z] = cnt[z] << shift
+    counts = hists[:, 1, :, 1].sum(axis=1) >> shift
+    nodes = []
+    for i in range(m):
+        node = Node(0, 1, int(hists[i, 1, :, 0].sum()),
+                    int(hists[i, 1, :, 1].sum() & ((1 << shift) - 1)), int(counts[i]), 1)
+        node.slot = i
+        if settings.get("monotone"):
+            node.lo, node.hi = -rng.uniform(0, 0.05), rng.uniform(0, 0.05)
+        nodes.append(node)
+    c = split_constants(missing_bin=W - 1, inv_scale_g=0.01, inv_scale_h=0.01, reg_lambda=1.0,
+                        reg_alpha=0.0, min_child_weight=1e-3, min_samples_leaf=3,
+                        min_split_gain=0.0, count_shift=shift,
+                        hessian_counts=settings.get("hessian_counts", False),
+                        monotone=[1, 0, 0, 0, 0, 0] if settings.get("monotone") else None)
+    masks = rng.random((3, nf)) < 0.85
+    mask_row = rng.integers(0, 3, m)
+    search = CategoricalSearch(params, nf, n_bins, wide, local=False)
+    want = search.best([None] * m, nodes, hists, masks, mask_row, c)
+    records = cupy.asarray(split_records(
+        list(range(m)), [n.sum_g for n in nodes], [n.sum_h for n in nodes],
+        [n.count for n in nodes], [n.lo for n in nodes], [n.hi for n in nodes], mask_row))
+    ints, bits = find_categorical_splits(
+        cupy.asarray(hists), records, categorical_table(params.features, n_bins, wide),
+        cupy.asarray(masks.astype(np.uint8)), c, search.k, search.n_words)
+    got = search.best_of_records([None] * m, ints, bits)
+    found = 0
+    for g, w in zip(got, want):
+        assert (g is None) == (w is None)
+        if w is not None:
+            assert g[:7] == w[:7] and g.cat_l2 == w.cat_l2
+            np.testing.assert_array_equal(g.cat_left, w.cat_left)
+            found += 1
+    assert found >= m // 2
+
+
 def test_partition_level_reads_categorical_left_bins():
     from skltr._gpu.partition import partition_info, partition_level
 

@@ -134,26 +134,6 @@ class CategoricalSearch:
                constants, self.k, out)
         return [self._better(res, out, i) for i, res in enumerate(results)]
 
-    def best_of_records(self, results, ints, bits):
-        """Each node's split from the GPU's per-(node, feature) records
-        (:func:`skltr._gpu.split_categorical.find_categorical_splits`, features increasing):
-        its best categorical split (the highest gain, ties to the lower feature) or its
-        numeric split ``results[i]``, whichever is better (:meth:`best`'s rule)."""
-        m = len(results)
-        out = self._found(m, np.int64)
-        gains = np.ascontiguousarray(ints[:, :, 1]).view(np.float64)
-        for i in range(m):
-            best = -1
-            for j in range(ints.shape[1]):
-                if ints[i, j, 0] >= 0 and (best < 0 or gains[i, j] > gains[i, best]):
-                    best = j
-            if best >= 0:
-                out.ints[i] = ints[i, best, [0, 4, 5]]
-                out.gain[i] = gains[i, best]
-                out.sums[i] = ints[i, best, 2:4]
-                out.bits[i] = bits[i, best]
-        return [self._better(res, out, i) for i, res in enumerate(results)]
-
     def tasks(self, mask, dtype) -> CategoricalTasks:
         """The categorical tasks of the CPU's fused search of two children
         (:func:`skltr._cpu.split_children.find_child_splits`; whole node histograms of

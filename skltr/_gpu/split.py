@@ -36,10 +36,7 @@ from .._records import SplitInfo
 from . import _config
 from ._compile import module
 
-#: The split rule's device functions, shared with the categorical search
-#: (:mod:`skltr._gpu.split_categorical`): the CPU's ``leaf_objective``, ``_bin``'s emptiness,
-#: ``_bin_count``, ``bounded_output`` and ``objective_at``, the same operations.
-DEVICE_FUNCTIONS = r"""
+_SOURCE = r"""
 __device__ __forceinline__ double leaf_objective(double G, double H, double lam, double alpha) {
     if (alpha > 0.0) {
         if (G > alpha) G = G - alpha;
@@ -93,9 +90,7 @@ __device__ __forceinline__ double objective_at(double G, double H, double lam, d
 __device__ __forceinline__ bool better(double g, int key, double bg, int bkey) {
     return g > bg || (g == bg && key < bkey);
 }
-"""
 
-_SOURCE = DEVICE_FUNCTIONS + r"""
 extern "C" __global__ void find_best_splits(
         const i64* __restrict__ hist, const i64* __restrict__ nodes,
         const int* __restrict__ n_bins,

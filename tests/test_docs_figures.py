@@ -164,6 +164,7 @@ CATEGORICAL = "categorical-h100-2026-11-27-1e8874a-q6000-t16-cuda.json"
 CATEGORICAL_NOW = "categorical-h200-2026-11-27-abd5724-q6000-t16.json"
 CATEGORICAL_PREDICT = "categorical-h100-2026-11-27-0ee25ee-q6000-t16-cuda-predict.json"
 CATEGORICAL_SCAN = "categorical-h100-2026-11-27-f6d8298-q6000-t16-cuda.json"
+CATEGORICAL_DEVICE = "categorical-h100-2026-11-27-e78f2f8-q6000-t16-cuda-device-search.json"
 CATEGORICAL_2CORES = "categorical-amd-epyc-2026-11-27-6c4e65d-q600-t2.json"
 CATEGORICAL_2CORES_LARGE = "categorical-amd-epyc-2026-11-27-c00df01-q6000-t2.json"
 
@@ -301,6 +302,9 @@ FIGURES = [
         ("1.05x", 10, "categorical"), ("1.16x", 1000, "categorical"),
         ("1.13x", 10000, "categorical"), ("1.25x", 10, "categorical (cuda)"),
         ("1.38x", 1000, "categorical (cuda)"), ("1.43x", 10000, "categorical (cuda)"))),
+    *(_categorical_time(text, levels, engine, CATEGORICAL_DEVICE) for text, levels, engine in (
+        ("1.29x", 10, "categorical (cuda)"), ("1.55x", 1000, "categorical (cuda)"),
+        ("1.81x", 10000, "categorical (cuda)"))),
     *(_categorical_time(text, levels, engine, CATEGORICAL_NOW) for text, levels, engine in (
         ("1.12x", 10, "categorical"), ("1.21x", 1000, "categorical"),
         ("1.15x", 10000, "categorical"), ("1.04x", 10, "ordinal"), ("0.91x", 1000, "ordinal"),

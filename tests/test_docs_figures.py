@@ -165,6 +165,7 @@ CATEGORICAL_NOW = "categorical-h200-2026-11-27-abd5724-q6000-t16.json"
 CATEGORICAL_PREDICT = "categorical-h100-2026-11-27-0ee25ee-q6000-t16-cuda-predict.json"
 CATEGORICAL_SCAN = "categorical-h100-2026-11-27-f6d8298-q6000-t16-cuda.json"
 CATEGORICAL_DEVICE = "categorical-h100-2026-11-27-e78f2f8-q6000-t16-cuda-device-search.json"
+CATEGORICAL_2CORES_NOW = "categorical-amd-epyc-2026-11-27-80f9082-q600-t2.json"
 CATEGORICAL_2CORES = "categorical-amd-epyc-2026-11-27-6c4e65d-q600-t2.json"
 CATEGORICAL_2CORES_LARGE = "categorical-amd-epyc-2026-11-27-c00df01-q6000-t2.json"
 
@@ -302,6 +303,11 @@ FIGURES = [
         ("1.05x", 10, "categorical"), ("1.16x", 1000, "categorical"),
         ("1.13x", 10000, "categorical"), ("1.25x", 10, "categorical (cuda)"),
         ("1.38x", 1000, "categorical (cuda)"), ("1.43x", 10000, "categorical (cuda)"))),
+    *(_categorical_time(text, levels, engine, CATEGORICAL_2CORES_NOW)
+      for text, levels, engine in (
+          ("1.13x", 10, "categorical"), ("1.26x", 1000, "categorical"),
+          ("1.16x", 10000, "categorical"), ("1.03x", 10, "ordinal"),
+          ("1.03x", 1000, "ordinal"), ("0.97x", 10000, "ordinal"))),
     *(_categorical_time(text, levels, engine, CATEGORICAL_DEVICE) for text, levels, engine in (
         ("1.29x", 10, "categorical (cuda)"), ("1.55x", 1000, "categorical (cuda)"),
         ("1.81x", 10000, "categorical (cuda)"))),

@@ -58,9 +58,10 @@ def _order_ends(keys, order, n, up, down):
     LightGBM's ``std::stable_sort``): ``up[:n]`` its first ``n`` entries, ``down[:n]`` its
     last ``n`` from the end. Many categories (a wide feature: thousands) keep only those:
     one pass holding the ``n`` best of either end so far, sorted, by ``(key, position)`` --
-    the stable order, ties included (the scan never reads past ``n``). At 9,000 categories
-    and ``n`` 32 it took 27 us as two partitions and sorts of their candidates: the
-    longest task of a split on 16 threads."""
+    the stable order, ties included (the scan never reads past ``n``); after the first
+    ``n`` entries a key mostly costs two comparisons. Two partitions and sorts of their
+    candidates took about three times as long at 9,000 categories and ``n`` 32 (by hand),
+    in the longest task of a split on 16 threads."""
     used = keys.size
     if used <= _PARTIAL_SORT_MIN or 4 * n >= used:
         rank = np.argsort(keys, kind="mergesort")
@@ -185,8 +186,8 @@ def _feature_split(hist, f, nb, sum_g, sum_h, count, lo, hi, c, k, min_n, parent
     used = 0
     for b in range(nb):
         # written whether used or not, kept by advancing ``used``: which bins a node uses is
-        # data, a branch on it mispredicts (a 9,000-category scan took 110 us with the branch
-        # on changing nodes, against 30 us when the same node repeated)
+        # data, and a branch on it mispredicted (a 9,000-category scan of nodes that change
+        # from call to call took about four times as long with it, by hand)
         gb, hb, cb, nonempty = _bin(hist, f, b, c.count_shift, hessian_counts)
         use = nonempty & (_bin_count(hb, cb, inv_h, count_factor) >= k.cat_smooth)
         num = gb * c.inv_scale_g

@@ -267,9 +267,13 @@ def naive_categorical_split(X_binned, grad, hess, rows, features, n_bins, missin
             continue
         smooth = p["cat_smooth"]
         used = [b for b in range(nb) if present(b) and count(b) >= smooth]
-        with np.errstate(divide="ignore"):  # C++ doubles: G / 0 is +-inf (cat_smooth=0)
-            used = sorted(used, key=lambda b: np.float64(g_cat[b]) / np.float64(h_cat[b]
-                                                                                  + smooth))
+        def key(b):  # C++ doubles: G / 0 is +-inf (cat_smooth=0); 0 / 0 sorts as 0
+            g, d = np.float64(g_cat[b]), np.float64(h_cat[b] + smooth)
+            if d == 0.0:
+                return 0.0 if g == 0.0 else np.copysign(np.inf, g)
+            return g / d
+
+        used = sorted(used, key=key)
         most = min(p["max_cat_threshold"], (len(used) + 1) // 2)
         lam_cat = lam + p["cat_l2"]
         for order in (used, used[::-1]):

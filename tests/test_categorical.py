@@ -314,17 +314,19 @@ def test_fused_child_search_is_the_one_node_search(do, seed):
     assert found and all(f >= 0 for f in found)
 
 
-def test_a_category_of_gradients_without_hessian_sorts_first_or_last_under_cat_smooth_0():
+@pytest.mark.parametrize("counts", ["hessian", "rows"])
+def test_a_category_of_gradients_without_hessian_sorts_first_or_last_under_cat_smooth_0(
+        counts):
     # cat_smooth=0 (allowed, as LightGBM's): a category whose rows have gradients but zero
     # hessians has the key G / 0, IEEE's +-inf as in LightGBM's double arithmetic (numba's
     # division raised ZeroDivisionError here); the split is the naive rule's (numpy floats)
     rng = np.random.default_rng(3)
     n_bins = [8, 3, 12, 30, 2]
-    p = dict(CAT_PARAMS, min_samples_leaf_counts="hessian", cat_smooth=0.0,
+    p = dict(CAT_PARAMS, min_samples_leaf_counts=counts, cat_smooth=0.0,
              min_data_per_group=5)
-    X, grad, hess = _node(rng, 500, n_bins, True)
-    for f, b, sign in ((3, 4, -1.0), (3, 7, 1.0)):
-        at = X[:, f] == b
+    X, grad, hess = _node(rng, 500, n_bins, counts == "hessian")
+    for f, b, sign in ((3, 4, -1.0), (3, 7, 1.0), (3, 9, 0.0)):
+        at = X[:, f] == b  # category 9: rows of no gradient and no hessian (key 0, not NaN)
         grad[at] = sign * 0.5
         hess[at] = 0.0
     rows = np.arange(500)

@@ -194,8 +194,9 @@ def _feature_split(hist, f, nb, sum_g, sum_h, count, lo, hi, c, k, min_n, parent
         den = hb * inv_h + k.cat_smooth
         order[used] = b
         # IEEE's quotient, as LightGBM's: +-inf for a bin of gradients and no hessian under
-        # cat_smooth=0 (numba's division would raise there)
-        keys[used] = num / den if den != 0.0 else num * np.inf
+        # cat_smooth=0 (numba's division would raise there); a bin of rows with neither
+        # (counted by rows) sorts as 0, not as NaN, which no stable order places
+        keys[used] = num / den if den != 0.0 else (num * np.inf if num != 0.0 else 0.0)
         used += np.int64(use)
     if used == 0:
         return -np.inf, best_gl, best_hl, np.int64(0), False

@@ -549,6 +549,44 @@ def test_histogram_tasks():
     assert histogram_tasks(1, 136) == (1, 1)
 
 
+def test_integer_histogram_tasks():
+    from skltr._engine.histogram import integer_histogram_tasks
+
+    # row chunks while each keeps 2,048 rows (4,096 from 64 features, at most 4 chunks);
+    # the threads left over split the features
+    assert integer_histogram_tasks(16, 30, 512) == (1, 16)
+    assert integer_histogram_tasks(16, 30, 8192) == (4, 4)
+    assert integer_histogram_tasks(16, 30, 10**6) == (16, 1)
+    assert integer_histogram_tasks(16, 136, 8192) == (2, 8)
+    assert integer_histogram_tasks(16, 136, 10**6) == (4, 4)
+    assert integer_histogram_tasks(2, 30, 4095) == (1, 2)
+    assert integer_histogram_tasks(2, 30, 4096) == (2, 1)
+    assert integer_histogram_tasks(2, 1, 100) == (1, 1)
+    assert integer_histogram_tasks(1, 136, 10**6) == (1, 1)
+
+
+@pytest.mark.parametrize("counts", ["rows", "hessian"])  # two-word and one-word layouts
+def test_integer_histograms_same_tree_in_any_tasks(monkeypatch, counts):
+    """Integer sums do not depend on how a node's histogram is split into tasks: every node
+    in row chunks, every node in feature blocks, and the default per-node choice grow the
+    same tree."""
+    import skltr._engine.histogram as histogram_mod
+
+    rng = np.random.default_rng(21)
+    X, n_bins, _, _ = dyadic_problem(rng, 9000, 5, 15, nan_frac=0.05)
+    grad = rng.normal(size=9000).astype(np.float32)
+    hess = rng.uniform(0.01, 1, size=9000).astype(np.float32)
+    kw = dict(max_leaves=31, min_samples_leaf=20, hist_mode="quantised", n_threads=2,
+              min_samples_leaf_counts=counts)
+    trees = []
+    for least in (None, (1, 1), (10**9, 10**9)):
+        if least is not None:
+            monkeypatch.setattr(histogram_mod, "MIN_CHUNK_ROWS", least)
+        trees.append(grow(X, n_bins, grad, hess, 15, **kw))
+    for tree in trees[1:]:
+        assert_same_tree(tree, vars_of(trees[0]))
+
+
 def test_unsorted_and_empty_rows():
     rng = np.random.default_rng(11)
     X, n_bins, grad, hess = dyadic_problem(rng, 200, 3, 6)

@@ -47,7 +47,8 @@ from .._cpu.split_children import find_child_splits
 from .._dtypes import G_H_DTYPE, QUANTISED_G_H_DTYPE, ROW_INDEX_DTYPE, X_BINNED_DTYPE
 from .._engine.binned_tree import GrownTree
 from .._engine.communicator import LocalCommunicator
-from .._engine.histogram import FLOAT, HIST_PAD_BINS, ONE_WORD, HistogramPool, histogram_tasks
+from .._engine.histogram import (FLOAT, HIST_PAD_BINS, ONE_WORD, HistogramPool,
+                                 histogram_tasks, integer_histogram_tasks)
 from .._records import SplitInfo, monotone_directions, split_constants, split_work
 from ..utils._profile import stage
 from ..utils._threads import numba_threads
@@ -217,7 +218,10 @@ class TreeGrower:
         hist_dtype = self._hist_dtype = layout.dtype
         n_hist_rows = n_features + (0 if self.wide is None else self.wide.hist_rows)
         shape = (n_hist_rows, self.missing_bin + 1 + HIST_PAD_BINS, layout.n_channels)
-        self._tasks = histogram_tasks(self._n_threads, n_features)
+        # the tasks of a parallel histogram: float sums depend on the row chunks, so they are
+        # one split per tree; integer sums do not, so each node gets its own (_node_tasks)
+        self._tasks = (histogram_tasks(self._n_threads, n_features) if layout is FLOAT
+                       else integer_histogram_tasks(self._n_threads, n_features, local_rows))
         if self.pool is None or not self.pool.matches(shape, hist_dtype, self._tasks[0]):
             self.pool = HistogramPool(n_hist_rows, shape[1], hist_dtype,
                                       self._tasks[0], layout.n_channels)
@@ -500,10 +504,10 @@ class TreeGrower:
         hist = self._features(node.hist)
         with stage("histogram", n_rows * (self._row_bytes + 4 * use_rows) + hist.nbytes):
             if parallel:
+                tasks = self._node_tasks(n_rows)
                 build_histogram(self.X_binned, self._g, self._h, self._buf, node.start,
-                                node.end, use_rows, hist, self.pool.scratch, *self._tasks,
-                                reduce)
-                return 1 if reduce else self._tasks[0]
+                                node.end, use_rows, hist, self.pool.scratch, *tasks, reduce)
+                return 1 if reduce else tasks[0]
             if used_only:
                 build_histogram_used_serial(self.X_binned, self._g, self._h, self._buf,
                                             node.start, node.end, use_rows, hist, self.n_bins,
@@ -512,6 +516,14 @@ class TreeGrower:
                 build_histogram_serial(self.X_binned, self._g, self._h, self._buf, node.start,
                                        node.end, use_rows, hist)
             return 1
+
+    def _node_tasks(self, n_rows):
+        """``(n_row_chunks, n_feature_blocks)`` of a parallel histogram of ``n_rows`` local
+        rows: the tree's in float sums, the node's own in integer ones (never more chunks
+        than the root's, which the pool's scratch holds)."""
+        if self.scales.layout is FLOAT:
+            return self._tasks
+        return integer_histogram_tasks(self._n_threads, self.X_binned.shape[1], n_rows)
 
     def _features(self, hist):
         """The features' rows of a node histogram (the numeric kernels' array)."""

@@ -207,7 +207,7 @@ def test_unbiased_gradients_and_costs_match_the_reference(seed, spread, xgboost_
     li, lj = np.full(n, np.nan), np.full(n, np.nan)
     kernels.unbiased_lambdarank_gradients(scores, y, group_ptr, np.empty(0), True, truncation,
                                           1.0, True, shown, tplus, tminus, li, lj, grad, hess,
-                                          xgboost_cost)
+                                          kernels.QueryMemo.none(), xgboost_cost)
     g, h, a, b = _reference(y, scores, group_ptr, shown, tplus, tminus,
                             truncation_level=truncation, xgboost_cost=xgboost_cost)
     np.testing.assert_allclose(grad, g.astype(np.float32), rtol=2e-6, atol=1e-12)
@@ -223,10 +223,11 @@ def test_unbiased_with_unit_propensities_is_lambdarank():
     n = y.size
     out = [np.empty(n, np.float32) for _ in range(4)]
     kernels.lambdarank_gradients(scores, y, group_ptr, np.empty(0), True, 10, 1.0, True,
-                                 out[0], out[1])
+                                 out[0], out[1], kernels.QueryMemo.none())
     kernels.unbiased_lambdarank_gradients(scores, y, group_ptr, np.empty(0), True, 10, 1.0,
                                           True, shown, np.ones(12), np.ones(12), np.empty(n),
-                                          np.empty(n), out[2], out[3])
+                                          np.empty(n), out[2], out[3],
+                                          kernels.QueryMemo.none())
     np.testing.assert_array_equal(out[0], out[2])
     np.testing.assert_array_equal(out[1], out[3])
 

@@ -1380,7 +1380,8 @@ def test_unbiased_pair_gradients_and_costs_match_cpu(xgboost_cost, spread, share
     li_cpu, lj_cpu = np.empty(n), np.empty(n)
     cpu_kernels.unbiased_lambdarank_gradients(scores, y, group_ptr, np.empty(0), True, 30,
                                               1.0, True, shown, tplus, tminus, li_cpu,
-                                              lj_cpu, g_cpu, h_cpu, xgboost_cost)
+                                              lj_cpu, g_cpu, h_cpu,
+                                              cpu_kernels.QueryMemo.none(), xgboost_cost)
     obj = make_objective("lambdarank", truncation_level=30)
     with _config.override(QUERY_SHARED_MAX_DOCS=shared_max):
         gobj = make_cuda_gradients(obj, y, group_ptr, None)

@@ -314,6 +314,46 @@ def test_thread_count_independence(name, params):
     np.testing.assert_array_equal(h1, h2)
 
 
+@pytest.mark.parametrize("name,params", OBJECTIVE_CASES[:3])
+def test_round_memo_changes_no_gradient(name, params):
+    """A bound objective keeps each query's last order and its ideal DCG from round to
+    round (``QueryMemo``); over rounds of moving scores -- small steps, ties, signed zeros,
+    a reshuffle, queries past the insertion sort's 64 documents -- its gradients are the
+    bits of memo-less calls, and the order it keeps is the stable descending sort's."""
+
+    rng = np.random.default_rng(8)
+    sizes = np.array([1, 2, 5, 40, 64, 65, 150, 3, 40])
+    gp = grouped(sizes)
+    n = int(sizes.sum())
+    y = rng.integers(0, 5, n).astype(float)
+    obj = make_objective(name, **params)
+    bound = obj.bind(y, gp)
+    scores = np.zeros(n)
+    for rnd in range(8):
+        g_memo = np.empty(n, G_H_DTYPE)
+        h_memo = np.empty(n, G_H_DTYPE)
+        bound.gradients(scores, g_memo, h_memo, rnd)
+        g, h = run(obj, y, scores, gp)
+        np.testing.assert_array_equal(g_memo.view(np.int32), g.view(np.int32))
+        np.testing.assert_array_equal(h_memo.view(np.int32), h.view(np.int32))
+        for q in range(sizes.size):
+            lo, hi = gp[q], gp[q + 1]
+            if np.all(y[lo:hi] == y[lo]):  # no pairs: not sorted, the order kept as it was
+                continue
+            expect = np.argsort(-scores[lo:hi], kind="stable")
+            np.testing.assert_array_equal(bound.memo.order[lo:hi], expect)
+        if rnd == 4:  # a reshuffle: the hinted insertion gives way to a sort
+            scores = rng.permutation(scores) + np.round(rng.normal(size=n), 1)
+        else:  # a round's step: a few levels, so that ties come and go
+            scores = scores + 0.1 * rng.integers(-2, 3, n)
+        scores[rng.integers(0, n, 20)] = rng.choice([0.0, -0.0], 20)
+    if name == "lambdarank":
+        sorted_queries = [q for q in range(sizes.size) if np.any(y[gp[q]:gp[q + 1]] != y[gp[q]])]
+        assert np.all(bound.memo.inv_max_dcg[sorted_queries] >= 0)  # their ideal DCGs kept
+    else:
+        assert np.all(bound.memo.inv_max_dcg == -1)  # RankNet has none
+
+
 def test_xendcg_determinism_and_iteration():
     y, s, sizes, _ = random_data(seed=5)
     gp = grouped(sizes)

@@ -284,7 +284,8 @@ class Objective:
         if query_index is None:
             query_index = np.arange(group_ptr.size - 1, dtype=QID_DTYPE)
         self._gradients(scores, y, group_ptr, weights, grad, hess, int(iteration),
-                        np.ascontiguousarray(query_index, dtype=QID_DTYPE))
+                        np.ascontiguousarray(query_index, dtype=QID_DTYPE),
+                        _kernels.QueryMemo.none())
 
     def bind(self, y, group_ptr, sample_weight=None, query_index=None) -> BoundGradients:
         """This objective on one training set (host arrays converted once): the CPU twin of
@@ -312,11 +313,14 @@ class BoundGradients:
         self.query_index = np.ascontiguousarray(
             np.arange(self.group_ptr.size - 1) if query_index is None else query_index,
             dtype=QID_DTYPE)
+        #: what the pair kernels keep from round to round
+        #: (:class:`skltr._cpu.objectives.QueryMemo`)
+        self.memo = _kernels.QueryMemo.start(self.group_ptr)
 
     def gradients(self, scores, grad, hess, iteration=0):
         """Fill ``grad`` / ``hess`` (float32) at ``scores`` (float64)."""
         self.objective._gradients(scores, self.y, self.group_ptr, self.weights, grad, hess,
-                                  int(iteration), self.query_index)
+                                  int(iteration), self.query_index, self.memo)
 
 
 class LambdaRank(Objective):
@@ -399,11 +403,12 @@ class LambdaRank(Objective):
         if self.gain == "exp2":
             _check_exp2_gains(y, group_ptr, self.name, 1.0)
 
-    def _gradients(self, scores, y, group_ptr, weights, grad, hess, iteration, query_index):
+    def _gradients(self, scores, y, group_ptr, weights, grad, hess, iteration, query_index,
+                   memo):
         if self.position_bias is None:
             _kernels.lambdarank_gradients(
                 scores, y, group_ptr, weights, self.gain == "exp2", self.truncation_level,
-                self.sigmoid, self.normalize, grad, hess,
+                self.sigmoid, self.normalize, grad, hess, memo,
             )
             return
         # learning from clicks: the gradients at this round's estimate, then its update
@@ -416,7 +421,7 @@ class LambdaRank(Objective):
             _kernels.unbiased_lambdarank_gradients(
                 scores, y, group_ptr, weights, self.gain == "exp2", self.truncation_level,
                 self.sigmoid, self.normalize, self.position, self.estimate.tplus,
-                self.estimate.tminus, li_row, lj_row, grad, hess,
+                self.estimate.tminus, li_row, lj_row, grad, hess, memo,
                 self.position_bias.xgboost_cost)
             host.update(li_row, lj_row)
         else:
@@ -424,7 +429,7 @@ class LambdaRank(Objective):
             _kernels.shift_by_position(scores, self.position, self.estimate.bias, shifted)
             _kernels.lambdarank_gradients(
                 shifted, y, group_ptr, weights, self.gain == "exp2", self.truncation_level,
-                self.sigmoid, self.normalize, grad, hess)
+                self.sigmoid, self.normalize, grad, hess, memo)
             host.update(grad, hess)
 
 
@@ -462,10 +467,12 @@ class RankPairwise(Objective):
     def _check_labels(self, y, group_ptr):
         pass  # any finite labels: RankNet only compares them
 
-    def _gradients(self, scores, y, group_ptr, weights, grad, hess, iteration, query_index):
+    def _gradients(self, scores, y, group_ptr, weights, grad, hess, iteration, query_index,
+                   memo):
         level = _ALL_PAIRS if self.truncation_level is None else self.truncation_level
         _kernels.pairwise_gradients(
             scores, y, group_ptr, weights, level, self.sigmoid, self.normalize, grad, hess,
+            memo,
         )
 
 
@@ -502,7 +509,8 @@ class RankXENDCG(Objective):
         _check_grades(y, self.name)
         _check_exp2_gains(y, group_ptr, self.name, 0.0)
 
-    def _gradients(self, scores, y, group_ptr, weights, grad, hess, iteration, query_index):
+    def _gradients(self, scores, y, group_ptr, weights, grad, hess, iteration, query_index,
+                   memo):
         _kernels.xendcg_gradients(scores, y, group_ptr, weights, self.seed, iteration,
                                   query_index, grad,
                                   hess)
@@ -557,7 +565,8 @@ class YetiRank(Objective):
                 f"beyond the float32 range that gradients use ({_GRADIENT_LIMIT:.3g}). "
                 f"Rescale y (only label differences matter) or sample_weight.")
 
-    def _gradients(self, scores, y, group_ptr, weights, grad, hess, iteration, query_index):
+    def _gradients(self, scores, y, group_ptr, weights, grad, hess, iteration, query_index,
+                   memo):
         _yetirank.yetirank_gradients(scores, y, group_ptr, weights, self.seed, iteration,
                                     query_index, self.permutations, self.decay, grad, hess)
 
@@ -598,7 +607,8 @@ class Regression(Objective):
             raise ValueError("sample_weight sums to 0; the weighted mean label is undefined.")
         return float(np.dot(sample_weight, y) / total)
 
-    def _gradients(self, scores, y, group_ptr, weights, grad, hess, iteration, query_index):
+    def _gradients(self, scores, y, group_ptr, weights, grad, hess, iteration, query_index,
+                   memo):
         _kernels.regression_gradients(scores, y, weights, grad, hess)
 
 

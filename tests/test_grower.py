@@ -552,15 +552,16 @@ def test_histogram_tasks():
 def test_integer_histogram_tasks():
     from skltr._engine.histogram import integer_histogram_tasks
 
-    # row chunks while each keeps 2,048 rows (4,096 from 64 features, at most 4 chunks);
-    # the threads left over split the features
+    # histogram_tasks' row chunks, fewer while each would keep under 2,048 rows; the threads
+    # left over split the features
     assert integer_histogram_tasks(16, 30, 512) == (1, 16)
     assert integer_histogram_tasks(16, 30, 8192) == (4, 4)
     assert integer_histogram_tasks(16, 30, 10**6) == (16, 1)
-    assert integer_histogram_tasks(16, 136, 8192) == (2, 8)
-    assert integer_histogram_tasks(16, 136, 10**6) == (4, 4)
+    assert integer_histogram_tasks(16, 136, 2048) == (1, 16)
+    assert integer_histogram_tasks(16, 136, 10**6) == (2, 8)
     assert integer_histogram_tasks(2, 30, 4095) == (1, 2)
     assert integer_histogram_tasks(2, 30, 4096) == (2, 1)
+    assert integer_histogram_tasks(2, 136, 10**6) == (1, 2)
     assert integer_histogram_tasks(2, 1, 100) == (1, 1)
     assert integer_histogram_tasks(1, 136, 10**6) == (1, 1)
 
@@ -579,7 +580,7 @@ def test_integer_histograms_same_tree_in_any_tasks(monkeypatch, counts):
     kw = dict(max_leaves=31, min_samples_leaf=20, hist_mode="quantised", n_threads=2,
               min_samples_leaf_counts=counts)
     trees = []
-    for least in (None, (1, 1), (10**9, 10**9)):
+    for least in (None, 1, 10**9):
         if least is not None:
             monkeypatch.setattr(histogram_mod, "MIN_CHUNK_ROWS", least)
         trees.append(grow(X, n_bins, grad, hess, 15, **kw))

@@ -71,30 +71,24 @@ def histogram_tasks(n_threads: int, n_features: int):
 
 
 #: Fewest rows of a row chunk of an integer node histogram (:func:`integer_histogram_tasks`):
-#: (below 64 features, at 64 or more). Every chunk after the first is a copy of the whole
-#: histogram to zero and to add, a cost that does not shrink with the node.
-MIN_CHUNK_ROWS = (2048, 4096)
-#: Most row chunks of an integer node histogram with 64 features or more.
-MAX_CHUNKS_MANY_FEATURES = 4
+#: every chunk after the first is a copy of the whole histogram to zero and to add, a cost
+#: that does not shrink with the node.
+MIN_CHUNK_ROWS = 2048
 
 
 def integer_histogram_tasks(n_threads: int, n_features: int, n_rows: int):
     """``(n_row_chunks, n_feature_blocks)`` of one node's parallel histogram of ``n_rows``
     rows in an integer layout, whose sums are the same for any split of the work.
 
-    Row chunks (powers of two) as long as each keeps ``MIN_CHUNK_ROWS`` rows, the threads
-    left over as feature blocks: a small node's copies of the histogram cost more than its
-    rows. On 16 cores (H100 host) a node of 4,096 rows and 30 features took 72 us in 16
-    row chunks and 50 us in 4 x 4 tasks, one of 512 rows 58 us against 18 us in 16 feature
-    blocks; at 136 features 4 chunks beat 16 and 8 from 131,072 rows (2.46 against 2.99
-    and 2.82 ms). Development runs of ``.scratch``-style micro-benchmarks, recorded in
-    ``docs/gbdt_internals.rst``.
+    :func:`histogram_tasks`' row chunks for large nodes, fewer (powers of two) for small
+    ones, so that each keeps ``MIN_CHUNK_ROWS`` rows; the threads left over split the
+    features. ``benchmarks/histogram_tasks.py`` measures it against :func:`histogram_tasks`
+    per node size: on 16 cores and 30 features (16 row chunks for every node before), a node
+    of 512 rows took a third of the time, one of 8,192 rows four fifths.
     """
-    many = n_features >= 64
-    most = min(n_threads, MAX_CHUNKS_MANY_FEATURES) if many else n_threads
-    least = MIN_CHUNK_ROWS[many]
+    most = histogram_tasks(n_threads, n_features)[0]
     chunks = 1
-    while 2 * chunks <= most and n_rows >= 2 * chunks * least:
+    while 2 * chunks <= most and n_rows >= 2 * chunks * MIN_CHUNK_ROWS:
         chunks *= 2
     return chunks, max(1, min(n_features, n_threads // chunks))
 

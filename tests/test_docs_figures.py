@@ -164,6 +164,7 @@ CATEGORICAL = "categorical-h100-2026-11-27-1e8874a-q6000-t16-cuda.json"
 CATEGORICAL_NOW = "categorical-h200-2026-11-27-abd5724-q6000-t16.json"
 CATEGORICAL_PREDICT = "categorical-h100-2026-11-27-0ee25ee-q6000-t16-cuda-predict.json"
 CATEGORICAL_SCAN = "categorical-h100-2026-11-27-f6d8298-q6000-t16-cuda.json"
+CATEGORICAL_TASKS = "categorical-h100-2026-11-27-5c24a27-q6000-t16.json"
 CATEGORICAL_DEVICE = "categorical-h100-2026-11-27-e78f2f8-q6000-t16-cuda-device-search.json"
 CATEGORICAL_2CORES_NOW = "categorical-amd-epyc-2026-11-27-80f9082-q600-t2.json"
 CATEGORICAL_2CORES = "categorical-amd-epyc-2026-11-27-6c4e65d-q600-t2.json"
@@ -172,9 +173,10 @@ CATEGORICAL_2CORES_LARGE = "categorical-amd-epyc-2026-11-27-c00df01-q6000-t2.jso
 
 def _categorical_time(text, levels, engine, result=CATEGORICAL):
     # the CPU range of the newest categorical fit is also in the README
-    readme = ("README.md",) if result == CATEGORICAL_SCAN and (levels, engine) in {
-        (10, "categorical"), (1000, "categorical"), (10, "categorical (cuda)"),
-        (10000, "categorical (cuda)")} else ()
+    readme = ("README.md",) if (result, levels, engine) in {
+        (CATEGORICAL_TASKS, 10, "categorical"), (CATEGORICAL_TASKS, 1000, "categorical"),
+        (CATEGORICAL_SCAN, 10, "categorical (cuda)"),
+        (CATEGORICAL_SCAN, 10000, "categorical (cuda)")} else ()
     return Figure(text, result, f"{levels} categories", metric=f"skltr {engine} fit",
                   field="ratio", fmt="{:.2f}x", pages=GBDT_RANKER + readme)
 
@@ -303,6 +305,9 @@ FIGURES = [
         ("1.05x", 10, "categorical"), ("1.16x", 1000, "categorical"),
         ("1.13x", 10000, "categorical"), ("1.25x", 10, "categorical (cuda)"),
         ("1.38x", 1000, "categorical (cuda)"), ("1.43x", 10000, "categorical (cuda)"))),
+    *(_categorical_time(text, levels, engine, CATEGORICAL_TASKS) for text, levels, engine in (
+        ("1.04x", 10, "categorical"), ("1.16x", 1000, "categorical"),
+        ("1.09x", 10000, "categorical"))),
     *(_categorical_time(text, levels, engine, CATEGORICAL_2CORES_NOW)
       for text, levels, engine in (
           ("1.13x", 10, "categorical"), ("1.26x", 1000, "categorical"),

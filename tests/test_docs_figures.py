@@ -912,6 +912,12 @@ FIGURES = [
     *[Figure(text, "scaling_train_cpu-h100-host-16core-af454c2-2026-11-27.json",
              "244761 rows, 16 threads", field, "{:.2f} s", PERF, metric="fit")
       for text, field in (("1.80 s", "skltr"), ("2.22 s", "peer"))],
+    *[Figure(text, "scaling_train_cpu-h100-host-16core-2c93f40-2026-11-27.json",
+             f"244761 rows, {n} threads", "ratio", "{:.2f}", PERF, metric="fit")
+      for text, n in (("0.57", 1), ("0.64", 2), ("0.79", 4), ("0.77", 8), ("0.79", 16))],
+    *[Figure(text, "scaling_train_cpu-h100-host-16core-2c93f40-2026-11-27.json",
+             "244761 rows, 16 threads", field, "{:.2f} s", PERF, metric="fit")
+      for text, field in (("1.92 s", "skltr"), ("2.43 s", "peer"))],
     *[Figure(text, "scaling_train_cpu-h100-host-16core-c6a19a1-2026-11-26.json",
              "244761 rows, 16 threads", field, "{:.4f}", PERF, metric="test NDCG@10")
       for text, field in (("0.4919", "skltr"), ("0.4952", "peer"))],

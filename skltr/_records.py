@@ -107,25 +107,18 @@ class CategoricalFound(NamedTuple):
 
 class CategoricalTasks(NamedTuple):
     """The categorical part of a fused split search of two children
-    (``skltr._cpu.split_children.find_child_splits``): an entry per byte categorical feature
-    and one per wide feature (after them), holding the best split of each child in
-    ``ints .. bits``, laid out as :class:`CategoricalFound`'s (the smaller child's at entry
-    ``j``, the larger one's at ``n_tasks + j``); and the work of the wide features' parts
-    (``P`` parts a feature and child, each a range of its histogram rows:
-    ``skltr._cpu.split_categorical.categorical_task``). Flat: a parallel loop takes arrays
-    only."""
+    (``skltr._cpu.split_children.find_child_splits``): a task per byte categorical feature
+    and one per wide feature (after them), and the best split of each child per task in the
+    last four arrays, laid out as :class:`CategoricalFound`'s (the smaller child's at entry
+    ``j``, the larger one's at ``n_tasks + j``). Flat: a parallel loop takes arrays only."""
 
-    features: np.ndarray   # int64, shape (n_features, 2): entry (byte categorical; else -1), bins
+    features: np.ndarray   # int64, shape (n_features, 2): task (byte categorical; else -1), bins
     wide: np.ndarray       # int64, shape (n_wide, 4): first histogram row, rows, codes, feature
     mask: np.ndarray       # bool per feature: the node may split on it
     ints: np.ndarray       # the entries' CategoricalFound.ints, .gain, .sums, .bits
     gain: np.ndarray
     sums: np.ndarray
     bits: np.ndarray
-    part_used: np.ndarray  # int64, shape (n_wide, 2, P): a part's used categories
-    part_ends: np.ndarray  # int64, shape (n_wide, 2, P, 2, max_cat_threshold): their order's ends
-    part_order: np.ndarray  # int64, shape (n_wide, 2, P, codes a part): scratch, used bins
-    part_keys: np.ndarray  # float64, same shape: scratch, their keys
 
 
 class SplitWork(NamedTuple):

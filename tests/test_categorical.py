@@ -233,15 +233,11 @@ def test_batched_search_is_the_one_node_search():
 
 @pytest.mark.parametrize("do", [(True, True), (True, False), (False, True)])
 @pytest.mark.parametrize("seed", range(6))
-@pytest.mark.parametrize("part_codes,onehot", [(1024, 4), (40, 4), (7, 4), (40, 400)])
-def test_fused_child_search_is_the_one_node_search(do, seed, part_codes, onehot, monkeypatch):
+def test_fused_child_search_is_the_one_node_search(do, seed):
     # the CPU grower's fused search of a split's two children (numeric and categorical
     # features as tasks of one parallel loop, the larger child subtracted from the parent,
-    # wide rows included, a wide feature's scan in parts -- one, or several of a few rows,
-    # some of them empty -- merged after the loop) gives each child the split of the
-    # one-node searches: the numeric scan, then CategoricalSearch's better-of rule; under a
-    # max_cat_to_onehot above the wide features' codes they split one category off
-    import skltr._gbdt.categorical as categorical_mod
+    # wide rows included) gives each child the split of the one-node searches: the numeric
+    # scan, then CategoricalSearch's better-of rule
     from skltr._cpu.split import find_best_splits_serial
     from skltr._cpu.split_children import find_child_splits
     from skltr._engine.wide_categorical import WideCategorical
@@ -253,10 +249,9 @@ def test_fused_child_search_is_the_one_node_search(do, seed, part_codes, onehot,
     nf, W, shift, n = 6, 24, 30, 3000
     n_bins = np.array([22, 7, 3, 1, 12, 1], np.int32)  # 0 numeric; 3 and 5 wide
     wide = WideCategorical.layout(nf, [3, 5], [300, 45], W)
-    params = CategoricalParams(features=(1, 2, 3, 4, 5), max_cat_to_onehot=onehot,
+    params = CategoricalParams(features=(1, 2, 3, 4, 5), max_cat_to_onehot=4,
                                max_cat_threshold=16, cat_smooth=2.0, cat_l2=1.0,
                                min_data_per_group=5)
-    monkeypatch.setattr(categorical_mod, "WIDE_PART_CODES", part_codes)
     codes = np.stack([rng.integers(0, k, n) for k in (22, 7, 3, 300, 12, 45)], axis=1)
     codes[rng.random((n, nf)) < 0.05] = -1  # missing
     effect = [rng.normal(0, 1, k) * rng.uniform(0.2, 2) for k in (22, 7, 3, 300, 12, 45)]
@@ -290,8 +285,7 @@ def test_fused_child_search_is_the_one_node_search(do, seed, part_codes, onehot,
     mask = rng.random(nf) < 0.85
     numeric = mask & ~params.mask(nf)
     search = CategoricalSearch(params, nf, n_bins, wide, local=False)
-    tasks = search.tasks(mask, np.int64, 5, W)
-    assert tasks.part_used.shape[2] == min(5, -(-300 // part_codes))
+    tasks = search.tasks(mask, np.int64)
     large = parent.copy()
     got = find_child_splits(
         small, large, n_bins, numeric, np.zeros(nf, np.int8),

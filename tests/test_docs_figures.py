@@ -308,6 +308,10 @@ FIGURES = [
     *(_categorical_time(text, levels, engine, CATEGORICAL_TASKS) for text, levels, engine in (
         ("1.04x", 10, "categorical"), ("1.16x", 1000, "categorical"),
         ("1.09x", 10000, "categorical"))),
+    *(_categorical_time(text, levels, engine,
+                        "categorical-h100-2026-11-27-79043f0-q6000-t16-wide-parts.json")
+      for text, levels, engine in (("1.08x", 10, "categorical"), ("1.13x", 1000, "categorical"),
+                                   ("1.07x", 10000, "categorical"))),
     *(_categorical_time(text, levels, engine, CATEGORICAL_2CORES_NOW)
       for text, levels, engine in (
           ("1.13x", 10, "categorical"), ("1.26x", 1000, "categorical"),

@@ -155,6 +155,8 @@ def _feature_split(hist, f, nb, sum_g, sum_h, count, lo, hi, c, k, min_n, parent
     best_gl = sum_g - sum_g
     best_hl = sum_h - sum_h
     best_cl = 0
+    best_dir = 0
+    best_len = 0
     best_bin = -1
     left_bits[:] = 0
     if nb <= 1:
@@ -181,72 +183,28 @@ def _feature_split(hist, f, nb, sum_g, sum_h, count, lo, hi, c, k, min_n, parent
     n_max = hist.shape[1]  # bins a row: a wide feature's codes are one long row
     order = np.empty(n_max, np.int64)
     keys = np.empty(n_max, np.float64)
-    used = _used_keys(hist, f, 0, nb, c, k, count_factor, order, keys)
-    if used == 0:
-        return -np.inf, best_gl, best_hl, np.int64(0), False
-    n_seq = _n_seq(used, k)
-    up = np.empty(n_seq, np.int64)  # the ends of the feature's sorted order
-    down = np.empty(n_seq, np.int64)
-    _order_ends(keys[:used], order[:used], n_seq, up, down)
-    return _many_vs_many(hist, f, up, down, n_seq, sum_g, sum_h, count, lo, hi, c, k, min_n,
-                         parent, count_factor, left_bits)
-
-
-@njit(cache=True, inline="always")
-def _n_seq(used, k):
-    # the categories tried from either end of the order of ``used`` ones
-    return min(used, min(k.max_cat_threshold, (used + 1) // 2))
-
-
-@njit(cache=True, inline="always")
-def _category_key(hist, f, b, c, k, count_factor):
-    """``(key, used)`` of bin ``b``: LightGBM's ``G / (H + cat_smooth)``, and whether the
-    bin holds rows and at least ``cat_smooth`` (estimated) of them."""
-    inv_h = c.inv_scale_h
-    gb, hb, cb, nonempty = _bin(hist, f, b, c.count_shift, count_factor > 0.0)
-    use = nonempty & (_bin_count(hb, cb, inv_h, count_factor) >= k.cat_smooth)
-    num = gb * c.inv_scale_g
-    den = hb * inv_h + k.cat_smooth
-    # IEEE's quotient, as LightGBM's: +-inf for a bin of gradients and no hessian under
-    # cat_smooth=0 (numba's division would raise there); a bin of rows with neither
-    # (counted by rows) sorts as 0, not as NaN, which no stable order places
-    return (num / den if den != 0.0 else (num * np.inf if num != 0.0 else 0.0)), use
-
-
-@njit(cache=True)
-def _used_keys(hist, f, b_lo, b_hi, c, k, count_factor, order, keys):
-    """The used bins of ``b_lo .. b_hi - 1`` in increasing order into ``order``, their keys
-    into ``keys`` (:func:`_category_key`); returns how many."""
     used = 0
-    for b in range(b_lo, b_hi):
+    for b in range(nb):
         # written whether used or not, kept by advancing ``used``: which bins a node uses is
         # data, and a branch on it mispredicted (a 9,000-category scan of nodes that change
         # from call to call took about four times as long with it, by hand)
-        key, use = _category_key(hist, f, b, c, k, count_factor)
+        gb, hb, cb, nonempty = _bin(hist, f, b, c.count_shift, hessian_counts)
+        use = nonempty & (_bin_count(hb, cb, inv_h, count_factor) >= k.cat_smooth)
+        num = gb * c.inv_scale_g
+        den = hb * inv_h + k.cat_smooth
         order[used] = b
-        keys[used] = key
+        # IEEE's quotient, as LightGBM's: +-inf for a bin of gradients and no hessian under
+        # cat_smooth=0 (numba's division would raise there); a bin of rows with neither
+        # (counted by rows) sorts as 0, not as NaN, which no stable order places
+        keys[used] = num / den if den != 0.0 else (num * np.inf if num != 0.0 else 0.0)
         used += np.int64(use)
-    return used
-
-
-@njit(cache=True)
-def _many_vs_many(hist, f, up, down, n_seq, sum_g, sum_h, count, lo, hi, c, k, min_n, parent,
-                  count_factor, left_bits):
-    """LightGBM's many-vs-many scan of feature ``f`` from both ends of its category order
-    (``up[:n_seq]``: the first categories, ``down[:n_seq]``: the last, from the end):
-    ``(gain, left_g, left_h, left_count, many)`` as :func:`_feature_split`'s; ``left_bits``
-    (cleared) receives the left bins."""
-    hessian_counts = count_factor > 0.0
-    inv_h = c.inv_scale_h
-    min_w = c.min_child_weight
-    best = c.min_split_gain
-    found = False
-    best_gl = sum_g - sum_g
-    best_hl = sum_h - sum_h
-    best_cl = 0
-    best_dir = 0
-    best_len = 0
-    left_bits[:] = 0
+    if used == 0:
+        return -np.inf, best_gl, best_hl, np.int64(0), False
+    max_num_cat = min(k.max_cat_threshold, (used + 1) // 2)
+    n_seq = min(used, max_num_cat)
+    up = np.empty(n_seq, np.int64)  # the ends of the feature's sorted order
+    down = np.empty(n_seq, np.int64)
+    _order_ends(keys[:used], order[:used], n_seq, up, down)
     lam = c.reg_lambda + k.cat_l2
     for direction in (1, -1):
         gl = sum_g - sum_g
@@ -284,50 +242,6 @@ def _many_vs_many(hist, f, up, down, n_seq, sum_g, sum_h, count, lo, hi, c, k, m
         b = up[i] if best_dir == 1 else down[i]
         left_bits[b >> 6] |= np.uint64(1) << np.uint64(b & 63)
     return best, best_gl, best_hl, np.int64(best_cl), True
-
-
-@njit(cache=True)
-def _part_ends(hist, f, b_lo, b_hi, c, k, count_factor, order, keys, ends):
-    """One part of a wide feature's parallel scan: bins ``b_lo .. b_hi - 1``, their used
-    ones' keys (:func:`_used_keys`), and the ends of their stable order, at most
-    ``max_cat_threshold`` each (``ends[0]`` from the lowest key, ``ends[1]`` from the
-    highest: :func:`_order_ends`); returns the part's used count. :func:`_merged_ends` then
-    takes the feature's ends from its parts'."""
-    used = _used_keys(hist, f, b_lo, b_hi, c, k, count_factor, order, keys)
-    n = min(used, k.max_cat_threshold)
-    if n > 0:
-        _order_ends(keys[:used], order[:used], n, ends[0], ends[1])
-    return used
-
-
-@njit(cache=True)
-def _merged_ends(hist, f, ends, used, n_seq, c, k, count_factor, up, down):
-    """The first ``n_seq`` categories of the feature's stable order from either end, from
-    its parts' ends (``ends[p]``, ``used[p]``: :func:`_part_ends` over increasing bin
-    ranges): the lowest by ``(key, bin)`` and the highest by ``(key, bin)`` from the top --
-    the order's ties, since a category's place among the used ones grows with its bin.
-    Each part holds at least its share of either end (``n_seq <= max_cat_threshold``)."""
-    n_parts = used.shape[0]
-    head = np.empty(n_parts, np.int64)
-    for end in range(2):
-        out = up if end == 0 else down
-        head[:] = 0
-        for i in range(n_seq):
-            best = -1
-            best_key = 0.0
-            best_bin = np.int64(0)
-            for p in range(n_parts):
-                if head[p] >= min(used[p], k.max_cat_threshold):
-                    continue
-                b = ends[p, end, head[p]]
-                key, _ = _category_key(hist, f, b, c, k, count_factor)
-                if best < 0 or (end == 0 and (key < best_key or (key == best_key
-                                                               and b < best_bin))) \
-                        or (end == 1 and (key > best_key or (key == best_key
-                                                             and b > best_bin))):
-                    best, best_key, best_bin = p, key, b
-            out[i] = best_bin
-            head[best] += 1
 
 
 @njit(cache=True)
@@ -423,105 +337,43 @@ def _store(ints, gains, sums, i, f, gain, gl, hl, cl, many):
 
 @njit(cache=True)
 def categorical_task(t, n_features, small_hist, large_hist, do_small, do_large, small_sums,
-                     large_sums, c, k, features, wide, mask, part_used, part_ends, part_order,
-                     part_keys):
+                     large_sums, c, k, features, wide, mask, ints, gains, sums, bits):
     """Task ``t`` of a fused search of two children (``skltr._cpu.split_children.
-    find_child_splits``; ``features .. part_keys``: a :class:`skltr._records.CategoricalTasks`
-    unpacked, as numba's parallel loops take arrays, not records of them, less the entries'
-    arrays, which :func:`finish_categorical` fills; ``k`` the controls).
-
-    For ``t < n_features`` nothing (a byte categorical feature is searched with its
-    numeric twin's task, :func:`byte_categorical_task`). After them, the parts of the wide
-    features: wide feature ``w`` has ``2 * P`` tasks (``P = part_used.shape[2]``), the
-    smaller child's parts then the larger one's, each a range of the feature's histogram
-    rows -- the larger child's task first subtracts its rows (``large_hist`` holds the
-    parent's) -- whose used categories' keys and the ends of their order it keeps
-    (:func:`_part_ends`). A thousands-of-codes scan in one task was the longest of a split on
-    16 threads; in parts it runs beside the numeric scans."""
-    n_parts = part_used.shape[2]
-    w, rest = divmod(t - n_features, 2 * n_parts)
-    larger, part = divmod(rest, n_parts)
+    find_child_splits``; ``features .. bits``: a :class:`skltr._records.CategoricalTasks`
+    unpacked, as numba's parallel loops take arrays, not records of them; ``k`` the
+    controls): for ``t < n_features`` the byte
+    categorical feature ``t`` for both children (its rows reduced and subtracted by the
+    caller), else wide feature ``(t - n_features) // 2`` for the smaller child (even) or the
+    larger one (odd; the task first subtracts the feature's rows, ``large_hist`` holding the
+    parent's); a child asked for gets its best split on the feature at the task's entry."""
+    n_tasks = gains.size // 2
+    if t < n_features:
+        j = features[t, 0]
+        if j < 0:
+            return
+        f = t
+        nb = features[f, 1]
+        if do_small:
+            _task_split(small_hist, f, nb, small_sums, c, k, mask, ints, gains, sums, bits,
+                        j, f)
+        if do_large:
+            _task_split(large_hist, f, nb, large_sums, c, k, mask, ints, gains, sums, bits,
+                        n_tasks + j, f)
+        return
+    # two tasks a wide feature, one a child: its scan of ~codes bins is the longest task
+    w, larger = divmod(t - n_features, 2)
+    j = n_tasks - wide.shape[0] + w
     r0, nr, nb, f = wide[w, 0], wide[w, 1], wide[w, 2], wide[w, 3]
-    per = -(-nr // n_parts)  # histogram rows a part
-    lo_row = min(part * per, nr)
-    hi_row = min(lo_row + per, nr)
-    part_used[w, larger, part] = 0
-    if larger == 1:
-        if not do_large:
-            return
-        subtract_rows(large_hist, small_hist, r0 + lo_row, hi_row - lo_row)
-        hist = large_hist
-        sum_g, sum_h, count, lo, hi = large_sums
-    else:
-        if not do_small:
-            return
-        hist = small_hist
-        sum_g, sum_h, count, lo, hi = small_sums
-    if not mask[f]:
+    shape = (1, nr * small_hist.shape[1], small_hist.shape[2])  # the codes as one long row
+    if larger == 0:
+        if do_small:
+            _task_split(small_hist[r0:r0 + nr].reshape(shape), 0, nb, small_sums, c, k, mask,
+                        ints, gains, sums, bits, j, f)
         return
-    nbt = small_hist.shape[1]
-    view = hist[r0:r0 + nr].reshape(1, nr * nbt, hist.shape[2])  # the codes as one long row
-    _, _, count_factor = _node_constants(sum_g, sum_h, count, c, lo, hi)
-    part_used[w, larger, part] = _part_ends(
-        view, 0, min(lo_row * nbt, nb), min(hi_row * nbt, nb), c, k, count_factor,
-        part_order[w, larger, part], part_keys[w, larger, part], part_ends[w, larger, part])
-
-
-@njit(cache=True)
-def byte_categorical_task(f, small_hist, large_hist, do_small, do_large, small_sums,
-                          large_sums, c, k, features, mask, ints, gains, sums, bits):
-    """Feature ``f``'s categorical search for both children when it is a byte categorical
-    feature (its rows reduced and subtracted by the caller), into its task's entries."""
-    n_tasks = gains.size // 2
-    j = features[f, 0]
-    if j < 0:
-        return
-    nb = features[f, 1]
-    if do_small:
-        _task_split(small_hist, f, nb, small_sums, c, k, mask, ints, gains, sums, bits, j, f)
     if do_large:
-        _task_split(large_hist, f, nb, large_sums, c, k, mask, ints, gains, sums, bits,
-                    n_tasks + j, f)
-
-
-@njit(cache=True)
-def finish_categorical(small_hist, large_hist, do_small, do_large, small_sums, large_sums, c,
-                       k, wide, mask, part_used, part_ends, ints, gains, sums, bits):
-    """After the parallel tasks: each wide feature's split for each child asked for, from its
-    parts' ends (:func:`_merged_ends`, :func:`_many_vs_many`), into its task's entries --
-    the split :func:`_feature_split` finds in one pass, bit for bit."""
-    n_tasks = gains.size // 2
-    n_seq_max = k.max_cat_threshold
-    up = np.empty(n_seq_max, np.int64)
-    down = np.empty(n_seq_max, np.int64)
-    for w in range(wide.shape[0]):
-        j = n_tasks - wide.shape[0] + w
-        r0, nr, nb, f = wide[w, 0], wide[w, 1], wide[w, 2], wide[w, 3]
-        for larger in range(2):
-            e = j + n_tasks * larger
-            ints[e, 0] = -1
-            if not (do_large if larger else do_small) or not mask[f]:
-                continue
-            hist = large_hist if larger else small_hist
-            sum_g, sum_h, count, lo, hi = large_sums if larger else small_sums
-            view = hist[r0:r0 + nr].reshape(1, nr * hist.shape[1], hist.shape[2])
-            if nb + 1 <= k.max_cat_to_onehot:  # one category against the rest, each tried
-                _task_split(view, 0, nb, large_sums if larger else small_sums, c, k, mask,
-                            ints, gains, sums, bits, e, f)
-                continue
-            used = part_used[w, larger]
-            total = used.sum()
-            if total == 0:
-                continue
-            min_n, parent, count_factor = _node_constants(sum_g, sum_h, count, c, lo, hi)
-            n_seq = _n_seq(total, k)
-            _merged_ends(view, 0, part_ends[w, larger], used, n_seq, c, k, count_factor, up,
-                         down)
-            gain, gl, hl, cl, many = _many_vs_many(view, 0, up, down, n_seq, sum_g, sum_h,
-                                                   count, lo, hi, c, k, min_n, parent,
-                                                   count_factor, bits[e])
-            if gain > -np.inf:
-                _store(ints, gains, sums, e, f, gain, gl, hl, cl, many)
+        subtract_rows(large_hist, small_hist, r0, nr)
+        _task_split(large_hist[r0:r0 + nr].reshape(shape), 0, nb, large_sums, c, k, mask,
+                    ints, gains, sums, bits, n_tasks + j, f)
 
 
 @njit(cache=True)

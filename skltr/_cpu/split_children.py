@@ -11,8 +11,7 @@ from numba import njit, prange
 
 from .histogram import reduce_feature, subtract_rows
 from .split import _node_constants, _pick_best, _scan_feature
-from .split_categorical import (best_task, byte_categorical_task, categorical_task,
-                                finish_categorical)
+from .split_categorical import best_task, categorical_task
 
 
 @njit(parallel=True, cache=True)
@@ -30,11 +29,9 @@ def find_child_splits(small_hist, large_hist, n_bins, feature_mask, monotone, sm
     child): a region costs ~10 us to start and more on a busy machine, and the subtraction
     streamed ~0.8 MB on one thread while the others waited. One task a feature: reduce,
     scan the smaller child, subtract, scan the larger -- and with categorical features
-    (``cat``) their searches too: a byte categorical feature in its own task, a wide
-    feature in parts, a task per part and child
+    (``cat``) their searches too, a wide feature a task per child
     (:func:`~skltr._cpu.split_categorical.categorical_task`), so that they run beside the
-    numeric scans rather than after them on one thread; the wide features' parts are
-    merged after the region (:func:`~skltr._cpu.split_categorical.finish_categorical`).
+    numeric scans rather than after them on one thread.
 
     Parameters
     ----------
@@ -71,10 +68,9 @@ def find_child_splits(small_hist, large_hist, n_bins, feature_mask, monotone, sm
     n_features = n_bins.shape[0]
     n_tasks = n_features
     if cat is not None:  # (numba prunes these branches for cat=None)
+        n_tasks += 2 * cat.wide.shape[0]  # a wide feature: a task per child
         # unpacked: a parallel loop takes arrays, not records of them
-        (features, wide, mask, ints, gains, sums, bits, part_used, part_ends, part_order,
-         part_keys) = cat
-        n_tasks += 2 * wide.shape[0] * part_used.shape[2]  # a wide feature's parts, a child
+        features, wide, mask, ints, gains, sums, bits = cat
     sg, sh, sn, s_lo, s_hi = small_sums
     lg, lh, ln, l_lo, l_hi = large_sums
     s_min_n, s_parent, s_factor = _node_constants(sg, sh, sn, c, s_lo, s_hi)
@@ -94,21 +90,14 @@ def find_child_splits(small_hist, large_hist, n_bins, feature_mask, monotone, sm
                 (l_gain[f], l_bin[f], l_left[f], l_gl[f], l_hl[f], l_cl[f]) = _scan_feature(
                     large_hist, f, n_bins[f], feature_mask[f], lg, lh, ln, c, l_min_n,
                     l_parent, l_factor, l_lo, l_hi, monotone[f])
-            if cat is not None:
-                byte_categorical_task(f, small_hist, large_hist, do_small, do_large,
-                                      small_sums, large_sums, c, k, features, mask, ints,
-                                      gains, sums, bits)
-        elif cat is not None:
+        if cat is not None:
             categorical_task(f, n_features, small_hist, large_hist, do_small, do_large,
-                             small_sums, large_sums, c, k, features, wide, mask, part_used,
-                             part_ends, part_order, part_keys)
+                             small_sums, large_sums, c, k, features, wide, mask, ints, gains,
+                             sums, bits)
     small = _pick_best(small_work, sg, sh)
     large = _pick_best(large_work, lg, lh)
     small_task = large_task = -1
     if cat is not None:
-        finish_categorical(small_hist, large_hist, do_small, do_large, small_sums,
-                           large_sums, c, k, wide, mask, part_used, part_ends, ints, gains,
-                           sums, bits)
         n_cat = gains.size // 2
         if do_small:
             small_task = best_task(ints, gains, 0, n_cat, small[0], small[1])

@@ -20,12 +20,7 @@ from .._engine.wide_categorical import NARROW_WORDS, words
 from .._records import (CategoricalFound, CategoricalRows, CategoricalTasks, SplitInfo,
                         categorical_constants)
 
-__all__ = ["CategoricalParams", "CategoricalSearch", "WIDE_PART_CODES", "feature_indices",
-           "resolve"]
-
-#: Codes of a part of a wide feature's scan in the CPU's fused child search: a 10,000-code
-#: feature on 16 threads is scanned in 10 parts beside the numeric features' tasks.
-WIDE_PART_CODES = 1024
+__all__ = ["CategoricalParams", "CategoricalSearch", "feature_indices", "resolve"]
 
 
 @dataclass(frozen=True)
@@ -139,13 +134,11 @@ class CategoricalSearch:
                constants, self.k, out)
         return [self._better(res, out, i) for i, res in enumerate(results)]
 
-    def tasks(self, mask, dtype, n_threads, n_bins_total) -> CategoricalTasks:
-        """The categorical work of the CPU's fused search of two children
+    def tasks(self, mask, dtype) -> CategoricalTasks:
+        """The categorical tasks of the CPU's fused search of two children
         (:func:`skltr._cpu.split_children.find_child_splits`; whole node histograms of
-        ``dtype``, ``n_bins_total`` bins a row) on ``n_threads`` threads for nodes that may
-        split on the features of ``mask``: an entry per byte categorical feature, then one
-        per wide feature, whose scan runs in parts of about :data:`WIDE_PART_CODES` codes
-        (at most ``n_threads``; the split does not depend on them)."""
+        ``dtype``) for nodes that may split on the features of ``mask``: a task per byte
+        categorical feature, then one per wide feature."""
         rows = self.rows
         n_narrow = rows.narrow_rows.size
         features = np.full((mask.size, 2), -1, np.int64)
@@ -153,18 +146,9 @@ class CategoricalSearch:
         features[rows.narrow_rows, 1] = rows.row_n_bins[rows.narrow_rows]
         wide = np.stack([rows.wide_row0, rows.wide_n_rows, rows.wide_n_bins.astype(np.int64),
                          rows.wide_ids], axis=1).reshape(-1, 4)
-        n_wide = rows.wide_ids.size
-        most = int(rows.wide_n_bins.max(initial=0))
-        parts = max(1, min(int(n_threads), -(-most // WIDE_PART_CODES)))
-        part_codes = -(-int(rows.wide_n_rows.max(initial=0)) // parts) * n_bins_total
-        n_cap = self.k.max_cat_threshold
-        return CategoricalTasks(
-            features, np.ascontiguousarray(wide), np.ascontiguousarray(mask, bool),
-            *self._found(2 * (n_narrow + n_wide), dtype),
-            np.zeros((n_wide, 2, parts), np.int64),
-            np.zeros((n_wide, 2, parts, 2, n_cap), np.int64),
-            np.zeros((n_wide, 2, parts, part_codes), np.int64),
-            np.zeros((n_wide, 2, parts, part_codes), np.float64))
+        n_tasks = n_narrow + rows.wide_ids.size
+        return CategoricalTasks(features, np.ascontiguousarray(wide),
+                                np.ascontiguousarray(mask, bool), *self._found(2 * n_tasks, dtype))
 
     def split_of(self, found, i) -> SplitInfo:
         """The split of entry ``i`` of ``found`` (a :class:`CategoricalFound`, or the

@@ -277,8 +277,7 @@ class TreeGrower:
             numeric, tasks = mask, None
             if self._categorical is not None:
                 numeric = mask & self._categorical[1]
-                tasks = self._categorical[0].tasks(mask, self._hist_dtype, self._n_threads,
-                                                   self.missing_bin + 1 + HIST_PAD_BINS)
+                tasks = self._categorical[0].tasks(mask, self._hist_dtype)
             masks = self._masks[key] = (mask, numeric, tasks)
         return masks
 

@@ -309,6 +309,11 @@ FIGURES = [
         ("1.04x", 10, "categorical"), ("1.16x", 1000, "categorical"),
         ("1.09x", 10000, "categorical"))),
     *(_categorical_time(text, levels, engine,
+                        "categorical-amd-epyc-2026-11-27-bd4e2aa-q600-t2.json")
+      for text, levels, engine in (("1.15x", 10, "categorical"), ("1.18x", 1000, "categorical"),
+                                   ("1.15x", 10000, "categorical"), ("1.08x", 10, "ordinal"),
+                                   ("1.00x", 1000, "ordinal"), ("0.94x", 10000, "ordinal"))),
+    *(_categorical_time(text, levels, engine,
                         "categorical-h100-2026-11-27-79043f0-q6000-t16-wide-parts.json")
       for text, levels, engine in (("1.08x", 10, "categorical"), ("1.13x", 1000, "categorical"),
                                    ("1.07x", 10000, "categorical"))),

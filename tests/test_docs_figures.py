@@ -921,6 +921,12 @@ FIGURES = [
     *[Figure(text, "scaling_train_cpu-h100-host-16core-af454c2-2026-11-27.json",
              "244761 rows, 16 threads", field, "{:.2f} s", PERF, metric="fit")
       for text, field in (("1.80 s", "skltr"), ("2.22 s", "peer"))],
+    *[Figure(text, "scaling_train_cpu-h100-host-16core-9525ccf-2026-11-27.json",
+             f"244761 rows, {n} threads", "ratio", "{:.2f}", PERF, metric="fit")
+      for text, n in (("0.60", 1), ("0.86", 2), ("0.82", 4), ("0.80", 8), ("0.84", 16))],
+    *[Figure(text, "scaling_train_cpu-h100-host-16core-9525ccf-2026-11-27.json",
+             "244761 rows, 16 threads", field, "{:.2f} s", PERF, metric="fit")
+      for text, field in (("1.94 s", "skltr"), ("2.30 s", "peer"))],
     *[Figure(text, "scaling_train_cpu-h100-host-16core-2c93f40-2026-11-27.json",
              f"244761 rows, {n} threads", "ratio", "{:.2f}", PERF, metric="fit")
       for text, n in (("0.57", 1), ("0.64", 2), ("0.79", 4), ("0.77", 8), ("0.79", 16))],

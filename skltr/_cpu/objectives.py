@@ -61,7 +61,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from ..utils._sorting import insertion_order, sort_inplace
+from ..utils._sorting import insertion_from, insertion_order, sort_inplace
 from .libm import exp, log2
 
 #: log2(e): the logistic loss in bits, ``log2(1 + exp(x)) = x log2(e) + log2(1 + exp(-x))``.
@@ -171,37 +171,21 @@ _HINT_SHIFTS = 8
 
 
 @njit(cache=True)
-def _hinted_order(scores, lo, hi, hint, neg, out):
-    """:func:`_descending_order` by insertion from ``hint[lo:hi]``, the query's order at the
-    last round's scores (any permutation of ``0..cnt-1``), which it then holds for the next.
-
-    Boosting moves each score by a fraction of a tree a round, so the last order is nearly
-    sorted and insertion from it costs about one comparison a document. Ties go by index
-    (a total order, so the result is the stable order whatever the start). Past
-    ``_HINT_SHIFTS`` shifts a document (a reshuffled query) it sorts from scratch.
-    """
+def _hinted_order(scores, lo, hi, hint, skey, out):
+    """:func:`_descending_order` from ``hint[lo:hi]``, the query's order at the last round's
+    scores (any permutation of ``0..cnt-1``), which it then holds for the next: boosting
+    moves each score by a fraction of a tree a round, so that order is nearly sorted and
+    insertion from it (:func:`~skltr.utils._sorting.insertion_from`) is about one comparison
+    a document. Past ``_HINT_SHIFTS`` shifts a document (a reshuffled query) it sorts from
+    scratch."""
     cnt = hi - lo
     for i in range(cnt):
-        v = hint[lo + i]
-        out[i] = v
-        neg[i] = scores[lo + v]
-    budget = _HINT_SHIFTS * cnt
-    for i in range(1, cnt):
-        key = neg[i]
-        v = out[i]
-        j = i
-        while j > 0 and (neg[j - 1] < key or (neg[j - 1] == key and out[j - 1] > v)):
-            neg[j] = neg[j - 1]
-            out[j] = out[j - 1]
-            j -= 1
-        neg[j] = key
-        out[j] = v
-        budget -= i - j
-        if budget < 0:
-            order = _descending_order(scores, lo, hi, neg, out)
-            for k in range(cnt):
-                out[k] = order[k]
-            break
+        out[i] = hint[lo + i]
+        skey[i] = scores[lo + out[i]]
+    if not insertion_from(skey, out, cnt, _HINT_SHIFTS * cnt):
+        order = _descending_order(scores, lo, hi, skey, out)
+        for k in range(cnt):
+            out[k] = order[k]
     for i in range(cnt):
         hint[lo + i] = out[i]
     return out[:cnt]

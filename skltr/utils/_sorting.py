@@ -1,6 +1,7 @@
 """Sorts for the numba kernels: :func:`sort_inplace`, in place of ``np.sort`` inside them where
-its speed does not matter (short arrays, rare branches), and :func:`insertion_order`, the
-stable descending order of a few keys (a query's scores; YetiRank's noisy keys).
+its speed does not matter (short arrays, rare branches), :func:`insertion_order`, the
+stable descending order of a few keys (a query's scores; YetiRank's noisy keys), and
+:func:`insertion_from`, the same order from a nearly sorted start (a query's last order).
 
 numba compiles ``np.sort`` from its generic quicksort (partition, insertion sort, the
 recursion's driver...): about 1 s of CPU per key dtype on a first run
@@ -15,7 +16,7 @@ from numba import njit
 
 from .. import _numba_cache  # noqa: F401 - kernel caches outside the package
 
-__all__ = ["insertion_order", "sort_inplace"]
+__all__ = ["insertion_from", "insertion_order", "sort_inplace"]
 
 
 @njit(cache=True, inline="always")
@@ -71,3 +72,26 @@ def insertion_order(keys, cnt, idx, skey, in_place):
         skey[j] = key
         idx[j] = v
     return idx
+
+
+@njit(cache=True)
+def insertion_from(skey, idx, cnt, budget):
+    """Insertion sort of ``idx[:cnt]`` (any permutation of ``0..cnt-1``) with their keys in
+    ``skey``, by descending key, ties by increasing index: a total order, so the result is
+    :func:`insertion_order`'s stable order whatever the start. From a nearly sorted start (a
+    query's order at the last round's scores) it costs about one comparison a key. Returns
+    False, the arrays part-sorted, once it has shifted more than ``budget`` entries."""
+    for i in range(1, cnt):
+        key = skey[i]
+        v = idx[i]
+        j = i
+        while j > 0 and (skey[j - 1] < key or (skey[j - 1] == key and idx[j - 1] > v)):
+            skey[j] = skey[j - 1]
+            idx[j] = idx[j - 1]
+            j -= 1
+        skey[j] = key
+        idx[j] = v
+        budget -= i - j
+        if budget < 0:
+            return False
+    return True

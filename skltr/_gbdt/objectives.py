@@ -189,6 +189,8 @@ class Objective:
     graded = False
     #: The gains this objective can use.
     gains = ("exp2", "linear")
+    #: Its kernel reads a :class:`~skltr._cpu.objectives.QueryMemo` (the pair objectives).
+    keeps_memo = False
 
     @classmethod
     def from_params(cls, *, gain, truncation_level, sigmoid, normalize, random_state,
@@ -314,8 +316,9 @@ class BoundGradients:
             np.arange(self.group_ptr.size - 1) if query_index is None else query_index,
             dtype=QID_DTYPE)
         #: what the pair kernels keep from round to round
-        #: (:class:`skltr._cpu.objectives.QueryMemo`)
-        self.memo = _kernels.QueryMemo.start(self.group_ptr)
+        #: (:class:`skltr._cpu.objectives.QueryMemo`); none for the other objectives
+        self.memo = (_kernels.QueryMemo.start(self.group_ptr) if objective.keeps_memo
+                     else _kernels.QueryMemo.none())
 
     def gradients(self, scores, grad, hess, iteration=0):
         """Fill ``grad`` / ``hess`` (float32) at ``scores`` (float64)."""
@@ -337,6 +340,7 @@ class LambdaRank(Objective):
     name = "lambdarank"
     cuda_gradients = "PairGradients"
     graded = True
+    keeps_memo = True
 
     @classmethod
     def from_params(cls, *, gain, truncation_level, sigmoid, normalize, random_state,
@@ -449,6 +453,7 @@ class RankPairwise(Objective):
 
     name = "rank_pairwise"
     cuda_gradients = "PairGradients"
+    keeps_memo = True
 
     @classmethod
     def from_params(cls, *, gain, truncation_level, sigmoid, normalize, random_state,

@@ -12,7 +12,9 @@
    figures are reported too). Time per query: the median over ``--queries`` test queries of
    ``predict`` on the query's 120 documents (after a warm-up call), its process CPU time,
    and the work counters of the kernel (itemsets, bitmap itemsets, list rows, cache probes
-   and hits), with the mean support of the documents' items. The same at size 3 on a
+   and hits), with the mean support of the documents' items; on the GPU, size 3 also on the
+   ``itemsets`` kernel (``skltr._gpu.rules.TRIPLES`` off: the kernel before the binary
+   tensor-core ``triples``), same queries, same run. The same at size 3 on a
    second data set of that shape, :func:`awkward_ranking` (heavy-tailed, sparse and
    low-cardinality columns: issue 28's "other data").
 3. The itemset cache: hit rate, probe steps and fingerprint clashes of the splitmix64 key
@@ -355,6 +357,15 @@ def main():
                           "item_support": mean_item_support(ranker, Xt[qt == qt[0]])}
             if args.device == "cpu":  # the GPU kernels keep no work counters
                 speed[key]["work"] = work_dict(work, n_q)
+            elif size == 3:  # the same queries with size 3 on the older itemsets kernel
+                from skltr._gpu import rules as gpu_rules
+
+                gpu_rules.TRIPLES = False
+                try:
+                    speed[key]["itemsets_kernel_s_per_query"] = time_per_query(
+                        ranker, Xt, qt, n_q)[0]
+                finally:
+                    gpu_rules.TRIPLES = True
             print(f"PROFL shape, {data}, {disc}, size {size}: {med:.3f} s a query (median of "
                   f"{n_q}, CPU {statistics.median(cpu):.2f} s; "
                   f"{ranker.used_features_.size} features used; work a query "
@@ -387,6 +398,13 @@ def main():
             PROFL_GPU_SIZE4 / 10 if gpu else PROFL_GPU_SIZE4, "target (CPU: PROFL's GPU)",
             "s"),
     ]
+    if gpu:
+        for key, case in (("quantile_size3", "s a query, size 3, 136 items a document"),
+                          ("awkward_quantile_size3",
+                           "s a query, size 3, 136 items a document, awkward data")):
+            rows.append(row(case, "s", speed[key]["s_per_query"],
+                            speed[key]["itemsets_kernel_s_per_query"],
+                            "skltr, size 3 on the itemsets kernel (same run)", "s"))
     params["fingerprints"] = fingerprint_clashes(args.fingerprint_items)
     print(f"fingerprints of every 3-itemset of {args.fingerprint_items} items: "
           f"{params['fingerprints']}")

@@ -358,6 +358,20 @@ def test_combinadic_is_the_lexicographic_order():
         binomials(200, 100)
 
 
+def test_binomials_are_pascals_triangle_and_the_callers_own():
+    for n_max, k_max in ((0, 0), (1, 3), (60, 8), (136, 4)):
+        table = binomials(n_max, k_max)
+        want = [[math.comb(n, j) for j in range(k_max + 1)] for n in range(n_max + 1)]
+        assert table.dtype == np.int64 and table.tolist() == want
+        table[:] = -1  # a caller's own copy: the next call is unchanged
+        assert binomials(n_max, k_max).tolist() == want
+    # the first coefficient past 2**62, row by row, is C(66, 30)
+    assert binomials(65, 33).tolist()[65] == [math.comb(65, j) for j in range(34)]
+    assert max(math.comb(65, j) for j in range(34)) < 2**62 <= math.comb(66, 30)
+    with pytest.raises(OverflowError, match=f"C\\(66, 30\\) = {math.comb(66, 30)} does not"):
+        binomials(66, 33)
+
+
 # -- the estimator ----------------------------------------------------------------------------
 
 from skltr import OnDemandRuleRanker  # noqa: E402

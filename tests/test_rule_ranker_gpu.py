@@ -71,6 +71,57 @@ def test_gpu_equals_cpu_on_wider_data(monkeypatch, stage, batch, chunk, group):
             np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("a_chunk,ct,threads", [(4, 2, 512), (1, 1, 64), (3, 2, 96)])
+def test_triples_on_the_tensor_cores_equal_the_cpu(monkeypatch, a_chunk, ct, threads):
+    # the triples kernel (binary mma) on documents of up to 40 items (several 16-row tiles,
+    # chunks of first items cut anywhere, fewer items where a value is missing), 5 levels, and
+    # the same with the itemsets kernel for size 3: the CPU kernels' statistics exactly
+    X, y, qid = make_ranking(n_queries=30, docs_per_query=40, n_features=40, n_informative=10,
+                             random_state=6)
+    X = X.astype(np.float64)
+    X[::7, 3] = np.nan
+    X[::5, 17] = np.nan
+    intervals, train, model = fit_rules(X, y, discretization="quantile", n_bins=5, seed=0)
+    assert model.n_levels == 5
+    codes = transform(X[:60], intervals)
+    for attr, v in (("A_CHUNK", a_chunk), ("CT", ct), ("TRIPLE_THREADS", threads)):
+        monkeypatch.setattr(gpu_rules, attr, v)
+    assert gpu_rules._use_triples(model.level_word_ptr, 40)
+    for K, min_support, min_confidence in ((3, 1, 0.001), (3, 4, 0.3), (4, 2, 0.0)):
+        params = make_params(model, max_rule_size=K, min_support=min_support,
+                             min_confidence=min_confidence, cache_size=0, digest=True)
+        cpu = make_kernels("cpu", model, params).rule_stats(codes)
+        for triples in (True, False):
+            monkeypatch.setattr(gpu_rules, "TRIPLES", triples)
+            gpu = make_kernels("cuda", model, params).rule_stats(codes)
+            for a, b in zip(cpu[:3], gpu[:3]):
+                np.testing.assert_array_equal(a, b)
+
+
+def test_triples_give_way_where_they_do_not_fit(monkeypatch):
+    # bitmaps too wide for a triples block, or more levels than it holds: size 3 goes to the
+    # itemsets kernel, with the same statistics
+    X, y = problem(9, n=400, n_features=10)
+    intervals, train, model = fit_rules(X, y, discretization="quantile", n_bins=4, seed=0)
+    codes = transform(X[:40], intervals)
+    params = make_params(model, max_rule_size=3, min_support=1, min_confidence=0.001,
+                         cache_size=0, digest=True)
+    want = make_kernels("cpu", model, params).rule_stats(codes)
+    assert gpu_rules._use_triples(model.level_word_ptr, 10)
+    need = gpu_rules.triples_shared_bytes(model.level_word_ptr, 3)  # the least a block takes
+    monkeypatch.setattr(gpu_rules, "MAX_SHARED_BYTES", need - 1)
+    assert not gpu_rules._use_triples(model.level_word_ptr, 3)
+    got = make_kernels("cuda", model, params).rule_stats(codes)
+    for a, b in zip(want[:3], got[:3]):
+        np.testing.assert_array_equal(a, b)
+    monkeypatch.undo()
+    monkeypatch.setattr(gpu_rules, "TRIPLE_MAX_LEVELS", model.n_levels - 1)
+    assert not gpu_rules._use_triples(model.level_word_ptr, 10)
+    got = make_kernels("cuda", model, params).rule_stats(codes)
+    for a, b in zip(want[:3], got[:3]):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_prefix_batch_halves_until_the_lists_fit():
     # 32 prefixes of a 40,000-document training set do not fit in 227 KiB of shared memory
     assert gpu_rules.prefix_batch(579, 136) == 32

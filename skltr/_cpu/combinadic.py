@@ -13,6 +13,8 @@ The number of combinations whose first element is ``x`` (given the elements befo
 so that the CUDA kernels can read the same table.
 """
 
+import functools
+
 import numpy as np
 from numba import njit
 
@@ -22,14 +24,24 @@ def binomials(n_max, k_max):
 
     Raises ``OverflowError`` when a coefficient would not fit in an int64.
     """
+    return _binomials(int(n_max), int(k_max)).copy()
+
+
+@functools.lru_cache(maxsize=32)
+def _binomials(n_max, k_max):
+    """:func:`binomials`, kept: every predict call of the rule ranker asks for a table (a
+    copy goes out, so that no caller can change the kept one and numba sees a writable
+    array, as it always did)."""
     table = np.zeros((n_max + 1, k_max + 1), dtype=np.int64)
     table[:, 0] = 1
     for n in range(1, n_max + 1):
-        for j in range(1, min(n, k_max) + 1):
-            v = int(table[n - 1, j - 1]) + int(table[n - 1, j])
-            if v >= 2**62:
-                raise OverflowError(f"C({n}, {j}) = {v} does not fit the combinadic's int64.")
-            table[n, j] = v
+        # row n from row n - 1, whose entries are below 2**62: the sums cannot wrap
+        row = table[n - 1, :-1] + table[n - 1, 1:]
+        big = np.flatnonzero(row >= 2**62)
+        if big.size:
+            raise OverflowError(f"C({n}, {int(big[0]) + 1}) = {int(row[big[0]])} does not fit "
+                                f"the combinadic's int64.")
+        table[n, 1:] = row
     return table
 
 

@@ -126,7 +126,8 @@ class GPURuleKernels:
                 item_bits, all_bits, lwp, item_key, binom, min_count = self._on(index)
                 cuda.count_itemsets(
                     doc_items, m, self.binom, out, item_bits=item_bits, all_bits=all_bits,
-                    level_word_ptr=lwp, item_key=item_key, binom=binom, min_count=min_count,
+                    level_word_ptr=lwp, level_words=np.asarray(model.level_word_ptr),
+                    item_key=item_key, binom=binom, min_count=min_count,
                     n_words=model.n_words, max_rule_size=K, min_support=p.min_support,
                     shift=p.shift, digest=p.digest)
             return out

@@ -305,6 +305,45 @@ def test_fixed_point_confidence_is_the_exact_quotient(support, data):
     assert got == naive.conf_fixed(count, support, shift)
 
 
+def _table_confidence(count, support, rec):
+    """The CUDA ``triples`` kernel's ``confidence_fixed_table`` in Python integers, its 32-bit
+    wrap-around written out; also returns the corrections the multiply-high needed."""
+    d, y = int(rec[0]), int(rec[1]) % 2**64
+    r_, m_ = y % 2**32, y >> 32
+    t = count * r_
+    assert t < 2**32  # the kernel's u32 product is exact
+    q = (t * m_) >> 32
+    r = (t - q * support) % 2**32
+    steps = 0
+    while r >= support:
+        q, r, steps = q + 1, r - support, steps + 1
+    return count * d + q, steps
+
+
+@settings(max_examples=80)
+@given(st.integers(1, 2**16 - 1), st.data())
+def test_confidence_table_gives_the_exact_quotient(n_train, data):
+    # the GPU's integer path from the table equals the exact quotient (naive), at the shift
+    # the model would use and at the largest one
+    support = data.draw(st.integers(1, n_train))
+    count = data.draw(st.integers(0, support))
+    for shift in (min(40, 52 - n_train.bit_length()), 40):
+        table = cpu_rules.confidence_table(n_train, shift)
+        got, steps = _table_confidence(count, support, table[support])
+        assert got == naive.conf_fixed(count, support, shift) and steps <= 1
+
+
+def test_confidence_table_every_count_of_small_supports():
+    table = cpu_rules.confidence_table(300, 40)
+    assert table.shape == (301, 2) and table.dtype == np.int64
+    for support in range(1, 301):
+        for count in range(support + 1):
+            got, steps = _table_confidence(count, support, table[support])
+            assert got == naive.conf_fixed(count, support, 40) and steps <= 1
+    with pytest.raises(ValueError, match="fewer than 2\\*\\*16"):
+        cpu_rules.confidence_table(2**16, 36)
+
+
 @settings(max_examples=30)
 @given(st.integers(1, 500), st.integers(1, 20),
        st.floats(0.0, 1.0, allow_nan=False))

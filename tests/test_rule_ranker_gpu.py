@@ -86,7 +86,7 @@ def test_triples_on_the_tensor_cores_equal_the_cpu(monkeypatch, a_chunk, ct, thr
     codes = transform(X[:60], intervals)
     for attr, v in (("A_CHUNK", a_chunk), ("CT", ct), ("TRIPLE_THREADS", threads)):
         monkeypatch.setattr(gpu_rules, attr, v)
-    assert gpu_rules._use_triples(model.level_word_ptr, 40)
+    assert gpu_rules._use_triples(model.level_word_ptr, 40, model.n_train)
     for K, min_support, min_confidence in ((3, 1, 0.001), (3, 4, 0.3), (4, 2, 0.0)):
         params = make_params(model, max_rule_size=K, min_support=min_support,
                              min_confidence=min_confidence, cache_size=0, digest=True)
@@ -99,24 +99,25 @@ def test_triples_on_the_tensor_cores_equal_the_cpu(monkeypatch, a_chunk, ct, thr
 
 
 def test_triples_give_way_where_they_do_not_fit(monkeypatch):
-    # bitmaps too wide for a triples block, or more levels than it holds: size 3 goes to the
-    # itemsets kernel, with the same statistics
+    # bitmaps too wide for a triples block, more levels than it holds, or 2**16 training
+    # documents: size 3 goes to the itemsets kernel, with the same statistics
     X, y = problem(9, n=400, n_features=10)
     intervals, train, model = fit_rules(X, y, discretization="quantile", n_bins=4, seed=0)
     codes = transform(X[:40], intervals)
     params = make_params(model, max_rule_size=3, min_support=1, min_confidence=0.001,
                          cache_size=0, digest=True)
     want = make_kernels("cpu", model, params).rule_stats(codes)
-    assert gpu_rules._use_triples(model.level_word_ptr, 10)
+    assert gpu_rules._use_triples(model.level_word_ptr, 10, model.n_train)
+    assert not gpu_rules._use_triples(model.level_word_ptr, 10, 2**16)  # the table's limit
     need = gpu_rules.triples_shared_bytes(model.level_word_ptr, 3)  # the least a block takes
     monkeypatch.setattr(gpu_rules, "MAX_SHARED_BYTES", need - 1)
-    assert not gpu_rules._use_triples(model.level_word_ptr, 3)
+    assert not gpu_rules._use_triples(model.level_word_ptr, 3, model.n_train)
     got = make_kernels("cuda", model, params).rule_stats(codes)
     for a, b in zip(want[:3], got[:3]):
         np.testing.assert_array_equal(a, b)
     monkeypatch.undo()
     monkeypatch.setattr(gpu_rules, "TRIPLE_MAX_LEVELS", model.n_levels - 1)
-    assert not gpu_rules._use_triples(model.level_word_ptr, 10)
+    assert not gpu_rules._use_triples(model.level_word_ptr, 10, model.n_train)
     got = make_kernels("cuda", model, params).rule_stats(codes)
     for a, b in zip(want[:3], got[:3]):
         np.testing.assert_array_equal(a, b)

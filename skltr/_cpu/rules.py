@@ -116,6 +116,25 @@ def confidence_fixed(count, support, scale):
     return np.int64(math.floor(np.float64(count) * scale / np.float64(support)))
 
 
+def confidence_table(n_train, shift):
+    """The CUDA ``triples`` kernel's record of each support ``s = 0 .. n_train`` (int64,
+    ``(n_train + 1, 2)``): ``D = 2**shift // s`` and ``(M << 32) | R`` with ``R = 2**shift
+    % s`` and ``M = (2**32 - 1) // s`` (``s = 0`` as 1: never read for a rule), from which
+    it finds :func:`confidence_fixed` in 32-bit integers
+    (``skltr._gpu.rules``: ``floor(c 2**shift / s) = c D + floor(c R / s)``, the last by a
+    multiply-high with ``M``, one below at most). Needs ``n_train < 2**16``."""
+    if not 0 <= int(n_train) < 2**16:
+        raise ValueError(f"confidence_table needs fewer than 2**16 training documents, "
+                         f"got {n_train}.")
+    s = np.arange(int(n_train) + 1, dtype=np.uint64)
+    s[0] = 1
+    big = np.uint64(1) << np.uint64(shift)
+    table = np.empty((s.size, 2), np.uint64)
+    table[:, 0] = big // s
+    table[:, 1] = ((np.uint64(2**32 - 1) // s) << np.uint64(32)) | (big % s)
+    return table.view(np.int64)
+
+
 @njit(cache=True, inline="always")
 def qualifies(count, support, min_support, min_confidence):
     """Whether ``X -> level`` with ``count(X, level)`` and ``support(X)`` is a rule."""

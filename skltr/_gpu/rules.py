@@ -106,17 +106,17 @@ __device__ __forceinline__ i64 confidence_fixed(i64 c, i64 sup, double rinv, int
     return q;
 }
 
-__device__ __forceinline__ i64 confidence_fixed_small(int c, int sup, double rinv, int shift) {
-    // confidence_fixed for counts below 2**31 in doubles alone (no 64-bit integer product):
-    // c * 2**shift < 2**53 is exact, the estimate is within 1 of the quotient, and
-    // num - q * sup (an integer below 2 sup in size) comes out of the fma exactly
-    const double num = (double)c * (double)(1LL << shift);
-    const double s = (double)sup;
-    double q = floor(num * rinv);
-    double r = fma(-q, s, num);
-    while (r < 0) { q -= 1.0; r += s; }
-    while (r >= s) { q += 1.0; r -= s; }
-    return (i64)q;
+__device__ __forceinline__ i64 confidence_fixed_table(u32 c, u32 sup, longlong2 rec) {
+    // confidence_fixed from the support's record (confidence_table) in 32-bit integers: with
+    // 2**shift = D sup + R, floor(c 2**shift / sup) = c D + floor(c R / sup), and c R < 2**32
+    // (c <= sup < 2**16) is divided by a multiply-high with M = (2**32 - 1) // sup, whose
+    // estimate is the quotient or one below it
+    const u32 R = (u32)rec.y, M = (u32)((u64)rec.y >> 32);
+    const u32 t = c * R;
+    u32 q = __umulhi(t, M);
+    u32 r = t - q * sup;
+    while (r >= sup) { ++q; r -= sup; }
+    return (i64)c * rec.x + (i64)q;
 }
 
 __device__ void unrank(i64 r, int m, int k, const i64* binom, int bk, int* out) {
@@ -343,7 +343,8 @@ extern "C" __global__ void __launch_bounds__(TRIPLE_THREADS) triples(
         const u64* __restrict__ item_bits, int n_words, const i64* __restrict__ level_word_ptr,
         const int* __restrict__ doc_items, const int* __restrict__ doc_m, int n_cols,
         const u64* __restrict__ item_key, int a_chunk, i64 n_chunks, int kstride,
-        i64 min_support, const i64* __restrict__ min_count, int shift,
+        i64 min_support, const i64* __restrict__ min_count,
+        const longlong2* __restrict__ conf_table,
         i64* __restrict__ n_rules, i64* __restrict__ conf_sum, u64* __restrict__ digest) {
     // itemsets of 3 items {a, b, c} of one document whose first item a is at a position in
     // this block's chunk [ia0, ia0 + a_chunk): for each a, the counts of every (b, c) in every
@@ -428,11 +429,11 @@ extern "C" __global__ void __launch_bounds__(TRIPLE_THREADS) triples(
                     #pragma unroll
                     for (int e = 0; e < 4; ++e) cnt[q][ct][e] = acc[ct][e];
             }
-            // the tile's itemsets: every element's support, least count (a load) and
-            // 1 / support first, so that their latencies overlap, then the rules
+            // the tile's itemsets: every element's support, least count and confidence
+            // record (loads) first, so that their latencies overlap, then the rules
             int sup[CT][4];
             i64 least[CT][4];
-            double rinv[CT][4];
+            longlong2 rec[CT][4];
             #pragma unroll
             for (int ct = 0; ct < CT; ++ct)
                 #pragma unroll
@@ -445,7 +446,7 @@ extern "C" __global__ void __launch_bounds__(TRIPLE_THREADS) triples(
                     const bool ok = b < c && c < n_ext && v >= min_support;
                     sup[ct][e] = v;
                     least[ct][e] = ok ? min_count[v] : 0x7fffffffffffffffLL;  // none qualifies
-                    rinv[ct][e] = 1.0 / (double)max(v, 1);
+                    rec[ct][e] = conf_table[v];
                 }
             #pragma unroll
             for (int ct = 0; ct < CT; ++ct)
@@ -456,8 +457,8 @@ extern "C" __global__ void __launch_bounds__(TRIPLE_THREADS) triples(
                         const i64 cq = cnt[q][ct][e];
                         if (cq >= least[ct][e]) {
                             my_rules[q] += 1;
-                            my_conf[q] += confidence_fixed_small((int)cq, sup[ct][e], rinv[ct][e],
-                                                                 shift);
+                            my_conf[q] += confidence_fixed_table((u32)cq, (u32)sup[ct][e],
+                                                                 rec[ct][e]);
                             if (DIGEST) {
                                 const int b = b0 + g + (e >> 1) * 8;
                                 const int c = c0 + ct * 8 + 2 * tig + (e & 1);
@@ -507,11 +508,14 @@ def triples_shared_bytes(level_words, n_items):
     return (n_items + PAD_ROWS) * _triple_stride(level_words) * 8 + n_items * 8
 
 
-def _use_triples(level_words, n_items):
+def _use_triples(level_words, n_items, n_train):
     """Whether ``triples`` counts the itemsets of 3 items: it applies from compute
-    capability 8.0 (binary ``mma``), for at most :data:`TRIPLE_MAX_LEVELS` levels, when a
-    block's bitmaps fit in shared memory."""
+    capability 8.0 (binary ``mma``), for at most :data:`TRIPLE_MAX_LEVELS` levels and fewer
+    than 2**16 training documents (``skltr._cpu.rules.confidence_table``), when a block's
+    bitmaps fit in
+    shared memory."""
     return (TRIPLES and 0 < len(level_words) - 1 <= TRIPLE_MAX_LEVELS and CT <= 2
+            and int(n_train) < 2**16
             and int(cupy.cuda.Device().compute_capability) >= 80
             and triples_shared_bytes(level_words, n_items) <= MAX_SHARED_BYTES)
 
@@ -543,8 +547,8 @@ def too_many_words_message(n_words, n_cols):
 
 
 def count_itemsets(doc_items, m, binom_host, out, *, item_bits, all_bits, level_word_ptr,
-                   level_words, item_key, binom, min_count, n_words, max_rule_size, min_support,
-                   shift, digest):
+                   level_words, item_key, binom, min_count, conf_table, n_words, max_rule_size,
+                   min_support, shift, digest):
     """Launch the ``itemsets`` kernel for every itemset size ``1 .. max_rule_size`` on the
     current GPU, adding each document's statistics to ``out`` (device ``(n_rules, conf_sum,
     digest)``, ``(n_docs, n_levels)``, zeroed by the caller). Returns without waiting.
@@ -554,7 +558,8 @@ def count_itemsets(doc_items, m, binom_host, out, *, item_bits, all_bits, level_
     (``skltr._cpu.combinadic.binomials``), which sizes the grid; ``level_words``: the host copy
     of ``level_word_ptr``. Other keyword arrays are on the device: the model's item bitmaps
     (``(n_items, n_words)``), the OR of its level bitmaps, ``level_word_ptr``, ``item_key``
-    and ``min_count`` (``skltr._cpu.rules.min_counts``). Itemsets of 3 items go to the
+    ``min_count`` (``skltr._cpu.rules.min_counts``) and ``conf_table``
+    (``skltr._cpu.rules.confidence_table``). Itemsets of 3 items go to the
     ``triples`` kernel where :func:`_use_triples` says so, the others to ``itemsets``.
     """
     n_docs, n_cols = doc_items.shape
@@ -575,12 +580,12 @@ def count_itemsets(doc_items, m, binom_host, out, *, item_bits, all_bits, level_
         ms = m[m >= s]
         if ms.size == 0:
             break
-        if s == 3 and _use_triples(level_words, int(ms.max())):
+        if s == 3 and _use_triples(level_words, int(ms.max()), min_count.size - 1):
             _launch_triples(mod.get_function("triples"), items_d, m_d, int(ms.max()), out,
                             n_docs=n_docs, n_cols=n_cols,
                             item_bits=item_bits, level_word_ptr=level_word_ptr,
                             level_words=level_words, item_key=item_key, min_count=min_count,
-                            n_words=n_words, min_support=min_support, shift=shift)
+                            conf_table=conf_table, n_words=n_words, min_support=min_support)
             continue
         chunk = CHUNK if s <= 3 else 4 * CHUNK
         n_chunks = -(-int(binom_host[int(ms.max()), s - 1]) // chunk)
@@ -593,8 +598,8 @@ def count_itemsets(doc_items, m, binom_host, out, *, item_bits, all_bits, level_
 
 
 def _launch_triples(kern, items_d, m_d, m_max, out, *, n_docs, n_cols, item_bits,
-                    level_word_ptr, level_words, item_key, min_count, n_words, min_support,
-                    shift):
+                    level_word_ptr, level_words, item_key, min_count, conf_table, n_words,
+                    min_support):
     """Launch ``kern`` (``triples``): a block per document and :data:`A_CHUNK` first items."""
     smem = triples_shared_bytes(level_words, m_max)
     if smem > 48 * 1024:
@@ -604,5 +609,5 @@ def _launch_triples(kern, items_d, m_d, m_max, out, *, n_docs, n_cols, item_bits
          (item_bits, np.int32(n_words), level_word_ptr, items_d, m_d, np.int32(n_cols),
           item_key, np.int32(A_CHUNK), np.int64(n_chunks),
           np.int32(_triple_stride(level_words)), np.int64(min_support), min_count,
-          np.int32(shift), *out),
+          conf_table, *out),
          shared_mem=smem)

@@ -15,7 +15,7 @@ import cupy
 import numpy as np
 
 from .._cpu.combinadic import binomials
-from .._cpu.rules import NO_ITEM, N_WORK, min_counts
+from .._cpu.rules import NO_ITEM, N_WORK, confidence_table, min_counts
 from .._gpu import rules as cuda
 from .ranking import RuleStats, candidate_itemsets, n_items_per_doc
 
@@ -42,6 +42,8 @@ class GPURuleKernels:
         n_cols = model.train_codes.shape[1]
         self.binom = binomials(max(n_cols, 1), max(1, int(params.max_rule_size)))
         self.min_count = min_counts(model.n_train, params.min_support, params.min_confidence)
+        self.conf_table = (confidence_table(model.n_train, params.shift)
+                           if model.n_train < 2**16 else np.zeros((1, 2), np.int64))
         if cuda.prefix_batch(model.n_words, n_cols) == 0:
             raise ValueError(cuda.too_many_words_message(model.n_words, n_cols))
         if device is None or not device.all_gpus:
@@ -67,7 +69,8 @@ class GPURuleKernels:
                                  if m.n_levels else np.zeros(1, np.uint64)),
                     cupy.asarray(np.asarray(m.level_word_ptr, np.int64)),
                     cupy.asarray(np.asarray(m.item_key, np.uint64)),
-                    cupy.asarray(self.binom), cupy.asarray(self.min_count))
+                    cupy.asarray(self.binom), cupy.asarray(self.min_count),
+                    cupy.asarray(self.conf_table))
         return self._tables[index]
 
     def rule_stats(self, codes) -> RuleStats:
@@ -123,11 +126,11 @@ class GPURuleKernels:
             out = [cupy.zeros((n_docs, L), cupy.int64), cupy.zeros((n_docs, L), cupy.int64),
                    cupy.zeros((n_docs, L), cupy.uint64)]
             if n_docs and L and K and n_cols:
-                item_bits, all_bits, lwp, item_key, binom, min_count = self._on(index)
+                item_bits, all_bits, lwp, item_key, binom, min_count, conf = self._on(index)
                 cuda.count_itemsets(
                     doc_items, m, self.binom, out, item_bits=item_bits, all_bits=all_bits,
                     level_word_ptr=lwp, level_words=np.asarray(model.level_word_ptr),
-                    item_key=item_key, binom=binom, min_count=min_count,
+                    item_key=item_key, binom=binom, min_count=min_count, conf_table=conf,
                     n_words=model.n_words, max_rule_size=K, min_support=p.min_support,
                     shift=p.shift, digest=p.digest)
             return out

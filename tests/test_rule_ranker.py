@@ -419,6 +419,20 @@ from skltr.metrics import ndcg_score  # noqa: E402
 from skltr.utils.estimator_checks import check_ranker  # noqa: E402
 
 
+def test_kept_kernels_are_not_pickled():
+    # a ranker keeps the GPU's kernels (device arrays) between calls; a pickle leaves them
+    # out and the loaded ranker makes its own
+    X, y = problem(11, n=100, n_features=4)
+    ranker = OnDemandRuleRanker(max_rule_size=2).fit(X, y, qid=np.repeat(np.arange(10), 10))
+    want = ranker.predict(X)
+    assert "_kept_kernels" not in ranker.__dict__  # the CPU's kernels are made for each call
+    ranker._kept_kernels = ("stale key", None, object())
+    back = pickle.loads(pickle.dumps(ranker))
+    assert "_kept_kernels" not in back.__dict__ and "_kept_kernels" in ranker.__dict__
+    np.testing.assert_array_equal(back.predict(X), want)
+    np.testing.assert_array_equal(ranker.predict(X), want)  # a stale key is not used
+
+
 def make_ranker(device, **kw):
     return OnDemandRuleRanker(device=device, **kw)
 

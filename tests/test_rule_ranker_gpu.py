@@ -123,6 +123,29 @@ def test_triples_give_way_where_they_do_not_fit(monkeypatch):
         np.testing.assert_array_equal(a, b)
 
 
+def test_kernels_are_kept_between_calls_and_not_pickled():
+    # the GPU kernels (the model's tables on the device) serve the next predict with the same
+    # parameters; other parameters, a refit and a pickle make new ones, with the same scores
+    X, y = problem(10, n=200, n_features=6)
+    qid = np.repeat(np.arange(20), 10)
+    ranker = OnDemandRuleRanker(max_rule_size=3, discretization="quantile", n_bins=4,
+                                device="cuda").fit(X, y, qid=qid)
+    want = OnDemandRuleRanker(max_rule_size=3, discretization="quantile", n_bins=4).fit(
+        X, y, qid=qid).predict(X)
+    np.testing.assert_array_equal(ranker.predict(X), want)
+    kept = ranker._kept_kernels[2]
+    np.testing.assert_array_equal(ranker.predict(X), want)
+    assert ranker._kept_kernels[2] is kept
+    ranker.set_params(max_rule_size=2)
+    ranker.predict(X)
+    assert ranker._kept_kernels[2] is not kept
+    back = pickle.loads(pickle.dumps(ranker.set_params(max_rule_size=3)))
+    assert "_kept_kernels" not in back.__dict__
+    np.testing.assert_array_equal(back.predict(X), want)
+    ranker.fit(X[:150], y[:150], qid=qid[:150])
+    assert ranker._kept_kernels[1] is ranker._model
+
+
 def test_prefix_batch_halves_until_the_lists_fit():
     # 32 prefixes of a 40,000-document training set do not fit in 227 KiB of shared memory
     assert gpu_rules.prefix_batch(579, 136) == 32

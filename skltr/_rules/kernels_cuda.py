@@ -37,6 +37,10 @@ class GPURuleKernels:
     documents into one contiguous share per visible GPU, each with its own copy of the
     bitmaps (PROFL's multi-GPU scheme), launched from one host thread."""
 
+    #: A ranker may keep one for its next calls (``OnDemandRuleRanker._kernels``): its
+    #: state is the model's tables on the GPUs, copied once.
+    reusable = True
+
     def __init__(self, model, params, *, n_jobs=None, device=None):
         self.model, self.params = model, params
         n_cols = model.train_codes.shape[1]
@@ -87,9 +91,10 @@ class GPURuleKernels:
             cuts = np.linspace(lo, hi, len(self.indices) + 1).astype(np.int64)
             launched = [self._launch(i, codes[a:b])
                         for i, a, b in zip(self.indices, cuts[:-1], cuts[1:])]
-            parts += [[a.get() for a in out] for out in launched]
-        n_rules, conf_sum, dig = (np.concatenate([p[k] for p in parts]) for k in range(3))
-        return RuleStats(n_rules, conf_sum, dig, np.zeros((n, N_WORK), np.int64))
+            parts += [out.get() for out in launched]
+        n_rules, conf_sum, dig = np.concatenate(parts, axis=1)
+        return RuleStats(n_rules, conf_sum, dig.view(np.uint64),
+                         np.zeros((n, N_WORK), np.int64))
 
     def _rounds(self, codes):
         """``(lo, hi)`` row ranges of ``codes`` of about ``BATCH_ITEMSETS`` candidate itemsets
@@ -109,8 +114,9 @@ class GPURuleKernels:
         return list(zip(bounds[:-1], bounds[1:]))
 
     def _launch(self, index, codes):
-        """Device arrays ``(n_rules, conf_sum, digest)`` of ``codes`` on GPU ``index``, their
-        kernels launched (not waited for)."""
+        """The device array ``(3, n_docs, n_levels)`` int64 of ``codes`` on GPU ``index``:
+        ``n_rules``, ``conf_sum`` and the digests' bits, its kernels launched (not waited
+        for; one read brings the three back)."""
         model, p = self.model, self.params
         n_docs, n_cols = codes.shape
         L = model.n_levels
@@ -123,8 +129,8 @@ class GPURuleKernels:
         doc_items = np.take_along_axis(item, order, axis=1).astype(np.int32)
         K = int(p.max_rule_size)
         with cupy.cuda.Device(index):
-            out = [cupy.zeros((n_docs, L), cupy.int64), cupy.zeros((n_docs, L), cupy.int64),
-                   cupy.zeros((n_docs, L), cupy.uint64)]
+            stats = cupy.zeros((3, n_docs, L), cupy.int64)
+            out = [stats[0], stats[1], stats[2].view(cupy.uint64)]
             if n_docs and L and K and n_cols:
                 item_bits, all_bits, lwp, item_key, binom, min_count, conf = self._on(index)
                 cuda.count_itemsets(
@@ -133,4 +139,4 @@ class GPURuleKernels:
                     item_key=item_key, binom=binom, min_count=min_count, conf_table=conf,
                     n_words=model.n_words, max_rule_size=K, min_support=p.min_support,
                     shift=p.shift, digest=p.digest)
-            return out
+            return stats

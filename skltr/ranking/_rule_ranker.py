@@ -372,8 +372,24 @@ class OnDemandRuleRanker(NoExportMixin, BaseRanker):
         return kernels_for(self._device())
 
     def _kernels(self, params):
-        return self._kernels_class()(self._model, params, n_jobs=self.n_jobs,
-                                     device=self._device())
+        """The kernels of ``params`` on the fitted device. A kernels class that says it is
+        ``reusable`` (the GPU's: its tables on the device) is kept for the next call with the
+        same model, parameters and device, so that a predict call does not copy the model to
+        the GPU again (dropped when pickled, replaced by a refit)."""
+        cls, device = self._kernels_class(), self._device()
+        key = (params, device, self.n_jobs)
+        kept = self.__dict__.get("_kept_kernels")
+        if kept is not None and kept[0] == key and kept[1] is self._model:
+            return kept[2]
+        kernels = cls(self._model, params, n_jobs=self.n_jobs, device=device)
+        if getattr(cls, "reusable", False):
+            self._kept_kernels = (key, self._model, kernels)
+        return kernels
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_kept_kernels", None)  # device arrays: made again where it is loaded
+        return state
 
     def _predict(self, X):
         from .._rules.intervals import transform  # noqa: PLC0415

@@ -388,18 +388,22 @@ extern "C" __global__ void __launch_bounds__(TRIPLE_THREADS) triples(
             koff[q + 1] = koff[q] + (int)(((lwp[q + 1] - lwp[q]) + 3) & ~3LL);
     }
     __syncthreads();
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, n_warps = blockDim.x >> 5;
-    for (int r = warp; r < n_st + PAD_ROWS; r += n_warps) {     // a warp per row
-        const u64* src = item_bits + (i64)items[ia0 + min(r, n_st - 1)] * n_words;
-        u64* dst = rows + (i64)r * kstride;
-        for (int q = 0; q < NLEV; ++q) {
-            const int nw = (int)(lwp[q + 1] - lwp[q]), k0 = koff[q];
-            for (int w = lane; w < koff[q + 1] - k0; w += 32)  // padding rows and words: 0
-                dst[k0 + w] = r < n_st && w < nw ? src[lwp[q] + w] : 0;
+    const int kt = koff[NLEV];
+    for (i64 k = threadIdx.x; k < (i64)(n_st + PAD_ROWS) * kt; k += blockDim.x) {
+        const int r = (int)(k / kt), w = (int)(k - (i64)r * kt);
+        u64 v = 0;
+        if (r < n_st) {
+            int q = 0;
+            while (w >= koff[q + 1]) ++q;
+            const i64 wl = w - koff[q];
+            if (wl < lwp[q + 1] - lwp[q])
+                v = item_bits[(i64)items[ia0 + r] * n_words + lwp[q] + wl];
         }
+        rows[(i64)r * kstride + w] = v;                  // padding rows and words: zeros
     }
     for (int r = threadIdx.x; r < n_st; r += blockDim.x) skey[r] = item_key[items[ia0 + r]];
     __syncthreads();
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, n_warps = blockDim.x >> 5;
     const int g = lane >> 2, tig = lane & 3;             // the mma fragments' row / k slice
     const int s32 = 2 * kstride;                         // 32-bit words a row: 4 x odd, so
     const u32* rows32 = (const u32*)rows;                // the 8 rows x 4 slices of a
@@ -421,35 +425,28 @@ extern "C" __global__ void __launch_bounds__(TRIPLE_THREADS) triples(
             #pragma unroll
             for (int ct = 0; ct < CT; ++ct)
                 rb[ct] = rows32 + (i64)(base + c0 + ct * 8 + g) * s32 + tig;
-            // per level, two chains of mma (even and odd 256-bit steps), so that one
-            // product's latency does not hold up the next
             int cnt[NLEV][CT][4];
-            auto step = [&](int k, int (*acc)[4]) {
-                const u32 m0 = mask[k + tig], m1 = mask[k + 4 + tig];
-                const u32 fa[4] = {ra[k] & m0, ra[8 * s32 + k] & m0,
-                                   ra[k + 4] & m1, ra[8 * s32 + k + 4] & m1};
-                #pragma unroll
-                for (int ct = 0; ct < CT; ++ct) {
-                    const u32 fb[2] = {rb[ct][k], rb[ct][k + 4]};
-                    mma_and_popc(acc[ct], fa, fb);
-                }
-            };
             #pragma unroll
             for (int q = 0; q < NLEV; ++q) {
-                int acc[CT][4], acc2[CT][4];
+                int acc[CT][4];
                 #pragma unroll
                 for (int ct = 0; ct < CT; ++ct)
                     #pragma unroll
-                    for (int e = 0; e < 4; ++e) { acc[ct][e] = 0; acc2[ct][e] = 0; }
-                const int k1 = 2 * koff[q + 1];
-                for (int k = 2 * koff[q]; k < k1; k += 16) {
-                    step(k, acc);
-                    if (k + 8 < k1) step(k + 8, acc2);           // the same for the warp
+                    for (int e = 0; e < 4; ++e) acc[ct][e] = 0;
+                for (int k = 2 * koff[q]; k < 2 * koff[q + 1]; k += 8) {
+                    const u32 m0 = mask[k + tig], m1 = mask[k + 4 + tig];
+                    const u32 fa[4] = {ra[k] & m0, ra[8 * s32 + k] & m0,
+                                       ra[k + 4] & m1, ra[8 * s32 + k + 4] & m1};
+                    #pragma unroll
+                    for (int ct = 0; ct < CT; ++ct) {
+                        const u32 fb[2] = {rb[ct][k], rb[ct][k + 4]};
+                        mma_and_popc(acc[ct], fa, fb);
+                    }
                 }
                 #pragma unroll
                 for (int ct = 0; ct < CT; ++ct)
                     #pragma unroll
-                    for (int e = 0; e < 4; ++e) cnt[q][ct][e] = acc[ct][e] + acc2[ct][e];
+                    for (int e = 0; e < 4; ++e) cnt[q][ct][e] = acc[ct][e];
             }
             // the tile's itemsets: every element's support, least count and confidence
             // record (loads) first, so that their latencies overlap, then the rules

@@ -531,8 +531,7 @@ def _use_triples(level_words, n_items, n_train):
     """Whether ``triples`` counts the itemsets of 3 items: it applies from compute
     capability 8.0 (binary ``mma``), for at most :data:`TRIPLE_MAX_LEVELS` levels and fewer
     than 2**16 training documents (``skltr._cpu.rules.confidence_table``), when a block's
-    bitmaps fit in
-    shared memory."""
+    bitmaps fit in shared memory."""
     return (TRIPLES and 0 < len(level_words) - 1 <= TRIPLE_MAX_LEVELS and CT <= 2
             and int(n_train) < 2**16
             and int(cupy.cuda.Device().compute_capability) >= 80

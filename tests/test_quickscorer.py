@@ -338,3 +338,33 @@ def test_backend_registry_scores_like_the_ensemble():
     assert get_backend("auto", ens).name == choose_backend(ens) == "quickscorer"
     assert set(QuickScorerPredictor._parameter_constraints["backend"][0].options) == \
         {"auto", *BACKENDS}
+
+
+def test_auto_scores_stumps_and_single_leaves_with_quickscorer():
+    # RankBoost's stumps (and trees that are a single leaf) take QuickScorer under "auto",
+    # measured faster than traversal on them (benchmarks/predict_stumps.py); the ranker's
+    # predict, the predictor and the ensemble agree bit for bit; no trees: traversal
+    from skltr import QuickScorerPredictor, RankBoostRanker
+    from skltr.datasets import make_ranking
+    from skltr.trees import TreeEnsemble
+    from skltr.trees._backends import choose_backend
+
+    X, y, qid = make_ranking(n_queries=30, docs_per_query=15, n_features=6, n_informative=3,
+                             random_state=4)
+    X[::7, 2] = np.nan
+    ranker = RankBoostRanker(n_estimators=40).fit(X, y, qid=qid)
+    ens = ranker.to_tree_ensemble()
+    assert set(ens.n_leaves().tolist()) <= {1, 2} and choose_backend(ens) == "quickscorer"
+    predictor = QuickScorerPredictor.from_model(ens)
+    assert predictor.backend_ == "quickscorer"
+    np.testing.assert_array_equal(predictor.predict(X), ens.predict_raw(X))
+    np.testing.assert_array_equal(ranker.predict(X), ens.predict_raw(X))
+    leaves = TreeEnsemble(tree_ptr=[0, 1, 2], feature=[-1, -1], threshold=[0.0, 0.0],
+                          left=[-1, -1], right=[-1, -1], value=[0.25, 0.5], n_features=6,
+                          source={"library": "skltr"})
+    assert choose_backend(leaves) == "quickscorer"
+    np.testing.assert_array_equal(QuickScorerPredictor.from_model(leaves).predict(X),
+                                  leaves.predict_raw(X))
+    empty = TreeEnsemble(tree_ptr=[0], feature=[], threshold=[], left=[], right=[], value=[],
+                         n_features=6, source={"library": "skltr"})
+    assert choose_backend(empty) == "traversal"

@@ -245,12 +245,11 @@ def start(X, params, n_threads) -> bool:
     stages = ["grow"]
     tree = params.tree
     dtype = getattr(X, "dtype", None)
-    # predict's QuickScorer, when the trees will have 3..64 leaves (choose_backend's pick)
-    # and predict will read dense rows of the fit's dtype
+    # predict's QuickScorer, when the trees will have at most 64 leaves (choose_backend's
+    # pick) and predict will read dense rows of the fit's dtype
     # (symmetric trees have 2**max_depth leaves whatever max_leaves says)
     leaves = 2 ** tree.max_depth if tree.growth == "symmetric" else tree.max_leaves
-    small_trees = (2 < leaves <= 64 and (tree.max_depth is None or tree.max_depth > 1))
-    if small_trees and type(X).__module__ == "numpy" and dtype in ("float32", "float64"):
+    if leaves <= 64 and type(X).__module__ == "numpy" and dtype in ("float32", "float64"):
         stages.append("score")
     stages = _cold(stages)
     if not stages:

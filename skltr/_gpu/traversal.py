@@ -512,7 +512,7 @@ def predict_raw(ensemble, layout, X, n_jobs=None):
 
 def _auto_strategies(ensemble):
     """``"auto"``: the traversal placements, and GPU-QuickScorer where the CPU's ``auto``
-    would take QuickScorer (most trees of at most 64 leaves, not stumps)."""
+    would take QuickScorer (most trees of at most 64 leaves)."""
     from ..trees._backends import choose_backend  # noqa: PLC0415
 
     return STRATEGIES if choose_backend(ensemble) == "quickscorer" else PLACEMENTS

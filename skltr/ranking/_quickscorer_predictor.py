@@ -126,7 +126,7 @@ class QuickScorerPredictor(ExplainMixin, ExportMixin, VersionedPickleMixin, Meta
     backend : {"auto", "quickscorer", "traversal"}, default="auto"
         ``"quickscorer"`` (trees with more than 64 leaves are traversed one by one inside the
         same kernel), ``"traversal"`` (node-by-node walk), or ``"auto"``. On the CPU
-        ``"auto"`` is QuickScorer unless most trees have more than 64 leaves or are stumps
+        ``"auto"`` is QuickScorer unless most trees have more than 64 leaves
         (``choose_backend`` in ``skltr/trees/_backends.py``). On a GPU, ``"traversal"``
         measures its placements of rows and nodes per batch size, ``"quickscorer"`` is
         GPU-QuickScorer, and ``"auto"`` measures both per batch size and keeps the fastest

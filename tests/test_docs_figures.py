@@ -136,6 +136,7 @@ RULES_FREE = "ondemand_rules_cpu-amd-epyc-2026-11-26-speed-free.json"
 RULES_GPU = "ondemand_rules_cuda-h100-2026-11-28-1064339-triples.json"
 RULES_GPU_2 = "ondemand_rules_cuda-h100-2026-11-28-f3e447d-triples.json"
 RULES_ITEMSETS = "skltr, size 3 on the itemsets kernel (same run)"
+STUMPS = "predict_stumps-amd-epyc-2026-11-28-a313585.json"
 DASK = ("docs/user_guide/dask.rst",)
 DASK_CPU = "train_dask-nvidia-h100-80gb-hbm3-2026-11-25.json"
 DASK_CPU_2 = "train_dask-h100-host-4x4-4d46c8c-2026-11-26.json"
@@ -486,6 +487,10 @@ FIGURES = [
     Figure("7.94 ms", RULES_GPU_2, "s a query, size 3, 136 items a document", field="peer",
            peer_name=RULES_ITEMSETS, fmt="{:.2f} ms", scale=1000,
            pages=("docs/user_guide/rule_ranker.rst",)),
+    Figure("2.3x", STUMPS, "RankBoostRanker, 300 stumps, 200 rows, 2 threads", field="speedup",
+           fmt="{:.1f}x", pages=FAST_SCORING),
+    Figure("5.1x", STUMPS, "XGBoost, 300 depth-1 trees, 20,000 rows, 1 thread",
+           field="speedup", fmt="{:.1f}x", pages=FAST_SCORING),
     Figure("7.2 ms", "ondemand_rules_cuda-h100-2026-11-24.json",
            "s a query, size 3, 136 items a document", fmt="{:.1f} ms", scale=1000,
            pages=("docs/performance.rst", "docs/user_guide/rule_ranker.rst")),

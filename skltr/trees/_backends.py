@@ -101,7 +101,7 @@ def choose_backend(ensemble) -> str:
     64-bit leaf vectors (they would fall back to traversal one by one).
 
     Stumps included: QuickScorer scored RankBoost's 300 stumps and 300 depth-1 XGBoost trees
-    2.2-5x faster than traversal at 200 to 200,000 rows on 1 and 2 threads
+    2.3-5.1x faster than traversal at 200 to 200,000 rows on 1 and 2 threads
     (``benchmarks/predict_stumps.py``). On a GPU, ``gpu_auto`` measures GPU-QuickScorer beside
     the traversal placements where this picks QuickScorer.
     """

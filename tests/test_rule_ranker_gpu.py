@@ -28,6 +28,22 @@ from test_rule_ranker import (make_kernels, problem, run_documents_without_rules
                               run_fit_predict_score, run_rules_equal_naive)
 
 
+def _quantile_setup(seed, n, n_features, n_docs):
+    """A quantile-interval rule model of :func:`problem`'s data, the codes of its first
+    ``n_docs`` rows, and predict parameters of rules of 3 items with digests."""
+    X, y = problem(seed, n=n, n_features=n_features)
+    intervals, train, model = fit_rules(X, y, discretization="quantile", n_bins=4, seed=0)
+    params = make_params(model, max_rule_size=3, min_support=1, min_confidence=0.001,
+                         cache_size=0, digest=True)
+    return model, transform(X[:n_docs], intervals), params
+
+
+def _assert_same_stats(want, got):
+    """Rule counts, fixed-point confidence sums and digests equal, element for element."""
+    for a, b in zip(want[:3], got[:3]):
+        np.testing.assert_array_equal(a, b)
+
+
 @pytest.mark.parametrize("K", [1, 2, 3, 4])
 @pytest.mark.parametrize("disc", ["mdl", "quantile"])
 def test_rules_equal_naive(K, disc):
@@ -67,8 +83,7 @@ def test_gpu_equals_cpu_on_wider_data(monkeypatch, stage, batch, chunk, group):
                              min_confidence=min_confidence, cache_size=0, digest=True)
         cpu = make_kernels("cpu", model, params).rule_stats(codes)
         gpu = make_kernels("cuda", model, params).rule_stats(codes)
-        for a, b in zip(cpu[:3], gpu[:3]):
-            np.testing.assert_array_equal(a, b)
+        _assert_same_stats(cpu, gpu)
 
 
 @pytest.mark.parametrize("a_chunk,ct,threads", [(4, 2, 512), (1, 1, 64), (3, 2, 96)])
@@ -94,33 +109,24 @@ def test_triples_on_the_tensor_cores_equal_the_cpu(monkeypatch, a_chunk, ct, thr
         for triples in (True, False):
             monkeypatch.setattr(gpu_rules, "TRIPLES", triples)
             gpu = make_kernels("cuda", model, params).rule_stats(codes)
-            for a, b in zip(cpu[:3], gpu[:3]):
-                np.testing.assert_array_equal(a, b)
+            _assert_same_stats(cpu, gpu)
 
 
 def test_triples_give_way_where_they_do_not_fit(monkeypatch):
     # bitmaps too wide for a triples block, more levels than it holds, or 2**16 training
     # documents: size 3 goes to the itemsets kernel, with the same statistics
-    X, y = problem(9, n=400, n_features=10)
-    intervals, train, model = fit_rules(X, y, discretization="quantile", n_bins=4, seed=0)
-    codes = transform(X[:40], intervals)
-    params = make_params(model, max_rule_size=3, min_support=1, min_confidence=0.001,
-                         cache_size=0, digest=True)
+    model, codes, params = _quantile_setup(9, 400, 10, 40)
     want = make_kernels("cpu", model, params).rule_stats(codes)
     assert gpu_rules._use_triples(model.level_word_ptr, 10, model.n_train)
     assert not gpu_rules._use_triples(model.level_word_ptr, 10, 2**16)  # the table's limit
     need = gpu_rules.triples_shared_bytes(model.level_word_ptr, 3)  # the least a block takes
     monkeypatch.setattr(gpu_rules, "MAX_SHARED_BYTES", need - 1)
     assert not gpu_rules._use_triples(model.level_word_ptr, 3, model.n_train)
-    got = make_kernels("cuda", model, params).rule_stats(codes)
-    for a, b in zip(want[:3], got[:3]):
-        np.testing.assert_array_equal(a, b)
+    _assert_same_stats(want, make_kernels("cuda", model, params).rule_stats(codes))
     monkeypatch.undo()
     monkeypatch.setattr(gpu_rules, "TRIPLE_MAX_LEVELS", model.n_levels - 1)
     assert not gpu_rules._use_triples(model.level_word_ptr, 10, model.n_train)
-    got = make_kernels("cuda", model, params).rule_stats(codes)
-    for a, b in zip(want[:3], got[:3]):
-        np.testing.assert_array_equal(a, b)
+    _assert_same_stats(want, make_kernels("cuda", model, params).rule_stats(codes))
 
 
 def test_kernels_are_kept_between_calls_and_not_pickled():
@@ -205,19 +211,12 @@ def test_fit_predict_score_and_every_device_string():
 def test_rounds_of_documents_give_the_same_stats(monkeypatch, batch_itemsets):
     # rounds of launches (a document each, or a few), read back in turn so that Ctrl-C lands
     # between them: the statistics of one round, exactly
-    X, y = problem(8, n=120, n_features=9)
-    intervals, train, model = fit_rules(X, y, discretization="quantile", n_bins=4, seed=0)
-    codes = transform(X[:30], intervals)
-    params = make_params(model, max_rule_size=3, min_support=1, min_confidence=0.001,
-                         cache_size=0, digest=True)
+    model, codes, params = _quantile_setup(8, 120, 9, 30)
     whole = make_kernels("cuda", model, params).rule_stats(codes)
     monkeypatch.setattr(kernels_cuda, "BATCH_ITEMSETS", batch_itemsets)
     kernels = make_kernels("cuda", model, params)
     rounds = kernels._rounds(codes)
     assert len(rounds) > (1 if batch_itemsets > 1 else 29)
     assert rounds[0][0] == 0 and rounds[-1][1] == 30
-    for a, b in zip(whole[:3], kernels.rule_stats(codes)[:3]):
-        np.testing.assert_array_equal(a, b)
-    for device in ("cuda:all",):
-        for a, b in zip(whole[:3], make_kernels(device, model, params).rule_stats(codes)[:3]):
-            np.testing.assert_array_equal(a, b)
+    _assert_same_stats(whole, kernels.rule_stats(codes))
+    _assert_same_stats(whole, make_kernels("cuda:all", model, params).rule_stats(codes))

@@ -116,14 +116,20 @@ def confidence_fixed(count, support, scale):
     return np.int64(math.floor(np.float64(count) * scale / np.float64(support)))
 
 
+#: Training documents below which :func:`confidence_table`'s 32-bit path is exact (a count
+#: times a remainder, both below it, fits 32 bits).
+CONFIDENCE_TABLE_MAX_TRAIN = 2**16
+
+
 def confidence_table(n_train, shift):
     """The CUDA ``triples`` kernel's record of each support ``s = 0 .. n_train`` (int64,
     ``(n_train + 1, 2)``): ``D = 2**shift // s`` and ``(M << 32) | R`` with ``R = 2**shift
     % s`` and ``M = (2**32 - 1) // s`` (``s = 0`` as 1: never read for a rule), from which
     it finds :func:`confidence_fixed` in 32-bit integers
     (``skltr._gpu.rules``: ``floor(c 2**shift / s) = c D + floor(c R / s)``, the last by a
-    multiply-high with ``M``, one below at most). Needs ``n_train < 2**16``."""
-    if not 0 <= int(n_train) < 2**16:
+    multiply-high with ``M``, one below at most). Needs ``n_train <
+    CONFIDENCE_TABLE_MAX_TRAIN``."""
+    if not 0 <= int(n_train) < CONFIDENCE_TABLE_MAX_TRAIN:
         raise ValueError(f"confidence_table needs fewer than 2**16 training documents, "
                          f"got {n_train}.")
     s = np.arange(int(n_train) + 1, dtype=np.uint64)

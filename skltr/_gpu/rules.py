@@ -52,6 +52,7 @@ from __future__ import annotations
 import cupy
 import numpy as np
 
+from .._cpu.rules import CONFIDENCE_TABLE_MAX_TRAIN
 from ._compile import module
 
 __all__ = ["A_CHUNK", "BATCH", "CHUNK", "CT", "GROUP", "MAX_SHARED_BYTES", "STAGE", "THREADS",
@@ -533,7 +534,7 @@ def _use_triples(level_words, n_items, n_train):
     than 2**16 training documents (``skltr._cpu.rules.confidence_table``), when a block's
     bitmaps fit in shared memory."""
     return (TRIPLES and 0 < len(level_words) - 1 <= TRIPLE_MAX_LEVELS and CT <= 2
-            and int(n_train) < 2**16
+            and int(n_train) < CONFIDENCE_TABLE_MAX_TRAIN
             and int(cupy.cuda.Device().compute_capability) >= 80
             and triples_shared_bytes(level_words, n_items) <= MAX_SHARED_BYTES)
 

@@ -15,7 +15,8 @@ import cupy
 import numpy as np
 
 from .._cpu.combinadic import binomials
-from .._cpu.rules import NO_ITEM, N_WORK, confidence_table, min_counts
+from .._cpu.rules import (CONFIDENCE_TABLE_MAX_TRAIN, NO_ITEM, N_WORK, confidence_table,
+                          min_counts)
 from .._gpu import rules as cuda
 from .ranking import RuleStats, candidate_itemsets, n_items_per_doc
 
@@ -46,8 +47,10 @@ class GPURuleKernels:
         n_cols = model.train_codes.shape[1]
         self.binom = binomials(max(n_cols, 1), max(1, int(params.max_rule_size)))
         self.min_count = min_counts(model.n_train, params.min_support, params.min_confidence)
+        # (beyond its limit size 3 goes to the itemsets kernel, which does not read it)
         self.conf_table = (confidence_table(model.n_train, params.shift)
-                           if model.n_train < 2**16 else np.zeros((1, 2), np.int64))
+                           if model.n_train < CONFIDENCE_TABLE_MAX_TRAIN
+                           else np.zeros((1, 2), np.int64))
         if cuda.prefix_batch(model.n_words, n_cols) == 0:
             raise ValueError(cuda.too_many_words_message(model.n_words, n_cols))
         if device is None or not device.all_gpus:

@@ -38,7 +38,7 @@ from skltr._gpu.histogram import (build_histograms, features_per_block,  # noqa:
                                   row_chunk_tasks)
 from skltr._gbdt.objectives_cuda import make_cuda_gradients  # noqa: E402
 from skltr._gpu.partition import partition_info, partition_level  # noqa: E402
-from skltr._gpu.split import find_best_splits, split_records  # noqa: E402
+from skltr._gpu.split import feature_groups, find_best_splits, split_records  # noqa: E402
 from skltr._records import SplitInfo, split_constants, split_work  # noqa: E402
 from skltr.trees import NodeFlags  # noqa: E402
 from skltr.datasets import make_ranking  # noqa: E402
@@ -285,13 +285,21 @@ SPLIT_PARAMS = [
 @pytest.mark.parametrize("p", SPLIT_PARAMS)
 @pytest.mark.parametrize("max_bins", [255, 15, 3])
 @pytest.mark.parametrize("counts", ["rows", "hessian"])
-def test_split_matches_cpu_kernel(p, max_bins, counts):
+@pytest.mark.parametrize("target_blocks", [1, None])
+def test_split_matches_cpu_kernel(p, max_bins, counts, target_blocks):
+    """Also with every node's features in one block (``target_blocks=1``) and spread over
+    5 groups (the default for 4 nodes of 37 features); features 10 and 30 copy feature 2
+    (equal gains in other groups: the lowest feature must win, as on the CPU)."""
     rng = np.random.default_rng(max_bins)
     n, F = 2000, 37
     X, n_bins, grad, hess = _binned_problem(rng, n, F, max_bins)
     X[:, 3] = max_bins // 2  # one feature with a single occupied bin
     X[:, 4] = np.minimum(X[:, 4], 1)  # no missing values in feature 4
+    n_bins[[2, 10, 30]] = max_bins  # feature 2 follows the gradients: the best split
+    X[:, 2] = np.minimum((grad + 2.0) / 4.0 * max_bins, max_bins - 1).astype(np.uint8)
+    X[:, 10] = X[:, 30] = X[:, 2]
     mask = rng.random(F) < 0.8
+    mask[[2, 10, 30]] = True
     qg, qh, K, inv_g, inv_h = _quantise_host(grad, hess, n)
     node_rows = [np.arange(n), np.arange(0, n, 3), np.arange(7), np.arange(1)]
     hists, expect = [], []
@@ -313,10 +321,13 @@ def test_split_matches_cpu_kernel(p, max_bins, counts):
                                 int(r[5]), int(r[6])))
         expect[-1] = (expect[-1], sum_g, sum_h, len(rows))
     hist_dev = cupy.asarray(np.stack(hists))
-    got = find_best_splits(hist_dev, split_records([0, 1, 2, 3], [e[1] for e in expect],
-                                                   [e[2] for e in expect],
-                                                   [e[3] for e in expect]),
-                           cupy.asarray(n_bins), cupy.asarray(mask.astype(np.uint8)), c)
+    override = {} if target_blocks is None else {"SPLIT_TARGET_BLOCKS": target_blocks}
+    with _config.override(**override):
+        assert feature_groups(4, F) == (5 if target_blocks is None else 1)
+        got = find_best_splits(hist_dev, split_records([0, 1, 2, 3], [e[1] for e in expect],
+                                                       [e[2] for e in expect],
+                                                       [e[3] for e in expect]),
+                               cupy.asarray(n_bins), cupy.asarray(mask.astype(np.uint8)), c)
     assert got == [e[0] for e in expect]
     assert any(g is not None for g in got) or p["min_samples_leaf"] >= 400
 
@@ -450,6 +461,29 @@ def test_partition_level_is_stable_and_matches_naive(default_left):
     np.testing.assert_array_equal(npos[nl0:1000], 4)
     np.testing.assert_array_equal(npos[1001:1001 + nl2], 5)
     np.testing.assert_array_equal(npos[1001 + nl2:], 6)
+
+
+def test_partition_level_scans_many_blocks():
+    """A level of 600,001 positions (2,345 blocks of the flag scan: several a thread of the
+    one-block scan of their counts) against NumPy's stable partition."""
+    rng = np.random.default_rng(5)
+    n, mb = 600_001, 63
+    X = rng.integers(0, mb + 1, size=(n, 4)).astype(np.uint8)
+    buf = rng.permutation(n).astype(np.uint32)
+    # node 0 = [0, 5) a leaf, node 1 = [5, n) split on feature 1 at bin 20, missing right
+    pos = np.r_[np.zeros(5), np.ones(n - 5)].astype(np.int32)
+    info = partition_info(4, [(1, 1, 20, 0, 5, n, 2, 3)])
+    new_buf, new_pos, n_left = partition_level(cupy.asarray(buf), cupy.asarray(pos),
+                                               cupy.asarray(X), mb, 4, info, left_counts=True)
+    rows = buf[5:]
+    bins = X[rows, 1]
+    left = (bins <= 20) & (bins != mb)
+    expect = np.r_[buf[:5], rows[left], rows[~left]]
+    np.testing.assert_array_equal(new_buf.get(), expect)
+    np.testing.assert_array_equal(n_left, [left.sum()])
+    np.testing.assert_array_equal(new_pos.get(),
+                                  np.r_[np.zeros(5), np.full(left.sum(), 2),
+                                        np.full((~left).sum(), 3)])
 
 
 # ------------------------------------------------------------------------------- grower

@@ -280,11 +280,10 @@ class GPUTreeGrower:
             self._wide.index(node.split.feature) for node in parents]
         info = partition_info(n_nodes, chosen, [node.split.cat_left for node in parents],
                               wide_column)
-        if self._distributed:  # a worker's left ranges: read off its partition
-            self._partition(n_nodes, info)
-            n_left = self._n_left
-        else:  # the split records' left counts
-            n_left = [node.split[6] for node in parents]
+        # launched first: the GPU partitions while the host plans the children below
+        self._partition(n_nodes, info)
+        # a worker's left ranges are read off its partition; else the split records'
+        n_left = self._n_left if self._distributed else [node.split[6] for node in parents]
         splittable = []
         for k, (node, (left, right), nl) in enumerate(zip(parents, pairs, n_left)):
             fill_children(node, left, right, nl)
@@ -292,11 +291,9 @@ class GPUTreeGrower:
             right.count = node.count - left.count
             splittable.append([may_split(c, k) for c in (left, right)])
         small, slots, triples, to_find = self._plan_children(parents, pairs, splittable)
-        zero, tasks, triples, records, *info_dev = upload_int64(
+        zero, tasks, triples, records = upload_int64(
             slots, self._tasks(small, slots), np.array(triples, np.int64).reshape(-1, 3).T,
-            self._records(to_find), *(() if self._distributed else (info,)))
-        if info_dev:  # one process: the partition's record came in the same copy
-            self._partition(n_nodes, info_dev[0])
+            self._records(to_find))
         self._build(zero, tasks, small)
         hist = self._slots.array
         with stage("subtract"):

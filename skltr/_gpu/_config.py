@@ -30,6 +30,9 @@ HIST_MAX_FEATURES_PER_BLOCK = 32
 #: Threads of the split block (one block per node; warp w scans features w, w + 8, ...).
 #: (1024 does not launch: the kernel needs too many registers for that block size.)
 SPLIT_THREADS = 256
+#: Blocks a split launch aims for: a level's nodes times their feature groups
+#: (``skltr._gpu.split.feature_groups``; about 4 blocks per SM of the H100's 132).
+SPLIT_TARGET_BLOCKS = 512
 
 #: Threads of element-wise kernels (binning, partition, predict, quantisation).
 ELEMENTWISE_THREADS = 256

@@ -51,6 +51,7 @@ NOT_MEASURED = {
     ("docs/performance.rst", "10x"): "targets: issue #28's (LightGBM model), #16's (rules)",
     ("docs/performance.rst", "1.25x"): "the target of the Dask CPU fit",
     ("docs/performance.rst", "1.2x"): "the target of the Dask GPU fit",
+    ("docs/performance.rst", "0.7x"): "issue #28's target for the GPU depth-wise fit",
     ("docs/performance.rst", "5%"): "the NaN share of a test data set",
     ("docs/user_guide/rule_ranker.rst", "10x"): "issue #16's target",
     ("docs/gbdt_gpu.rst", "2%"): "the NaN share of a test data set",
@@ -193,7 +194,83 @@ _SYM = 'skltr yetirank {"growth": "symmetric"'
 _SYM_NOISE = _SYM + ', "random_strength": 1.0'
 _SYM_LEAF = _SYM_NOISE + ', "min_samples_leaf": 1'
 
+#: GPU trees at 96d2dbc (feature-group split search, raw partition scan) and 9a2dc7b
+#: (leaf-wise speculation by reach), H100, 200 rounds
+DEPTH_96D = "train_gpu-h100-depthwise-lossguide-96d2dbc-200rounds-2026-11-28.json"
+LOSSGUIDE_9A2 = "train_gpu-h100-lossguide-9a2dc7b-200rounds-2026-11-28.json"
+SPECULATION = "leafwise_speculation-h100-9a2dc7b-2026-11-28.json"
+SLOW_HOST_6B6 = "train_gpu-h100-6b63daa-50rounds-2026-11-28.json"
+LEAFWISE = "995078 rows, 255 bins, leaf-wise 255 leaves"
+GBDT_GPU_PAGES = ("docs/performance.rst", "docs/gbdt_gpu.rst")
+
+
+def _gpu_work(stages):
+    """A profiled round's GPU seconds: its stages without the host's gaps."""
+    return sum(v for k, v in stages.items() if k != "host and launch gaps")
+
+
+GPU_TREE_FIGURES = [
+    Figure("9.33 ms", DEPTH_96D, "995078 rows, 255 bins", metric="per round", fmt="{:.2f} ms",
+           scale=1000, pages=PERF),
+    Figure("0.74x", DEPTH_96D, "995078 rows, 255 bins", field="ratio", metric="per round",
+           fmt="{:.2f}x", pages=(*PERF, "docs/user_guide/gbdt_ranker.rst")),
+    Figure("1.99 s", DEPTH_96D, "995078 rows, 255 bins", metric="fit", fmt="{:.2f} s",
+           pages=PERF),
+    Figure("2.59 s", DEPTH_96D, "995078 rows, 255 bins", field="peer", metric="fit",
+           fmt="{:.2f} s", pages=PERF),
+    Figure("0.77x", DEPTH_96D, "995078 rows, 255 bins", field="ratio", metric="fit",
+           fmt="{:.2f}x", pages=PERF),
+    Figure("0.68 ms", DEPTH_96D, path=("params", "raw", "profile/255", "stage_s_per_round",
+                                       "split"), fmt="{:.2f} ms", scale=1000, pages=PERF),
+    Figure("1.08 ms", DEPTH_96D, path=("params", "raw", "profile/255", "stage_s_per_round",
+                                       "partition"), fmt="{:.2f} ms", scale=1000, pages=PERF),
+    Figure("4.7 ms", DEPTH_96D, path=("params", "raw", "profile/255", "stage_s_per_round",
+                                      "host and launch gaps"), fmt="{:.1f} ms", scale=1000,
+           pages=PERF),
+    Figure("7.5 ms", DEPTH_96D, path=("params", "raw", "profile/255", "stage_s_per_round"),
+           reduce=_gpu_work, fmt="{:.1f} ms", scale=1000, pages=PERF),
+    Figure("1.95", SLOW_HOST_6B6, path=("params", "raw", "profile/255", "stage_s_per_round",
+                                        "split"), fmt="{:.2f}", scale=1000, pages=PERF),
+    Figure("1.72", SLOW_HOST_6B6, path=("params", "raw", "profile/255", "stage_s_per_round",
+                                        "partition"), fmt="{:.2f}", scale=1000, pages=PERF),
+    Figure("17.1 ms", SLOW_HOST_6B6, "995078 rows, 255 bins", metric="per round",
+           fmt="{:.1f} ms", scale=1000, pages=PERF),
+    Figure("13.9", SLOW_HOST_6B6, "995078 rows, 255 bins", field="peer", metric="per round",
+           fmt="{:.1f}", scale=1000, pages=PERF),
+    Figure("1.23x", SLOW_HOST_6B6, "995078 rows, 255 bins", field="ratio", metric="per round",
+           fmt="{:.2f}x", pages=PERF),
+    Figure("12.3", "train_gpu-h100-ab-6b63daa-2026-11-28.json",
+           path=("params", "raw", "skltr-gpu/255", "per_round_s"), fmt="{:.1f}", scale=1000,
+           pages=PERF),
+    Figure("11.2 ms", "train_gpu-h100-ab-96d2dbc-2026-11-28.json",
+           path=("params", "raw", "skltr-gpu/255", "per_round_s"), fmt="{:.1f} ms", scale=1000,
+           pages=PERF),
+    Figure("8.25 s", DEPTH_96D, LEAFWISE, metric="fit", fmt="{:.2f} s", pages=PERF),
+    Figure("8.14 s", DEPTH_96D, LEAFWISE, field="peer", metric="fit", fmt="{:.2f} s",
+           pages=PERF),
+    Figure("1.01x", DEPTH_96D, LEAFWISE, field="ratio", metric="fit", fmt="{:.2f}x",
+           pages=GBDT_GPU_PAGES),
+    Figure("5.31 s", LOSSGUIDE_9A2, LEAFWISE, metric="fit", fmt="{:.2f} s",
+           pages=GBDT_GPU_PAGES),
+    Figure("7.60 s", LOSSGUIDE_9A2, LEAFWISE, field="peer", metric="fit", fmt="{:.2f} s",
+           pages=GBDT_GPU_PAGES),
+    Figure("0.70x", LOSSGUIDE_9A2, LEAFWISE, field="ratio", metric="fit", fmt="{:.2f}x",
+           pages=(*GBDT_GPU_PAGES, "docs/user_guide/gbdt_ranker.rst")),
+    Figure("25.8 ms", LOSSGUIDE_9A2, LEAFWISE, metric="per round", fmt="{:.1f} ms",
+           scale=1000, pages=PERF),
+    Figure("37.6 ms", LOSSGUIDE_9A2, LEAFWISE, field="peer", metric="per round",
+           fmt="{:.1f} ms", scale=1000, pages=PERF),
+    Figure("0.69x", LOSSGUIDE_9A2, LEAFWISE, field="ratio", metric="per round",
+           fmt="{:.2f}x", pages=PERF),
+    Figure("101 ms", SPECULATION, path=("own", "windows", -1, "ms_per_tree"),
+           fmt="{:.0f} ms", pages=GBDT_GPU_PAGES),
+    Figure("27 ms", SPECULATION, path=("reach", "windows", -1, "ms_per_tree"),
+           fmt="{:.0f} ms", pages=GBDT_GPU_PAGES),
+    Figure("5.03 s", SPECULATION, path=("reach", "boosting_s"), fmt="{:.2f} s", pages=PERF),
+]
+
 FIGURES = [
+    *GPU_TREE_FIGURES,
     # the depth-wise YetiRank run before symmetric trees (the kernel's cost)
     *(Figure(text, YETIRANK, f"{data}:", metric=metric, peer_name=peer, field=field, fmt=fmt,
              pages=INTERNALS)
@@ -720,9 +797,6 @@ FIGURES = [
            "995078 rows, 255 bins, leaf-wise 255 leaves", field="ratio", fmt="{:.2f}x", pages=PERF),
     Figure("8.64 s", "train_gpu-h200-lossguide-batch1-0d1270d-2026-11-26.json",
            "995078 rows, 255 bins, leaf-wise 255 leaves", fmt="{:.2f} s", pages=PERF),
-    Figure("0.94x", "train_gpu-h100-lossguide-depthwise-4d46c8c-2026-11-26.json",
-           "995078 rows, 255 bins", field="ratio", unit="s", metric="per round", fmt="{:.2f}x",
-           pages=PERF),
     Figure("1.90 s", "train_gpu-h100-countbins-e6ee752-2026-11-22.json", "995078 rows, 255 bins",
            fmt="{:.2f} s", pages=PERF),
     Figure("2.49 s", "train_gpu-h100-countbins-e6ee752-2026-11-22.json", "995078 rows, 255 bins",
@@ -796,9 +870,6 @@ FIGURES = [
            fmt="{:.2f} s", pages=PERF),
     Figure("0.058 s", "metrics_cpu-amd-epyc-2026-11-22.json", path=("params", "full_rows_seconds"),
            fmt="{:.3f} s", pages=PERF),
-    Figure("0.66x", "train_gpu-h200-lossguide-batch16-0d1270d-2026-11-26.json",
-           "995078 rows, 255 bins, leaf-wise 255 leaves", field="ratio", fmt="{:.2f}x",
-           pages=("docs/user_guide/gbdt_ranker.rst",)),
     Figure("3.9 ms", "rankboost_cpu-intel-r-xeon-r-processor-2026-11-24.json",
            path=("params", "stages_per_round_s", "potentials_s"), fmt="{:.1f} ms", scale=1000,
            pages=("docs/user_guide/rankboost.rst",)),

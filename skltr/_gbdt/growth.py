@@ -19,14 +19,15 @@ Batch policies:
   launches for several leaves; a distributed CPU grower's, one all-reduce for several). A
   node's children, their histograms and their best splits depend on the node's rows alone,
   never on when it is expanded; only the choice of which leaves split depends on the order. So
-  when the best leaf is not expanded yet, the driver hands the back-end that leaf and the next
-  best unexpanded nodes by gain -- leaves taken or nodes below expansions not yet taken, as
-  they may be taken later -- up to the batch size or the leaves still to come; then it takes
-  leaves one at a time exactly as above, each finding its children ready. The tree is the
-  one-at-a-time tree, node for node; a node expanded but never taken stays a leaf, or below one
-  (its rows map to that leaf). The cost is the work not needed: on 255-leaf trees of lambdarank
-  gradients (100k rows x 136 features), batches of 16 took 20 batches and 263 expansions for
-  the 254 splits, 32 took 14 and 295, 64 took 13 and 511.
+  when the best leaf is not expanded yet, the driver hands the back-end that leaf and the
+  unexpanded nodes that could be taken soonest -- leaves taken or nodes below expansions not
+  yet taken, as they may be taken later, ranked by their *reach* (their gain, or an untaken
+  ancestor's when lower: ``_reach``) -- up to the batch size or the leaves still to come;
+  then it takes leaves one at a time exactly as above, each finding its children ready. The
+  tree is the one-at-a-time tree, node for node; a node expanded but never taken stays a
+  leaf, or below one (its rows map to that leaf). The cost is the work not needed: on 255-leaf
+  trees of lambdarank gradients (100k rows x 136 features), batches of 16 took 20 batches and
+  263 expansions for the 254 splits, 32 took 14 and 295, 64 took 13 and 511.
 * ``"symmetric"``: CatBoost's oblivious trees, one level a batch: the back-end finds the
   level's split (one feature, bin and missing direction for every node of the level, the
   highest sum of the nodes' gains; :mod:`skltr._cpu.split_symmetric`) and every node of the

@@ -202,6 +202,8 @@ DEPTH_96D = "train_gpu-h100-depthwise-lossguide-96d2dbc-200rounds-2026-11-28.jso
 LOSSGUIDE_9A2 = "train_gpu-h100-lossguide-9a2dc7b-200rounds-2026-11-28.json"
 SPECULATION = "leafwise_speculation-h100-9a2dc7b-2026-11-28.json"
 SLOW_HOST_6B6 = "train_gpu-h100-6b63daa-50rounds-2026-11-28.json"
+#: where a small categorical CPU fit's time goes (kernels, gradients, the rest)
+SPLIT_OVERHEAD = "split_overhead-amd-epyc-2026-11-28-9ce91a6.json"
 LEAFWISE = "995078 rows, 255 bins, leaf-wise 255 leaves"
 GBDT_GPU_PAGES = ("docs/performance.rst", "docs/gbdt_gpu.rst")
 
@@ -269,6 +271,15 @@ GPU_TREE_FIGURES = [
     Figure("27 ms", SPECULATION, path=("reach", "windows", -1, "ms_per_tree"),
            fmt="{:.0f} ms", pages=GBDT_GPU_PAGES),
     Figure("5.03 s", SPECULATION, path=("reach", "boosting_s"), fmt="{:.2f} s", pages=PERF),
+    *(Figure(text, SPLIT_OVERHEAD, path=("params", "raw", "categorical", key), fmt=fmt,
+             pages=("docs/user_guide/gbdt_ranker.rst",))
+      for text, key, fmt in (("0.325 s", "boosting_s", "{:.3f} s"),
+                             ("0.167 s", "kernels_s", "{:.3f} s"),
+                             ("0.070 s", "gradients_s", "{:.3f} s"),
+                             ("0.088 s", "rest_s", "{:.3f} s"),
+                             ("29 us", "rest_us_a_split", "{:.0f} us"),
+                             ("0.344 s", "fit_s", "{:.3f} s"),
+                             ("0.261 s", "lightgbm_fit_s", "{:.3f} s"))),
     Figure("0.87x", "train_gpu-h100-depthwise-ba30c73-200rounds-2026-11-28.json",
            "995078 rows, 255 bins", field="ratio", metric="per round", fmt="{:.2f}x",
            pages=PERF),
@@ -409,6 +420,11 @@ FIGURES = [
       for text, levels, engine in (("1.15x", 10, "categorical"), ("1.18x", 1000, "categorical"),
                                    ("1.15x", 10000, "categorical"), ("1.08x", 10, "ordinal"),
                                    ("1.00x", 1000, "ordinal"), ("0.94x", 10000, "ordinal"))),
+    *(_categorical_time(text, levels, engine,
+                        "categorical-amd-epyc-2026-11-28-9ce91a6-q600-t2.json")
+      for text, levels, engine in (("1.15x", 10, "categorical"), ("1.21x", 1000, "categorical"),
+                                   ("1.16x", 10000, "categorical"), ("1.06x", 10, "ordinal"),
+                                   ("1.01x", 1000, "ordinal"), ("0.95x", 10000, "ordinal"))),
     *(_categorical_time(text, levels, engine,
                         "categorical-h100-2026-11-27-79043f0-q6000-t16-wide-parts.json")
       for text, levels, engine in (("1.08x", 10, "categorical"), ("1.13x", 1000, "categorical"),

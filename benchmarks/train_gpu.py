@@ -106,6 +106,14 @@ fit by fit). What would move the figures:
 keeping the level loop on the device (child ids computed on the GPU, the level's launches in
 a CUDA graph), fewer shared atomics in the histogram (warp-aggregated updates on skewed
 features), and a block-local stable partition instead of flags + global scan + scatter.
+
+At 96d2dbc (the split search over feature groups, the partition's scan in raw kernels,
+launched before the host plans the children; 200 rounds,
+``train_gpu-h100-depthwise-lossguide-96d2dbc-200rounds-2026-11-28.json``): per profiled round
+histogram 4.5, partition 1.1, split 0.7, gradients 0.8, quantise 0.25, host and launch gaps
+4.7 ms; 9.33 ms a round against XGBoost's 12.54 (0.74x) on that machine, 0.87x on another
+(``train_gpu-h100-depthwise-ba30c73-200rounds-2026-11-28.json``): the host's share of the
+round makes the ratio move with the host's speed.
 """
 
 import argparse

@@ -243,7 +243,7 @@ class GrowthDriver:
         untaken ancestor's when lower (that split must be taken first). Speculation by it
         instead of the node's own gain: on 255-leaf lambdarank trees of 1M rows the late
         rounds' trees are uneven, and high-gain nodes below low-gain untaken splits took
-        most of the expansions (1,296 for 254 splits, 85 batches, 108 ms a tree on an H100
+        most of the expansions (1,296 for 254 splits, 85 batches, 101 ms a tree on an H100
         at rounds 175-199: ``benchmarks/results/leafwise_speculation-*``)."""
         gain = self.nodes[i].split.gain
         while i not in position:

@@ -27,7 +27,8 @@ HIST_SHARED_BYTES = 48 * 1024
 #: Most features per histogram block (bounds the per-row loop when bins are few).
 HIST_MAX_FEATURES_PER_BLOCK = 32
 
-#: Threads of the split block (one block per node; warp w scans features w, w + 8, ...).
+#: Threads of the split block (one block per node and feature group; warp w of group g scans
+#: features g * 8 + w, then every G * 8 after it: ``skltr._gpu.split``).
 #: (1024 does not launch: the kernel needs too many registers for that block size.)
 SPLIT_THREADS = 256
 #: Blocks a split launch aims for: a level's nodes times their feature groups

@@ -57,7 +57,8 @@ def _fit(policy, X, y, qid, Xt, trees):
     growth.GrowthDriver.expand = counted_expand
     grower_cuda.GPUTreeGrower.grow = timed_grow
     if policy == "own":
-        growth.GrowthDriver._reach = lambda self, i, position: self.nodes[i].split.gain
+        growth.GrowthDriver._reach = lambda self, ids, position: [
+            (-self.nodes[i].split.gain, i) for i in ids]
     try:
         _, min_leaf, extra = SKLTR_ENGINES["skltr-gpu-lossguide"]
         model = _skltr("cuda", trees, 255, 16, min_leaf, **extra).fit(X, y, qid=qid)

@@ -534,6 +534,51 @@ def test_gpu_tree_equals_cpu_quantised_tree(kw, max_bins):
     assert_same_tree(got, ref)
 
 
+@pytest.mark.parametrize("kw", [
+    dict(max_depth=8, min_samples_leaf=5),
+    dict(max_depth=3, min_samples_leaf=1, reg_lambda=1.0, min_split_gain=0.01),
+    dict(max_depth=10, min_samples_leaf=2, min_samples_leaf_counts="hessian"),
+    dict(max_depth=6, min_samples_leaf=400, min_child_weight=5.0),
+])
+@pytest.mark.parametrize("small_chunks", [False, True])
+def test_levels_planned_on_the_device_grow_the_host_planned_tree(kw, small_chunks, monkeypatch):
+    # skltr._gpu.levels: the plan kernel takes the driver's decisions (ids, slots, tasks,
+    # searches); several trees of one grower (the slots' free stack is reset between them),
+    # a row subset and a column sample
+    import skltr._gbdt.grower_cuda as grower_cuda
+
+    rng = np.random.default_rng(kw["max_depth"])
+    n, F, mb = 20000, 13, 63
+    X, n_bins, grad, hess = _binned_problem(rng, n, F, mb)
+    hess = rng.uniform(0.2, 1.0, n).astype(np.float32)
+    d = _device_binned(X, n_bins, mb)
+    kw = {"max_leaves": 2 ** kw["max_depth"], **kw}
+    planned = []
+    plan = grower_cuda.plan_level
+    monkeypatch.setattr(grower_cuda, "plan_level",
+                        lambda *a, **k: planned.append(1) or plan(*a, **k))
+    host, device = GPUTreeGrower(d, **kw), GPUTreeGrower(d, **kw)
+    host.plan_on_device = False
+    sizes = dict(HIST_ROWS_PER_BLOCK=256, HIST_MIN_ROWS_PER_BLOCK=64) if small_chunks else {}
+    with _config.override(**sizes):
+        for t in range(3):
+            g = (grad * (1 + t) + rng.normal(scale=0.1, size=n)).astype(np.float32)
+            rows = None if t == 0 else np.sort(rng.choice(n, n // 2 + 7 * t, replace=False))
+            mask = None if t < 2 else rng.random(F) < 0.7
+            ref = host.grow(cupy.asarray(g), cupy.asarray(hess), rows=rows, feature_mask=mask,
+                            leaf_of_row=True)
+            n_planned = len(planned)
+            got = device.grow(cupy.asarray(g), cupy.asarray(hess), rows=rows,
+                              feature_mask=mask, leaf_of_row=True)
+            assert len(planned) > n_planned  # the device planned this tree
+            assert_same_tree(got, ref)
+            assert ref.n_nodes > 3
+            scores = [cupy.zeros(n), cupy.zeros(n)]
+            host.add_to_training_scores(scores[0])
+            device.add_to_training_scores(scores[1])
+            cupy.testing.assert_array_equal(scores[0], scores[1])
+
+
 @pytest.mark.parametrize("max_bins", [255, 63])
 def test_gpu_tree_from_lambdarank_gradients_both_count_rules(max_bins):
     # lambdarank hessians are unequal, so the hessian-estimated counts differ from the rows

@@ -44,18 +44,21 @@ import numpy as np
 from .._engine.communicator import LocalCommunicator
 from .._engine.histogram import ONE_WORD
 from .._gpu._profile import stage
-from .._gpu.arrays import upload_int64
+from .._gpu.arrays import Uploader
 from .._engine.wide_categorical import WideCategorical
-from .._gpu.histogram import (build_histograms, build_wide_histograms, features_per_block,
-                              row_chunk_tasks, subtract_histograms, zero_histograms)
+from .._gpu import _config
+from .._gpu.histogram import (MAX_ROWS_PER_BLOCK, build_histograms, build_wide_histograms,
+                              features_per_block, row_chunk_tasks, subtract_histograms,
+                              zero_histograms)
+from .._gpu.levels import COLUMNS, MAX_DEPTH, NODE_WORDS, plan_level
 from .._gpu.partition import partition_info, partition_level
 from .._gpu.predict_binned import add_leaf_values
 from .._gpu.quantise import abs_sum_accumulators, gradient_maxima, quantise
-from .._gpu.split import find_best_splits, split_records
+from .._gpu.split import find_best_splits, search_splits, split_records
 from .._records import split_constants
 from .categorical import CategoricalSearch
 from .constraints import allowed_features
-from .growth import GrowthDriver, Node, fill_children
+from .growth import GrowthDriver, LevelTable, Node, fill_children
 from .params import TreeParams
 from .quantisation import (check_hessians, choose_layout, count_bit, one_word_scales,
                            two_word_scales)
@@ -136,12 +139,16 @@ class GPUTreeGrower:
         self._wide = WideCategorical.layout(data.n_features, data.wide_features,
                                             data.wide_n_bins, data.n_bins_total)
         self._wide_offsets = None if self._wide is None else cupy.asarray(self._wide.offsets)
+        self._upload = Uploader()  # launch arguments, one asynchronous copy a batch
         self.timings = {}
 
     #: Leaf-wise, the most leaves expanded at once (:mod:`skltr._gbdt.growth`): fewer
     #: batches, at the cost of the children of at most that many leaves that the tree does
     #: not take (measured: ``benchmarks/train_gpu.py --engines skltr-gpu-leafwise``).
     leafwise_batch = 16
+    #: Depth-wise, plan the levels on the device where it can (:meth:`grow_levels`); False:
+    #: the driver plans each level on the host (the same tree; tests and benchmarks)
+    plan_on_device = True
 
     # ------------------------------------------------------------------ growing
     def grow(self, grad, hess, rows=None, feature_mask=None, leaf_of_row=False, seed=0,
@@ -262,7 +269,7 @@ class GPUTreeGrower:
         for node, slot in zip(nodes, self._slots.acquire(len(nodes))):
             node.slot = slot
         slots = [n.slot for n in nodes]
-        zero, tasks, records = upload_int64(slots, self._tasks(nodes, slots),
+        zero, tasks, records = self._upload(slots, self._tasks(nodes, slots),
                                             self._records(nodes))
         self._build(zero, tasks, nodes)
         self._find_splits(records, nodes)
@@ -278,8 +285,9 @@ class GPUTreeGrower:
         self._n_splits = len(chosen)
         wide_column = None if self._wide is None else [
             self._wide.index(node.split.feature) for node in parents]
-        info = partition_info(n_nodes, chosen, [node.split.cat_left for node in parents],
-                              wide_column)
+        info = self._upload(partition_info(n_nodes, chosen,
+                                           [node.split.cat_left for node in parents],
+                                           wide_column))[0]
         # launched first: the GPU partitions while the host plans the children below
         self._partition(n_nodes, info)
         # a worker's left ranges are read off its partition; else the split records'
@@ -291,7 +299,7 @@ class GPUTreeGrower:
             right.count = node.count - left.count
             splittable.append([may_split(c, k) for c in (left, right)])
         small, slots, triples, to_find = self._plan_children(parents, pairs, splittable)
-        zero, tasks, triples, records = upload_int64(
+        zero, tasks, triples, records = self._upload(
             slots, self._tasks(small, slots), np.array(triples, np.int64).reshape(-1, 3).T,
             self._records(to_find))
         self._build(zero, tasks, small)
@@ -301,9 +309,85 @@ class GPUTreeGrower:
         if self.params.growth != "symmetric":  # (symmetric: the level search's, next)
             self._find_splits(records, to_find)
 
+    def grow_levels(self, root, max_depth, min_samples_leaf):
+        """Grow the rest of a depth-wise tree from ``root`` (its split found) with each level
+        planned on the device (:mod:`skltr._gpu.levels`): the level's launches queued
+        without a host round trip, the tree read once at the end. Returns the node table
+        (host int64, shape (n_nodes, NODE_WORDS), ids in creation order), or None where this
+        grower cannot (distributed, categorical or wide features: the driver then grows
+        the tree level by level).
+        """
+        if (not self.plan_on_device or self._distributed or self._wide is not None
+                or self._categorical is not None or max_depth > MAX_DEPTH):
+            return None
+        d, hist = self.data, self._slots.array
+        cap = 2 ** (max_depth + 1) - 1  # node ids of a complete tree
+        cap_pairs = 2 ** (max_depth - 1)  # the most splits of a level
+        n_used = int(self.buf.size)
+        most_tasks = -(-n_used // (2 * _config.HIST_MIN_ROWS_PER_BLOCK)) + cap_pairs
+        fpb = features_per_block(d.n_bins_total, d.n_features)
+        per_group = max(1, _config.HIST_TARGET_BLOCKS // -(-d.n_features // fpb))
+        table = cupy.empty((cap, NODE_WORDS), cupy.int64)
+        state = cupy.empty(8, cupy.int64)
+        info = cupy.empty(cap + 8 * cap_pairs, cupy.int64)
+        tasks = cupy.empty((most_tasks, 3), cupy.int64)
+        zero_slots = cupy.empty(cap_pairs, cupy.int64)
+        triples = cupy.empty(3 * cap_pairs, cupy.int64)
+        find_rec = cupy.empty((2 * cap_pairs, 8), cupy.int64)
+        find_ids = cupy.empty(2 * cap_pairs, cupy.int64)
+        slots = self._slots
+        free = np.array(slots.free, np.int64)  # the root holds its slot
+        free_slots = cupy.empty(len(free) + 1, cupy.int64)
+        sp = root.split
+        row = [0, n_used, int(root.sum_g), int(root.sum_h), int(root.count), root.slot, 0,
+               int(sp.feature), int(np.float64(sp.gain).view(np.int64)), int(sp.bin),
+               int(sp.default_left), int(sp.left_g), int(sp.left_h), int(sp.left_count),
+               -1, 0]
+        up_row, up_state, up_free = self._upload(
+            row, [0, 1, 0, 0, 0, len(free), 0, 0], free)
+        table[0] = up_row
+        state[...] = up_state
+        free_slots[:len(free)] = up_free
+        info[:cap].fill(-1)
+        root.slot = -1  # the device's now
+        found = find_rec  # (no search yet: state[2] = 0)
+        for depth in range(max_depth):
+            pairs = 2 ** depth  # the most splits of this level
+            trip = triples[:3 * pairs].reshape(3, pairs)
+            with stage("plan"):
+                plan_level(table, state, found, find_ids, free_slots, info, tasks, zero_slots,
+                           trip, find_rec, max_depth=max_depth,
+                           min_samples_leaf=min_samples_leaf, per_group=per_group,
+                           rows_per_block=min(_config.HIST_ROWS_PER_BLOCK,
+                                              MAX_ROWS_PER_BLOCK))
+            with stage("partition"):
+                self.buf, self.pos = partition_level(self.buf, self.pos, d.X_bytes,
+                                                     d.missing_bin, cap, info)
+            if depth + 1 >= max_depth:  # the children are at max_depth: leaves
+                break
+            most = min(most_tasks, -(-n_used // (2 * _config.HIST_MIN_ROWS_PER_BLOCK)) + pairs)
+            with stage("histogram"):
+                zero_histograms(hist, zero_slots[:pairs], n_active=state[4:5])
+                build_histograms(d.X_words, self.buf, self._qg, self._qh, tasks[:most], hist,
+                                 d.n_features, d.n_bins_total, self.count_shift,
+                                 n_tasks=state[3:4])
+            with stage("subtract"):
+                subtract_histograms(hist, hist, trip, n_active=state[4:5])
+            with stage("split"):
+                found = search_splits(hist, find_rec[:2 * pairs], d.n_bins, self._mask,
+                                      self._constants, n_active=state[2:3])
+        state_host = state.get()
+        if state_host[6]:
+            raise AssertionError("the device plan ran out of histogram slots")
+        slots.free = list(range(slots.array.shape[0] - 1, -1, -1))  # every slot is free
+        t = table[:int(state_host[1])].get()
+        columns = {name: t[:, COLUMNS[name]] for name in LevelTable._fields}
+        columns["gain"] = columns["gain"].view(np.float64)
+        return LevelTable(**columns)
+
     def find_splits_again(self, nodes):
         """Best splits of leaves whose bounds changed (their slots are kept), one launch."""
-        records = upload_int64(self._records(nodes))[0]
+        records = self._upload(self._records(nodes))[0]
         self._find_splits(records, nodes)
 
     def counts(self, nodes):
@@ -313,7 +397,7 @@ class GPUTreeGrower:
         """Keep the leaf values on the device (:meth:`add_to_training_scores`); the leaf of
         every used row on the host only when asked (tests)."""
         # ``pos`` holds this grower's node ids: the value of each is its tree node's
-        self._value_dev = cupy.asarray(value[tree_node])
+        self._value_dev = self._upload(value[tree_node].view(np.int64))[0].view(cupy.float64)
         for node in nodes:
             self._slots.release(node)
         if not self._want_leaf_of_row:
@@ -328,7 +412,7 @@ class GPUTreeGrower:
         """The root's histogram (every node of a level keeps its slot until the level's
         split) and the tree's split-noise scale, as the CPU grower's."""
         root.slot = self._slots.acquire(1)[0]
-        zero, tasks = upload_int64([root.slot], self._tasks([root], [root.slot]))
+        zero, tasks = self._upload([root.slot], self._tasks([root], [root.slot]))
         self._build(zero, tasks, [root])
         self._sigma = 0.0
         if self.params.random_strength > 0.0:  # (the gradients' copy only then)

@@ -66,6 +66,10 @@ The back-end protocol (duck-typed)::
     find_splits_again(nodes)             the best splits of leaves whose bounds changed
                                          (intermediate monotone constraints), from the
                                          histograms they keep while they have a split
+    grow_levels(root, max_depth,         (optional) depth-wise, the rest of the tree from
+                min_samples_leaf)        the root (its split found) in one go, by this
+                                         policy's rule: a :class:`LevelTable`, or None
+                                         where it cannot (``_levels_on_device``)
 
 Symmetric growth asks instead (numeric features; :mod:`skltr._gbdt.symmetric` holds what
 both back-ends share)::
@@ -81,15 +85,17 @@ both back-ends share)::
 from __future__ import annotations
 
 import heapq
+from typing import NamedTuple
 
 import numpy as np
 
 from .._cpu.split import leaf_values
 from .._dtypes import LEAF_VALUE_DTYPE, NODE_INDEX_DTYPE
 from .._engine.binned_tree import GrownTree
+from .._records import SplitInfo
 from .constraints import ROOT_BOUNDS, IntermediateUpdate, child_bounds, clamp_leaf_values
 
-__all__ = ["Node", "GrowthDriver", "can_split", "fill_children"]
+__all__ = ["Node", "GrowthDriver", "LevelTable", "can_split", "fill_children"]
 
 
 class Node:
@@ -134,6 +140,29 @@ def can_split(node, n_leaves, max_leaves, max_depth, min_samples_leaf) -> bool:
     """
     return (n_leaves < max_leaves and (max_depth is None or node.depth < max_depth)
             and node.count >= 2 * min_samples_leaf)
+
+
+class LevelTable(NamedTuple):
+    """A depth-wise tree grown by a back-end's ``grow_levels``: one array a field, a node
+    each, ids in the driver's creation order. ``left``: the left child's id (the right's
+    is the next), -1 for a leaf; the split fields (``feature`` .. ``left_count``, a
+    :class:`~skltr._records.SplitInfo`'s) hold for split nodes only; ``gain`` float64, the
+    rest int."""
+
+    start: np.ndarray
+    end: np.ndarray
+    sum_g: np.ndarray
+    sum_h: np.ndarray
+    count: np.ndarray
+    depth: np.ndarray
+    feature: np.ndarray
+    gain: np.ndarray
+    bin: np.ndarray
+    default_left: np.ndarray
+    left_g: np.ndarray
+    left_h: np.ndarray
+    left_count: np.ndarray
+    left: np.ndarray
 
 
 class GrowthDriver:
@@ -272,6 +301,8 @@ class GrowthDriver:
         return heap
 
     def _depthwise(self, backend):
+        if self._levels_on_device(backend):
+            return
         level = [0]
         while level and self.n_leaves < self.params.max_leaves:
             ready = sorted((i for i in level if self.nodes[i].split is not None),
@@ -284,6 +315,38 @@ class GrowthDriver:
             level = self.expand(backend, ready,
                                 lambda child, k: self.can_split(child, after[k]))
             self.order.extend(level)
+
+    def _levels_on_device(self, backend) -> bool:
+        """Let the back-end grow the tree (``grow_levels``: the GPU's, each level planned on
+        the device, :mod:`skltr._gpu.levels`) where this policy's rule is the planner's:
+        ``max_leaves >= 2**max_depth`` (no level cut to the leaves still allowed) and no
+        constraints or categorical features (their bounds, masks and searches are the
+        host's); then adopt its nodes. False: the back-end cannot, grow level by level."""
+        p = self.params
+        grow = getattr(backend, "grow_levels", None)
+        if (grow is None or self.nodes[0].split is None or p.max_depth is None
+                or p.max_leaves < 2 ** p.max_depth or p.monotone is not None
+                or p.interaction is not None or p.categorical is not None):
+            return False
+        table = grow(self.nodes[0], p.max_depth, p.min_samples_leaf)
+        if table is None:
+            return False
+        n = len(table.start)
+        nodes, children, parent = [], [None] * n, [-1] * n
+        columns = [np.asarray(c).tolist() for c in table]
+        for i, (start, end, g, h, count, depth, feature, gain, b, dl, lg, lh, lc,
+                left) in enumerate(zip(*columns)):
+            node = Node(start, end, g, h, count, depth)
+            node.id = i
+            if left >= 0:
+                node.split = SplitInfo(feature, gain, b, bool(dl), lg, lh, lc)
+                children[i] = (left, left + 1)
+                parent[left] = parent[left + 1] = i
+            nodes.append(node)
+        self.nodes, self.children, self.parent = nodes, children, parent
+        self.order = list(range(n))
+        self.n_leaves = n - sum(c is not None for c in children)
+        return True
 
     def _symmetric(self, backend):
         root = self.nodes[0]

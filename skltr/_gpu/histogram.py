@@ -50,8 +50,12 @@ _SOURCE = r"""
 extern "C" __global__ void build_histograms(
         const u32* __restrict__ X, int words_per_row, int n_features, int n_bins_total,
         const u32* __restrict__ rows, const int* __restrict__ qg, const u32* __restrict__ qh,
-        const i64* __restrict__ tasks, int count_shift, i64 slot_stride, i64* hist) {
-    // tasks: per block (start, end, slot), 3 x int64; end - start <= 65536
+        const i64* __restrict__ tasks, int count_shift, i64 slot_stride, i64* hist,
+        const i64* __restrict__ n_tasks) {
+    // tasks: per block (start, end, slot), 3 x int64; end - start <= 65536. n_tasks (when
+    // not null): the tasks' count, on the device (a launch planned there, skltr._gpu.levels,
+    // has a grid for the most tasks it may hold)
+    if (n_tasks != nullptr && (i64)blockIdx.x >= n_tasks[0]) return;
     extern __shared__ u32 sh[];                    // [FPB][n_bins_total][CELL]
     const int fg = blockIdx.y;
     const int n_sh = FPB * n_bins_total * CELL;
@@ -121,17 +125,20 @@ extern "C" __global__ void build_wide_histograms(
 }
 
 extern "C" __global__ void subtract_histograms(const i64* parent, i64* child, const i64* slots,
-                                               int m, i64 stride) {
-    // slots: [parent (m) | small (m) | large (m)]; large may be the parent's slot (in place)
+                                               int m, i64 stride, const i64* n_active) {
+    // slots: [parent (m) | small (m) | large (m)]; large may be the parent's slot (in place);
+    // n_active (when not null): the triples to do, on the device (grid: m)
     const i64 k = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= stride) return;
     const int t = blockIdx.y;
+    if (k >= stride || (n_active != nullptr && t >= n_active[0])) return;
     child[slots[2 * m + t] * stride + k] = parent[slots[t] * stride + k]
                                            - child[slots[m + t] * stride + k];
 }
 
-extern "C" __global__ void zero_histograms(i64* hist, const i64* slots, i64 stride) {
+extern "C" __global__ void zero_histograms(i64* hist, const i64* slots, i64 stride,
+                                           const i64* n_active) {
     const i64 k = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (n_active != nullptr && blockIdx.y >= n_active[0]) return;
     if (k < stride) hist[slots[blockIdx.y] * stride + k] = 0;
 }
 """
@@ -141,6 +148,8 @@ extern "C" __global__ void zero_histograms(i64* hist, const i64* slots, i64 stri
 _CELL_BYTES = 20
 #: Most rows one block may add before its 32-bit limb sums could overflow.
 MAX_ROWS_PER_BLOCK = 65536
+#: a null pointer: "no device count" (every task / slot of the launch)
+_NULL = np.uint64(0)
 
 
 @cupy.memoize(for_each_device=True)
@@ -156,7 +165,7 @@ def features_per_block(n_bins_total: int, n_features: int) -> int:
 
 
 def build_histograms(X_words, rows, qg, qh, tasks, hist, n_features, n_bins_total,
-                     count_shift):
+                     count_shift, n_tasks=None):
     """Add the rows of every task to its histogram slot (``hist`` must start at zero there).
 
     Parameters
@@ -176,6 +185,10 @@ def build_histograms(X_words, rows, qg, qh, tasks, hist, n_features, n_bins_tota
         rows follow, :func:`build_wide_histograms`).
     count_shift : int
         ``K`` of the packed hessian channel (as the CPU engine's).
+    n_tasks : cupy.ndarray of int64, shape (1,), optional
+        The tasks to do, on the device: the first ``n_tasks[0]`` rows of ``tasks``, whose
+        rows are the most there may be (a level planned on the device, :mod:`skltr._gpu.
+        levels`). None: every row.
     """
     if tasks.size == 0:
         return
@@ -189,7 +202,7 @@ def build_histograms(X_words, rows, qg, qh, tasks, hist, n_features, n_bins_tota
     kern((int(tasks.shape[0]), n_groups), (_config.HIST_THREADS,),
          (X_words, np.int32(X_words.shape[1]), np.int32(n_features), np.int32(n_bins_total),
           rows, qg, qh, tasks, np.int32(count_shift),
-          np.int64(hist.shape[1] * hist.shape[2] * 2), hist),
+          np.int64(hist.shape[1] * hist.shape[2] * 2), hist, _NULL if n_tasks is None else n_tasks),
          shared_mem=smem)
 
 
@@ -239,10 +252,11 @@ def row_chunk_tasks(starts, ends, slots, n_feature_groups):
     return np.stack([t_start, t_end, t_slot], axis=1)
 
 
-def subtract_histograms(parent_hist, child_hist, slots):
+def subtract_histograms(parent_hist, child_hist, slots, n_active=None):
     """``child[large] = parent[p] - child[small]`` for every (p, small, large) column of
     ``slots`` (int64, shape (3, m), host or device); ``large`` may be ``p`` when the two
-    arrays are one (in place)."""
+    arrays are one (in place). ``n_active`` (device int64, shape (1,)): only the first
+    ``n_active[0]`` columns (a level planned on the device)."""
     m = int(slots.shape[1])
     if m == 0:
         return
@@ -250,15 +264,18 @@ def subtract_histograms(parent_hist, child_hist, slots):
     t = _config.ELEMENTWISE_THREADS
     _module(4).get_function("subtract_histograms")(
         (blocks(stride, t), m), (t,),
-        (parent_hist, child_hist, cupy.asarray(slots), np.int32(m), np.int64(stride)))
+        (parent_hist, child_hist, cupy.asarray(slots), np.int32(m), np.int64(stride),
+         _NULL if n_active is None else n_active))
 
 
-def zero_histograms(hist, slots):
-    """``hist[s] = 0`` for every slot ``s`` of ``slots`` (int64, host or device)."""
+def zero_histograms(hist, slots, n_active=None):
+    """``hist[s] = 0`` for every slot ``s`` of ``slots`` (int64, host or device); with
+    ``n_active`` (device int64, shape (1,)) for the first ``n_active[0]`` only."""
     m = int(slots.size)
     if m == 0:
         return
     stride = int(np.prod(hist.shape[1:]))
     t = _config.ELEMENTWISE_THREADS
     _module(4).get_function("zero_histograms")(
-        (blocks(stride, t), m), (t,), (hist, cupy.asarray(slots), np.int64(stride)))
+        (blocks(stride, t), m), (t,), (hist, cupy.asarray(slots), np.int64(stride),
+                                       _NULL if n_active is None else n_active))

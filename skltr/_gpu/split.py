@@ -36,6 +36,8 @@ candidates have the same form, their bin before the move).
 
 from __future__ import annotations
 
+import functools
+
 import cupy
 import numpy as np
 
@@ -105,8 +107,10 @@ extern "C" __global__ void find_best_splits(
         int missing_bin, int count_shift, double inv_g, double inv_h, double lam,
         double alpha, double min_child_weight, i64 min_n, double min_split_gain,
         int hessian_counts, const signed char* __restrict__ monotone, int has_monotone,
-        i64* parts) {
+        i64* parts, const i64* __restrict__ n_active) {
     const int t = blockIdx.x, g = blockIdx.y, n_groups = gridDim.y;
+    // n_active (when not null): the nodes to search, on the device (skltr._gpu.levels)
+    if (n_active != nullptr && t >= n_active[0]) return;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, n_warps = blockDim.x >> 5;
     // nodes: per node (slot, G, H, n, lo, hi, mask row, 0), 8 x int64 (lo, hi: double bits)
     const i64 slot = nodes[8 * t], sum_g = nodes[8 * t + 1], sum_h = nodes[8 * t + 2],
@@ -266,10 +270,11 @@ extern "C" __global__ void pick_splits(
         const i64* __restrict__ hist, const i64* __restrict__ nodes,
         const int* __restrict__ n_bins, const i64* __restrict__ parts, int n_groups,
         int slot_rows, int n_bins_total, int count_shift, double inv_h, int hessian_counts,
-        i64* out) {
+        i64* out, const i64* __restrict__ n_active) {
     // one warp a node: the best of its groups' candidates (highest gain, ties to the lowest
     // feature: the one-block search's rule), then its threshold moved
     const int t = blockIdx.x, lane = threadIdx.x;
+    if (n_active != nullptr && t >= n_active[0]) return;
     const i64 slot = nodes[8 * t], sum_h = nodes[8 * t + 2], count = nodes[8 * t + 3];
     const i64 hmask = (((i64)1) << count_shift) - 1;
     const double H = sum_h * inv_h;
@@ -330,6 +335,10 @@ extern "C" __global__ void pick_splits(
 """
 
 
+#: a null pointer: "no device count" (every node of the launch)
+_NULL = np.uint64(0)
+
+
 @cupy.memoize(for_each_device=True)
 def _no_directions():
     return cupy.zeros(1, cupy.int8)
@@ -364,6 +373,17 @@ def split_records(node_slots, node_g, node_h, node_n, lo=None, hi=None, mask_row
     return out
 
 
+@functools.lru_cache(maxsize=8)
+def _scalars(c, n_features, n_rows, n_bins_total):
+    """The search kernel's scalar arguments, from ``n_features`` to ``hessian_counts`` (the
+    pick kernel takes some of them): made once a tree, not once a level (~1 us each)."""
+    return (np.int32(n_features), np.int32(n_rows), np.int32(n_bins_total),
+            np.int32(c.missing_bin), np.int32(c.count_shift), np.float64(c.inv_scale_g),
+            np.float64(c.inv_scale_h), np.float64(c.reg_lambda), np.float64(c.reg_alpha),
+            np.float64(c.min_child_weight), np.int64(max(c.min_samples_leaf, 1)),
+            np.float64(c.min_split_gain), np.int32(c.hessian_counts))
+
+
 def find_best_splits(hist, nodes, n_bins, feature_mask, c, monotone=None):
     """Best split of each listed node (one launch); returns host records.
 
@@ -391,27 +411,32 @@ def find_best_splits(hist, nodes, n_bins, feature_mask, c, monotone=None):
     m = int(nodes.shape[0])
     if m == 0:
         return []
+    rec = search_splits(hist, nodes, n_bins, feature_mask, c, monotone).get()
+    gains = rec[:, 1].copy().view(np.float64).tolist()
+    return [None if r[0] < 0 else SplitInfo(r[0], g, r[2], bool(r[3]), r[4], r[5], r[6])
+            for r, g in zip(rec.tolist(), gains)]
+
+
+def search_splits(hist, nodes, n_bins, feature_mask, c, monotone=None, n_active=None):
+    """The launches of :func:`find_best_splits`, without the read: the records on the device,
+    int64, shape (m, 8): feature (-1: none), gain (float64 bits), bin, default left, left
+    gradient and hessian sums, left rows, 0. ``n_active`` (device int64, shape (1,)): only
+    the first ``n_active[0]`` nodes of ``nodes`` are searched (a level planned on the
+    device, :mod:`skltr._gpu.levels`; the other rows of the result are not written)."""
+    m = int(nodes.shape[0])
     n_features, n_bins_total = int(n_bins.shape[0]), hist.shape[2]
     n_groups = feature_groups(m, n_features)
     nodes = cupy.asarray(nodes)
     parts = cupy.empty((m * n_groups, 8), dtype=cupy.int64)
     out = cupy.empty((m, 8), dtype=cupy.int64)
     search, pick = _kernels()
+    active = _NULL if n_active is None else n_active
+    scalars = _scalars(c, n_features, hist.shape[1], n_bins_total)
     search((m, n_groups), (_config.SPLIT_THREADS,),
-           (hist, nodes, n_bins, feature_mask,
-            np.int32(n_features), np.int32(hist.shape[1]), np.int32(n_bins_total),
-            np.int32(c.missing_bin),
-            np.int32(c.count_shift), np.float64(c.inv_scale_g), np.float64(c.inv_scale_h),
-            np.float64(c.reg_lambda), np.float64(c.reg_alpha),
-            np.float64(c.min_child_weight), np.int64(max(c.min_samples_leaf, 1)),
-            np.float64(c.min_split_gain), np.int32(c.hessian_counts),
+           (hist, nodes, n_bins, feature_mask, *scalars,
             _no_directions() if monotone is None else monotone,
-            np.int32(c.has_monotone), parts))
+            np.int32(c.has_monotone), parts, active))
     pick((m,), (32,),
-         (hist, nodes, n_bins, parts, np.int32(n_groups), np.int32(hist.shape[1]),
-          np.int32(n_bins_total), np.int32(c.count_shift), np.float64(c.inv_scale_h),
-          np.int32(c.hessian_counts), out))
-    rec = out.get()
-    gains = rec[:, 1].copy().view(np.float64).tolist()
-    return [None if r[0] < 0 else SplitInfo(r[0], g, r[2], bool(r[3]), r[4], r[5], r[6])
-            for r, g in zip(rec.tolist(), gains)]
+         (hist, nodes, n_bins, parts, np.int32(n_groups), scalars[1], scalars[2],
+          scalars[4], scalars[6], scalars[12], out, active))
+    return out

@@ -92,7 +92,6 @@ import numpy as np
 from .._cpu.split import leaf_values
 from .._dtypes import LEAF_VALUE_DTYPE, NODE_INDEX_DTYPE
 from .._engine.binned_tree import GrownTree
-from .._records import SplitInfo
 from .constraints import ROOT_BOUNDS, IntermediateUpdate, child_bounds, clamp_leaf_values
 
 __all__ = ["Node", "GrowthDriver", "LevelTable", "can_split", "fill_children"]
@@ -198,6 +197,9 @@ class GrowthDriver:
             if self.params.growth == "leafwise":
                 self._leafwise(backend)
             else:
+                table = self._levels_on_device(backend)
+                if table is not None:
+                    return self._assemble_table(backend, table, missing_bin, rows)
                 self._depthwise(backend)
         tree_nodes = [self.nodes[i] for i in self.order]
         backend.counts(tree_nodes)
@@ -301,8 +303,6 @@ class GrowthDriver:
         return heap
 
     def _depthwise(self, backend):
-        if self._levels_on_device(backend):
-            return
         level = [0]
         while level and self.n_leaves < self.params.max_leaves:
             ready = sorted((i for i in level if self.nodes[i].split is not None),
@@ -316,37 +316,19 @@ class GrowthDriver:
                                 lambda child, k: self.can_split(child, after[k]))
             self.order.extend(level)
 
-    def _levels_on_device(self, backend) -> bool:
-        """Let the back-end grow the tree (``grow_levels``: the GPU's, each level planned on
+    def _levels_on_device(self, backend):
+        """The tree grown by the back-end (``grow_levels``: the GPU's, each level planned on
         the device, :mod:`skltr._gpu.levels`) where this policy's rule is the planner's:
         ``max_leaves >= 2**max_depth`` (no level cut to the leaves still allowed) and no
         constraints or categorical features (their bounds, masks and searches are the
-        host's); then adopt its nodes. False: the back-end cannot, grow level by level."""
+        host's). A :class:`LevelTable`, or None: grow level by level."""
         p = self.params
         grow = getattr(backend, "grow_levels", None)
         if (grow is None or self.nodes[0].split is None or p.max_depth is None
                 or p.max_leaves < 2 ** p.max_depth or p.monotone is not None
                 or p.interaction is not None or p.categorical is not None):
-            return False
-        table = grow(self.nodes[0], p.max_depth, p.min_samples_leaf)
-        if table is None:
-            return False
-        n = len(table.start)
-        nodes, children, parent = [], [None] * n, [-1] * n
-        columns = [np.asarray(c).tolist() for c in table]
-        for i, (start, end, g, h, count, depth, feature, gain, b, dl, lg, lh, lc,
-                left) in enumerate(zip(*columns)):
-            node = Node(start, end, g, h, count, depth)
-            node.id = i
-            if left >= 0:
-                node.split = SplitInfo(feature, gain, b, bool(dl), lg, lh, lc)
-                children[i] = (left, left + 1)
-                parent[left] = parent[left + 1] = i
-            nodes.append(node)
-        self.nodes, self.children, self.parent = nodes, children, parent
-        self.order = list(range(n))
-        self.n_leaves = n - sum(c is not None for c in children)
-        return True
+            return None
+        return grow(self.nodes[0], p.max_depth, p.min_samples_leaf)
 
     def _symmetric(self, backend):
         root = self.nodes[0]
@@ -420,6 +402,30 @@ class GrowthDriver:
         leaf_of_row = backend.finish(self.nodes, tree_node, is_leaf, value)
         return GrownTree(feature, bin_threshold, default_left, left, right, value, gain,
                          count, hess_sum, leaf_of_row, rows, missing_bin, cat_bits)
+
+    def _assemble_table(self, backend, t, missing_bin, rows) -> GrownTree:
+        """:meth:`_assemble` of a :class:`LevelTable` (ids are the tree's; numeric splits, no
+        bounds, nothing frozen), with arrays instead of a node object each: the table
+        comes at the end of a tree whose levels left the host idle, and its ~500 nodes as
+        objects took ~1 ms of the GPU's round."""
+        p, scales = self.params, backend.scales
+        n = len(t.start)
+        is_split = t.left >= 0
+        feature = np.where(is_split, t.feature, -1).astype(NODE_INDEX_DTYPE)
+        bin_threshold = np.where(is_split, t.bin, -1).astype(NODE_INDEX_DTYPE)
+        default_left = is_split & (t.default_left != 0)
+        left = np.where(is_split, t.left, -1).astype(NODE_INDEX_DTYPE)
+        right = np.where(is_split, t.left + 1, -1).astype(NODE_INDEX_DTYPE)
+        gain = np.where(is_split, t.gain, 0.0)
+        sum_g = t.sum_g.astype(np.float64)  # int64 -> double, as float(int)
+        hess_sum = t.sum_h.astype(np.float64) * scales.inv_h
+        is_leaf = ~is_split
+        value = leaf_values(sum_g, hess_sum, is_leaf, scales.inv_g, p.reg_lambda,
+                            p.reg_alpha, p.learning_rate).astype(LEAF_VALUE_DTYPE)
+        leaf_of_row = backend.finish([], np.arange(n), is_leaf, value)
+        return GrownTree(feature, bin_threshold, default_left, left, right, value, gain,
+                         np.asarray(t.count, np.int64), hess_sum, leaf_of_row, rows,
+                         missing_bin, None)
 
 
 def _categorical_splits(nodes, split, left, right, hess_sum):

@@ -113,7 +113,11 @@ launched before the host plans the children; 200 rounds,
 histogram 4.5, partition 1.1, split 0.7, gradients 0.8, quantise 0.25, host and launch gaps
 4.7 ms; 9.33 ms a round against XGBoost's 12.54 (0.74x) on that machine, 0.87x on another
 (``train_gpu-h100-depthwise-ba30c73-200rounds-2026-11-28.json``): the host's share of the
-round makes the ratio move with the host's speed.
+round makes the ratio move with the host's speed. With each level planned on the device and
+the tree read once (``skltr._gpu.levels``, f87de96's code): 5.94 ms a round against 12.63
+(0.47x) on an H100, 5.96 against 12.01 (0.50x) on an H200
+(``train_gpu-h100-levels-1827397-200rounds-2026-11-28.json``,
+``train_gpu-h200-levels-f87de96-200rounds-2026-11-28.json``).
 """
 
 import argparse

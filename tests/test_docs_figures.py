@@ -202,6 +202,10 @@ DEPTH_96D = "train_gpu-h100-depthwise-lossguide-96d2dbc-200rounds-2026-11-28.jso
 LOSSGUIDE_9A2 = "train_gpu-h100-lossguide-9a2dc7b-200rounds-2026-11-28.json"
 SPECULATION = "leafwise_speculation-h100-9a2dc7b-2026-11-28.json"
 SLOW_HOST_6B6 = "train_gpu-h100-6b63daa-50rounds-2026-11-28.json"
+#: depth-wise levels planned on the device: e33a1c8 (H200), f87de96's code (H100, H200)
+LEVELS_E33 = "train_gpu-h200-levels-e33a1c8-200rounds-2026-11-28.json"
+LEVELS_H100 = "train_gpu-h100-levels-1827397-200rounds-2026-11-28.json"
+LEVELS_H200 = "train_gpu-h200-levels-f87de96-200rounds-2026-11-28.json"
 #: where a small categorical CPU fit's time goes (kernels, gradients, the rest)
 SPLIT_OVERHEAD = "split_overhead-amd-epyc-2026-11-28-9ce91a6.json"
 LEAFWISE = "995078 rows, 255 bins, leaf-wise 255 leaves"
@@ -217,7 +221,7 @@ GPU_TREE_FIGURES = [
     Figure("9.33 ms", DEPTH_96D, "995078 rows, 255 bins", metric="per round", fmt="{:.2f} ms",
            scale=1000, pages=PERF),
     Figure("0.74x", DEPTH_96D, "995078 rows, 255 bins", field="ratio", metric="per round",
-           fmt="{:.2f}x", pages=(*PERF, "docs/user_guide/gbdt_ranker.rst", "README.md")),
+           fmt="{:.2f}x", pages=(*PERF, *GBDT_GPU)),
     Figure("1.99 s", DEPTH_96D, "995078 rows, 255 bins", metric="fit", fmt="{:.2f} s",
            pages=PERF),
     Figure("2.59 s", DEPTH_96D, "995078 rows, 255 bins", field="peer", metric="fit",
@@ -230,9 +234,9 @@ GPU_TREE_FIGURES = [
                                        "partition"), fmt="{:.2f} ms", scale=1000, pages=PERF),
     Figure("4.7 ms", DEPTH_96D, path=("params", "raw", "profile/255", "stage_s_per_round",
                                       "host and launch gaps"), fmt="{:.1f} ms", scale=1000,
-           pages=PERF),
+           pages=(*PERF, *GBDT_GPU)),
     Figure("7.5 ms", DEPTH_96D, path=("params", "raw", "profile/255", "stage_s_per_round"),
-           reduce=_gpu_work, fmt="{:.1f} ms", scale=1000, pages=PERF),
+           reduce=_gpu_work, fmt="{:.1f} ms", scale=1000, pages=(*PERF, *GBDT_GPU)),
     Figure("1.95", SLOW_HOST_6B6, path=("params", "raw", "profile/255", "stage_s_per_round",
                                         "split"), fmt="{:.2f}", scale=1000, pages=PERF),
     Figure("1.72", SLOW_HOST_6B6, path=("params", "raw", "profile/255", "stage_s_per_round",
@@ -282,7 +286,37 @@ GPU_TREE_FIGURES = [
                              ("0.261 s", "lightgbm_fit_s", "{:.3f} s"))),
     Figure("0.87x", "train_gpu-h100-depthwise-ba30c73-200rounds-2026-11-28.json",
            "995078 rows, 255 bins", field="ratio", metric="per round", fmt="{:.2f}x",
-           pages=(*PERF, "README.md")),
+           pages=(*PERF, *GBDT_GPU)),
+    # depth-wise levels planned on the device (skltr._gpu.levels)
+    *(Figure(text, result, "995078 rows, 255 bins", field=field, metric=metric, fmt=fmt,
+             scale=scale, pages=pages)
+      for text, result, field, metric, fmt, scale, pages in (
+          ("5.94 ms", LEVELS_H100, "skltr", "per round", "{:.2f} ms", 1000,
+           (*PERF, *GBDT_GPU)),
+          ("12.63", LEVELS_H100, "peer", "per round", "{:.2f}", 1000, (*PERF, *GBDT_GPU)),
+          ("0.47x", LEVELS_H100, "ratio", "per round", "{:.2f}x", 1,
+           (*PERF, *GBDT_GPU, *GBDT_RANKER, "README.md")),
+          ("1.38 s", LEVELS_H100, "skltr", "fit", "{:.2f} s", 1, PERF),
+          ("2.62 s", LEVELS_H100, "peer", "fit", "{:.2f} s", 1, PERF),
+          ("0.53x", LEVELS_H100, "ratio", "fit", "{:.2f}x", 1, PERF),
+          ("0.53x", LEVELS_H200, "ratio", "fit", "{:.2f}x", 1, GBDT_GPU),
+          ("5.96 ms", LEVELS_H200, "skltr", "per round", "{:.2f} ms", 1000,
+           (*PERF, *GBDT_GPU)),
+          ("12.01 ms", LEVELS_H200, "peer", "per round", "{:.2f} ms", 1000, PERF),
+          ("12.01", LEVELS_H200, "peer", "per round", "{:.2f}", 1000, GBDT_GPU),
+          ("0.50x", LEVELS_H200, "ratio", "per round", "{:.2f}x", 1, (*PERF, *GBDT_GPU)),
+          ("8.74 ms", LEVELS_E33, "skltr", "per round", "{:.2f} ms", 1000,
+           (*PERF, *GBDT_GPU)),
+          ("12.10 ms", LEVELS_E33, "peer", "per round", "{:.2f} ms", 1000, PERF),
+          ("12.10", LEVELS_E33, "peer", "per round", "{:.2f}", 1000, GBDT_GPU),
+          ("0.72x", LEVELS_E33, "ratio", "per round", "{:.2f}x", 1, (*PERF, *GBDT_GPU)))),
+    Figure("585 MB", LEVELS_H200, path=("params", "raw", "skltr-gpu/255", "gpu_peak_mb"),
+           fmt="{:.0f} MB", pages=GBDT_GPU),
+    Figure("7.1 ms", LEVELS_H200, path=("params", "raw", "profile/255", "stage_s_per_round"),
+           reduce=_gpu_work, fmt="{:.1f} ms", scale=1000, pages=GBDT_GPU),
+    Figure("2.7 ms", LEVELS_H200, path=("params", "raw", "profile/255", "stage_s_per_round",
+                                        "host and launch gaps"), fmt="{:.1f} ms", scale=1000,
+           pages=GBDT_GPU),
     Figure("11.03 ms", "train_gpu-h100-depthwise-ba30c73-200rounds-2026-11-28.json",
            "995078 rows, 255 bins", metric="per round", fmt="{:.2f} ms", scale=1000,
            pages=PERF),

@@ -1,7 +1,7 @@
 """Per-stage GPU time of the training loop, from CUDA events (off unless asked for).
 
 ``with profiling() as timer: ...fit...`` then ``timer.summary()`` gives seconds of GPU time
-per stage (``gradients``, ``quantise``, ``histogram``, ``subtract``, ``split``,
+per stage (``gradients``, ``quantise``, ``histogram``, ``subtract``, ``split``, ``plan``,
 ``partition``, ``scores``, ``eval``), summed over the rounds. Events are recorded around each
 stage's launches and read once at the end, so timing adds no synchronisation to the loop.
 The bookkeeping is the host timer's (:mod:`skltr.utils._profile`); only the clock differs.

@@ -312,10 +312,11 @@ class GPUTreeGrower:
     def grow_levels(self, root, max_depth, min_samples_leaf):
         """Grow the rest of a depth-wise tree from ``root`` (its split found) with each level
         planned on the device (:mod:`skltr._gpu.levels`): the level's launches queued
-        without a host round trip, the tree read once at the end. Returns the node table
-        (host int64, shape (n_nodes, NODE_WORDS), ids in creation order), or None where this
-        grower cannot (distributed, categorical or wide features: the driver then grows
-        the tree level by level).
+        without a host round trip, the tree read once at the end. Returns its
+        :class:`~skltr._gbdt.growth.LevelTable` (ids in the driver's creation order), or
+        None where this grower cannot (``plan_on_device`` off, distributed, categorical or
+        wide features, deeper than ``MAX_DEPTH``: the driver then grows the tree level by
+        level).
         """
         if (not self.plan_on_device or self._distributed or self._wide is not None
                 or self._categorical is not None or max_depth > MAX_DEPTH):
@@ -324,7 +325,10 @@ class GPUTreeGrower:
         cap = 2 ** (max_depth + 1) - 1  # node ids of a complete tree
         cap_pairs = 2 ** (max_depth - 1)  # the most splits of a level
         n_used = int(self.buf.size)
-        most_tasks = -(-n_used // (2 * _config.HIST_MIN_ROWS_PER_BLOCK)) + cap_pairs
+        # a level's tasks: the smaller children hold half its rows at most, a chunk of at
+        # least HIST_MIN_ROWS_PER_BLOCK rows each, plus one a child for the last chunks
+        half_chunks = -(-n_used // (2 * _config.HIST_MIN_ROWS_PER_BLOCK))
+        most_tasks = half_chunks + cap_pairs
         fpb = features_per_block(d.n_bins_total, d.n_features)
         per_group = max(1, _config.HIST_TARGET_BLOCKS // -(-d.n_features // fpb))
         table = cupy.empty((cap, NODE_WORDS), cupy.int64)
@@ -365,7 +369,7 @@ class GPUTreeGrower:
                                                      d.missing_bin, cap, info)
             if depth + 1 >= max_depth:  # the children are at max_depth: leaves
                 break
-            most = min(most_tasks, -(-n_used // (2 * _config.HIST_MIN_ROWS_PER_BLOCK)) + pairs)
+            most = half_chunks + pairs
             with stage("histogram"):
                 zero_histograms(hist, zero_slots[:pairs], n_active=state[4:5])
                 build_histograms(d.X_words, self.buf, self._qg, self._qh, tasks[:most], hist,

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import cupy
+import numpy as np
 
 #: ``--fmad=false``: no fused multiply-adds, so float64 expressions round exactly as the numba
 #: (LLVM, no fast-math) CPU kernels do; ``-std=c++17`` for ``constexpr``.
 NVRTC_OPTIONS = ("--fmad=false", "-std=c++17")
+
+#: A null device pointer, for a kernel's optional array argument ("none given").
+NULL = np.uint64(0)
 
 #: Helpers prepended to every source.
 COMMON = r"""

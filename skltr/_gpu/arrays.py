@@ -1,4 +1,4 @@
-"""Front-end helpers that touch CuPy: a device context, and results on the caller's device.
+"""Helpers that touch CuPy: a device context, results on the caller's device, uploads.
 
 The front-ends (``skltr.ranking``) import no CuPy themselves (an import-linter contract in
 ``setup.cfg``); they call these, which exist only where a GPU was asked for.
@@ -29,13 +29,13 @@ class Uploader:
     ``upload(*parts)`` returns the parts' device views, in order. The parts are packed into
     page-locked host memory and copied with ``cudaMemcpyAsync`` on the current stream, so
     the call returns at once, and the launches that read the views queue behind the copy.
-    A copy from pageable memory (``cupy.asarray``) is synchronous: issued while the GPU
-    partitions a level it waited for the partition, and the GPU then idled while the host
-    launched the level's histograms (``benchmarks/results/train_gpu-*-staging-*``).
+    A copy from pageable memory (``cupy.asarray``) is synchronous (CUDA's rule for pageable
+    host memory): issued after a level's partition was launched, it waited for the
+    partition, and the GPU then idled while the host launched the level's histograms.
 
     Two page-locked buffers take turns; a buffer is written again only once the copy that
-    last read it is done (its event; in a growing tree always already, since every level
-    ends with a device-to-host read).
+    last read it is done (its event: while a tree grows, a device-to-host read comes
+    between, so the wait is over already).
     """
 
     def __init__(self):

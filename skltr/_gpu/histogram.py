@@ -43,7 +43,7 @@ import cupy
 import numpy as np
 
 from . import _config
-from ._compile import blocks, module
+from ._compile import NULL, blocks, module
 
 _SOURCE = r"""
 #define CELL 5
@@ -148,8 +148,6 @@ extern "C" __global__ void zero_histograms(i64* hist, const i64* slots, i64 stri
 _CELL_BYTES = 20
 #: Most rows one block may add before its 32-bit limb sums could overflow.
 MAX_ROWS_PER_BLOCK = 65536
-#: a null pointer: "no device count" (every task / slot of the launch)
-_NULL = np.uint64(0)
 
 
 @cupy.memoize(for_each_device=True)
@@ -202,7 +200,8 @@ def build_histograms(X_words, rows, qg, qh, tasks, hist, n_features, n_bins_tota
     kern((int(tasks.shape[0]), n_groups), (_config.HIST_THREADS,),
          (X_words, np.int32(X_words.shape[1]), np.int32(n_features), np.int32(n_bins_total),
           rows, qg, qh, tasks, np.int32(count_shift),
-          np.int64(hist.shape[1] * hist.shape[2] * 2), hist, _NULL if n_tasks is None else n_tasks),
+          np.int64(hist.shape[1] * hist.shape[2] * 2), hist,
+          NULL if n_tasks is None else n_tasks),
          shared_mem=smem)
 
 
@@ -265,7 +264,7 @@ def subtract_histograms(parent_hist, child_hist, slots, n_active=None):
     _module(4).get_function("subtract_histograms")(
         (blocks(stride, t), m), (t,),
         (parent_hist, child_hist, cupy.asarray(slots), np.int32(m), np.int64(stride),
-         _NULL if n_active is None else n_active))
+         NULL if n_active is None else n_active))
 
 
 def zero_histograms(hist, slots, n_active=None):
@@ -278,4 +277,4 @@ def zero_histograms(hist, slots, n_active=None):
     t = _config.ELEMENTWISE_THREADS
     _module(4).get_function("zero_histograms")(
         (blocks(stride, t), m), (t,), (hist, cupy.asarray(slots), np.int64(stride),
-                                       _NULL if n_active is None else n_active))
+                                       NULL if n_active is None else n_active))

@@ -30,7 +30,7 @@ import cupy
 import numpy as np
 
 from . import _config
-from ._compile import blocks, module
+from ._compile import NULL, blocks, module
 
 _SOURCE = r"""
 // info: [split_of_node (n_nodes) | per split: feature, bin, default_left, start, end,
@@ -136,8 +136,6 @@ def _kernels():
                                                       "scan_apply", "partition_scatter")}
 
 
-#: "no wide codes": a null pointer the kernels never read
-_NO_WIDE = np.uint64(0)
 #: Threads of the one-block scan of the block counts (a run of counts each)
 _SCAN_THREADS = 1024
 
@@ -210,7 +208,7 @@ def partition_level(buf, pos_node, X_bytes, missing_bin, n_nodes, info, left_cou
     k["partition_flags"](
         (n_blocks,), (t,),
         (buf, pos_node, np.int64(n_used), dev, np.int32(n_nodes), X_bytes,
-         np.int32(X_bytes.shape[1]), _NO_WIDE if X_wide is None else X_wide,
+         np.int32(X_bytes.shape[1]), NULL if X_wide is None else X_wide,
          np.int32(0 if X_wide is None else X_wide.shape[1]), np.int32(missing_bin), flags,
          offsets))
     k["scan_block_counts"]((1,), (_SCAN_THREADS,), (offsets, np.int32(n_blocks)))

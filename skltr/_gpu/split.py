@@ -37,13 +37,14 @@ candidates have the same form, their bin before the move).
 from __future__ import annotations
 
 import functools
+from typing import NamedTuple
 
 import cupy
 import numpy as np
 
 from .._records import SplitInfo
 from . import _config
-from ._compile import module
+from ._compile import NULL, module
 
 _SOURCE = r"""
 __device__ __forceinline__ double leaf_objective(double G, double H, double lam, double alpha) {
@@ -335,10 +336,6 @@ extern "C" __global__ void pick_splits(
 """
 
 
-#: a null pointer: "no device count" (every node of the launch)
-_NULL = np.uint64(0)
-
-
 @cupy.memoize(for_each_device=True)
 def _no_directions():
     return cupy.zeros(1, cupy.int8)
@@ -373,15 +370,34 @@ def split_records(node_slots, node_g, node_h, node_n, lo=None, hi=None, mask_row
     return out
 
 
+class _Scalars(NamedTuple):
+    """The search kernel's scalar arguments, in its order (the pick kernel takes some)."""
+
+    n_features: np.int32
+    slot_rows: np.int32
+    n_bins_total: np.int32
+    missing_bin: np.int32
+    count_shift: np.int32
+    inv_g: np.float64
+    inv_h: np.float64
+    lam: np.float64
+    alpha: np.float64
+    min_child_weight: np.float64
+    min_n: np.int64
+    min_split_gain: np.float64
+    hessian_counts: np.int32
+
+
 @functools.lru_cache(maxsize=8)
-def _scalars(c, n_features, n_rows, n_bins_total):
-    """The search kernel's scalar arguments, from ``n_features`` to ``hessian_counts`` (the
-    pick kernel takes some of them): made once a tree, not once a level (~1 us each)."""
-    return (np.int32(n_features), np.int32(n_rows), np.int32(n_bins_total),
-            np.int32(c.missing_bin), np.int32(c.count_shift), np.float64(c.inv_scale_g),
-            np.float64(c.inv_scale_h), np.float64(c.reg_lambda), np.float64(c.reg_alpha),
-            np.float64(c.min_child_weight), np.int64(max(c.min_samples_leaf, 1)),
-            np.float64(c.min_split_gain), np.int32(c.hessian_counts))
+def _scalars(c, n_features, slot_rows, n_bins_total) -> _Scalars:
+    """:class:`_Scalars` of a tree's constants ``c``: made once a tree, not once a level
+    (~1 us each)."""
+    return _Scalars(np.int32(n_features), np.int32(slot_rows), np.int32(n_bins_total),
+                    np.int32(c.missing_bin), np.int32(c.count_shift),
+                    np.float64(c.inv_scale_g), np.float64(c.inv_scale_h),
+                    np.float64(c.reg_lambda), np.float64(c.reg_alpha),
+                    np.float64(c.min_child_weight), np.int64(max(c.min_samples_leaf, 1)),
+                    np.float64(c.min_split_gain), np.int32(c.hessian_counts))
 
 
 def find_best_splits(hist, nodes, n_bins, feature_mask, c, monotone=None):
@@ -430,13 +446,14 @@ def search_splits(hist, nodes, n_bins, feature_mask, c, monotone=None, n_active=
     parts = cupy.empty((m * n_groups, 8), dtype=cupy.int64)
     out = cupy.empty((m, 8), dtype=cupy.int64)
     search, pick = _kernels()
-    active = _NULL if n_active is None else n_active
+    active = NULL if n_active is None else n_active
     scalars = _scalars(c, n_features, hist.shape[1], n_bins_total)
     search((m, n_groups), (_config.SPLIT_THREADS,),
            (hist, nodes, n_bins, feature_mask, *scalars,
             _no_directions() if monotone is None else monotone,
             np.int32(c.has_monotone), parts, active))
     pick((m,), (32,),
-         (hist, nodes, n_bins, parts, np.int32(n_groups), scalars[1], scalars[2],
-          scalars[4], scalars[6], scalars[12], out, active))
+         (hist, nodes, n_bins, parts, np.int32(n_groups), scalars.slot_rows,
+          scalars.n_bins_total, scalars.count_shift, scalars.inv_h, scalars.hessian_counts,
+          out, active))
     return out

@@ -9,10 +9,12 @@ fit time, test NDCG@10, and the ratios skltr / LightGBM and skltr / XGBoost.
 
 skltr's stages are timed in a second fit after the timed one (:mod:`skltr.utils._profile`, a
 few clock reads per node; the reported fit time is the unprofiled fit's, as the peers'):
-``histograms`` (building and the subtraction trick), ``split search``, ``partition``,
-``gradients``, ``binning`` (once a fit) and ``other`` (quantisation, score updates, the
-driver's Python). Each stage also reports the bytes it moves (row bins, gradient words, row
-ids, histograms: an estimate from sizes, a lower bound where rows are scattered); divided
+``histograms`` (building and the subtraction trick), ``split search``, ``partition`` --
+or, for trees grown in one numba call (leaf-wise, one process: the default), the three as
+``tree growth (compiled)`` --, ``gradients``, ``binning`` (once a fit) and ``other``
+(quantisation, score updates, the driver's Python). Each stage also reports the bytes it
+moves (row bins, gradient words, row ids, histograms: an estimate from sizes, a lower bound
+where rows are scattered); divided
 by the stage's time and by the machine's copy bandwidth at the same thread count
 (``copy_bandwidth``, a numpy copy split over the threads, read + written bytes a second) it
 says which stages run near the memory's speed (memory-bound) and which leave it idle.
@@ -33,8 +35,11 @@ from train_cpu import (_ENGINES, LEARNING_RATE, LEAVES, MIN_LEAF, TRUNCATION, fi
                        save_data)
 
 #: skltr's timed stages (``skltr.utils._profile`` names) grouped as reported.
+#: A leaf-wise tree of one process grows in one numba call (``skltr._cpu.grow_leafwise``):
+#: its histograms, split search and partition are one stage, ``grow``.
 GROUPS = {"histograms": ("histogram", "subtract"), "split search": ("split",),
-          "partition": ("partition",), "gradients": ("gradients",)}
+          "partition": ("partition",), "tree growth (compiled)": ("grow",),
+          "gradients": ("gradients",)}
 
 
 def stage_report(res, bandwidth_gbs, trees):

@@ -439,7 +439,12 @@ def test_quantisation_exponent_bounds():
     assert quantisation_exponent(0.0, 10) == 0
 
 
-def test_pool_is_reused_and_communicator_is_called():
+@pytest.mark.parametrize("compiled", [False, True])
+def test_pool_is_reused_and_communicator_is_called(monkeypatch, compiled):
+    import skltr._gbdt.grower_cpu as grower_mod
+
+    monkeypatch.setattr(grower_mod, "COMPILED_LEAFWISE", compiled)
+
     class Counting(LocalCommunicator):
         calls = 0
 
@@ -454,11 +459,19 @@ def test_pool_is_reused_and_communicator_is_called():
     t1 = g1.grow()
     pool = g1.pool
     assert isinstance(pool, HistogramPool)
-    # row count + root sums + root histogram + at most one histogram per further split
-    assert 3 <= Counting.calls <= 3 + t1.n_leaves - 2
-    n_free = len(pool._free)
+    if compiled:
+        # row count + root sums; one worker's histograms are its own (no all-reduce)
+        assert Counting.calls == 2
+        slots = pool.slots()
+    else:
+        # row count + root sums + root histogram + at most one histogram per further split
+        assert 3 <= Counting.calls <= 3 + t1.n_leaves - 2
+        n_free = len(pool._free)
     t2 = grow(X, n_bins, grad, hess, 6, pool=pool, n_threads=2, min_samples_leaf=5)
-    assert len(pool._free) == n_free  # every buffer returned, none allocated anew
+    if compiled:
+        assert pool.slots() is slots  # the same slots, none allocated anew
+    else:
+        assert len(pool._free) == n_free  # every buffer returned, none allocated anew
     assert_same_tree(t2, vars_of(t1))
 
 
@@ -799,3 +812,61 @@ def test_find_child_splits(n_chunks, do):
     assert got[2:] == (-1, -1)  # no categorical task
     if do[1]:
         np.testing.assert_array_equal(large, want_large)
+
+
+# ---------------------------------------------------------------------------- compiled growth
+def _mixed_ranking_data(seed):
+    """Ranking data with numeric columns (NaNs), a byte categorical column (12 levels) and a
+    wide one (700 levels, beyond a byte of bins)."""
+    from skltr.datasets import make_ranking
+
+    rng = np.random.default_rng(seed)
+    X, y, qid = make_ranking(n_queries=80, docs_per_query=25, n_features=6, n_informative=4,
+                             categorical_levels=(12,), random_state=seed)
+    wide = rng.integers(0, 700, X.shape[0]).astype(np.float64)
+    y = np.clip(y + (wide % 3 == 0), 0, 4)  # the wide column matters
+    X = np.column_stack([X, wide])
+    X[::11, 1] = np.nan
+    X[::13, 6] = np.nan
+    return X, y, qid
+
+
+COMPILED_CASES = [
+    dict(),
+    dict(hist_mode="float"),
+    dict(min_samples_leaf_counts="rows"),  # two-word bins (counts in the histogram)
+    dict(n_jobs=1, max_leaves=63, min_samples_leaf=3),  # slots grown during a tree
+    dict(max_leaves=63, min_samples_leaf=2, max_depth=5, subsample=0.7,
+         colsample_bytree=0.6),
+    dict(categorical_features=[6, 7], max_cat_to_onehot=16, cat_l2=3.0),  # one-vs-rest
+    dict(categorical_features=[6, 7], min_data_per_group=5, cat_smooth=1.0,
+         max_cat_threshold=16, hist_mode="float", n_jobs=1),
+    dict(categorical_features=[6, 7], min_data_per_group=5, cat_smooth=1.0,
+         min_samples_leaf_counts="rows", max_leaves=63, min_samples_leaf=3),
+]
+
+
+@pytest.mark.parametrize("kw", COMPILED_CASES)
+def test_compiled_leafwise_growth_is_the_drivers(monkeypatch, kw):
+    """The whole-tree numba grower (skltr._cpu.grow_leafwise) grows the growth driver's
+    trees bit for bit: layouts, threads, subsamples, column samples, depth limits, byte
+    and wide categorical features, more histogram slots in the middle of a tree."""
+    import skltr._gbdt.grower_cpu as grower_mod
+    from skltr import GPUHistGBDTRanker
+
+    X, y, qid = _mixed_ranking_data(3)
+    params = dict(n_estimators=6, random_state=0, min_samples_leaf=5, n_jobs=2)
+    params.update(kw)
+    models = {}
+    for compiled in (False, True):
+        monkeypatch.setattr(grower_mod, "COMPILED_LEAFWISE", compiled)
+        models[compiled] = GPUHistGBDTRanker(**params).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(models[True].feature_importance("gain"),
+                                  models[False].feature_importance("gain"))
+    a, b = models[False].ensemble_, models[True].ensemble_
+    assert a.n_nodes > 6 * 7  # trees of several splits
+    if "categorical_features" in kw:
+        assert np.any(a.cat_nwords > 4), "no split on the wide feature"
+    for name in ("tree_ptr", "feature", "threshold", "left", "right", "value", "flags",
+                 "cat_offset", "cat_nwords", "cat_bitsets", "base_score", "cover"):
+        np.testing.assert_array_equal(getattr(b, name), getattr(a, name), err_msg=name)

@@ -110,6 +110,23 @@ def _accumulate(Xf, n_features, grad, hess, rows, lo, hi, use_rows, f_lo, f_hi, 
 
 
 @njit(cache=True)
+def histogram_task_split(n_threads, n_features, n_rows, integer, min_features_per_block,
+                         min_chunk_rows):
+    """``(n_row_chunks, n_feature_blocks)`` of a parallel histogram: the rule of
+    ``skltr._engine.histogram.histogram_tasks`` (``integer`` False: the tree's split, whatever
+    ``n_rows``) and ``integer_histogram_tasks`` (True: a node's own), which call it with their
+    module's constants; numba code (the whole-tree grower) calls it directly."""
+    blocks = max(1, min(n_threads, n_features // min_features_per_block))
+    most = -(-n_threads // blocks)
+    if not integer:
+        return most, blocks
+    chunks = 1
+    while 2 * chunks <= most and n_rows >= 2 * chunks * min_chunk_rows:
+        chunks *= 2
+    return chunks, max(1, min(n_features, n_threads // chunks))
+
+
+@njit(cache=True)
 def build_histogram_serial(X_binned, grad, hess, rows, start, end, use_rows, out):
     """One thread: the histogram of ``rows[start:end]`` (or rows ``start:end``) into ``out``.
 

@@ -24,6 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._cpu.histogram import histogram_task_split
 from .._dtypes import HIST_DTYPE, QUANTISED_HIST_DTYPE
 
 __all__ = ["HistogramLayout", "FLOAT", "TWO_WORD", "ONE_WORD", "WEIGHT", "HistogramPool",
@@ -66,8 +67,7 @@ def histogram_tasks(n_threads: int, n_features: int):
     depend on the thread count); row chunks only when there are more threads than blocks of
     ``MIN_FEATURES_PER_BLOCK`` features.
     """
-    blocks = max(1, min(n_threads, n_features // MIN_FEATURES_PER_BLOCK))
-    return -(-n_threads // blocks), blocks
+    return _split(n_threads, n_features, 0, False)
 
 
 #: Fewest rows of a row chunk of an integer node histogram (:func:`integer_histogram_tasks`):
@@ -88,11 +88,14 @@ def integer_histogram_tasks(n_threads: int, n_features: int, n_rows: int):
     8,192 rows 71 instead of 93, one of 131,072 the same
     (``benchmarks/results/histogram_tasks-h100-2026-11-27-5c24a27-t16.json``).
     """
-    most = histogram_tasks(n_threads, n_features)[0]
-    chunks = 1
-    while 2 * chunks <= most and n_rows >= 2 * chunks * MIN_CHUNK_ROWS:
-        chunks *= 2
-    return chunks, max(1, min(n_features, n_threads // chunks))
+    return _split(n_threads, n_features, n_rows, True)
+
+
+def _split(n_threads, n_features, n_rows, integer):
+    # the rule's one definition is the kernels' (the whole-tree grower applies it in numba),
+    # given this module's constants as they are now (tests change them)
+    return histogram_task_split(int(n_threads), int(n_features), int(n_rows), integer,
+                                MIN_FEATURES_PER_BLOCK, MIN_CHUNK_ROWS)
 
 
 class HistogramPool:
@@ -111,6 +114,7 @@ class HistogramPool:
         self.dtype = np.dtype(dtype)
         self._free = []
         self._levels = [None, None]  # symmetric growth's level arrays (see level())
+        self._slots = None  # the whole-tree grower's histograms (see slots())
         self.scratch = np.empty((max(n_row_chunks - 1, 1), int(np.prod(self.shape))),
                                 self.dtype)
 
@@ -123,6 +127,21 @@ class HistogramPool:
 
     def release(self, hist: np.ndarray) -> None:
         self._free.append(hist)
+
+    def slots(self, n_slots=None) -> np.ndarray:
+        """The whole-tree CPU grower's histograms, one array of ``n_slots`` (or as many as
+        kept) whose first ones keep their contents when it grows: the grower asks for more
+        in the middle of a tree (``skltr._cpu.grow_leafwise``). Kept across trees, grown
+        to the most a tree needed: the peak of the pool's histograms."""
+        have = 0 if self._slots is None else self._slots.shape[0]
+        if n_slots is None:
+            n_slots = max(have, 8)
+        if n_slots > have:
+            grown = np.empty((n_slots,) + self.shape, self.dtype)
+            if have:
+                grown[:have] = self._slots
+            self._slots = grown
+        return self._slots
 
     def level(self, n_nodes, parity) -> np.ndarray:
         """``n_nodes`` histograms in one array (a level of symmetric growth, searched

@@ -125,7 +125,7 @@ class CategoricalSearch:
         dtype = hists.dtype
         out = self._out.get((m, dtype))
         if out is None:  # one record per batch size (the CPU's is always 1)
-            out = self._out[m, dtype] = self._found(m, dtype)
+            out = self._out[m, dtype] = self.found(m, dtype)
         sums = np.array([(n.sum_g, n.sum_h, n.count) for n in nodes], dtype)
         bounds = np.array([(n.lo, n.hi) for n in nodes], np.float64)
         # a batch (the GPU's) a node a thread; one node (the CPU's) without a region
@@ -148,7 +148,14 @@ class CategoricalSearch:
                          rows.wide_ids], axis=1).reshape(-1, 4)
         n_tasks = n_narrow + rows.wide_ids.size
         return CategoricalTasks(features, np.ascontiguousarray(wide),
-                                np.ascontiguousarray(mask, bool), *self._found(2 * n_tasks, dtype))
+                                np.ascontiguousarray(mask, bool), *self.found(2 * n_tasks, dtype))
+
+    def feature_words(self, n_features) -> np.ndarray:
+        """int64 per feature: the uint64 words of its left sets (0: not categorical)."""
+        out = np.zeros(n_features, np.int64)
+        for f, n_words in self._words.items():
+            out[f] = n_words
+        return out
 
     def split_of(self, found, i) -> SplitInfo:
         """The split of entry ``i`` of ``found`` (a :class:`CategoricalFound`, or the
@@ -158,7 +165,8 @@ class CategoricalSearch:
                          left_count, found.bits[i, :self._words[f]].copy(),
                          self.k.cat_l2 if many else 0.0)
 
-    def _found(self, m, dtype):
+    def found(self, m, dtype):
+        """A :class:`CategoricalFound` of ``m`` entries for histograms of ``dtype``."""
         ints = np.zeros((m, 3), np.int64)
         ints[:, 0] = -1
         return CategoricalFound(ints, np.zeros(m, np.float64), np.zeros((m, 2), dtype),

@@ -38,6 +38,8 @@ import numpy as np
 from .._cpu.histogram import (build_histogram, build_histogram_serial,
                                build_histogram_used_serial, subtract_histograms,
                                subtract_used_bins)
+from .._cpu.grow_leafwise import (DONE, GrowCase, GrowCategorical, GrowData, GrowTable,
+                                  GrowWide, grow_leafwise)
 from .._cpu.histogram_wide import build_wide_histogram, build_wide_histogram_serial
 from .._cpu.partition import leaf_of_rows, partition_rows, partition_rows_serial
 from .._cpu.quantise import (N_FLOAT32_EXPONENTS, abs_sum_accumulators, quantise_gradients,
@@ -45,6 +47,7 @@ from .._cpu.quantise import (N_FLOAT32_EXPONENTS, abs_sum_accumulators, quantise
 from .._cpu.split import find_best_splits, find_best_splits_serial
 from .._cpu.split_children import find_child_splits
 from .._dtypes import G_H_DTYPE, QUANTISED_G_H_DTYPE, ROW_INDEX_DTYPE, X_BINNED_DTYPE
+from .._engine import histogram as _histogram
 from .._engine.binned_tree import GrownTree
 from .._engine.communicator import LocalCommunicator
 from .._engine.histogram import (FLOAT, HIST_PAD_BINS, ONE_WORD, HistogramPool,
@@ -54,7 +57,7 @@ from ..utils._profile import stage
 from ..utils._threads import numba_threads
 from .categorical import CategoricalSearch
 from .constraints import allowed_features
-from .growth import GrowthDriver, Node, fill_children
+from .growth import GrowthDriver, LevelTable, Node, fill_children
 from .params import TreeParams
 from .quantisation import (FLOAT_SCALES, check_hessians, choose_layout, one_word_scales,
                            two_word_scales)
@@ -84,6 +87,10 @@ SPLIT_PARALLEL_MIN_ROWS = 0
 #: zeroing and summing this many bytes of a row chunk's copy of the wide rows (~3 ns
 #: against ~0.2 ns a byte): a node of 180k rows and a 83 KB copy takes 5 chunks.
 WIDE_UPDATE_BYTES = 15
+#: Leaf-wise trees of one process grow in one numba call (:mod:`skltr._cpu.grow_leafwise`:
+#: the driver's decisions compiled, the same tree) unless they need what only the driver
+#: does: constraints, speculative batches, an all-reduce. False: always the driver (tests).
+COMPILED_LEAFWISE = True
 
 class TreeGrower:
     """Grow one tree on binned features from per-row gradients and hessians.
@@ -201,7 +208,71 @@ class TreeGrower:
         """Grow the tree (:class:`~skltr._gbdt.growth.GrowthDriver` with this back-end)."""
         with numba_threads(self.n_threads):
             self._n_threads = numba.get_num_threads()
-            return GrowthDriver(self.params).grow(self, self.missing_bin, self.rows)
+            driver = GrowthDriver(self.params)
+            if self._compiled():
+                return self._grow_compiled(driver)
+            return driver.grow(self, self.missing_bin, self.rows)
+
+    def _compiled(self) -> bool:
+        """Whether the tree grows in one numba call (see :data:`COMPILED_LEAFWISE`)."""
+        p = self.params
+        return (COMPILED_LEAFWISE and p.growth == "leafwise" and not self._distributed
+                and p.monotone is None and p.interaction is None and self.leafwise_batch == 1)
+
+    def _grow_compiled(self, driver) -> GrownTree:
+        """The driver's leaf-wise tree, grown by :func:`~skltr._cpu.grow_leafwise.
+        grow_leafwise` from this back-end's root; more histogram slots whenever it asks."""
+        root = self.root()
+        p, layout = self.params, self.scales.layout
+        n_features = self.X_binned.shape[1]
+        mask, numeric, tasks = self._mask(root)
+        if self._large_work is None:
+            self._large_work = split_work(*self._work.gain.shape, self._hist_dtype)
+        case = GrowCase(
+            p.max_leaves, -1 if p.max_depth is None else p.max_depth, p.min_samples_leaf,
+            int(self._n_threads), layout is ONE_WORD, layout is FLOAT, int(self._tasks[0]),
+            int(self._tasks[1]), self.rows is not None, HIST_PARALLEL_MIN_ROWS,
+            PARTITION_PARALLEL_MIN_ROWS, SPLIT_PARALLEL_MIN_ROWS,
+            _histogram.MIN_FEATURES_PER_BLOCK, _histogram.MIN_CHUNK_ROWS, WIDE_UPDATE_BYTES)
+        data = GrowData(self.X_binned, self.X_binned_T, self._g, self._h, self._buf, self._tmp,
+                        self.n_bins, mask, numeric, self._monotone, self.pool.scratch,
+                        self._work, self._large_work)
+        wide = cat = None
+        if self.wide is not None:
+            index = np.full(n_features, -1, np.int64)
+            index[self.wide.features] = np.arange(self.wide.features.size)
+            size = self.wide.hist_rows * self.pool.shape[1] * self.pool.shape[2]
+            wide = GrowWide(self.wide.X, self.wide.X_T, self.wide.offsets, index,
+                            np.empty((self._n_threads - 1, size), self._hist_dtype))
+        n_words = 0
+        if tasks is not None:
+            search = self._categorical[0]
+            n_words = search.n_words
+            cat = GrowCategorical(tasks, search.rows, search.k,
+                                  search.found(1, self._hist_dtype),
+                                  search.feature_words(n_features),
+                                  np.zeros((1, 3), self._hist_dtype), np.zeros((1, 2)),
+                                  np.zeros(1, np.int64))
+        t = _grow_table(2 * p.max_leaves - 1, self._hist_dtype, n_words)
+        t.start[0], t.end[0], t.count[0], t.depth[0] = root.start, root.end, root.count, 0
+        t.sum_g[0], t.sum_h[0] = root.sum_g, root.sum_h
+        slots = self.pool.slots()
+        free = np.arange(slots.shape[0], dtype=np.int64)
+        state = np.array([1, 1, slots.shape[0], 0], np.int64)
+        with stage("grow", self._buf.size * self._row_bytes):
+            while grow_leafwise(data, case, self._split_constants, wide, cat, slots, free,
+                                state, t) != DONE:
+                have = slots.shape[0]  # all in use: 1/8 more (the pool keeps them)
+                slots = self.pool.slots(have + max(2, have // 8))
+                free = np.empty(slots.shape[0], np.int64)  # room for every slot's return
+                state[2] = slots.shape[0] - have
+                free[:state[2]] = np.arange(have, slots.shape[0])
+        n = int(state[0])
+        table = LevelTable(*(getattr(t, name)[:n] for name in LevelTable._fields[:14]),
+                           cat_words=t.cat_words[:n], cat_bits=t.cat_bits[:n],
+                           cat_l2=(np.where(t.cat_many[:n], cat.k.cat_l2, 0.0)
+                                   if cat is not None else None))
+        return driver.assemble_table(self, table, self.missing_bin, self.rows)
 
     # ------------------------------------------------------------------ back-end protocol
     def root(self) -> Node:
@@ -330,6 +401,16 @@ class TreeGrower:
             local = np.array([node.end - node.start for node in unknown], dtype=np.int64)
             for node, c in zip(unknown, self.communicator.allreduce_sum(local)):
                 node.count = int(c)
+
+    def finish_table(self, table, is_leaf, value):
+        """:meth:`finish` of a tree grown in one call (:meth:`_grow_compiled`: the slots
+        are the pool's, nothing to give back)."""
+        with stage("finish", 8 * self._buf.size):
+            leaves = np.flatnonzero(is_leaf)
+            full = np.empty(self.X_binned.shape[0], np.int32)
+            leaf_of_rows(self._buf, table.start[leaves].astype(np.int64),
+                         table.end[leaves].astype(np.int64), leaves.astype(np.int32), full)
+            return full if self.rows is None else full[self.rows]
 
     def finish(self, nodes, tree_node, is_leaf, value):
         """Give back the histograms; the leaf of every used row (the loop's score update)."""
@@ -722,6 +803,18 @@ class TreeGrower:
             right.hist = parent_global
             self._find_splits_of(left, right, [may_split(c) for c in (left, right)])
         return _PendingSplit(left.local_hist, finish)
+
+
+def _grow_table(max_nodes, hist_dtype, n_words) -> GrowTable:
+    """An empty :class:`~skltr._cpu.grow_leafwise.GrowTable` of ``max_nodes`` nodes."""
+    i64, hist = (max_nodes, np.int64), (max_nodes, hist_dtype)
+    return GrowTable(
+        np.empty(*i64), np.empty(*i64), np.empty(*hist), np.empty(*hist), np.empty(*i64),
+        np.empty(*i64), np.empty(*i64), np.empty(max_nodes), np.empty(max_nodes, np.int32),
+        np.empty(max_nodes, bool), np.empty(*hist), np.empty(*hist), np.empty(*i64),
+        np.empty(*i64), np.zeros(*i64), np.zeros((max_nodes, n_words), np.uint64),
+        np.zeros(max_nodes, bool), np.zeros(max_nodes, bool), np.empty(*i64),
+        np.zeros(max_nodes, bool))
 
 
 #: every node's mask is row 0 of the one given

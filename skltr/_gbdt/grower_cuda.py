@@ -397,6 +397,11 @@ class GPUTreeGrower:
     def counts(self, nodes):
         """Nothing to do: node counts are global from the histograms' count bits."""
 
+    def finish_table(self, table, is_leaf, value):
+        """:meth:`finish` of a tree grown by :meth:`grow_levels` (the table's ids are this
+        grower's; its slots were given back level by level)."""
+        return self.finish([], np.arange(is_leaf.size), is_leaf, value)
+
     def finish(self, nodes, tree_node, is_leaf, value):
         """Keep the leaf values on the device (:meth:`add_to_training_scores`); the leaf of
         every used row on the host only when asked (tests)."""

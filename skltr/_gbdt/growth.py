@@ -70,6 +70,7 @@ The back-end protocol (duck-typed)::
                 min_samples_leaf)        the root (its split found) in one go, by this
                                          policy's rule: a :class:`LevelTable`, or None
                                          where it cannot (``_levels_on_device``)
+    finish_table(table, is_leaf, value)  (with grow_levels) ``finish`` of its table
 
 Symmetric growth asks instead (numeric features; :mod:`skltr._gbdt.symmetric` holds what
 both back-ends share)::
@@ -142,8 +143,9 @@ def can_split(node, n_leaves, max_leaves, max_depth, min_samples_leaf) -> bool:
 
 
 class LevelTable(NamedTuple):
-    """A depth-wise tree grown by a back-end's ``grow_levels``: one array a field, a node
-    each, ids in the driver's creation order. ``left``: the left child's id (the right's
+    """A tree grown by a back-end in one go (the GPU's ``grow_levels``, the CPU's
+    whole-tree leaf-wise grower): one array a field, a node each, ids in the driver's
+    creation order. ``left``: the left child's id (the right's
     is the next), -1 for a leaf; the split fields (``feature`` .. ``left_count``, a
     :class:`~skltr._records.SplitInfo`'s) hold for split nodes only; ``gain`` float64, the
     rest int."""
@@ -162,6 +164,11 @@ class LevelTable(NamedTuple):
     left_h: np.ndarray
     left_count: np.ndarray
     left: np.ndarray
+    #: categorical splits (the CPU's whole-tree grower): the uint64 words of each split's
+    #: left set (0: numeric), the sets (one row a node), the L2 its children's outputs add
+    cat_words: np.ndarray | None = None
+    cat_bits: np.ndarray | None = None
+    cat_l2: np.ndarray | None = None
 
 
 class GrowthDriver:
@@ -199,7 +206,7 @@ class GrowthDriver:
             else:
                 table = self._levels_on_device(backend)
                 if table is not None:
-                    return self._assemble_table(backend, table, missing_bin, rows)
+                    return self.assemble_table(backend, table, missing_bin, rows)
                 self._depthwise(backend)
         tree_nodes = [self.nodes[i] for i in self.order]
         backend.counts(tree_nodes)
@@ -403,11 +410,12 @@ class GrowthDriver:
         return GrownTree(feature, bin_threshold, default_left, left, right, value, gain,
                          count, hess_sum, leaf_of_row, rows, missing_bin, cat_bits)
 
-    def _assemble_table(self, backend, t, missing_bin, rows) -> GrownTree:
-        """:meth:`_assemble` of a :class:`LevelTable` (ids are the tree's; numeric splits, no
-        bounds, nothing frozen), with arrays instead of a node object each: the table
-        comes at the end of a tree whose levels left the host idle, and its ~500 nodes as
-        objects took ~1 ms of the GPU's round."""
+    def assemble_table(self, backend, t, missing_bin, rows) -> GrownTree:
+        """:meth:`_assemble` of a :class:`LevelTable` (ids are the tree's; no bounds,
+        nothing frozen), with arrays instead of a node object each: the GPU's table comes at
+        the end of a tree whose levels left the host idle, and its ~500 nodes as objects
+        took ~1 ms of the GPU's round. The back-end's ``finish_table(t, is_leaf, value)``
+        gives the leaf of every row."""
         p, scales = self.params, backend.scales
         n = len(t.start)
         is_split = t.left >= 0
@@ -420,12 +428,21 @@ class GrowthDriver:
         sum_g = t.sum_g.astype(np.float64)  # int64 -> double, as float(int)
         hess_sum = t.sum_h.astype(np.float64) * scales.inv_h
         is_leaf = ~is_split
-        value = leaf_values(sum_g, hess_sum, is_leaf, scales.inv_g, p.reg_lambda,
+        cat_bits, value_h = None, hess_sum
+        cat = None if t.cat_words is None else np.flatnonzero(is_split & (t.cat_words > 0))
+        if cat is not None and cat.size:  # as _categorical_splits
+            width = int(t.cat_words[cat].max())
+            cat_bits = np.zeros((n, width), np.uint64)
+            cat_bits[cat] = t.cat_bits[cat, :width]
+            value_h = hess_sum.copy()
+            value_h[t.left[cat]] += t.cat_l2[cat]
+            value_h[t.left[cat] + 1] += t.cat_l2[cat]
+        value = leaf_values(sum_g, value_h, is_leaf, scales.inv_g, p.reg_lambda,
                             p.reg_alpha, p.learning_rate).astype(LEAF_VALUE_DTYPE)
-        leaf_of_row = backend.finish([], np.arange(n), is_leaf, value)
+        leaf_of_row = backend.finish_table(t, is_leaf, value)
         return GrownTree(feature, bin_threshold, default_left, left, right, value, gain,
                          np.asarray(t.count, np.int64), hess_sum, leaf_of_row, rows,
-                         missing_bin, None)
+                         missing_bin, cat_bits)
 
 
 def _categorical_splits(nodes, split, left, right, hess_sum):

@@ -61,7 +61,7 @@ __all__ = ["STAGES", "enter", "start", "stop"]
 STAGES = {
     "grow": ("skltr._cpu.quantise", "skltr._cpu.histogram", "skltr._cpu.split",
              "skltr._cpu.split_children", "skltr._cpu.split_symmetric",
-             "skltr._cpu.partition", "skltr._cpu.predict_binned"),
+             "skltr._cpu.partition", "skltr._cpu.grow_leafwise", "skltr._cpu.predict_binned"),
     "score": ("skltr._cpu.quickscorer", "skltr._cpu.traversal"),
 }
 

@@ -1,0 +1,410 @@
+"""numba kernel of a whole leaf-wise tree on one process: the growth driver's decisions and the
+CPU grower's kernel calls in one compiled loop.
+
+:class:`skltr._gbdt.grower_cpu.TreeGrower` grows a tree through the growth driver
+(:mod:`skltr._gbdt.growth`), a Python call per split that starts the numba kernels of the
+partition, the smaller child's histogram and both children's split search. On small nodes
+that Python is as long as the kernels: 29 us a split of a 31-leaf categorical fit on 2 cores
+against 56 us of kernels (``benchmarks/split_overhead.py``). :func:`grow_leafwise` takes the
+same decisions in the same order -- the leaf of highest gain first (ties to the lowest node
+id), ``can_split``'s limits, the smaller child built and the larger one subtracted, the same
+serial or parallel kernel for each node size (the limits in :class:`GrowCase`) -- and calls
+the same kernels, so the tree is the driver's bit for bit; the tests grow both.
+
+The grower hands it the root (quantised gradients, sums, count) and gets back a node table
+(:class:`GrowTable`, one array a field, node ids in the driver's creation order: root 0, a
+split appends its left then its right child), from which the driver's ``_assemble_table``
+makes the tree. Histograms live in slots of one array (``slots``, kept across trees by the
+histogram pool); when no slot is free before a split the kernel returns :data:`NEED_SLOT`
+with its state saved (``state``), the grower adds slots and calls it again, and it goes on
+where it stopped.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from .histogram import (build_histogram, build_histogram_serial, histogram_task_split,
+                        subtract_histograms)
+from .histogram_wide import build_wide_histogram, build_wide_histogram_serial
+from .partition import partition_rows, partition_rows_serial
+from .split import find_best_splits, find_best_splits_serial
+from .split_categorical import best_categorical_splits, categorical_wins
+from .split_children import find_child_splits
+
+__all__ = ["GrowCase", "GrowData", "GrowWide", "GrowCategorical", "GrowTable", "grow_leafwise",
+           "DONE", "NEED_SLOT"]
+
+#: :func:`grow_leafwise`'s returns: the tree is grown / a histogram slot is needed
+DONE, NEED_SLOT = 0, 1
+#: ``state`` entries
+_N_NODES, _N_LEAVES, _N_FREE, _PHASE = 0, 1, 2, 3
+
+
+class GrowCase(NamedTuple):
+    """The scalars of one tree's growth: the driver's limits and the grower's kernel choices
+    (``skltr._gbdt.grower_cpu``'s constants and layout, read when the tree starts)."""
+
+    max_leaves: int
+    max_depth: int           # -1: none
+    min_samples_leaf: int
+    n_threads: int
+    one_word: bool           # one-word bins: a left count is the partition's
+    float_layout: bool       # float sums: every node's histogram in the tree's tasks
+    tree_chunks: int         # the tree's tasks (float sums)
+    tree_blocks: int
+    use_rows: bool           # the root reads its rows through the row buffer (a subsample)
+    hist_min_rows: int       # HIST_PARALLEL_MIN_ROWS
+    partition_min_rows: int  # PARTITION_PARALLEL_MIN_ROWS
+    split_min_rows: int      # SPLIT_PARALLEL_MIN_ROWS
+    min_features_per_block: int  # skltr._engine.histogram's task constants
+    min_chunk_rows: int
+    wide_update_bytes: int   # WIDE_UPDATE_BYTES
+
+
+class GrowData(NamedTuple):
+    """The arrays of one tree (the grower's)."""
+
+    X: np.ndarray            # uint8 (n, n_features), C
+    X_T: np.ndarray          # uint8 (n_features, n), C
+    g: np.ndarray            # the quantised (or float) gradients and hessians
+    h: np.ndarray
+    buf: np.ndarray          # uint32 row buffer: the root's rows in [0, n_root)
+    tmp: np.ndarray          # uint32 scratch of the partition
+    n_bins: np.ndarray       # int32 per feature
+    mask: np.ndarray         # bool per feature: the tree may split on it
+    numeric: np.ndarray      # bool per feature: ... and the numeric scan reads it
+    monotone: np.ndarray     # int8 per feature (zeros: this kernel has no constraints)
+    scratch: np.ndarray      # row chunks 1.. of a parallel histogram (the pool's)
+    work: object             # SplitWork of the smaller child (and of a single node)
+    large_work: object       # SplitWork of the larger child
+
+
+class GrowWide(NamedTuple):
+    """The wide categorical features (``skltr._engine.wide_categorical``)."""
+
+    X: np.ndarray            # uint16 (n, n_wide), C
+    X_T: np.ndarray          # uint16 (n_wide, n), C
+    offsets: np.ndarray      # int64 per wide feature
+    index: np.ndarray        # int64 per feature: its wide number, or -1
+    scratch: np.ndarray      # row chunks 1.. of a parallel wide histogram
+
+
+class GrowCategorical(NamedTuple):
+    """The categorical split search (``skltr._gbdt.categorical.CategoricalSearch``)."""
+
+    tasks: object            # CategoricalTasks: the fused child search's
+    rows: object             # CategoricalRows: a single node's search
+    k: object                # CategoricalConstants
+    found: object            # CategoricalFound of one entry
+    words: np.ndarray        # int64 per feature: uint64 words of its left sets (0: numeric)
+    sums: np.ndarray         # (1, 3) of the histogram dtype: a single node's sums
+    bounds: np.ndarray       # (1, 2) float64: its output bounds
+    mask_row: np.ndarray     # int64 (1,): zeros
+
+
+class GrowTable(NamedTuple):
+    """The grown nodes, one entry a node (``max_nodes = 2 * max_leaves - 1`` entries, the
+    first ``state[0]`` used); the split fields hold where ``has_split``, ``left`` (the left
+    child, the right one next; -1: a leaf) where the node was split. The fields up to
+    ``left`` are :class:`skltr._gbdt.growth.LevelTable`'s."""
+
+    start: np.ndarray
+    end: np.ndarray
+    sum_g: np.ndarray        # histogram dtype
+    sum_h: np.ndarray
+    count: np.ndarray
+    depth: np.ndarray
+    feature: np.ndarray
+    gain: np.ndarray         # float64
+    bin: np.ndarray          # int32
+    default_left: np.ndarray  # bool
+    left_g: np.ndarray       # histogram dtype
+    left_h: np.ndarray
+    left_count: np.ndarray
+    left: np.ndarray
+    cat_words: np.ndarray    # int64: words of the categorical left set (0: numeric split)
+    cat_bits: np.ndarray     # uint64 (max_nodes, n_words)
+    cat_many: np.ndarray     # bool: a many-vs-many split (its children take cat_l2)
+    has_split: np.ndarray    # bool
+    slot: np.ndarray         # int64: the node's histogram slot, -1 none
+    candidate: np.ndarray    # bool: a leaf waiting to be split
+
+
+@njit(cache=True)
+def grow_leafwise(d, case, c, wide, cat, slots, free, state, t):
+    """Grow the tree (or go on growing it) from the root in ``t``'s entry 0.
+
+    Parameters
+    ----------
+    d : GrowData
+    case : GrowCase
+    c : skltr._records.SplitConstants
+    wide : GrowWide or None
+    cat : GrowCategorical or None
+    slots : ndarray, shape (n_slots, n_hist_rows, n_bins_total, n_channels)
+        Histogram slots; ``free[:state[2]]`` lists the free ones.
+    free : ndarray of int64, shape (n_slots,)
+    state : ndarray of int64, shape (4,)
+        ``(nodes, leaves, free slots, phase)``: ``(1, 1, n_slots, 0)`` for a new tree.
+    t : GrowTable
+        Entry 0 holds the root (``start`` .. ``depth``); the rest is written.
+
+    Returns
+    -------
+    int
+        :data:`DONE`, or :data:`NEED_SLOT`: call again with more slots (``free`` holding the
+        new ones after ``state[2]``).
+    """
+    n_nodes, n_leaves = state[_N_NODES], state[_N_LEAVES]
+    if state[_PHASE] == 0:
+        t.has_split[0] = t.candidate[0] = False
+        t.left[0] = t.slot[0] = -1
+        if _can_split(t, 0, 1, case):
+            if state[_N_FREE] == 0:
+                return NEED_SLOT
+            t.slot[0] = _acquire(free, state)
+            _build(d, case, wide, slots, t, 0, case.use_rows, True)
+            _find_split(d, case, c, cat, slots, free, state, t, 0)
+            t.candidate[0] = t.has_split[0]
+        state[_PHASE] = 1
+    while n_leaves < case.max_leaves:
+        best = -1
+        for i in range(n_nodes):  # the highest gain, ties to the lowest id (the driver's heap)
+            if t.candidate[i] and (best < 0 or t.gain[i] > t.gain[best]):
+                best = i
+        if best < 0:
+            break
+        if state[_N_FREE] == 0:
+            state[_N_NODES], state[_N_LEAVES] = n_nodes, n_leaves
+            return NEED_SLOT
+        t.candidate[best] = False
+        left = n_nodes
+        n_nodes += 2
+        _split(d, case, c, wide, cat, slots, free, state, t, best, left, n_leaves + 1)
+        n_leaves += 1
+        for child in (left, left + 1):
+            t.candidate[child] = t.has_split[child] and _can_split(t, child, n_leaves, case)
+    state[_N_NODES], state[_N_LEAVES] = n_nodes, n_leaves
+    return DONE
+
+
+@njit(cache=True, inline="always")
+def _can_split(t, i, n_leaves, case):
+    # skltr._gbdt.growth.can_split
+    return (n_leaves < case.max_leaves and (case.max_depth < 0 or t.depth[i] < case.max_depth)
+            and t.count[i] >= 2 * case.min_samples_leaf)
+
+
+@njit(cache=True, inline="always")
+def _acquire(free, state):
+    state[_N_FREE] -= 1
+    return free[state[_N_FREE]]
+
+
+@njit(cache=True, inline="always")
+def _release(t, i, free, state):
+    if t.slot[i] >= 0:
+        free[state[_N_FREE]] = t.slot[i]
+        state[_N_FREE] += 1
+        t.slot[i] = -1
+
+
+@njit(cache=True)
+def _build(d, case, wide, slots, t, i, use_rows, reduce):
+    """Node ``i``'s histogram in its slot (TreeGrower._build_local); returns the row chunks
+    of a parallel build left in ``d.scratch`` + 1 (``reduce`` False), else 1."""
+    start, end = t.start[i], t.end[i]
+    n_rows = end - start
+    hist = slots[t.slot[i]]
+    n_features = d.X.shape[1]
+    parallel = case.n_threads > 1 and n_rows >= case.hist_min_rows
+    if wide is not None:
+        _build_wide(d, case, wide, hist[n_features:], start, end, use_rows, parallel)
+    hf = hist[:n_features]
+    if parallel:
+        if case.float_layout:
+            chunks, blocks = case.tree_chunks, case.tree_blocks
+        else:
+            chunks, blocks = histogram_task_split(case.n_threads, n_features, n_rows, True,
+                                                  case.min_features_per_block,
+                                                  case.min_chunk_rows)
+        build_histogram(d.X, d.g, d.h, d.buf, start, end, use_rows, hf, d.scratch, chunks,
+                        blocks, reduce)
+        return 1 if reduce else chunks
+    build_histogram_serial(d.X, d.g, d.h, d.buf, start, end, use_rows, hf)
+    return 1
+
+
+@njit(cache=True)
+def _build_wide(d, case, wide, out, start, end, use_rows, parallel):
+    # TreeGrower._build_wide
+    n_rows = end - start
+    n_chunks = min(case.n_threads, int(np.sqrt(
+        case.wide_update_bytes * n_rows * wide.X.shape[1] / (out.size * out.itemsize))))
+    if parallel and n_chunks > 1 and not case.float_layout:
+        build_wide_histogram(wide.X, d.g, d.h, d.buf, start, end, use_rows, out, wide.offsets,
+                             wide.scratch, n_chunks)
+    else:
+        build_wide_histogram_serial(wide.X, d.g, d.h, d.buf, start, end, use_rows, out,
+                                    wide.offsets)
+
+
+@njit(cache=True)
+def _find_split(d, case, c, cat, slots, free, state, t, i):
+    """Node ``i``'s best split from its histogram (TreeGrower._find_split); a node without
+    one gives its slot back."""
+    hist = slots[t.slot[i]]
+    hf = hist[:d.X.shape[1]]
+    lo, hi = -np.inf, np.inf
+    if case.n_threads > 1 and t.count[i] >= case.split_min_rows:
+        res = find_best_splits(hf, d.n_bins, d.numeric, d.monotone, t.sum_g[i], t.sum_h[i],
+                               t.count[i], lo, hi, c, d.work)
+    else:
+        res = find_best_splits_serial(hf, d.n_bins, d.numeric, d.monotone, t.sum_g[i],
+                                      t.sum_h[i], t.count[i], lo, hi, c, d.work)
+    _store_numeric(t, i, res)
+    if cat is not None:  # CategoricalSearch.best of one node
+        cat.sums[0, 0], cat.sums[0, 1], cat.sums[0, 2] = t.sum_g[i], t.sum_h[i], t.count[i]
+        cat.bounds[0, 0], cat.bounds[0, 1] = lo, hi
+        s = t.slot[i]
+        best_categorical_splits(slots[s:s + 1], cat.rows, d.mask.reshape((1, -1)),
+                                cat.mask_row, cat.sums, cat.bounds, c, cat.k, cat.found)
+        found = cat.found
+        if categorical_wins(res[0], res[1], found.ints[0, 0], found.gain[0]):
+            _store_categorical(t, i, cat, found.ints, found.gain, found.sums, found.bits, 0)
+    if not t.has_split[i]:
+        _release(t, i, free, state)
+
+
+@njit(cache=True)
+def _split(d, case, c, wide, cat, slots, free, state, t, i, left, n_leaves):
+    """Split node ``i`` into ``left`` and ``left + 1`` (TreeGrower._split): partition, the
+    children's ranges, sums and counts, then their histograms and splits where
+    ``can_split`` allows with ``n_leaves`` leaves."""
+    right = left + 1
+    n_left = _partition(d, case, c, wide, t, i)
+    mid = t.start[i] + n_left
+    t.start[left], t.end[left], t.start[right], t.end[right] = t.start[i], mid, mid, t.end[i]
+    t.sum_g[left], t.sum_h[left] = t.left_g[i], t.left_h[i]
+    t.sum_g[right], t.sum_h[right] = t.sum_g[i] - t.left_g[i], t.sum_h[i] - t.left_h[i]
+    cl = n_left if case.one_word else t.left_count[i]
+    t.count[left], t.count[right] = cl, t.count[i] - cl
+    t.depth[left] = t.depth[right] = t.depth[i] + 1
+    t.left[i] = left
+    for child in (left, right):
+        t.has_split[child] = t.candidate[child] = False
+        t.left[child] = t.slot[child] = -1
+    ok_left = _can_split(t, left, n_leaves, case)
+    ok_right = _can_split(t, right, n_leaves, case)
+    parent_slot = t.slot[i]
+    t.slot[i] = -1
+    if not (ok_left or ok_right):
+        t.slot[i] = parent_slot
+        _release(t, i, free, state)
+        return
+    if t.count[left] <= t.count[right]:
+        small, large, do_small, do_large = left, right, ok_left, ok_right
+    else:
+        small, large, do_small, do_large = right, left, ok_right, ok_left
+    t.slot[small] = _acquire(free, state)
+    t.slot[large] = parent_slot
+    if case.n_threads > 1:
+        # the histogram's reduction joins the split search's region
+        n_chunks = _build(d, case, wide, slots, t, small, True, False)
+        _child_splits(d, c, cat, slots, free, state, t, small, large, do_small, do_large,
+                      n_chunks)
+        return
+    _build(d, case, wide, slots, t, small, True, True)
+    parent = slots[parent_slot]
+    subtract_histograms(parent, slots[t.slot[small]], parent)
+    for child, ok in ((left, ok_left), (right, ok_right)):
+        if ok:
+            _find_split(d, case, c, cat, slots, free, state, t, child)
+        else:
+            _release(t, child, free, state)
+
+
+@njit(cache=True)
+def _child_splits(d, c, cat, slots, free, state, t, small, large, do_small, do_large,
+                  n_chunks):
+    """Both children's splits in one region (TreeGrower._find_child_splits)."""
+    lo, hi = -np.inf, np.inf
+    small_sums = (t.sum_g[small], t.sum_h[small], t.count[small], lo, hi)
+    large_sums = (t.sum_g[large], t.sum_h[large], t.count[large], lo, hi)
+    if cat is None:  # (numba compiles one branch)
+        res = find_child_splits(slots[t.slot[small]], slots[t.slot[large]], d.n_bins,
+                                d.numeric, d.monotone, small_sums, large_sums, c, d.work,
+                                d.large_work, do_small, do_large, d.scratch, n_chunks, None,
+                                None)
+    else:
+        res = find_child_splits(slots[t.slot[small]], slots[t.slot[large]], d.n_bins,
+                                d.numeric, d.monotone, small_sums, large_sums, c, d.work,
+                                d.large_work, do_small, do_large, d.scratch, n_chunks,
+                                cat.tasks, cat.k)
+    small_res, large_res, small_entry, large_entry = res
+    _store_numeric(t, small, small_res)
+    _store_numeric(t, large, large_res)
+    if cat is not None:
+        for child, entry in ((small, small_entry), (large, large_entry)):
+            if entry >= 0:
+                tasks = cat.tasks
+                _store_categorical(t, child, cat, tasks.ints, tasks.gain, tasks.sums,
+                                   tasks.bits, entry)
+    for child, ok in ((small, do_small), (large, do_large)):
+        t.has_split[child] = ok and t.has_split[child]
+        if not t.has_split[child]:
+            _release(t, child, free, state)
+
+
+@njit(cache=True, inline="always")
+def _store_numeric(t, i, res):
+    f, gain, b, default_left, gl, hl, cl = res
+    t.has_split[i] = f >= 0
+    t.feature[i], t.gain[i], t.bin[i], t.default_left[i] = f, gain, b, default_left
+    t.left_g[i], t.left_h[i], t.left_count[i] = gl, hl, cl
+    t.cat_words[i] = 0
+
+
+@njit(cache=True)
+def _store_categorical(t, i, cat, ints, gains, sums, bits, entry):
+    # CategoricalSearch.split_of
+    f = ints[entry, 0]
+    t.has_split[i] = True
+    t.feature[i], t.gain[i], t.bin[i], t.default_left[i] = f, gains[entry], -1, False
+    t.left_g[i], t.left_h[i], t.left_count[i] = sums[entry, 0], sums[entry, 1], ints[entry, 1]
+    t.cat_many[i] = ints[entry, 2] != 0
+    n_words = cat.words[f]
+    t.cat_words[i] = n_words
+    t.cat_bits[i, :] = 0
+    t.cat_bits[i, :n_words] = bits[entry, :n_words]
+
+
+@njit(cache=True)
+def _partition(d, case, c, wide, t, i):
+    """Partition node ``i``'s rows at its split (TreeGrower._partition); the left count."""
+    start, end = t.start[i], t.end[i]
+    f = t.feature[i]
+    parallel = (case.n_threads > 1
+                and (end - start) * case.n_threads >= 2 * case.partition_min_rows)
+    n_words = t.cat_words[i]
+    if n_words == 0:
+        return _partition_col(d.X_T[f], d, start, end, t.bin[i], t.default_left[i], None,
+                              c.missing_bin, case.n_threads, parallel)
+    bits = t.cat_bits[i, :n_words]
+    if wide is not None and wide.index[f] >= 0:
+        return _partition_col(wide.X_T[wide.index[f]], d, start, end, -1, False, bits,
+                              c.missing_bin, case.n_threads, parallel)
+    return _partition_col(d.X_T[f], d, start, end, -1, False, bits, c.missing_bin,
+                          case.n_threads, parallel)
+
+
+@njit(cache=True)
+def _partition_col(col, d, start, end, b, default_left, bits, missing_bin, n_threads,
+                   parallel):
+    if parallel:
+        return partition_rows(col, d.buf, start, end, b, default_left, missing_bin, bits,
+                              d.tmp, n_threads)
+    return partition_rows_serial(col, d.buf, start, end, b, default_left, missing_bin, bits,
+                                 d.tmp)

@@ -385,7 +385,8 @@ class GPUTreeGrower:
             raise AssertionError("the device plan ran out of histogram slots")
         slots.free = list(range(slots.array.shape[0] - 1, -1, -1))  # every slot is free
         t = table[:int(state_host[1])].get()
-        columns = {name: t[:, COLUMNS[name]] for name in LevelTable._fields}
+        # (the table's categorical fields stay None: no categorical splits here)
+        columns = {name: t[:, COLUMNS[name]] for name in LevelTable._fields if name in COLUMNS}
         columns["gain"] = columns["gain"].view(np.float64)
         return LevelTable(**columns)
 

@@ -462,14 +462,14 @@ def test_pool_is_reused_and_communicator_is_called(monkeypatch, compiled):
     if compiled:
         # row count + root sums; one worker's histograms are its own (no all-reduce)
         assert Counting.calls == 2
-        slots = pool.slots()
+        slots = pool.slots(1)
     else:
         # row count + root sums + root histogram + at most one histogram per further split
         assert 3 <= Counting.calls <= 3 + t1.n_leaves - 2
         n_free = len(pool._free)
     t2 = grow(X, n_bins, grad, hess, 6, pool=pool, n_threads=2, min_samples_leaf=5)
     if compiled:
-        assert pool.slots() is slots  # the same slots, none allocated anew
+        assert pool.slots(1) is slots  # the same slots, none allocated anew
     else:
         assert len(pool._free) == n_free  # every buffer returned, none allocated anew
     assert_same_tree(t2, vars_of(t1))
@@ -835,7 +835,7 @@ COMPILED_CASES = [
     dict(),
     dict(hist_mode="float"),
     dict(min_samples_leaf_counts="rows"),  # two-word bins (counts in the histogram)
-    dict(n_jobs=1, max_leaves=63, min_samples_leaf=3),  # slots grown during a tree
+    dict(n_jobs=1, max_leaves=63, min_samples_leaf=3),
     dict(max_leaves=63, min_samples_leaf=2, max_depth=5, subsample=0.7,
          colsample_bytree=0.6),
     dict(categorical_features=[6, 7], max_cat_to_onehot=16, cat_l2=3.0),  # one-vs-rest
@@ -850,7 +850,7 @@ COMPILED_CASES = [
 def test_compiled_leafwise_growth_is_the_drivers(monkeypatch, kw):
     """The whole-tree numba grower (skltr._cpu.grow_leafwise) grows the growth driver's
     trees bit for bit: layouts, threads, subsamples, column samples, depth limits, byte
-    and wide categorical features, more histogram slots in the middle of a tree."""
+    and wide categorical features."""
     import skltr._gbdt.grower_cpu as grower_mod
     from skltr import GPUHistGBDTRanker
 
@@ -870,3 +870,30 @@ def test_compiled_leafwise_growth_is_the_drivers(monkeypatch, kw):
     for name in ("tree_ptr", "feature", "threshold", "left", "right", "value", "flags",
                  "cat_offset", "cat_nwords", "cat_bitsets", "base_score", "cover"):
         np.testing.assert_array_equal(getattr(b, name), getattr(a, name), err_msg=name)
+
+
+def test_compiled_growth_touches_only_the_histograms_it_holds(monkeypatch):
+    """The compiled grower's slot array has room for every leaf, but a tree writes only as
+    many slots as the driver's pool holds histograms (the rest takes no memory)."""
+    import skltr._gbdt.grower_cpu as grower_mod
+
+    rng = np.random.default_rng(8)
+    X, n_bins, _, _ = dyadic_problem(rng, 6000, 6, 15, nan_frac=0.05)
+    grad = rng.normal(size=6000).astype(np.float32)
+    hess = rng.uniform(0.1, 1, size=6000).astype(np.float32)
+    kw = dict(max_leaves=63, min_samples_leaf=10, hist_mode="quantised", n_threads=2)
+    monkeypatch.setattr(grower_mod, "COMPILED_LEAFWISE", False)
+    driver = TreeGrower(X, grad, hess, n_bins=n_bins, missing_bin=15,
+                        has_missing=np.ones(6, bool), **kw)
+    ref = driver.grow()
+    held = len(driver.pool._free)  # every histogram the driver's tree made, given back
+    monkeypatch.setattr(grower_mod, "COMPILED_LEAFWISE", True)
+    grower = TreeGrower(X, grad, hess, n_bins=n_bins, missing_bin=15,
+                        has_missing=np.ones(6, bool), pool=driver.pool, **kw)
+    slots = driver.pool.slots(63)
+    slots[...] = -7
+    tree = grower.grow()
+    assert grower.pool is driver.pool and driver.pool.slots(63) is slots
+    touched = int(np.sum(np.any(slots.reshape(slots.shape[0], -1) != -7, axis=1)))
+    assert ref.n_leaves == tree.n_leaves > 40 and 10 < touched <= held < 63
+    assert_same_tree(tree, vars_of(ref))

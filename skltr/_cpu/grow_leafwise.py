@@ -13,11 +13,11 @@ the same kernels, so the tree is the driver's bit for bit; the tests grow both.
 
 The grower hands it the root (quantised gradients, sums, count) and gets back a node table
 (:class:`GrowTable`, one array a field, node ids in the driver's creation order: root 0, a
-split appends its left then its right child), from which the driver's ``_assemble_table``
+split appends its left then its right child), from which the driver's ``assemble_table``
 makes the tree. Histograms live in slots of one array (``slots``, kept across trees by the
-histogram pool); when no slot is free before a split the kernel returns :data:`NEED_SLOT`
-with its state saved (``state``), the grower adds slots and calls it again, and it goes on
-where it stopped.
+histogram pool) with room for every leaf; free slots are taken lowest first, so that only as
+many slots are ever touched -- and so take memory -- as the tree holds at once (the pool's
+``slots``).
 """
 
 from typing import NamedTuple
@@ -31,15 +31,9 @@ from .histogram_wide import build_wide_histogram, build_wide_histogram_serial
 from .partition import partition_rows, partition_rows_serial
 from .split import find_best_splits, find_best_splits_serial
 from .split_categorical import best_categorical_splits, categorical_wins
-from .split_children import find_child_splits
+from .split_children import build_child_splits, find_child_splits
 
-__all__ = ["GrowCase", "GrowData", "GrowWide", "GrowCategorical", "GrowTable", "grow_leafwise",
-           "DONE", "NEED_SLOT"]
-
-#: :func:`grow_leafwise`'s returns: the tree is grown / a histogram slot is needed
-DONE, NEED_SLOT = 0, 1
-#: ``state`` entries
-_N_NODES, _N_LEAVES, _N_FREE, _PHASE = 0, 1, 2, 3
+__all__ = ["GrowCase", "GrowData", "GrowWide", "GrowCategorical", "GrowTable", "grow_leafwise"]
 
 
 class GrowCase(NamedTuple):
@@ -105,10 +99,10 @@ class GrowCategorical(NamedTuple):
 
 
 class GrowTable(NamedTuple):
-    """The grown nodes, one entry a node (``max_nodes = 2 * max_leaves - 1`` entries, the
-    first ``state[0]`` used); the split fields hold where ``has_split``, ``left`` (the left
-    child, the right one next; -1: a leaf) where the node was split. The fields up to
-    ``left`` are :class:`skltr._gbdt.growth.LevelTable`'s."""
+    """The grown nodes, one entry a node (``max_nodes = 2 * max_leaves - 1`` entries, as
+    many used as :func:`grow_leafwise` returns); the split fields hold where ``has_split``,
+    ``left`` (the left child, the right one next; -1: a leaf) where the node was split. The
+    fields up to ``left`` are :class:`skltr._gbdt.growth.LevelTable`'s."""
 
     start: np.ndarray
     end: np.ndarray
@@ -133,8 +127,8 @@ class GrowTable(NamedTuple):
 
 
 @njit(cache=True)
-def grow_leafwise(d, case, c, wide, cat, slots, free, state, t):
-    """Grow the tree (or go on growing it) from the root in ``t``'s entry 0.
+def grow_leafwise(d, case, c, wide, cat, slots, t):
+    """Grow the tree from the root in ``t``'s entry 0.
 
     Parameters
     ----------
@@ -144,31 +138,26 @@ def grow_leafwise(d, case, c, wide, cat, slots, free, state, t):
     wide : GrowWide or None
     cat : GrowCategorical or None
     slots : ndarray, shape (n_slots, n_hist_rows, n_bins_total, n_channels)
-        Histogram slots; ``free[:state[2]]`` lists the free ones.
-    free : ndarray of int64, shape (n_slots,)
-    state : ndarray of int64, shape (4,)
-        ``(nodes, leaves, free slots, phase)``: ``(1, 1, n_slots, 0)`` for a new tree.
+        Histogram slots, at least ``max_leaves`` (a tree never holds more at once).
     t : GrowTable
         Entry 0 holds the root (``start`` .. ``depth``); the rest is written.
 
     Returns
     -------
     int
-        :data:`DONE`, or :data:`NEED_SLOT`: call again with more slots (``free`` holding the
-        new ones after ``state[2]``).
+        The tree's nodes.
     """
-    n_nodes, n_leaves = state[_N_NODES], state[_N_LEAVES]
-    if state[_PHASE] == 0:
-        t.has_split[0] = t.candidate[0] = False
-        t.left[0] = t.slot[0] = -1
-        if _can_split(t, 0, 1, case):
-            if state[_N_FREE] == 0:
-                return NEED_SLOT
-            t.slot[0] = _acquire(free, state)
-            _build(d, case, wide, slots, t, 0, case.use_rows, True)
-            _find_split(d, case, c, cat, slots, free, state, t, 0)
-            t.candidate[0] = t.has_split[0]
-        state[_PHASE] = 1
+    # the free slots, a stack: the lowest on top
+    free = np.arange(slots.shape[0] - 1, -1, -1)
+    state = np.array([slots.shape[0]])  # free slots
+    n_nodes, n_leaves = 1, 1
+    t.has_split[0] = t.candidate[0] = False
+    t.left[0] = t.slot[0] = -1
+    if _can_split(t, 0, 1, case):
+        t.slot[0] = _acquire(free, state)
+        _build(d, case, wide, slots, t, 0, case.use_rows, True)
+        _find_split(d, case, c, cat, slots, free, state, t, 0)
+        t.candidate[0] = t.has_split[0]
     while n_leaves < case.max_leaves:
         best = -1
         for i in range(n_nodes):  # the highest gain, ties to the lowest id (the driver's heap)
@@ -176,9 +165,6 @@ def grow_leafwise(d, case, c, wide, cat, slots, free, state, t):
                 best = i
         if best < 0:
             break
-        if state[_N_FREE] == 0:
-            state[_N_NODES], state[_N_LEAVES] = n_nodes, n_leaves
-            return NEED_SLOT
         t.candidate[best] = False
         left = n_nodes
         n_nodes += 2
@@ -186,8 +172,7 @@ def grow_leafwise(d, case, c, wide, cat, slots, free, state, t):
         n_leaves += 1
         for child in (left, left + 1):
             t.candidate[child] = t.has_split[child] and _can_split(t, child, n_leaves, case)
-    state[_N_NODES], state[_N_LEAVES] = n_nodes, n_leaves
-    return DONE
+    return n_nodes
 
 
 @njit(cache=True, inline="always")
@@ -199,15 +184,17 @@ def _can_split(t, i, n_leaves, case):
 
 @njit(cache=True, inline="always")
 def _acquire(free, state):
-    state[_N_FREE] -= 1
-    return free[state[_N_FREE]]
+    if state[0] == 0:  # a tree holds at most max_leaves histograms: never
+        raise AssertionError("grow_leafwise: out of histogram slots")
+    state[0] -= 1
+    return free[state[0]]
 
 
 @njit(cache=True, inline="always")
 def _release(t, i, free, state):
     if t.slot[i] >= 0:
-        free[state[_N_FREE]] = t.slot[i]
-        state[_N_FREE] += 1
+        free[state[0]] = t.slot[i]
+        state[0] += 1
         t.slot[i] = -1
 
 
@@ -224,17 +211,27 @@ def _build(d, case, wide, slots, t, i, use_rows, reduce):
         _build_wide(d, case, wide, hist[n_features:], start, end, use_rows, parallel)
     hf = hist[:n_features]
     if parallel:
-        if case.float_layout:
-            chunks, blocks = case.tree_chunks, case.tree_blocks
-        else:
-            chunks, blocks = histogram_task_split(case.n_threads, n_features, n_rows, True,
-                                                  case.min_features_per_block,
-                                                  case.min_chunk_rows)
+        chunks, blocks = _tasks(d, case, n_rows)
         build_histogram(d.X, d.g, d.h, d.buf, start, end, use_rows, hf, d.scratch, chunks,
                         blocks, reduce)
         return 1 if reduce else chunks
     build_histogram_serial(d.X, d.g, d.h, d.buf, start, end, use_rows, hf)
     return 1
+
+
+@njit(cache=True)
+def _tasks(d, case, n_rows):
+    """``(row chunks, feature blocks)`` of a node's histogram on several threads: the
+    tree's (float sums) or the node's own (integer ones); a node too small for a parallel
+    histogram (built on one thread by ``_build``) one chunk, a block a thread (the same
+    sums: one chunk sums every bin in row order)."""
+    n_features = d.X.shape[1]
+    if n_rows < case.hist_min_rows:
+        return 1, min(n_features, case.n_threads)
+    if case.float_layout:
+        return case.tree_chunks, case.tree_blocks
+    return histogram_task_split(case.n_threads, n_features, n_rows, True,
+                                case.min_features_per_block, case.min_chunk_rows)
 
 
 @njit(cache=True)
@@ -311,10 +308,15 @@ def _split(d, case, c, wide, cat, slots, free, state, t, i, left, n_leaves):
     t.slot[small] = _acquire(free, state)
     t.slot[large] = parent_slot
     if case.n_threads > 1:
+        chunks, blocks = _tasks(d, case, t.end[small] - t.start[small])
+        if chunks == 1:  # the histogram is built in the split search's region
+            _child_splits(d, case, c, wide, cat, slots, free, state, t, small, large,
+                          do_small, do_large, 0, blocks)
+            return
         # the histogram's reduction joins the split search's region
         n_chunks = _build(d, case, wide, slots, t, small, True, False)
-        _child_splits(d, c, cat, slots, free, state, t, small, large, do_small, do_large,
-                      n_chunks)
+        _child_splits(d, case, c, wide, cat, slots, free, state, t, small, large, do_small,
+                      do_large, n_chunks, 0)
         return
     _build(d, case, wide, slots, t, small, True, True)
     parent = slots[parent_slot]
@@ -327,22 +329,39 @@ def _split(d, case, c, wide, cat, slots, free, state, t, i, left, n_leaves):
 
 
 @njit(cache=True)
-def _child_splits(d, c, cat, slots, free, state, t, small, large, do_small, do_large,
-                  n_chunks):
-    """Both children's splits in one region (TreeGrower._find_child_splits)."""
+def _child_splits(d, case, c, wide, cat, slots, free, state, t, small, large, do_small,
+                  do_large, n_chunks, blocks):
+    """Both children's splits in one region (TreeGrower._find_child_splits): from the
+    smaller child's histogram built in ``n_chunks`` row chunks (the first reduced), or with
+    ``blocks`` > 0, building it there in that many feature blocks (its wide rows first)."""
     lo, hi = -np.inf, np.inf
     small_sums = (t.sum_g[small], t.sum_h[small], t.count[small], lo, hi)
     large_sums = (t.sum_g[large], t.sum_h[large], t.count[large], lo, hi)
+    small_hist, large_hist = slots[t.slot[small]], slots[t.slot[large]]
+    start, end = t.start[small], t.end[small]
+    if blocks > 0 and wide is not None:
+        _build_wide(d, case, wide, small_hist[d.X.shape[1]:], start, end, True,
+                    end - start >= case.hist_min_rows)
     if cat is None:  # (numba compiles one branch)
-        res = find_child_splits(slots[t.slot[small]], slots[t.slot[large]], d.n_bins,
-                                d.numeric, d.monotone, small_sums, large_sums, c, d.work,
-                                d.large_work, do_small, do_large, d.scratch, n_chunks, None,
-                                None)
+        if blocks > 0:
+            res = build_child_splits(d.X, d.g, d.h, d.buf, start, end, blocks, small_hist,
+                                     large_hist, d.n_bins, d.numeric, d.monotone, small_sums,
+                                     large_sums, c, d.work, d.large_work, do_small, do_large,
+                                     None, None)
+        else:
+            res = find_child_splits(small_hist, large_hist, d.n_bins, d.numeric, d.monotone,
+                                    small_sums, large_sums, c, d.work, d.large_work, do_small,
+                                    do_large, d.scratch, n_chunks, None, None)
     else:
-        res = find_child_splits(slots[t.slot[small]], slots[t.slot[large]], d.n_bins,
-                                d.numeric, d.monotone, small_sums, large_sums, c, d.work,
-                                d.large_work, do_small, do_large, d.scratch, n_chunks,
-                                cat.tasks, cat.k)
+        if blocks > 0:
+            res = build_child_splits(d.X, d.g, d.h, d.buf, start, end, blocks, small_hist,
+                                     large_hist, d.n_bins, d.numeric, d.monotone, small_sums,
+                                     large_sums, c, d.work, d.large_work, do_small, do_large,
+                                     cat.tasks, cat.k)
+        else:
+            res = find_child_splits(small_hist, large_hist, d.n_bins, d.numeric, d.monotone,
+                                    small_sums, large_sums, c, d.work, d.large_work, do_small,
+                                    do_large, d.scratch, n_chunks, cat.tasks, cat.k)
     small_res, large_res, small_entry, large_entry = res
     _store_numeric(t, small, small_res)
     _store_numeric(t, large, large_res)

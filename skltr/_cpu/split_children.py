@@ -1,15 +1,16 @@
-"""numba kernel of the split search of a split's two children in one parallel region.
+"""numba kernels of the split search of a split's two children in one parallel region.
 
 :func:`find_child_splits` reduces the smaller child's histogram, subtracts it from the
 parent's for the larger child and finds both children's best splits, numeric
 (:mod:`skltr._cpu.split`) and categorical (:mod:`skltr._cpu.split_categorical`), feature by
-feature in one ``prange``.
+feature in one ``prange``. :func:`build_child_splits` builds the smaller child's histogram in
+the same region, a block of features a task (nodes whose histogram takes one row chunk).
 """
 
 import numpy as np
 from numba import njit, prange
 
-from .histogram import reduce_feature, subtract_rows
+from .histogram import _accumulate, reduce_feature, subtract_rows
 from .split import _node_constants, _pick_best, _scan_feature
 from .split_categorical import best_task, categorical_task
 
@@ -94,6 +95,75 @@ def find_child_splits(small_hist, large_hist, n_bins, feature_mask, monotone, sm
             categorical_task(f, n_features, small_hist, large_hist, do_small, do_large,
                              small_sums, large_sums, c, k, features, wide, mask, ints, gains,
                              sums, bits)
+    small = _pick_best(small_work, sg, sh)
+    large = _pick_best(large_work, lg, lh)
+    small_task = large_task = -1
+    if cat is not None:
+        n_cat = gains.size // 2
+        if do_small:
+            small_task = best_task(ints, gains, 0, n_cat, small[0], small[1])
+        if do_large:
+            large_task = best_task(ints, gains, n_cat, n_cat, large[0], large[1])
+    return small, large, small_task, large_task
+
+
+@njit(parallel=True, cache=True)
+def build_child_splits(X_binned, grad, hess, rows, start, end, n_blocks, small_hist,
+                       large_hist, n_bins, feature_mask, monotone, small_sums, large_sums, c,
+                       small_work, large_work, do_small, do_large, cat, k):
+    """:func:`find_child_splits` with the smaller child's histogram built in the same region:
+    task ``p`` builds features ``[p * per, (p + 1) * per)`` of ``rows[start:end]``
+    (``build_histogram``'s feature blocks, one row chunk: the same sums in the same order)
+    and searches them at once, while they are in its cache. One region a split instead of
+    two -- each ~10 us to start on 16 threads (``benchmarks/results/...-region``); the
+    wide categorical features' tasks (their rows built before) take a second region.
+
+    Parameters are :func:`find_child_splits`' and :func:`~skltr._cpu.histogram.
+    build_histogram`'s; ``small_hist``'s features' rows are overwritten (its wide rows, after
+    them, are read as given).
+    """
+    n_features = n_bins.shape[0]
+    per = (n_features + n_blocks - 1) // n_blocks
+    flat = small_hist.reshape(-1)
+    stride = small_hist.shape[1] * small_hist.shape[2]
+    Xf = X_binned.reshape(-1)
+    n_wide_tasks = 0
+    if cat is not None:  # (numba prunes these branches for cat=None)
+        n_wide_tasks = 2 * cat.wide.shape[0]
+        # unpacked: a parallel loop takes arrays, not records of them
+        features, wide, mask, ints, gains, sums, bits = cat
+    sg, sh, sn, s_lo, s_hi = small_sums
+    lg, lh, ln, l_lo, l_hi = large_sums
+    s_min_n, s_parent, s_factor = _node_constants(sg, sh, sn, c, s_lo, s_hi)
+    l_min_n, l_parent, l_factor = _node_constants(lg, lh, ln, c, l_lo, l_hi)
+    s_gain, s_bin, s_left, s_gl, s_hl, s_cl = small_work  # unpacked: see find_best_splits
+    l_gain, l_bin, l_left, l_gl, l_hl, l_cl = large_work
+    for p in prange(n_blocks):
+        f_lo = np.int64(p) * per
+        f_hi = min(f_lo + per, n_features)
+        for j in range(f_lo * stride, f_hi * stride):  # a loop: a slice fill is a parfor
+            flat[j] = 0
+        _accumulate(Xf, n_features, grad, hess, rows, start, end, True, f_lo, f_hi, flat,
+                    stride, small_hist.shape[2])
+        for f in range(f_lo, f_hi):
+            if do_small:
+                (s_gain[f], s_bin[f], s_left[f], s_gl[f], s_hl[f], s_cl[f]) = _scan_feature(
+                    small_hist, f, n_bins[f], feature_mask[f], sg, sh, sn, c, s_min_n,
+                    s_parent, s_factor, s_lo, s_hi, monotone[f])
+            if do_large:
+                subtract_rows(large_hist, small_hist, f, 1)
+                (l_gain[f], l_bin[f], l_left[f], l_gl[f], l_hl[f], l_cl[f]) = _scan_feature(
+                    large_hist, f, n_bins[f], feature_mask[f], lg, lh, ln, c, l_min_n,
+                    l_parent, l_factor, l_lo, l_hi, monotone[f])
+            if cat is not None:
+                categorical_task(f, n_features, small_hist, large_hist, do_small, do_large,
+                                 small_sums, large_sums, c, k, features, wide, mask, ints,
+                                 gains, sums, bits)
+    if cat is not None and n_wide_tasks > 0:
+        for p in prange(n_wide_tasks):
+            categorical_task(n_features + np.int64(p), n_features, small_hist, large_hist,
+                             do_small, do_large, small_sums, large_sums, c, k, features, wide,
+                             mask, ints, gains, sums, bits)
     small = _pick_best(small_work, sg, sh)
     large = _pick_best(large_work, lg, lh)
     small_task = large_task = -1

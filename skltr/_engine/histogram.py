@@ -128,19 +128,14 @@ class HistogramPool:
     def release(self, hist: np.ndarray) -> None:
         self._free.append(hist)
 
-    def slots(self, n_slots=None) -> np.ndarray:
-        """The whole-tree CPU grower's histograms, one array of ``n_slots`` (or as many as
-        kept) whose first ones keep their contents when it grows: the grower asks for more
-        in the middle of a tree (``skltr._cpu.grow_leafwise``). Kept across trees, grown
-        to the most a tree needed: the peak of the pool's histograms."""
-        have = 0 if self._slots is None else self._slots.shape[0]
-        if n_slots is None:
-            n_slots = max(have, 8)
-        if n_slots > have:
-            grown = np.empty((n_slots,) + self.shape, self.dtype)
-            if have:
-                grown[:have] = self._slots
-            self._slots = grown
+    def slots(self, n_slots) -> np.ndarray:
+        """The whole-tree CPU grower's histograms (``skltr._cpu.grow_leafwise``), at least
+        ``n_slots`` in one array, kept across trees. Room for every leaf costs address space
+        only: memory is taken by the pages a tree touches, and the grower takes the lowest
+        free slot first, so that it touches as many as it holds at once -- the pool's
+        histograms' peak."""
+        if self._slots is None or self._slots.shape[0] < n_slots:
+            self._slots = np.empty((n_slots,) + self.shape, self.dtype)
         return self._slots
 
     def level(self, n_nodes, parity) -> np.ndarray:

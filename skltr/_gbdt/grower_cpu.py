@@ -38,8 +38,8 @@ import numpy as np
 from .._cpu.histogram import (build_histogram, build_histogram_serial,
                                build_histogram_used_serial, subtract_histograms,
                                subtract_used_bins)
-from .._cpu.grow_leafwise import (DONE, GrowCase, GrowCategorical, GrowData, GrowTable,
-                                  GrowWide, grow_leafwise)
+from .._cpu.grow_leafwise import (GrowCase, GrowCategorical, GrowData, GrowTable, GrowWide,
+                                  grow_leafwise)
 from .._cpu.histogram_wide import build_wide_histogram, build_wide_histogram_serial
 from .._cpu.partition import leaf_of_rows, partition_rows, partition_rows_serial
 from .._cpu.quantise import (N_FLOAT32_EXPONENTS, abs_sum_accumulators, quantise_gradients,
@@ -221,7 +221,7 @@ class TreeGrower:
 
     def _grow_compiled(self, driver) -> GrownTree:
         """The driver's leaf-wise tree, grown by :func:`~skltr._cpu.grow_leafwise.
-        grow_leafwise` from this back-end's root; more histogram slots whenever it asks."""
+        grow_leafwise` from this back-end's root."""
         root = self.root()
         p, layout = self.params, self.scales.layout
         n_features = self.X_binned.shape[1]
@@ -256,18 +256,9 @@ class TreeGrower:
         t = _grow_table(2 * p.max_leaves - 1, self._hist_dtype, n_words)
         t.start[0], t.end[0], t.count[0], t.depth[0] = root.start, root.end, root.count, 0
         t.sum_g[0], t.sum_h[0] = root.sum_g, root.sum_h
-        slots = self.pool.slots()
-        free = np.arange(slots.shape[0], dtype=np.int64)
-        state = np.array([1, 1, slots.shape[0], 0], np.int64)
         with stage("grow", self._buf.size * self._row_bytes):
-            while grow_leafwise(data, case, self._split_constants, wide, cat, slots, free,
-                                state, t) != DONE:
-                have = slots.shape[0]  # all in use: 1/8 more (the pool keeps them)
-                slots = self.pool.slots(have + max(2, have // 8))
-                free = np.empty(slots.shape[0], np.int64)  # room for every slot's return
-                state[2] = slots.shape[0] - have
-                free[:state[2]] = np.arange(have, slots.shape[0])
-        n = int(state[0])
+            n = grow_leafwise(data, case, self._split_constants, wide, cat,
+                              self.pool.slots(p.max_leaves), t)
         table = LevelTable(*(getattr(t, name)[:n] for name in LevelTable._fields[:14]),
                            cat_words=t.cat_words[:n], cat_bits=t.cat_bits[:n],
                            cat_l2=(np.where(t.cat_many[:n], cat.k.cat_l2, 0.0)

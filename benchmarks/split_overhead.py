@@ -1,16 +1,20 @@
 """Where a small CPU fit's time goes: the grower's numba kernels against the rest, per split.
 
-Issue #29's small-data fit time (450 training queries, 2 cores): skltr's categorical fits
-take about 1.15x LightGBM's. This fits ``categorical.py``'s model (100 rounds of 31 leaves,
-learning rate 0.1, 20 rows a leaf) on ``make_ranking`` data (``--queries`` x 40 documents,
-30 numeric features and one categorical column of ``--levels`` levels, the first 75% of the
-queries), with the column categorical and read as numbers, and times, by wrapping them:
+Issue #29's small-data fit time (450 training queries, 2 cores). This fits
+``categorical.py``'s model (100 rounds of 31 leaves, learning rate 0.1, 20 rows a leaf) on
+``make_ranking`` data (``--queries`` x 40 documents, 30 numeric features and one categorical
+column of ``--levels`` levels, the first 75% of the queries), with the column categorical
+and read as numbers, each with the two growers of one process: the growth driver, a Python
+call per split (``COMPILED_LEAFWISE = False``), and the compiled leaf-wise grower, a numba
+call per tree (``skltr._cpu.grow_leafwise``, the default; the same trees). It times, by
+wrapping them:
 
-* the grower's numba kernels (partition, histograms, the split searches), each call;
+* the grower's numba kernels (partition, histograms, the split searches, each call; the
+  compiled grower as one);
 * the gradients (``lambdarank_gradients``, the objective's kernel);
-* the rest of ``timings_["boosting_s"]``: the growth driver's and the grower's Python per
-  split and numba's dispatch of each call -- the work a whole-tree numba grower would take
-  away.
+* the rest of ``timings_["boosting_s"]``: the growth driver's and the grower's Python and
+  numba's dispatch of each call -- per split for the driver, per tree (root, assembly) for
+  the compiled grower.
 
 LightGBM's fit of the same data and parameters runs in the same process (fastest of
 ``--repeat`` fits each; the wrappers cost about a microsecond a call).
@@ -23,6 +27,8 @@ import argparse
 import collections
 import time
 
+import numpy as np
+
 from _harness import row, write_result
 from categorical import LEAVES, LR, MIN_LEAF, ROUNDS, _lightgbm
 from skltr import GPUHistGBDTRanker
@@ -32,7 +38,7 @@ from skltr.datasets import make_ranking
 KERNELS = ("partition_rows", "partition_rows_serial", "build_histogram",
            "build_histogram_serial", "find_child_splits", "build_wide_histogram",
            "build_wide_histogram_serial", "find_best_splits", "find_best_splits_serial",
-           "subtract_histograms")
+           "subtract_histograms", "grow_leafwise")
 
 
 def _timed(owner, names, acc, calls):
@@ -81,33 +87,36 @@ def main():
     rows, raw = [], {}
     for categorical in (True, False):
         label = "categorical" if categorical else "ordinal"
-        _fit(X, y, qid, args.threads, categorical)  # warm-up (compilation)
-        best = None
-        for _ in range(args.repeat):
-            acc.clear()
-            calls.clear()
-            wall, model = _fit(X, y, qid, args.threads, categorical)
-            if best is None or wall < best["fit_s"]:
-                boosting = model.timings_["boosting_s"]
-                kernels = sum(v for k, v in acc.items() if k in KERNELS)
-                gradients = acc["lambdarank_gradients"]
-                splits = calls["partition_rows"] + calls["partition_rows_serial"]
-                best = {"fit_s": wall, "boosting_s": boosting, "kernels_s": kernels,
-                        "gradients_s": gradients, "rest_s": boosting - kernels - gradients,
-                        "splits": splits, "rest_us_a_split": (boosting - kernels - gradients)
-                        / max(splits, 1) * 1e6, "calls": dict(calls),
-                        "seconds": {k: v for k, v in acc.items()}}
         lgb = min(_lightgbm(X, y, qid, X[:10], args.threads, categorical)[0]
                   for _ in range(args.repeat))
-        best["lightgbm_fit_s"] = lgb
-        raw[label] = best
-        case = f"{args.queries} queries, {args.levels} levels, {label}"
-        rows.append(row(case, "fit_s", best["fit_s"], lgb, f"lightgbm {label}", "s"))
-        rows.append(row(case, "python and dispatch s", best["rest_s"], best["boosting_s"],
-                        "skltr boosting", "s"))
-        print(f"{label}: fit {best['fit_s']:.3f} s (LightGBM {lgb:.3f}), boosting "
-              f"{best['boosting_s']:.3f} = kernels {best['kernels_s']:.3f} + gradients "
-              f"{best['gradients_s']:.3f} + rest {best['rest_s']:.3f}", flush=True)
+        for grower in ("driver", "compiled"):
+            grower_cpu.COMPILED_LEAFWISE = grower == "compiled"
+            _fit(X, y, qid, args.threads, categorical)  # warm-up (compilation)
+            best = None
+            for _ in range(args.repeat):
+                acc.clear()
+                calls.clear()
+                wall, model = _fit(X, y, qid, args.threads, categorical)
+                if best is None or wall < best["fit_s"]:
+                    boosting = model.timings_["boosting_s"]
+                    kernels = sum(v for k, v in acc.items() if k in KERNELS)
+                    gradients = acc["lambdarank_gradients"]
+                    splits = int(np.sum(model.ensemble_.left >= 0))
+                    rest = boosting - kernels - gradients
+                    best = {"fit_s": wall, "boosting_s": boosting, "kernels_s": kernels,
+                            "gradients_s": gradients, "rest_s": rest, "splits": splits,
+                            "rest_us_a_split": rest / max(splits, 1) * 1e6,
+                            "calls": dict(calls), "seconds": {k: v for k, v in acc.items()},
+                            "lightgbm_fit_s": lgb}
+            raw[f"{label}, {grower}"] = best
+            case = f"{args.queries} queries, {args.levels} levels, {label}, {grower}"
+            rows.append(row(case, "fit_s", best["fit_s"], lgb, f"lightgbm {label}", "s"))
+            rows.append(row(case, "python and dispatch s", best["rest_s"], best["boosting_s"],
+                            "skltr boosting", "s"))
+            print(f"{label}, {grower}: fit {best['fit_s']:.3f} s (LightGBM {lgb:.3f}), "
+                  f"boosting {best['boosting_s']:.3f} = kernels {best['kernels_s']:.3f} + "
+                  f"gradients {best['gradients_s']:.3f} + rest {best['rest_s']:.3f} "
+                  f"({best['rest_us_a_split']:.1f} us a split)", flush=True)
     write_result("split_overhead", rows, params={**vars(args), "raw": raw},
                  packages=("lightgbm",), out_dir=args.out)
 

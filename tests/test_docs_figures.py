@@ -209,6 +209,9 @@ LEVELS_H200 = "train_gpu-h200-levels-f87de96-200rounds-2026-11-28.json"
 #: where a small categorical CPU fit's time goes (kernels, gradients, the rest)
 SPLIT_OVERHEAD = "split_overhead-amd-epyc-2026-11-28-9ce91a6.json"
 LEAFWISE = "995078 rows, 255 bins, leaf-wise 255 leaves"
+#: CPU training with leaf-wise trees grown in one numba call, the 16-core host
+COMPILED_00D = "scaling_train_cpu-h200-host-16core-00dce1e-2026-11-28.json"
+COMPILED_20B = "scaling_train_cpu-h200-host-16core-20b8d9d-2026-11-28-partial.json"
 GBDT_GPU_PAGES = ("docs/performance.rst", "docs/gbdt_gpu.rst")
 
 
@@ -1087,6 +1090,23 @@ FIGURES = [
     *[Figure(text, "scaling_train_cpu-h100-host-16core-af454c2-2026-11-27.json",
              "244761 rows, 16 threads", field, "{:.2f} s", PERF, metric="fit")
       for text, field in (("1.80 s", "skltr"), ("2.22 s", "peer"))],
+    *[Figure(text, COMPILED_00D, f"244761 rows, {n} threads", "ratio", "{:.2f}", PERF,
+             metric="fit")
+      for text, n in (("0.66", 1), ("0.72", 2), ("0.79", 4), ("0.80", 8), ("0.82", 16))],
+    *[Figure(text, COMPILED_20B, f"244761 rows, {n} threads", "ratio", "{:.2f}", PERF,
+             metric="fit") for text, n in (("0.65", 1), ("0.73", 2), ("0.70", 4), ("0.68", 8))],
+    *[Figure(text, COMPILED_00D, "244761 rows, 16 threads", field, "{:.2f} s", PERF,
+             metric="fit") for text, field in (("1.59 s", "skltr"), ("1.93 s", "peer"))],
+    Figure("77%", COMPILED_00D, path=("params", "skltr_stages", "16", "tree growth (compiled)",
+                                      "share"), fmt="{:.0%}", pages=PERF),
+    Figure("3.7x", "scaling_train_cpu-h100-host-16core-9525ccf-2026-11-27.json",
+           path=("params", "skltr_stages", "16", "histograms", "s_per_round"),
+           peer_path=("params", "skltr_stages", "1", "histograms", "s_per_round"),
+           fmt="{:.1f}x", pages=PERF),
+    Figure("16.6 s", COMPILED_20B, path=("params", "raw_fit_s", "1", "lightgbm", 0),
+           pages=PERF),
+    Figure("11.5", COMPILED_00D, "244761 rows, 1 threads", "peer", "{:.1f}", PERF,
+           metric="fit"),
     *[Figure(text, "scaling_train_cpu-h100-host-16core-9525ccf-2026-11-27.json",
              f"244761 rows, {n} threads", "ratio", "{:.2f}", PERF, metric="fit")
       for text, n in (("0.60", 1), ("0.86", 2), ("0.82", 4), ("0.80", 8), ("0.84", 16))],

@@ -25,13 +25,14 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from .._records import NodeRows
 from .histogram import (build_histogram, build_histogram_serial, histogram_task_split,
                         subtract_histograms)
 from .histogram_wide import build_wide_histogram, build_wide_histogram_serial
 from .partition import partition_rows, partition_rows_serial
 from .split import find_best_splits, find_best_splits_serial
 from .split_categorical import best_categorical_splits, categorical_wins
-from .split_children import build_child_splits, find_child_splits
+from .split_children import find_child_splits
 
 __all__ = ["GrowCase", "GrowData", "GrowWide", "GrowCategorical", "GrowTable", "grow_leafwise"]
 
@@ -150,16 +151,17 @@ def grow_leafwise(d, case, c, wide, cat, slots, t):
     # the free slots, a stack: the lowest on top
     free = np.arange(slots.shape[0] - 1, -1, -1)
     state = np.array([slots.shape[0]])  # free slots
-    n_nodes, n_leaves = 1, 1
+    # np.int64(0), bool(True): numba compiles a kernel once more for literal arguments
+    root, n_nodes, n_leaves = np.int64(0), np.int64(1), np.int64(1)
     t.has_split[0] = t.candidate[0] = False
     t.left[0] = t.slot[0] = -1
-    if _can_split(t, 0, 1, case):
+    if _can_split(t, root, n_leaves, case):
         t.slot[0] = _acquire(free, state)
-        _build(d, case, wide, slots, t, 0, case.use_rows, True)
-        _find_split(d, case, c, cat, slots, free, state, t, 0)
+        _build(d, case, wide, slots, t, root, case.use_rows, bool(True))
+        _find_split(d, case, c, cat, slots, free, state, t, root)
         t.candidate[0] = t.has_split[0]
     while n_leaves < case.max_leaves:
-        best = -1
+        best = np.int64(-1)
         for i in range(n_nodes):  # the highest gain, ties to the lowest id (the driver's heap)
             if t.candidate[i] and (best < 0 or t.gain[i] > t.gain[best]):
                 best = i
@@ -270,7 +272,8 @@ def _find_split(d, case, c, cat, slots, free, state, t, i):
                                 cat.mask_row, cat.sums, cat.bounds, c, cat.k, cat.found)
         found = cat.found
         if categorical_wins(res[0], res[1], found.ints[0, 0], found.gain[0]):
-            _store_categorical(t, i, cat, found.ints, found.gain, found.sums, found.bits, 0)
+            _store_categorical(t, i, cat, found.ints, found.gain, found.sums, found.bits,
+                               np.int64(0))
     if not t.has_split[i]:
         _release(t, i, free, state)
 
@@ -281,7 +284,7 @@ def _split(d, case, c, wide, cat, slots, free, state, t, i, left, n_leaves):
     children's ranges, sums and counts, then their histograms and splits where
     ``can_split`` allows with ``n_leaves`` leaves."""
     right = left + 1
-    n_left = _partition(d, case, c, wide, t, i)
+    n_left = _partition(d, case, c, wide, cat, t, i)
     mid = t.start[i] + n_left
     t.start[left], t.end[left], t.start[right], t.end[right] = t.start[i], mid, mid, t.end[i]
     t.sum_g[left], t.sum_h[left] = t.left_g[i], t.left_h[i]
@@ -311,14 +314,14 @@ def _split(d, case, c, wide, cat, slots, free, state, t, i, left, n_leaves):
         chunks, blocks = _tasks(d, case, t.end[small] - t.start[small])
         if chunks == 1:  # the histogram is built in the split search's region
             _child_splits(d, case, c, wide, cat, slots, free, state, t, small, large,
-                          do_small, do_large, 0, blocks)
+                          do_small, do_large, np.int64(1), blocks)
             return
         # the histogram's reduction joins the split search's region
-        n_chunks = _build(d, case, wide, slots, t, small, True, False)
+        n_chunks = _build(d, case, wide, slots, t, small, bool(True), bool(False))
         _child_splits(d, case, c, wide, cat, slots, free, state, t, small, large, do_small,
-                      do_large, n_chunks, 0)
+                      do_large, n_chunks, np.int64(0))
         return
-    _build(d, case, wide, slots, t, small, True, True)
+    _build(d, case, wide, slots, t, small, bool(True), bool(True))
     parent = slots[parent_slot]
     subtract_histograms(parent, slots[t.slot[small]], parent)
     for child, ok in ((left, ok_left), (right, ok_right)):
@@ -340,28 +343,17 @@ def _child_splits(d, case, c, wide, cat, slots, free, state, t, small, large, do
     small_hist, large_hist = slots[t.slot[small]], slots[t.slot[large]]
     start, end = t.start[small], t.end[small]
     if blocks > 0 and wide is not None:
-        _build_wide(d, case, wide, small_hist[d.X.shape[1]:], start, end, True,
+        _build_wide(d, case, wide, small_hist[d.X.shape[1]:], start, end, bool(True),
                     end - start >= case.hist_min_rows)
+    node = NodeRows(d.X, d.g, d.h, d.buf, start, end, blocks)
     if cat is None:  # (numba compiles one branch)
-        if blocks > 0:
-            res = build_child_splits(d.X, d.g, d.h, d.buf, start, end, blocks, small_hist,
-                                     large_hist, d.n_bins, d.numeric, d.monotone, small_sums,
-                                     large_sums, c, d.work, d.large_work, do_small, do_large,
-                                     None, None)
-        else:
-            res = find_child_splits(small_hist, large_hist, d.n_bins, d.numeric, d.monotone,
-                                    small_sums, large_sums, c, d.work, d.large_work, do_small,
-                                    do_large, d.scratch, n_chunks, None, None)
+        res = find_child_splits(small_hist, large_hist, d.n_bins, d.numeric, d.monotone,
+                                small_sums, large_sums, c, d.work, d.large_work, do_small,
+                                do_large, d.scratch, n_chunks, None, None, node)
     else:
-        if blocks > 0:
-            res = build_child_splits(d.X, d.g, d.h, d.buf, start, end, blocks, small_hist,
-                                     large_hist, d.n_bins, d.numeric, d.monotone, small_sums,
-                                     large_sums, c, d.work, d.large_work, do_small, do_large,
-                                     cat.tasks, cat.k)
-        else:
-            res = find_child_splits(small_hist, large_hist, d.n_bins, d.numeric, d.monotone,
-                                    small_sums, large_sums, c, d.work, d.large_work, do_small,
-                                    do_large, d.scratch, n_chunks, cat.tasks, cat.k)
+        res = find_child_splits(small_hist, large_hist, d.n_bins, d.numeric, d.monotone,
+                                small_sums, large_sums, c, d.work, d.large_work, do_small,
+                                do_large, d.scratch, n_chunks, cat.tasks, cat.k, node)
     small_res, large_res, small_entry, large_entry = res
     _store_numeric(t, small, small_res)
     _store_numeric(t, large, large_res)
@@ -401,21 +393,26 @@ def _store_categorical(t, i, cat, ints, gains, sums, bits, entry):
 
 
 @njit(cache=True)
-def _partition(d, case, c, wide, t, i):
+def _partition(d, case, c, wide, cat, t, i):
     """Partition node ``i``'s rows at its split (TreeGrower._partition); the left count."""
     start, end = t.start[i], t.end[i]
     f = t.feature[i]
     parallel = (case.n_threads > 1
                 and (end - start) * case.n_threads >= 2 * case.partition_min_rows)
+    if cat is None:  # (numba compiles no categorical partition then)
+        return _partition_col(d.X_T[f], d, start, end, t.bin[i], t.default_left[i], None,
+                              c.missing_bin, case.n_threads, parallel)
     n_words = t.cat_words[i]
     if n_words == 0:
         return _partition_col(d.X_T[f], d, start, end, t.bin[i], t.default_left[i], None,
                               c.missing_bin, case.n_threads, parallel)
     bits = t.cat_bits[i, :n_words]
+    # the driver's types: bin -1 and default_left False as int64 and bool, not literals
+    b, default_left = np.int64(-1), bool(False)
     if wide is not None and wide.index[f] >= 0:
-        return _partition_col(wide.X_T[wide.index[f]], d, start, end, -1, False, bits,
+        return _partition_col(wide.X_T[wide.index[f]], d, start, end, b, default_left, bits,
                               c.missing_bin, case.n_threads, parallel)
-    return _partition_col(d.X_T[f], d, start, end, -1, False, bits, c.missing_bin,
+    return _partition_col(d.X_T[f], d, start, end, b, default_left, bits, c.missing_bin,
                           case.n_threads, parallel)
 
 

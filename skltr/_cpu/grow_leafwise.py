@@ -221,7 +221,7 @@ def _build(d, case, wide, slots, t, i, use_rows, reduce):
     return 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _tasks(d, case, n_rows):
     """``(row chunks, feature blocks)`` of a node's histogram on several threads: the
     tree's (float sums) or the node's own (integer ones); a node too small for a parallel
@@ -236,7 +236,7 @@ def _tasks(d, case, n_rows):
                                 case.min_features_per_block, case.min_chunk_rows)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _build_wide(d, case, wide, out, start, end, use_rows, parallel):
     # TreeGrower._build_wide
     n_rows = end - start
@@ -278,7 +278,7 @@ def _find_split(d, case, c, cat, slots, free, state, t, i):
         _release(t, i, free, state)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _split(d, case, c, wide, cat, slots, free, state, t, i, left, n_leaves):
     """Split node ``i`` into ``left`` and ``left + 1`` (TreeGrower._split): partition, the
     children's ranges, sums and counts, then their histograms and splits where
@@ -310,18 +310,21 @@ def _split(d, case, c, wide, cat, slots, free, state, t, i, left, n_leaves):
         small, large, do_small, do_large = right, left, ok_right, ok_left
     t.slot[small] = _acquire(free, state)
     t.slot[large] = parent_slot
-    if case.n_threads > 1:
+    # one call site a helper (each is compiled inline): several threads build a histogram
+    # of one row chunk in the split search's region (blocks > 0), of several here with its
+    # reduction left to that region; one thread builds it here, whole
+    threaded = case.n_threads > 1
+    blocks, n_chunks = np.int64(0), np.int64(1)
+    if threaded:
         chunks, blocks = _tasks(d, case, t.end[small] - t.start[small])
-        if chunks == 1:  # the histogram is built in the split search's region
-            _child_splits(d, case, c, wide, cat, slots, free, state, t, small, large,
-                          do_small, do_large, np.int64(1), blocks)
-            return
-        # the histogram's reduction joins the split search's region
-        n_chunks = _build(d, case, wide, slots, t, small, bool(True), bool(False))
+        if chunks > 1:
+            blocks = np.int64(0)
+    if blocks == 0:
+        n_chunks = _build(d, case, wide, slots, t, small, bool(True), not threaded)
+    if threaded:
         _child_splits(d, case, c, wide, cat, slots, free, state, t, small, large, do_small,
-                      do_large, n_chunks, np.int64(0))
+                      do_large, n_chunks, blocks)
         return
-    _build(d, case, wide, slots, t, small, bool(True), bool(True))
     parent = slots[parent_slot]
     subtract_histograms(parent, slots[t.slot[small]], parent)
     for child, ok in ((left, ok_left), (right, ok_right)):
@@ -331,7 +334,7 @@ def _split(d, case, c, wide, cat, slots, free, state, t, i, left, n_leaves):
             _release(t, child, free, state)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _child_splits(d, case, c, wide, cat, slots, free, state, t, small, large, do_small,
                   do_large, n_chunks, blocks):
     """Both children's splits in one region (TreeGrower._find_child_splits): from the
@@ -392,7 +395,7 @@ def _store_categorical(t, i, cat, ints, gains, sums, bits, entry):
     t.cat_bits[i, :n_words] = bits[entry, :n_words]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _partition(d, case, c, wide, cat, t, i):
     """Partition node ``i``'s rows at its split (TreeGrower._partition); the left count."""
     start, end = t.start[i], t.end[i]
@@ -416,7 +419,7 @@ def _partition(d, case, c, wide, cat, t, i):
                           case.n_threads, parallel)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _partition_col(col, d, start, end, b, default_left, bits, missing_bin, n_threads,
                    parallel):
     if parallel:

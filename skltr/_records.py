@@ -13,8 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["SplitConstants", "SplitInfo", "SplitWork", "NodeRows", "split_constants",
-           "split_work",
+__all__ = ["SplitConstants", "SplitInfo", "SplitWork", "split_constants", "split_work",
            "monotone_directions", "CategoricalConstants", "categorical_constants",
            "CategoricalRows", "CategoricalFound", "CategoricalTasks",
            "NodeArrays", "Routing", "QSTables", "node_arrays", "routing", "qs_tables"]
@@ -120,21 +119,6 @@ class CategoricalTasks(NamedTuple):
     gain: np.ndarray
     sums: np.ndarray
     bits: np.ndarray
-
-
-class NodeRows(NamedTuple):
-    """A node's rows for a split search that builds the node's histogram itself
-    (``skltr._cpu.split_children.find_child_splits``): the binned rows, the gradient words
-    (as ``build_histogram`` takes them), the row buffer and the node's range of it, and the
-    feature blocks to build in -- 0: the histogram is given, not built."""
-
-    X_binned: np.ndarray
-    grad: np.ndarray
-    hess: np.ndarray
-    rows: np.ndarray
-    start: int
-    end: int
-    n_blocks: int
 
 
 class SplitWork(NamedTuple):

@@ -243,7 +243,7 @@ def test_fused_child_search_is_the_one_node_search(do, seed):
     from skltr._engine.wide_categorical import WideCategorical
     from skltr._gbdt.categorical import CategoricalParams, CategoricalSearch
     from skltr._gbdt.growth import Node
-    from skltr._records import NodeRows, split_work
+    from skltr._records import split_work
 
     rng = np.random.default_rng(seed)
     nf, W, shift, n = 6, 24, 30, 3000
@@ -291,8 +291,7 @@ def test_fused_child_search_is_the_one_node_search(do, seed):
         small, large, n_bins, numeric, np.zeros(nf, np.int8),
         *[(nd.sum_g, nd.sum_h, nd.count, nd.lo, nd.hi) for nd in nodes], c,
         split_work(nf, np.int64), split_work(nf, np.int64), *do, np.empty((1, small.size)),
-        1, tasks, search.k, NodeRows(np.zeros((1, nf), np.uint8), np.zeros(1, np.int64),
-                                     np.zeros(1, np.int64), np.zeros(1, np.uint32), 0, 0, 0))
+        1, tasks, search.k)
     if do[1]:  # the larger child's histogram, its wide rows too
         np.testing.assert_array_equal(large, hist_of(large_rows))
     found = []

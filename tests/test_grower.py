@@ -771,11 +771,10 @@ def test_leaf_of_rows():
 @pytest.mark.parametrize("n_chunks,n_blocks", [(1, 0), (3, 0), (1, 1), (1, 3), (1, 20)])
 @pytest.mark.parametrize("do", [(True, True), (True, False), (False, True)])
 def test_find_child_splits(n_chunks, n_blocks, do):
-    # one region: reduce the small child's row chunks (or build its histogram in feature
-    # blocks), subtract it from the parent, scan both -- the same as build_histogram (and its
-    # reduction), subtract_histograms, find_best_splits
-    from skltr._cpu.split_children import find_child_splits
-    from skltr._records import NodeRows
+    # one region: reduce the small child's row chunks (or, build_child_splits, build its
+    # histogram in feature blocks), subtract it from the parent, scan both -- the same as
+    # build_histogram (and its reduction), subtract_histograms, find_best_splits
+    from skltr._cpu.split_children import build_child_splits, find_child_splits
 
     rng = np.random.default_rng(3)
     X, n_bins, grad, hess = dyadic_problem(rng, 3000, 20, 15)
@@ -800,13 +799,15 @@ def test_find_child_splits(n_chunks, n_blocks, do):
                         reg_lambda=0.0, reg_alpha=0.0, min_child_weight=1e-3,
                         min_split_gain=0.0, count_shift=0, hessian_counts=False)
     mask = np.ones(20, bool)
+    works = split_work(20, np.float64), split_work(20, np.float64)
     if n_blocks:  # built by the kernel itself
         small[...] = 7.0
-    got = find_child_splits(small, large, n_bins, mask, np.zeros(20, np.int8), sums[0],
-                            sums[1], c,
-                            split_work(20, np.float64), split_work(20, np.float64), *do,
-                            scratch, n_chunks, None, None,
-                            NodeRows(X, grad, hess, small_rows, 0, small_rows.size, n_blocks))
+        got = build_child_splits(X, grad, hess, small_rows, 0, small_rows.size, n_blocks,
+                                 small, large, n_bins, mask, np.zeros(20, np.int8), sums[0],
+                                 sums[1], c, *works, *do, None, None)
+    else:
+        got = find_child_splits(small, large, n_bins, mask, np.zeros(20, np.int8), sums[0],
+                                sums[1], c, *works, *do, scratch, n_chunks, None, None)
     np.testing.assert_array_equal(small, reduced)
     want_large = parent - reduced
     for k, (hist, s) in enumerate(((reduced, sums[0]), (want_large, sums[1]))):

@@ -25,14 +25,13 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .._records import NodeRows
 from .histogram import (build_histogram, build_histogram_serial, histogram_task_split,
                         subtract_histograms)
 from .histogram_wide import build_wide_histogram, build_wide_histogram_serial
 from .partition import partition_rows, partition_rows_serial
 from .split import find_best_splits, find_best_splits_serial
 from .split_categorical import best_categorical_splits, categorical_wins
-from .split_children import find_child_splits
+from .split_children import build_child_splits, find_child_splits
 
 __all__ = ["GrowCase", "GrowData", "GrowWide", "GrowCategorical", "GrowTable", "grow_leafwise"]
 
@@ -348,15 +347,26 @@ def _child_splits(d, case, c, wide, cat, slots, free, state, t, small, large, do
     if blocks > 0 and wide is not None:
         _build_wide(d, case, wide, small_hist[d.X.shape[1]:], start, end, bool(True),
                     end - start >= case.hist_min_rows)
-    node = NodeRows(d.X, d.g, d.h, d.buf, start, end, blocks)
     if cat is None:  # (numba compiles one branch)
-        res = find_child_splits(small_hist, large_hist, d.n_bins, d.numeric, d.monotone,
-                                small_sums, large_sums, c, d.work, d.large_work, do_small,
-                                do_large, d.scratch, n_chunks, None, None, node)
+        if blocks > 0:
+            res = build_child_splits(d.X, d.g, d.h, d.buf, start, end, blocks, small_hist,
+                                     large_hist, d.n_bins, d.numeric, d.monotone, small_sums,
+                                     large_sums, c, d.work, d.large_work, do_small, do_large,
+                                     None, None)
+        else:
+            res = find_child_splits(small_hist, large_hist, d.n_bins, d.numeric, d.monotone,
+                                    small_sums, large_sums, c, d.work, d.large_work, do_small,
+                                    do_large, d.scratch, n_chunks, None, None)
     else:
-        res = find_child_splits(small_hist, large_hist, d.n_bins, d.numeric, d.monotone,
-                                small_sums, large_sums, c, d.work, d.large_work, do_small,
-                                do_large, d.scratch, n_chunks, cat.tasks, cat.k, node)
+        if blocks > 0:
+            res = build_child_splits(d.X, d.g, d.h, d.buf, start, end, blocks, small_hist,
+                                     large_hist, d.n_bins, d.numeric, d.monotone, small_sums,
+                                     large_sums, c, d.work, d.large_work, do_small, do_large,
+                                     cat.tasks, cat.k)
+        else:
+            res = find_child_splits(small_hist, large_hist, d.n_bins, d.numeric, d.monotone,
+                                    small_sums, large_sums, c, d.work, d.large_work, do_small,
+                                    do_large, d.scratch, n_chunks, cat.tasks, cat.k)
     small_res, large_res, small_entry, large_entry = res
     _store_numeric(t, small, small_res)
     _store_numeric(t, large, large_res)

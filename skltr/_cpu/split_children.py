@@ -1,9 +1,10 @@
-"""numba kernel of the split search of a split's two children in one parallel region.
+"""numba kernels of the split search of a split's two children in one parallel region.
 
-:func:`find_child_splits` builds or reduces the smaller child's histogram, subtracts it from
-the parent's for the larger child and finds both children's best splits, numeric
-(:mod:`skltr._cpu.split`) and categorical (:mod:`skltr._cpu.split_categorical`), in one
-``prange``.
+:func:`find_child_splits` reduces the smaller child's histogram, subtracts it from the
+parent's for the larger child and finds both children's best splits, numeric
+(:mod:`skltr._cpu.split`) and categorical (:mod:`skltr._cpu.split_categorical`), feature by
+feature in one ``prange``. :func:`build_child_splits` builds the smaller child's histogram in
+the same region, a block of features a task (nodes whose histogram takes one row chunk).
 """
 
 import numpy as np
@@ -17,27 +18,21 @@ from .split_categorical import best_task, categorical_task
 @njit(parallel=True, cache=True)
 def find_child_splits(small_hist, large_hist, n_bins, feature_mask, monotone, small_sums,
                       large_sums, c, small_work, large_work, do_small, do_large, scratch,
-                      n_row_chunks, cat, k, node):
+                      n_row_chunks, cat, k):
     """The two children of a split in one parallel region: the smaller child's histogram
-    built or reduced, the larger child's by subtraction, and the best split of each child
-    that may split.
+    reduced, the larger child's by subtraction, and the best split of each child that may
+    split.
 
     ``large_hist`` holds the *parent's* histogram and becomes the larger child's
     (``parent - small``, feature by feature, only when ``do_large``); each child's per-feature
     scan is :func:`find_best_splits`'s, so the results are the same bit for bit. One region
-    instead of four or five (the histogram's build or reduction, the serial subtraction, a
-    split search per child): a region costs ~10 us to start and more on a busy machine, and
-    the subtraction streamed ~0.8 MB on one thread while the others waited.
-
-    Two ways in. ``node.n_blocks > 0``: each of ``n_blocks`` tasks builds a block of features
-    of the smaller child's histogram from ``node``'s rows (``build_histogram``'s feature
-    blocks in one row chunk: the same sums in the same order) and searches them at once,
-    while they are in its cache -- for nodes whose histogram takes one row chunk. Else
-    ``small_hist`` was built by ``build_histogram(..., reduce=False)``, and a task a feature
-    adds its ``n_row_chunks - 1`` unreduced chunks first. With categorical features
-    (``cat``) their searches join the feature's task, and a wide feature takes a task per
-    child (:func:`~skltr._cpu.split_categorical.categorical_task`; its rows built before),
-    so that they run beside the numeric scans rather than after them on one thread.
+    instead of four (the histogram's reduction, the serial subtraction, a split search per
+    child): a region costs ~10 us to start and more on a busy machine, and the subtraction
+    streamed ~0.8 MB on one thread while the others waited. One task a feature: reduce,
+    scan the smaller child, subtract, scan the larger -- and with categorical features
+    (``cat``) their searches too, a wide feature a task per child
+    (:func:`~skltr._cpu.split_categorical.categorical_task`), so that they run beside the
+    numeric scans rather than after them on one thread.
 
     Parameters
     ----------
@@ -54,16 +49,13 @@ def find_child_splits(small_hist, large_hist, n_bins, feature_mask, monotone, sm
         larger one, subtracted).
     scratch, n_row_chunks
         The row chunks 1.. of the smaller child's histogram, left unreduced by
-        ``build_histogram(..., reduce=False)``; ``n_row_chunks`` 1 when it was reduced (or
-        is built here).
+        ``build_histogram(..., reduce=False)``; ``n_row_chunks`` 1 when it was reduced.
     cat : skltr._records.CategoricalTasks or None
         The categorical features' tasks (None: none; numba compiles that case without
         them).
     k : skltr._records.CategoricalConstants or None
         Their split controls (an argument of its own: a parallel loop takes a record of
         scalars only as one).
-    node : skltr._records.NodeRows
-        The smaller child's rows and the blocks to build its histogram in (0: given).
 
     Returns
     -------
@@ -75,18 +67,11 @@ def find_child_splits(small_hist, large_hist, n_bins, feature_mask, monotone, sm
         (:func:`~skltr._cpu.split_categorical.best_task`).
     """
     n_features = n_bins.shape[0]
-    # unpacked: a parallel loop takes arrays, not records of them
-    X_binned, grad, hess, rows, start, end, n_blocks = node
-    build = n_blocks > 0
-    per = (n_features + n_blocks - 1) // n_blocks if build else 1
-    n_numeric = n_blocks if build else n_features  # tasks of features
-    n_tasks = n_numeric
+    n_tasks = n_features
     if cat is not None:  # (numba prunes these branches for cat=None)
         n_tasks += 2 * cat.wide.shape[0]  # a wide feature: a task per child
+        # unpacked: a parallel loop takes arrays, not records of them
         features, wide, mask, ints, gains, sums, bits = cat
-    flat = small_hist.reshape(-1)
-    stride = small_hist.shape[1] * small_hist.shape[2]
-    Xf = X_binned.reshape(-1)
     sg, sh, sn, s_lo, s_hi = small_sums
     lg, lh, ln, l_lo, l_hi = large_sums
     s_min_n, s_parent, s_factor = _node_constants(sg, sh, sn, c, s_lo, s_hi)
@@ -94,36 +79,91 @@ def find_child_splits(small_hist, large_hist, n_bins, feature_mask, monotone, sm
     s_gain, s_bin, s_left, s_gl, s_hl, s_cl = small_work  # unpacked: see find_best_splits
     l_gain, l_bin, l_left, l_gl, l_hl, l_cl = large_work
     for p in prange(n_tasks):
-        task = np.int64(p)  # prange's index is unsigned in the parfor: one signature, not two
-        if task < n_numeric:
-            f_lo = task * per
-            f_hi = min(f_lo + per, n_features)
-            if build:
-                for j in range(f_lo * stride, f_hi * stride):  # a loop: a slice fill is a
-                    flat[j] = 0                                 # parfor to compile
-                _accumulate(Xf, n_features, grad, hess, rows, start, end, True, f_lo, f_hi,
-                            flat, stride, small_hist.shape[2])
-            for f in range(f_lo, f_hi):
-                reduce_feature(small_hist, scratch, n_row_chunks, f)
-                if do_small:
-                    (s_gain[f], s_bin[f], s_left[f], s_gl[f], s_hl[f],
-                     s_cl[f]) = _scan_feature(small_hist, f, n_bins[f], feature_mask[f], sg,
-                                              sh, sn, c, s_min_n, s_parent, s_factor, s_lo,
-                                              s_hi, monotone[f])
-                if do_large:
-                    subtract_rows(large_hist, small_hist, f, 1)
-                    (l_gain[f], l_bin[f], l_left[f], l_gl[f], l_hl[f],
-                     l_cl[f]) = _scan_feature(large_hist, f, n_bins[f], feature_mask[f], lg,
-                                              lh, ln, c, l_min_n, l_parent, l_factor, l_lo,
-                                              l_hi, monotone[f])
-                if cat is not None:
-                    categorical_task(f, n_features, small_hist, large_hist, do_small,
-                                     do_large, small_sums, large_sums, c, k, features, wide,
-                                     mask, ints, gains, sums, bits)
-        elif cat is not None:  # a wide feature's task (categorical_task numbers them on)
-            categorical_task(n_features + task - n_numeric, n_features, small_hist,
-                             large_hist, do_small, do_large, small_sums, large_sums, c, k,
-                             features, wide, mask, ints, gains, sums, bits)
+        f = np.int64(p)  # prange's index is unsigned in the parfor: one signature, not two
+        if f < n_features:
+            reduce_feature(small_hist, scratch, n_row_chunks, f)
+            if do_small:
+                (s_gain[f], s_bin[f], s_left[f], s_gl[f], s_hl[f], s_cl[f]) = _scan_feature(
+                    small_hist, f, n_bins[f], feature_mask[f], sg, sh, sn, c, s_min_n,
+                    s_parent, s_factor, s_lo, s_hi, monotone[f])
+            if do_large:
+                subtract_rows(large_hist, small_hist, f, 1)
+                (l_gain[f], l_bin[f], l_left[f], l_gl[f], l_hl[f], l_cl[f]) = _scan_feature(
+                    large_hist, f, n_bins[f], feature_mask[f], lg, lh, ln, c, l_min_n,
+                    l_parent, l_factor, l_lo, l_hi, monotone[f])
+        if cat is not None:
+            categorical_task(f, n_features, small_hist, large_hist, do_small, do_large,
+                             small_sums, large_sums, c, k, features, wide, mask, ints, gains,
+                             sums, bits)
+    small = _pick_best(small_work, sg, sh)
+    large = _pick_best(large_work, lg, lh)
+    small_task = large_task = -1
+    if cat is not None:
+        n_cat = gains.size // 2
+        if do_small:
+            small_task = best_task(ints, gains, 0, n_cat, small[0], small[1])
+        if do_large:
+            large_task = best_task(ints, gains, n_cat, n_cat, large[0], large[1])
+    return small, large, small_task, large_task
+
+
+@njit(parallel=True, cache=True)
+def build_child_splits(X_binned, grad, hess, rows, start, end, n_blocks, small_hist,
+                       large_hist, n_bins, feature_mask, monotone, small_sums, large_sums, c,
+                       small_work, large_work, do_small, do_large, cat, k):
+    """:func:`find_child_splits` with the smaller child's histogram built in the same region:
+    task ``p`` builds features ``[p * per, (p + 1) * per)`` of ``rows[start:end]``
+    (``build_histogram``'s feature blocks, one row chunk: the same sums in the same order)
+    and searches them at once, while they are in its cache. One region a split instead of
+    two (a region's start and its wait for the slowest thread grow with the threads); the
+    wide categorical features' tasks (their rows built before) take a second region.
+
+    Parameters are :func:`find_child_splits`' and :func:`~skltr._cpu.histogram.
+    build_histogram`'s; ``small_hist``'s features' rows are overwritten (its wide rows, after
+    them, are read as given).
+    """
+    n_features = n_bins.shape[0]
+    per = (n_features + n_blocks - 1) // n_blocks
+    flat = small_hist.reshape(-1)
+    stride = small_hist.shape[1] * small_hist.shape[2]
+    Xf = X_binned.reshape(-1)
+    n_wide_tasks = 0
+    if cat is not None:  # (numba prunes these branches for cat=None)
+        n_wide_tasks = 2 * cat.wide.shape[0]
+        # unpacked: a parallel loop takes arrays, not records of them
+        features, wide, mask, ints, gains, sums, bits = cat
+    sg, sh, sn, s_lo, s_hi = small_sums
+    lg, lh, ln, l_lo, l_hi = large_sums
+    s_min_n, s_parent, s_factor = _node_constants(sg, sh, sn, c, s_lo, s_hi)
+    l_min_n, l_parent, l_factor = _node_constants(lg, lh, ln, c, l_lo, l_hi)
+    s_gain, s_bin, s_left, s_gl, s_hl, s_cl = small_work  # unpacked: see find_best_splits
+    l_gain, l_bin, l_left, l_gl, l_hl, l_cl = large_work
+    for p in prange(n_blocks):
+        f_lo = np.int64(p) * per
+        f_hi = min(f_lo + per, n_features)
+        for j in range(f_lo * stride, f_hi * stride):  # a loop: a slice fill is a parfor
+            flat[j] = 0
+        _accumulate(Xf, n_features, grad, hess, rows, start, end, True, f_lo, f_hi, flat,
+                    stride, small_hist.shape[2])
+        for f in range(f_lo, f_hi):
+            if do_small:
+                (s_gain[f], s_bin[f], s_left[f], s_gl[f], s_hl[f], s_cl[f]) = _scan_feature(
+                    small_hist, f, n_bins[f], feature_mask[f], sg, sh, sn, c, s_min_n,
+                    s_parent, s_factor, s_lo, s_hi, monotone[f])
+            if do_large:
+                subtract_rows(large_hist, small_hist, f, 1)
+                (l_gain[f], l_bin[f], l_left[f], l_gl[f], l_hl[f], l_cl[f]) = _scan_feature(
+                    large_hist, f, n_bins[f], feature_mask[f], lg, lh, ln, c, l_min_n,
+                    l_parent, l_factor, l_lo, l_hi, monotone[f])
+            if cat is not None:
+                categorical_task(f, n_features, small_hist, large_hist, do_small, do_large,
+                                 small_sums, large_sums, c, k, features, wide, mask, ints,
+                                 gains, sums, bits)
+    if cat is not None and n_wide_tasks > 0:
+        for p in prange(n_wide_tasks):
+            categorical_task(n_features + np.int64(p), n_features, small_hist, large_hist,
+                             do_small, do_large, small_sums, large_sums, c, k, features, wide,
+                             mask, ints, gains, sums, bits)
     small = _pick_best(small_work, sg, sh)
     large = _pick_best(large_work, lg, lh)
     small_task = large_task = -1

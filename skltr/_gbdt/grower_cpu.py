@@ -52,8 +52,7 @@ from .._engine.binned_tree import GrownTree
 from .._engine.communicator import LocalCommunicator
 from .._engine.histogram import (FLOAT, HIST_PAD_BINS, ONE_WORD, HistogramPool,
                                  histogram_tasks, integer_histogram_tasks)
-from .._records import (NodeRows, SplitInfo, monotone_directions, split_constants,
-                        split_work)
+from .._records import SplitInfo, monotone_directions, split_constants, split_work
 from ..utils._profile import stage
 from ..utils._threads import numba_threads
 from .categorical import CategoricalSearch
@@ -740,9 +739,7 @@ class TreeGrower:
                 (large.sum_g, large.sum_h, large.count, large.lo, large.hi),
                 self._split_constants, self._work, self._large_work, do_small, do_large,
                 self.pool.scratch, n_chunks, tasks,
-                None if tasks is None else self._categorical[0].k,
-                NodeRows(self.X_binned, self._g, self._h, self._buf, small.start, small.end,
-                         0))  # (its histogram given: built by _build_local)
+                None if tasks is None else self._categorical[0].k)
         for child, ok, res, entry in ((small, do_small, small_res, small_task),
                                       (large, do_large, large_res, large_task)):
             res = SplitInfo(*res) if entry < 0 else self._categorical[0].split_of(tasks, entry)

@@ -229,11 +229,15 @@ class TreeGrower:
         if self._large_work is None:
             self._large_work = split_work(*self._work.gain.shape, self._hist_dtype)
         case = GrowCase(
-            p.max_leaves, -1 if p.max_depth is None else p.max_depth, p.min_samples_leaf,
-            int(self._n_threads), layout is ONE_WORD, layout is FLOAT, int(self._tasks[0]),
-            int(self._tasks[1]), self.rows is not None, HIST_PARALLEL_MIN_ROWS,
-            PARTITION_PARALLEL_MIN_ROWS, SPLIT_PARALLEL_MIN_ROWS,
-            _histogram.MIN_FEATURES_PER_BLOCK, _histogram.MIN_CHUNK_ROWS, WIDE_UPDATE_BYTES)
+            max_leaves=p.max_leaves, max_depth=-1 if p.max_depth is None else p.max_depth,
+            min_samples_leaf=p.min_samples_leaf, n_threads=int(self._n_threads),
+            one_word=layout is ONE_WORD, float_layout=layout is FLOAT,
+            tree_chunks=int(self._tasks[0]), tree_blocks=int(self._tasks[1]),
+            use_rows=self.rows is not None, hist_min_rows=HIST_PARALLEL_MIN_ROWS,
+            partition_min_rows=PARTITION_PARALLEL_MIN_ROWS,
+            split_min_rows=SPLIT_PARALLEL_MIN_ROWS,
+            min_features_per_block=_histogram.MIN_FEATURES_PER_BLOCK,
+            min_chunk_rows=_histogram.MIN_CHUNK_ROWS, wide_update_bytes=WIDE_UPDATE_BYTES)
         data = GrowData(self.X_binned, self.X_binned_T, self._g, self._h, self._buf, self._tmp,
                         self.n_bins, mask, numeric, self._monotone, self.pool.scratch,
                         self._work, self._large_work)
@@ -798,14 +802,13 @@ class TreeGrower:
 
 def _grow_table(max_nodes, hist_dtype, n_words) -> GrowTable:
     """An empty :class:`~skltr._cpu.grow_leafwise.GrowTable` of ``max_nodes`` nodes."""
-    i64, hist = (max_nodes, np.int64), (max_nodes, hist_dtype)
-    return GrowTable(
-        np.empty(*i64), np.empty(*i64), np.empty(*hist), np.empty(*hist), np.empty(*i64),
-        np.empty(*i64), np.empty(*i64), np.empty(max_nodes), np.empty(max_nodes, np.int32),
-        np.empty(max_nodes, bool), np.empty(*hist), np.empty(*hist), np.empty(*i64),
-        np.empty(*i64), np.zeros(*i64), np.zeros((max_nodes, n_words), np.uint64),
-        np.zeros(max_nodes, bool), np.zeros(max_nodes, bool), np.empty(*i64),
-        np.zeros(max_nodes, bool))
+    dtypes = dict(sum_g=hist_dtype, sum_h=hist_dtype, left_g=hist_dtype, left_h=hist_dtype,
+                  gain=np.float64, bin=np.int32, default_left=bool, cat_many=bool,
+                  has_split=bool, candidate=bool)  # the others int64
+    arrays = {name: np.zeros(max_nodes, dtypes.get(name, np.int64))
+              for name in GrowTable._fields}
+    arrays["cat_bits"] = np.zeros((max_nodes, n_words), np.uint64)
+    return GrowTable(**arrays)
 
 
 #: every node's mask is row 0 of the one given

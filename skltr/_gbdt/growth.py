@@ -70,7 +70,9 @@ The back-end protocol (duck-typed)::
                 min_samples_leaf)        the root (its split found) in one go, by this
                                          policy's rule: a :class:`LevelTable`, or None
                                          where it cannot (``_levels_on_device``)
-    finish_table(table, is_leaf, value)  (with grow_levels) ``finish`` of its table
+    finish_table(table, is_leaf, value)  ``finish`` of a tree grown in one go (a
+                                         :class:`LevelTable`: grow_levels', the CPU's
+                                         compiled leaf-wise tree)
 
 Symmetric growth asks instead (numeric features; :mod:`skltr._gbdt.symmetric` holds what
 both back-ends share)::

@@ -903,3 +903,19 @@ def test_compiled_growth_touches_only_the_histograms_it_holds(monkeypatch):
     touched = int(np.sum(np.any(slots.reshape(slots.shape[0], -1) != -7, axis=1)))
     assert ref.n_leaves == tree.n_leaves > 40 and 10 < touched <= held < 63
     assert_same_tree(tree, vars_of(ref))
+
+
+def test_compiled_growth_falls_back_to_the_driver_without_address_space(monkeypatch):
+    # a system that refuses the slot array's address space (strict overcommit) gets the
+    # driver's tree, histograms allocated one at a time
+    rng = np.random.default_rng(9)
+    X, n_bins, grad, hess = dyadic_problem(rng, 3000, 4, 15)
+    ref = grow(X, n_bins, grad, hess, 15, max_leaves=31, min_samples_leaf=5, n_threads=2)
+
+    def refuse(self, n_slots):
+        raise MemoryError("no address space")
+
+    monkeypatch.setattr(HistogramPool, "slots", refuse)
+    tree = grow(X, n_bins, grad, hess, 15, max_leaves=31, min_samples_leaf=5, n_threads=2)
+    assert tree.n_leaves > 10
+    assert_same_tree(tree, vars_of(ref))

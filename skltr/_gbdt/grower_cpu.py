@@ -224,6 +224,10 @@ class TreeGrower:
         grow_leafwise` from this back-end's root."""
         root = self.root()
         p, layout = self.params, self.scales.layout
+        try:  # room for every leaf: address space, which a system may refuse (overcommit)
+            slots = self.pool.slots(p.max_leaves)
+        except MemoryError:  # the driver's pool allocates histograms one at a time
+            return driver.grow(self, self.missing_bin, self.rows)
         n_features = self.X_binned.shape[1]
         mask, numeric, tasks = self._mask(root)
         if self._large_work is None:
@@ -261,8 +265,7 @@ class TreeGrower:
         t.start[0], t.end[0], t.count[0], t.depth[0] = root.start, root.end, root.count, 0
         t.sum_g[0], t.sum_h[0] = root.sum_g, root.sum_h
         with stage("grow", self._buf.size * self._row_bytes):
-            n = grow_leafwise(data, case, self._split_constants, wide, cat,
-                              self.pool.slots(p.max_leaves), t)
+            n = grow_leafwise(data, case, self._split_constants, wide, cat, slots, t)
         table = LevelTable(*(getattr(t, name)[:n] for name in LevelTable._fields[:14]),
                            cat_words=t.cat_words[:n], cat_bits=t.cat_bits[:n],
                            cat_l2=(np.where(t.cat_many[:n], cat.k.cat_l2, 0.0)

@@ -33,7 +33,8 @@ from .split import find_best_splits, find_best_splits_serial
 from .split_categorical import best_categorical_splits, categorical_wins
 from .split_children import build_child_splits, find_child_splits
 
-__all__ = ["GrowCase", "GrowData", "GrowWide", "GrowCategorical", "GrowTable", "grow_leafwise"]
+__all__ = ["GrowCase", "GrowData", "GrowWide", "GrowCategorical", "GrowTable", "empty_table",
+           "grow_leafwise"]
 
 
 class GrowCase(NamedTuple):
@@ -124,6 +125,18 @@ class GrowTable(NamedTuple):
     has_split: np.ndarray    # bool
     slot: np.ndarray         # int64: the node's histogram slot, -1 none
     candidate: np.ndarray    # bool: a leaf waiting to be split
+
+
+def empty_table(max_nodes, hist_dtype, n_words) -> GrowTable:
+    """A :class:`GrowTable` of ``max_nodes`` nodes, zeros (``n_words``: the widest
+    categorical left set's uint64 words, 0 without categorical features)."""
+    dtypes = dict(sum_g=hist_dtype, sum_h=hist_dtype, left_g=hist_dtype, left_h=hist_dtype,
+                  gain=np.float64, bin=np.int32, default_left=bool, cat_many=bool,
+                  has_split=bool, candidate=bool)  # the others int64
+    arrays = {name: np.zeros(max_nodes, dtypes.get(name, np.int64))
+              for name in GrowTable._fields}
+    arrays["cat_bits"] = np.zeros((max_nodes, n_words), np.uint64)
+    return GrowTable(**arrays)
 
 
 @njit(cache=True)

@@ -38,7 +38,7 @@ import numpy as np
 from .._cpu.histogram import (build_histogram, build_histogram_serial,
                                build_histogram_used_serial, subtract_histograms,
                                subtract_used_bins)
-from .._cpu.grow_leafwise import (GrowCase, GrowCategorical, GrowData, GrowTable, GrowWide,
+from .._cpu.grow_leafwise import (GrowCase, GrowCategorical, GrowData, GrowWide, empty_table,
                                   grow_leafwise)
 from .._cpu.histogram_wide import build_wide_histogram, build_wide_histogram_serial
 from .._cpu.partition import leaf_of_rows, partition_rows, partition_rows_serial
@@ -261,7 +261,7 @@ class TreeGrower:
                                   search.feature_words(n_features),
                                   np.zeros((1, 3), self._hist_dtype), np.zeros((1, 2)),
                                   np.zeros(1, np.int64))
-        t = _grow_table(2 * p.max_leaves - 1, self._hist_dtype, n_words)
+        t = empty_table(2 * p.max_leaves - 1, self._hist_dtype, n_words)
         t.start[0], t.end[0], t.count[0], t.depth[0] = root.start, root.end, root.count, 0
         t.sum_g[0], t.sum_h[0] = root.sum_g, root.sum_h
         with stage("grow", self._buf.size * self._row_bytes):
@@ -801,17 +801,6 @@ class TreeGrower:
             right.hist = parent_global
             self._find_splits_of(left, right, [may_split(c) for c in (left, right)])
         return _PendingSplit(left.local_hist, finish)
-
-
-def _grow_table(max_nodes, hist_dtype, n_words) -> GrowTable:
-    """An empty :class:`~skltr._cpu.grow_leafwise.GrowTable` of ``max_nodes`` nodes."""
-    dtypes = dict(sum_g=hist_dtype, sum_h=hist_dtype, left_g=hist_dtype, left_h=hist_dtype,
-                  gain=np.float64, bin=np.int32, default_left=bool, cat_many=bool,
-                  has_split=bool, candidate=bool)  # the others int64
-    arrays = {name: np.zeros(max_nodes, dtypes.get(name, np.int64))
-              for name in GrowTable._fields}
-    arrays["cat_bits"] = np.zeros((max_nodes, n_words), np.uint64)
-    return GrowTable(**arrays)
 
 
 #: every node's mask is row 0 of the one given

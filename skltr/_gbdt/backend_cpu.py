@@ -41,6 +41,7 @@ class CPUBackend:
         self.params, self.communicator = params, communicator
         self.n_jobs = params.n_jobs
         self.pool = None
+        self.search = None  # the categorical split search, kept across trees like the pool
 
     def activate(self):
         """The context the loop runs in (nothing to select on the CPU)."""
@@ -110,9 +111,9 @@ class CPUBackend:
                             feature_mask=feature_mask, communicator=self.communicator,
                             pool=self.pool, X_binned_T=self.X_binned_T, wide=self.wide,
                             n_threads=self.n_jobs, tree_params=self.params.tree,
-                            seed=self.params.seed, round_=round_)
+                            seed=self.params.seed, round_=round_, search=self.search)
         tree = grower.grow()
-        self.pool = grower.pool
+        self.pool, self.search = grower.pool, grower.search
         return tree
 
     def add_to_training_scores(self, tree, rows, scores):

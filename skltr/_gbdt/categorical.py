@@ -111,7 +111,12 @@ class CategoricalSearch:
         if wide is not None:
             self._words.update({int(f): words(b) for f, b in zip(wide.features, wide.n_bins)})
         self.n_words = max(self._words.values())
+        #: int64 per feature: the uint64 words of its left sets (0: not categorical)
+        self.feature_words = np.zeros(n_features, np.int64)
+        for f, n_words in self._words.items():
+            self.feature_words[f] = n_words
         self._out = {}  # (batch size, dtype) -> CategoricalFound
+        self._tasks = {}  # (mask, dtype) -> CategoricalTasks
 
     def best(self, results, nodes, hists, masks, mask_row, constants):
         """Each node's split: its numeric split ``results[i]`` (a ``SplitInfo`` or None) or
@@ -138,7 +143,17 @@ class CategoricalSearch:
         """The categorical tasks of the CPU's fused search of two children
         (:func:`skltr._cpu.split_children.find_child_splits`; whole node histograms of
         ``dtype``) for nodes that may split on the features of ``mask``: a task per byte
-        categorical feature, then one per wide feature."""
+        categorical feature, then one per wide feature.
+
+        Made once per mask and dtype, then the same record (a search writes every entry it
+        reads), so that a fit's trees share it."""
+        key = (np.asarray(mask, bool).tobytes(), np.dtype(dtype))
+        tasks = self._tasks.get(key)
+        if tasks is None:
+            tasks = self._tasks[key] = self._make_tasks(mask, dtype)
+        return tasks
+
+    def _make_tasks(self, mask, dtype) -> CategoricalTasks:
         rows = self.rows
         n_narrow = rows.narrow_rows.size
         features = np.full((mask.size, 2), -1, np.int64)
@@ -149,13 +164,6 @@ class CategoricalSearch:
         n_tasks = n_narrow + rows.wide_ids.size
         return CategoricalTasks(features, np.ascontiguousarray(wide),
                                 np.ascontiguousarray(mask, bool), *self.found(2 * n_tasks, dtype))
-
-    def feature_words(self, n_features) -> np.ndarray:
-        """int64 per feature: the uint64 words of its left sets (0: not categorical)."""
-        out = np.zeros(n_features, np.int64)
-        for f, n_words in self._words.items():
-            out[f] = n_words
-        return out
 
     def split_of(self, found, i) -> SplitInfo:
         """The split of entry ``i`` of ``found`` (a :class:`CategoricalFound`, or the

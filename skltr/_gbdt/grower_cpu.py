@@ -125,6 +125,10 @@ class TreeGrower:
         ``n_jobs`` semantics.
     pool : HistogramPool or None
         Histogram buffers to reuse across trees.
+    search : CategoricalSearch or None
+        The fit's categorical split search, to reuse across trees (with its tasks); None:
+        made here when ``tree_params`` has categorical features. Like ``pool``, read it
+        back from :attr:`search` after :meth:`grow`.
     wide : WideCategorical or None
         The wide categorical features (:mod:`skltr._engine.wide_categorical`): their codes
         and their rows after the features' rows in every node histogram.
@@ -157,7 +161,8 @@ class TreeGrower:
 
     def __init__(self, X_binned, grad, hess, *, n_bins, missing_bin, has_missing, rows=None,
                  feature_mask=None, tree_params=None, communicator=None, n_threads=None,
-                 pool=None, X_binned_T=None, wide=None, seed=0, round_=0, **params):
+                 pool=None, X_binned_T=None, wide=None, seed=0, round_=0, search=None,
+                 **params):
         # The estimator validated every hyper-parameter (``_parameter_constraints``) and the
         # boosting loop built these arrays: what follows asserts invariants only.
         assert (isinstance(X_binned, np.ndarray) and X_binned.dtype == X_BINNED_DTYPE
@@ -196,6 +201,7 @@ class TreeGrower:
             self.leafwise_batch = DISTRIBUTED_LEAFWISE_BATCH
         self.n_threads = n_threads
         self.pool = pool
+        self.search = search
         self.wide = wide
         assert wide is None or (wide.X.shape[0] == n and wide.row0[0] == n_features)
         self.seed, self.round = int(seed), int(round_)
@@ -258,7 +264,7 @@ class TreeGrower:
             n_words = search.n_words
             cat = GrowCategorical(tasks, search.rows, search.k,
                                   search.found(1, self._hist_dtype),
-                                  search.feature_words(n_features),
+                                  search.feature_words,
                                   np.zeros((1, 3), self._hist_dtype), np.zeros((1, 2)),
                                   np.zeros(1, np.int64))
         t = empty_table(2 * p.max_leaves - 1, self._hist_dtype, n_words)
@@ -326,9 +332,10 @@ class TreeGrower:
         self._masks = {}  # features above a node -> the features it may split on
         self._categorical = None  # (the search, the numeric features)
         if p.categorical is not None:  # the numeric scan skips the categorical features
-            self._categorical = (CategoricalSearch(p.categorical, n_features, self.n_bins,
-                                                   self.wide, local=False),
-                                 ~p.categorical.mask(n_features))
+            if self.search is None:
+                self.search = CategoricalSearch(p.categorical, n_features, self.n_bins,
+                                                self.wide, local=False)
+            self._categorical = (self.search, ~p.categorical.mask(n_features))
         return Node(0, local_rows, sums[0], sums[1], n_rows, 0)
 
     def _mask(self, node):

@@ -245,13 +245,16 @@ def _enable_caching(self):
 _enable_caching._skltr_wraps = _NUMBA_ENABLE_CACHING
 
 #: Called with a skltr kernel's Python function before numba looks one of its signatures up
-#: in the disk cache (and compiles it when absent): the parallel pre-compiler
-#: (``skltr._gbdt.precompile``) waits there while its worker process compiles that kernel
+#: in the disk cache, and again when it is absent (numba is about to compile it): the
+#: parallel pre-compiler (``skltr._gbdt.precompile``) waits there while its worker process
+#: compiles that kernel, or writes the same kernel's index
 _LOAD_HOOK = None
 
 
 def set_load_hook(hook) -> None:
-    """Call ``hook(py_func)`` before each disk-cache look-up of a skltr kernel (None: none)."""
+    """Call ``hook(py_func, False)`` before each disk-cache look-up of a skltr kernel and
+    ``hook(py_func, True)`` after one that found nothing; when the latter returns True (it
+    waited), the look-up is made again (None: no hook)."""
     global _LOAD_HOOK
     _LOAD_HOOK = hook
 
@@ -261,8 +264,11 @@ def _hook_loads(cache, py_func) -> None:
 
     def load_overload(sig, target_context):
         if _LOAD_HOOK is not None:
-            _LOAD_HOOK(py_func)
-        return load(sig, target_context)
+            _LOAD_HOOK(py_func, False)
+        found = load(sig, target_context)
+        if found is None and _LOAD_HOOK is not None and _LOAD_HOOK(py_func, True):
+            found = load(sig, target_context)
+        return found
 
     cache.load_overload = load_overload
 

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -53,8 +54,16 @@ m = GPUHistGBDTRanker(n_estimators=3, max_leaves=7, random_state=0, n_jobs=2).fi
     X, y, qid=qid)
 out["starts"] = starts
 out["pred"] = m.predict(X).tolist()
-out["active_after"] = precompile._ACTIVE is not None
+out["pending_after"] = [] if precompile._ACTIVE is None else precompile._ACTIVE.pending
 """
+
+
+def _wait_for_kernel(cache, name, timeout=600.0):
+    """Wait until a cache index of kernel ``name`` is in ``cache`` (a detached worker's)."""
+    deadline = time.monotonic() + timeout
+    while not list(cache.rglob(f"*{name}*.nbi")):
+        assert time.monotonic() < deadline, f"no cached {name} after {timeout} s"
+        time.sleep(0.5)
 
 
 def _run(folder, body, **env_extra):
@@ -70,13 +79,21 @@ def _run(folder, body, **env_extra):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("stage", sorted(["grow", "score"]))
+@pytest.mark.parametrize("stage", sorted(["grow", "score", "grow_tree"]))
 def test_each_stage_compiles_only_kernels_of_its_modules(tmp_path, stage):
     # the claim rule (one process per kernel) holds only if a stage's recipe compiles no
-    # skltr kernel outside the modules the fit's process waits on
+    # skltr kernel outside the modules the fit's process waits on; the background stage,
+    # compiled after "grow", may add signatures to the latter's kernels (the fit compiles
+    # none of them meanwhile), and alone compiles the driver's kernels too
+    stages = precompile_stages()
     res = _run(tmp_path, f"precompile._RECIPES[{stage!r}]({_SPEC!r})")
     modules = {name.rsplit(".", 1)[0] for name in res["compiled"]}
-    assert res["compiled"] and modules <= set(precompile_stages()[stage]), modules
+    allowed = set(stages[stage]) | (set(stages["grow"]) if stage == "grow_tree" else set())
+    assert res["compiled"] and modules <= allowed, modules
+    if stage == "grow_tree":
+        assert "skltr._cpu.grow_leafwise.grow_leafwise" in res["compiled"]
+    if stage == "grow":  # the driver's tree: the compiled grower is the background stage's
+        assert not modules & set(stages["grow_tree"])
 
 
 def precompile_stages():
@@ -90,7 +107,9 @@ def test_a_cold_fit_starts_the_worker_and_loads_its_kernels(tmp_path):
     # stages' kernels itself that the worker compiled; the scores are the same as without
     # the pre-compiler (another empty cache)
     res = _run(tmp_path, _FIT)
-    assert res["starts"] == [True] and not res["active_after"]
+    # left running (when it is) with the background stage only: the compiled grower
+    assert res["starts"] == [True] and res["pending_after"] in ([], ["grow_tree"])
+    assert "skltr._cpu.grow_leafwise.grow_leafwise" not in res["compiled"]
     grow = [k for k in res["compiled"]
             if k.rsplit(".", 1)[0] in precompile_stages()["grow"]]
     score = [k for k in res["compiled"]
@@ -104,6 +123,8 @@ def test_a_cold_fit_starts_the_worker_and_loads_its_kernels(tmp_path):
     assert ref["starts"] == [False]
     assert res["pred"] == ref["pred"]
     # between them, the two processes compiled each stage once: a warm run compiles nothing
+    # (once the worker, left to finish the background stage at the exit, is done)
+    _wait_for_kernel(tmp_path / "cache", "grow_leafwise")
     again = _run(tmp_path, _FIT)
     assert again["starts"] == [False] and again["compiled"] == []
     assert again["pred"] == ref["pred"]
@@ -122,11 +143,39 @@ out["off"] = precompile.start(X, p, 2)
     body = body.replace('out["off"] = precompile.start(X, p, 2)',
                         'out["one_thread"] = precompile.start(X, p, 1)')
     assert _run(tmp_path, body)["one_thread"] is False
-    # a warm cache (both probes cached): nothing starts
+    # a warm cache (every stage's probe cached): nothing starts
     warm = f"""
 precompile._RECIPES["grow"]({_SPEC!r})
 precompile._RECIPES["score"]({_SPEC!r})
+precompile._RECIPES["grow_tree"]({_SPEC!r})
 """ + body.replace('out["one_thread"] = precompile.start(X, p, 1)',
                    'out["warm"] = precompile.start(X, p, 2)')
     res = _run(tmp_path, warm)
     assert res["warm"] is False
+
+
+def test_worker_skips_the_background_stage_when_the_fit_compiled_the_grower(tmp_path):
+    # the fit claimed "grow" (it reached the grower first): the background stage's compile
+    # would write the kernels the fit is writing, so the worker gives it up, and the
+    # process grows through the driver from then on
+    folder = tmp_path / "claims"
+    folder.mkdir(mode=0o700)
+    (folder / "grow").touch()
+    code = "from skltr._gbdt.precompile import _main; _main()"
+    spec = json.dumps({"stages": ["grow", "grow_tree"], **_SPEC})
+    env = dict(os.environ, SKLTR_CACHE_DIR=str(tmp_path / "cache"), SKLTR_PRECOMPILE="0")
+    env["PYTHONPATH"] = str(PACKAGE.parent) + os.pathsep + env.get("PYTHONPATH", "")
+    out = subprocess.run([sys.executable, "-c", code, str(folder), spec], env=env,
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:2] == ["grow", "grow_tree skipped"]
+    assert not folder.exists()  # the worker removed its claim folder
+
+    from skltr._gbdt import precompile
+
+    try:
+        precompile._SKIPPED.add("grow_tree")
+        assert precompile.compiled_growth() is False
+    finally:
+        precompile._SKIPPED.discard("grow_tree")
+    assert precompile.compiled_growth() is True

@@ -111,7 +111,8 @@ class CPUBackend:
                             feature_mask=feature_mask, communicator=self.communicator,
                             pool=self.pool, X_binned_T=self.X_binned_T, wide=self.wide,
                             n_threads=self.n_jobs, tree_params=self.params.tree,
-                            seed=self.params.seed, round_=round_, search=self.search)
+                            seed=self.params.seed, round_=round_, search=self.search,
+                            compiled=precompile.compiled_growth())
         tree = grower.grow()
         self.pool, self.search = grower.pool, grower.search
         return tree

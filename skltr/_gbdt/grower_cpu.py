@@ -129,6 +129,10 @@ class TreeGrower:
         The fit's categorical split search, to reuse across trees (with its tasks); None:
         made here when ``tree_params`` has categorical features. Like ``pool``, read it
         back from :attr:`search` after :meth:`grow`.
+    compiled : bool, default=True
+        Whether a leaf-wise tree may grow in one numba call (:data:`COMPILED_LEAFWISE`);
+        False: through the driver, the same tree (the fit's process while the parallel
+        pre-compiler still compiles that call, ``skltr._gbdt.precompile``).
     wide : WideCategorical or None
         The wide categorical features (:mod:`skltr._engine.wide_categorical`): their codes
         and their rows after the features' rows in every node histogram.
@@ -162,7 +166,7 @@ class TreeGrower:
     def __init__(self, X_binned, grad, hess, *, n_bins, missing_bin, has_missing, rows=None,
                  feature_mask=None, tree_params=None, communicator=None, n_threads=None,
                  pool=None, X_binned_T=None, wide=None, seed=0, round_=0, search=None,
-                 **params):
+                 compiled=True, **params):
         # The estimator validated every hyper-parameter (``_parameter_constraints``) and the
         # boosting loop built these arrays: what follows asserts invariants only.
         assert (isinstance(X_binned, np.ndarray) and X_binned.dtype == X_BINNED_DTYPE
@@ -202,6 +206,7 @@ class TreeGrower:
         self.n_threads = n_threads
         self.pool = pool
         self.search = search
+        self.compiled = compiled
         self.wide = wide
         assert wide is None or (wide.X.shape[0] == n and wide.row0[0] == n_features)
         self.seed, self.round = int(seed), int(round_)
@@ -222,7 +227,8 @@ class TreeGrower:
     def _compiled(self) -> bool:
         """Whether the tree grows in one numba call (see :data:`COMPILED_LEAFWISE`)."""
         p = self.params
-        return (COMPILED_LEAFWISE and p.growth == "leafwise" and not self._distributed
+        return (COMPILED_LEAFWISE and self.compiled and p.growth == "leafwise"
+                and not self._distributed
                 and p.monotone is None and p.interaction is None and self.leafwise_batch == 1)
 
     def _grow_compiled(self, driver) -> GrownTree:

@@ -26,15 +26,20 @@ stage the worker has not reached, the fit claims and compiles itself.
 When the fit reaches the grower (:func:`enter`) before the worker is done with it, it claims
 and compiles the later stages itself while it waits, and once the grower's kernels are there
 it claims whatever the worker has not started: the worker never compiles beside the boosting
-rounds, whose many short parallel regions would wait for the core it holds.
+rounds, whose many short parallel regions would wait for the core it holds -- but for the
+background stage (:data:`BACKGROUND`): the compiled leaf-wise grower, which the fit does not
+wait for. The worker compiles it last at the lowest priority (``nice 19``: the time the
+fit's rounds leave), the fit grows its trees through the driver meanwhile
+(:func:`compiled_growth`; the same trees) and in one numba call from the tree after the
+worker is done; at the process's exit the worker is left to finish it, then exits.
 
 Off when the stages' kernels are already cached (a warm run starts nothing), without a disk
 cache (``skltr._numba_cache`` found no safe folder, or ``$NUMBA_CACHE_DIR`` leaves the cache
 to numba), with fewer than two cores or one thread, in a distributed fit, inside a worker, and
 with ``SKLTR_PRECOMPILE=0``. The worker is ended (SIGTERM, then waited for) when the process
-exits before it is done. It writes kernels only to the cache folder skltr's locator checked
-(the same checks run in the worker), and coordinates through a private ``mkdtemp`` folder
-(mode 0700), removed when it ends.
+exits before it is done with the stages the fit waits for. It writes kernels only to the
+cache folder skltr's locator checked (the same checks run in the worker), and coordinates
+through a private ``mkdtemp`` folder (mode 0700), removed when it ends.
 """
 
 from __future__ import annotations
@@ -53,7 +58,7 @@ import time
 
 from .. import _numba_cache
 
-__all__ = ["STAGES", "enter", "start", "stop"]
+__all__ = ["BACKGROUND", "STAGES", "compiled_growth", "enter", "start", "stop"]
 
 #: stage -> the kernel modules it compiles, in the worker's order (tests/test_precompile.py
 #: checks that a stage's recipe compiles no other skltr kernel; the grower of a symmetric
@@ -61,9 +66,19 @@ __all__ = ["STAGES", "enter", "start", "stop"]
 STAGES = {
     "grow": ("skltr._cpu.quantise", "skltr._cpu.histogram", "skltr._cpu.split",
              "skltr._cpu.split_children", "skltr._cpu.split_symmetric",
-             "skltr._cpu.partition", "skltr._cpu.grow_leafwise", "skltr._cpu.predict_binned"),
+             "skltr._cpu.partition", "skltr._cpu.predict_binned"),
     "score": ("skltr._cpu.quickscorer", "skltr._cpu.traversal"),
+    "grow_tree": ("skltr._cpu.grow_leafwise",),
 }
+
+#: The stage the fit never waits for: the compiled leaf-wise grower (``grow_leafwise`` and
+#: the kernels only it calls, a quarter of a cold fit's compilation) only speeds trees up -- the driver grows the same
+#: trees from the "grow" stage's kernels. The worker compiles it last, at the lowest
+#: priority, beside the fit (which grows through the driver meanwhile: the grower's
+#: ``compiled=False``), and finishes it after the fit's process exits. Its compilation may
+#: add signatures to kernels of the "grow" stage's modules: the fit compiles none of those
+#: meanwhile (:meth:`_Worker.before_load`).
+BACKGROUND = "grow_tree"
 
 #: longest wait for a stage before the worker is ended and the fit compiles it itself
 _WAIT_S = 600.0
@@ -81,9 +96,10 @@ STATS = {"started": False, "stolen": [], "waited_s": 0.0}
 
 
 # ------------------------------------------------------------------------------ recipes
-def _grow(spec):
+def _grow(spec, compiled=False):
     """One tree of the CPU grower with the fit's tree parameters and threads, on synthetic
-    binned rows (as many as the fit's, up to ``_GROW_MAX_ROWS``), added to training scores."""
+    binned rows (as many as the fit's, up to ``_GROW_MAX_ROWS``), added to training scores;
+    grown through the driver, or in one numba call (``compiled``: the background stage)."""
     import numpy as np  # noqa: PLC0415
 
     from .._engine.binning import transposed  # noqa: PLC0415
@@ -102,7 +118,7 @@ def _grow(spec):
     tree = TreeGrower(Xb, grad, hess, n_bins=np.full(n_features, max_bins, np.int32),
                       missing_bin=max_bins, has_missing=np.zeros(n_features, bool),
                       X_binned_T=transposed(Xb), n_threads=spec["n_threads"],
-                      tree_params=TreeParams(**spec["tree"])).grow()
+                      tree_params=TreeParams(**spec["tree"]), compiled=compiled).grow()
     # the boosting loop's update of the training scores from the tree's row -> leaf map
     tree.add_to_training_scores(np.zeros(n), spec["n_threads"])
 
@@ -123,11 +139,16 @@ def _score(spec):
     backend.predict_raw(ens, backend.layout(ens), np.zeros((4, 1), spec["x_dtype"]), 1)
 
 
-_RECIPES = {"grow": _grow, "score": _score}
+_RECIPES = {"grow": _grow, "score": _score,
+            "grow_tree": lambda spec: _grow(spec, compiled=True)}
 
 
 def _probe(stage):
     """The kernel whose cached index tells that ``stage`` was compiled before."""
+    if stage == BACKGROUND:
+        from .._cpu.grow_leafwise import grow_leafwise  # noqa: PLC0415
+
+        return grow_leafwise
     if stage == "grow":
         from .._cpu.split_children import find_child_splits  # noqa: PLC0415
 
@@ -160,8 +181,8 @@ def _claim(folder, stage) -> bool:
     try:
         os.close(os.open(os.path.join(folder, stage), os.O_CREAT | os.O_EXCL | os.O_WRONLY,
                          0o600))
-    except FileExistsError:
-        return False
+    except (FileExistsError, FileNotFoundError):  # claimed, or the worker is done (and
+        return False                              # removed the folder)
     return True
 
 
@@ -174,6 +195,8 @@ class _Worker:
         self.spec = spec
         self.pending = list(stages)  # neither done by the worker nor claimed by us
         self.modules = {m: s for s in stages for m in STAGES[s]}
+        #: the modules whose kernels the background stage compiles signatures of
+        self.background_modules = set(STAGES["grow"]) | set(STAGES[BACKGROUND])
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         # python -c puts the current folder first on sys.path, and it may be anybody's
         # (/tmp): dropped before any import; skltr's own folder goes first instead
@@ -185,12 +208,21 @@ class _Worker:
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             env=env)
 
-    def before_load(self, py_func):
+    def before_load(self, py_func, missing):
         """The load hook: a kernel of a stage the worker claimed waits for it; of a stage
-        nobody claimed, it is ours."""
-        stage = self.modules.get(py_func.__module__)
-        if stage in self.pending:
+        nobody claimed, it is ours. ``missing``: not in the cache, about to be compiled
+        here -- not beside the background stage's writes to the same kernels; returns
+        whether it waited (the worker may have saved it meanwhile)."""
+        module = py_func.__module__
+        if missing:
+            if BACKGROUND in self.pending and module in self.background_modules:
+                _wait(self, BACKGROUND)
+                return True
+            return False
+        stage = self.modules.get(module)
+        if stage in self.pending and stage != BACKGROUND:
             self.settle(stage)
+        return False
 
     def settle(self, stage):
         """Make ``stage`` ours (claimed now) or wait until the worker has it done."""
@@ -203,9 +235,9 @@ class _Worker:
 
     def steal(self, but):
         """Claim and compile here the pending stages the worker has not started (but
-        ``but``): the fit would only wait meanwhile."""
+        ``but`` and the background stage): the fit would only wait meanwhile."""
         for stage in list(self.pending):
-            if stage != but and _claim(self.folder, stage):
+            if stage not in (but, BACKGROUND) and _claim(self.folder, stage):
                 self.pending.remove(stage)
                 STATS["stolen"].append(stage)
                 _RECIPES[stage](self.spec)
@@ -218,6 +250,31 @@ class _Worker:
         line = self.proc.stdout.readline()
         return line.decode().strip() if line else None
 
+    def poll(self):
+        """Take what the worker said so far, without waiting; stop it once it is done."""
+        while self.pending:
+            ready, _, _ = select.select([self.proc.stdout], [], [], 0.0)
+            if not ready:
+                return
+            line = self.proc.stdout.readline()
+            if not line:  # it ended: what it did not save, the fit compiles
+                break
+            self.note(line.decode().strip())
+        stop()
+
+    def note(self, line):
+        """Take a line of the worker: ``<stage>`` done, or ``<stage> skipped``."""
+        stage, *rest = line.split()
+        if stage in self.pending:
+            self.pending.remove(stage)
+            if rest == ["skipped"]:
+                _SKIPPED.add(stage)
+
+
+#: stages the worker gave up (the background stage, when the fit compiled the grower's
+#: kernels itself): this process grows through the driver
+_SKIPPED = set()
+
 
 def _wait(worker, stage):
     t0 = time.monotonic()
@@ -228,10 +285,20 @@ def _wait(worker, stage):
             if done is None:  # the worker ended, failed or hangs: what it did not save we
                 stop()        # compile
                 return
-            if done in worker.pending:
-                worker.pending.remove(done)
+            worker.note(done)
     finally:
         STATS["waited_s"] += time.monotonic() - t0
+
+
+def compiled_growth() -> bool:
+    """Whether the fit's trees may grow in one numba call: not while the worker compiles
+    that call (the background stage), nor in a process whose worker gave it up."""
+    worker = _ACTIVE
+    if worker is not None and BACKGROUND in worker.pending:
+        worker.poll()
+        if _ACTIVE is worker and BACKGROUND in worker.pending:
+            return False
+    return BACKGROUND not in _SKIPPED
 
 
 def start(X, params, n_threads) -> bool:
@@ -244,13 +311,16 @@ def start(X, params, n_threads) -> bool:
         return False
     stages = ["grow"]
     tree = params.tree
+    if (tree.growth == "leafwise" and tree.categorical is None and tree.monotone is None
+            and tree.interaction is None):  # trees the compiled grower grows
+        stages.append(BACKGROUND)
     dtype = getattr(X, "dtype", None)
     # predict's QuickScorer, when the trees will have at most 64 leaves (choose_backend's
     # pick) and predict will read dense rows of the fit's dtype
     # (symmetric trees have 2**max_depth leaves whatever max_leaves says)
     leaves = 2 ** tree.max_depth if tree.growth == "symmetric" else tree.max_leaves
     if leaves <= 64 and type(X).__module__ == "numpy" and dtype in ("float32", "float64"):
-        stages.append("score")
+        stages.insert(1, "score")
     stages = _cold(stages)
     if not stages:
         return False
@@ -279,27 +349,32 @@ def enter(stage) -> None:
         worker.pending.remove(stage)
     if _ACTIVE is worker:
         for other in list(worker.pending):
-            if _claim(worker.folder, other):
+            if other != BACKGROUND and _claim(worker.folder, other):
                 worker.pending.remove(other)
         if not worker.pending:
             stop()
 
 
-def stop() -> None:
-    """End the worker (SIGTERM when still running) and forget it."""
+def stop(detach=False) -> None:
+    """End the worker (SIGTERM when still running) and forget it; ``detach``: a worker
+    left with the background stage only finishes it on its own (the process's exit)."""
     global _ACTIVE
     worker, _ACTIVE = _ACTIVE, None
     _numba_cache.set_load_hook(None)
     if worker is None:
         return
-    if worker.proc.poll() is None and worker.pending:
+    running = worker.proc.poll() is None
+    if detach and running and worker.pending == [BACKGROUND]:
+        worker.proc.stdout.close()  # it removes its claim folder when done
+        return
+    if running and worker.pending:
         worker.proc.terminate()
     worker.proc.wait()
     worker.proc.stdout.close()
     shutil.rmtree(worker.folder, ignore_errors=True)
 
 
-atexit.register(stop)
+atexit.register(stop, detach=True)
 
 
 # ------------------------------------------------------------------------------ the worker
@@ -309,7 +384,20 @@ def _main():
     # SIGTERM raises, so that numba's atomic writes remove their temporary file
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     folder, spec = sys.argv[1], json.loads(sys.argv[2])
+    done = set()
     for stage in spec["stages"]:
-        if _claim(folder, stage):
+        word = stage
+        if stage == BACKGROUND:
+            if "grow" not in done:  # the fit compiles "grow" kernels: not beside them
+                word = f"{stage} skipped"
+            elif _claim(folder, stage):
+                os.nice(19)  # beside the fit's rounds: only the time they leave
+                _RECIPES[stage](spec)
+        elif _claim(folder, stage):
             _RECIPES[stage](spec)
-        print(stage, flush=True)
+            done.add(stage)
+        try:
+            print(word, flush=True)
+        except OSError:  # the fit's process exited (detached): nobody reads
+            pass
+    shutil.rmtree(folder, ignore_errors=True)

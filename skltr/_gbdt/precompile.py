@@ -72,12 +72,12 @@ STAGES = {
 }
 
 #: The stage the fit never waits for: the compiled leaf-wise grower (``grow_leafwise`` and
-#: the kernels only it calls, a quarter of a cold fit's compilation) only speeds trees up -- the driver grows the same
-#: trees from the "grow" stage's kernels. The worker compiles it last, at the lowest
-#: priority, beside the fit (which grows through the driver meanwhile: the grower's
-#: ``compiled=False``), and finishes it after the fit's process exits. Its compilation may
-#: add signatures to kernels of the "grow" stage's modules: the fit compiles none of those
-#: meanwhile (:meth:`_Worker.before_load`).
+#: the kernels only it calls, a quarter of a cold fit's compilation) only speeds trees up --
+#: the driver grows the same trees from the "grow" stage's kernels. The worker compiles it
+#: last, at the lowest priority, beside the fit (which grows through the driver meanwhile:
+#: the grower's ``compiled=False``), and finishes it after the fit's process exits. Its
+#: compilation may add signatures to kernels of the "grow" stage's modules: the fit compiles
+#: none of those meanwhile (:meth:`_Worker.before_load`).
 BACKGROUND = "grow_tree"
 
 #: longest wait for a stage before the worker is ended and the fit compiles it itself

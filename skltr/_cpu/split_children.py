@@ -116,7 +116,8 @@ def build_child_splits(X_binned, grad, hess, rows, start, end, n_blocks, small_h
     (``build_histogram``'s feature blocks, one row chunk: the same sums in the same order)
     and searches them at once, while they are in its cache. One region a split instead of
     two (a region's start and its wait for the slowest thread grow with the threads); the
-    wide categorical features' tasks (their rows built before) take a second region.
+    wide categorical features' tasks (their rows built before) are slots of the same
+    region.
 
     Parameters are :func:`find_child_splits`' and :func:`~skltr._cpu.histogram.
     build_histogram`'s; ``small_hist``'s features' rows are overwritten (its wide rows, after
@@ -138,32 +139,40 @@ def build_child_splits(X_binned, grad, hess, rows, start, end, n_blocks, small_h
     l_min_n, l_parent, l_factor = _node_constants(lg, lh, ln, c, l_lo, l_hi)
     s_gain, s_bin, s_left, s_gl, s_hl, s_cl = small_work  # unpacked: see find_best_splits
     l_gain, l_bin, l_left, l_gl, l_hl, l_cl = large_work
-    for p in prange(n_blocks):
-        f_lo = np.int64(p) * per
-        f_hi = min(f_lo + per, n_features)
-        for j in range(f_lo * stride, f_hi * stride):  # a loop: a slice fill is a parfor
-            flat[j] = 0
-        _accumulate(Xf, n_features, grad, hess, rows, start, end, True, f_lo, f_hi, flat,
-                    stride, small_hist.shape[2])
-        for f in range(f_lo, f_hi):
-            if do_small:
-                (s_gain[f], s_bin[f], s_left[f], s_gl[f], s_hl[f], s_cl[f]) = _scan_feature(
-                    small_hist, f, n_bins[f], feature_mask[f], sg, sh, sn, c, s_min_n,
-                    s_parent, s_factor, s_lo, s_hi, monotone[f])
-            if do_large:
-                subtract_rows(large_hist, small_hist, f, 1)
-                (l_gain[f], l_bin[f], l_left[f], l_gl[f], l_hl[f], l_cl[f]) = _scan_feature(
-                    large_hist, f, n_bins[f], feature_mask[f], lg, lh, ln, c, l_min_n,
-                    l_parent, l_factor, l_lo, l_hi, monotone[f])
+    n_tasks = n_blocks + n_wide_tasks
+    for p in prange(n_tasks):
+        q = np.int64(p)
+        # the wide tasks spread evenly over the slots: a thread's contiguous share of them
+        # mixes feature blocks and wide tasks
+        w = q * n_wide_tasks // n_tasks  # wide tasks before slot q
+        if (q + 1) * n_wide_tasks // n_tasks > w:
             if cat is not None:
-                categorical_task(f, n_features, small_hist, large_hist, do_small, do_large,
-                                 small_sums, large_sums, c, k, features, wide, mask, ints,
-                                 gains, sums, bits)
-    if cat is not None and n_wide_tasks > 0:
-        for p in prange(n_wide_tasks):
-            categorical_task(n_features + np.int64(p), n_features, small_hist, large_hist,
-                             do_small, do_large, small_sums, large_sums, c, k, features, wide,
-                             mask, ints, gains, sums, bits)
+                categorical_task(n_features + w, n_features, small_hist, large_hist,
+                                 do_small, do_large, small_sums, large_sums, c, k, features,
+                                 wide, mask, ints, gains, sums, bits)
+        else:
+            f_lo = (q - w) * per
+            f_hi = min(f_lo + per, n_features)
+            for j in range(f_lo * stride, f_hi * stride):  # a loop: a slice fill is a
+                flat[j] = 0                                 # parfor
+            _accumulate(Xf, n_features, grad, hess, rows, start, end, True, f_lo, f_hi, flat,
+                        stride, small_hist.shape[2])
+            for f in range(f_lo, f_hi):
+                if do_small:
+                    (s_gain[f], s_bin[f], s_left[f], s_gl[f], s_hl[f],
+                     s_cl[f]) = _scan_feature(small_hist, f, n_bins[f], feature_mask[f], sg,
+                                              sh, sn, c, s_min_n, s_parent, s_factor, s_lo,
+                                              s_hi, monotone[f])
+                if do_large:
+                    subtract_rows(large_hist, small_hist, f, 1)
+                    (l_gain[f], l_bin[f], l_left[f], l_gl[f], l_hl[f],
+                     l_cl[f]) = _scan_feature(large_hist, f, n_bins[f], feature_mask[f], lg,
+                                              lh, ln, c, l_min_n, l_parent, l_factor, l_lo,
+                                              l_hi, monotone[f])
+                if cat is not None:
+                    categorical_task(f, n_features, small_hist, large_hist, do_small,
+                                     do_large, small_sums, large_sums, c, k, features, wide,
+                                     mask, ints, gains, sums, bits)
     small = _pick_best(small_work, sg, sh)
     large = _pick_best(large_work, lg, lh)
     small_task = large_task = -1

@@ -1169,3 +1169,25 @@ def test_a_text_category_column_left_out_is_refused_with_its_name(frame_data):
     # numeric categories are read as their values, as scikit-learn does
     numeric = df.assign(shop=df["shop"].cat.codes.astype("category"))
     GPUHistGBDTRanker(**{**FKW, "categorical_features": None}).fit(numeric, y, qid=qid)
+
+
+@pytest.mark.parametrize("n_threads", [2, 16])
+def test_wide_histogram_chunks_pay_for_their_region(n_threads):
+    # the chunk count is the cost model's best by brute force (one thread unless a parallel
+    # build, region start included, is cheaper): a small node's wide rows on one thread
+    from skltr._cpu.histogram_wide import wide_chunks
+
+    update, region, out_bytes = 15, 50_000, 8448
+    for n_rows in (0, 100, 1127, 5000, 20_000, 200_000):
+        serial = update * n_rows
+
+        def cost(k):
+            return serial if k == 1 else serial / k + k * out_bytes + region
+
+        got = wide_chunks(n_threads, n_rows, 1, out_bytes, update, region)
+        assert 1 <= got <= n_threads
+        assert cost(got) <= cost(1)
+        if got > 1:  # no fewer chunks (1 included) would be cheaper
+            assert all(cost(got) <= cost(k) * 1.2 for k in range(1, n_threads + 1))
+    assert wide_chunks(n_threads, 1127, 1, out_bytes, update, region) == 1
+    assert wide_chunks(n_threads, 200_000, 1, out_bytes, update, region) > 1

@@ -27,7 +27,8 @@ from numba import njit
 
 from .histogram import (build_histogram, build_histogram_serial, histogram_task_split,
                         subtract_histograms)
-from .histogram_wide import build_wide_histogram, build_wide_histogram_serial
+from .histogram_wide import (build_wide_histogram, build_wide_histogram_serial,
+                             wide_chunks)
 from .partition import partition_rows, partition_rows_serial
 from .split import find_best_splits, find_best_splits_serial
 from .split_categorical import best_categorical_splits, categorical_wins
@@ -56,6 +57,7 @@ class GrowCase(NamedTuple):
     min_features_per_block: int  # skltr._engine.histogram's task constants
     min_chunk_rows: int
     wide_update_bytes: int   # WIDE_UPDATE_BYTES
+    wide_region_bytes: int   # WIDE_REGION_BYTES
 
 
 class GrowData(NamedTuple):
@@ -251,9 +253,9 @@ def _tasks(d, case, n_rows):
 @njit(cache=True, inline="always")
 def _build_wide(d, case, wide, out, start, end, use_rows, parallel):
     # TreeGrower._build_wide
-    n_rows = end - start
-    n_chunks = min(case.n_threads, int(np.sqrt(
-        case.wide_update_bytes * n_rows * wide.X.shape[1] / (out.size * out.itemsize))))
+    n_chunks = wide_chunks(case.n_threads, end - start, wide.X.shape[1],
+                           out.size * out.itemsize, case.wide_update_bytes,
+                           case.wide_region_bytes)
     if parallel and n_chunks > 1 and not case.float_layout:
         build_wide_histogram(wide.X, d.g, d.h, d.buf, start, end, use_rows, out, wide.offsets,
                              wide.scratch, n_chunks)

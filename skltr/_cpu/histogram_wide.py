@@ -21,6 +21,20 @@ from numba import njit, prange
 
 
 @njit(cache=True, inline="always")
+def wide_chunks(n_threads, n_rows, n_wide, out_bytes, update_bytes, region_bytes):
+    """Row chunks of a node's wide histogram (1: one thread). A chunk's copy (``out_bytes``)
+    is zeroed and summed whatever its rows, and a parallel region's start costs about
+    ``region_bytes`` of that work: the chunks that minimise ``rows / chunks`` updates (each
+    ``update_bytes``) plus the copies, and more than one only when that beats one thread
+    with the region's start counted (a small node's wide rows were a region a split)."""
+    serial = update_bytes * n_rows * n_wide
+    k = min(n_threads, int(np.sqrt(serial / out_bytes)))
+    if k < 2 or serial / k + k * out_bytes + region_bytes >= serial:
+        return 1
+    return k
+
+
+@njit(cache=True, inline="always")
 def _accumulate_wide(X_wide, grad, hess, rows, lo, hi, use_rows, out, offsets, n_channels):
     for i in range(lo, hi):
         r = rows[i] if use_rows else i

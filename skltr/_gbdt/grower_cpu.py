@@ -29,7 +29,6 @@ convert to gradient units.
 
 from __future__ import annotations
 
-import math
 from typing import Callable, NamedTuple
 
 import numba
@@ -40,7 +39,8 @@ from .._cpu.histogram import (build_histogram, build_histogram_serial,
                                subtract_used_bins)
 from .._cpu.grow_leafwise import (GrowCase, GrowCategorical, GrowData, GrowWide, empty_table,
                                   grow_leafwise)
-from .._cpu.histogram_wide import build_wide_histogram, build_wide_histogram_serial
+from .._cpu.histogram_wide import (build_wide_histogram, build_wide_histogram_serial,
+                                    wide_chunks)
 from .._cpu.partition import leaf_of_rows, partition_rows, partition_rows_serial
 from .._cpu.quantise import (N_FLOAT32_EXPONENTS, abs_sum_accumulators, quantise_gradients,
                               quantise_gradients_gh64)
@@ -87,6 +87,9 @@ SPLIT_PARALLEL_MIN_ROWS = 0
 #: zeroing and summing this many bytes of a row chunk's copy of the wide rows (~3 ns
 #: against ~0.2 ns a byte): a node of 180k rows and a 83 KB copy takes 5 chunks.
 WIDE_UPDATE_BYTES = 15
+#: A parallel region's start (~10 us on 16 idle cores) in those bytes: a wide histogram is
+#: built in row chunks only where that pays (:func:`skltr._cpu.histogram_wide.wide_chunks`)
+WIDE_REGION_BYTES = 50_000
 #: Leaf-wise trees of one process grow in one numba call (:mod:`skltr._cpu.grow_leafwise`:
 #: the driver's decisions compiled, the same tree) unless they need what only the driver
 #: does: constraints, speculative batches, an all-reduce. False: always the driver (tests).
@@ -253,7 +256,8 @@ class TreeGrower:
             partition_min_rows=PARTITION_PARALLEL_MIN_ROWS,
             split_min_rows=SPLIT_PARALLEL_MIN_ROWS,
             min_features_per_block=_histogram.MIN_FEATURES_PER_BLOCK,
-            min_chunk_rows=_histogram.MIN_CHUNK_ROWS, wide_update_bytes=WIDE_UPDATE_BYTES)
+            min_chunk_rows=_histogram.MIN_CHUNK_ROWS, wide_update_bytes=WIDE_UPDATE_BYTES,
+            wide_region_bytes=WIDE_REGION_BYTES)
         data = GrowData(self.X_binned, self.X_binned_T, self._g, self._h, self._buf, self._tmp,
                         self.n_bins, mask, numeric, self._monotone, self.pool.scratch,
                         self._work, self._large_work)
@@ -628,10 +632,8 @@ class TreeGrower:
         n_rows = node.end - node.start
         wide = self.wide
         with stage("histogram", n_rows * (2 * wide.X.shape[1] + 4 * use_rows) + out.nbytes):
-            # a chunk's copy is zeroed and summed whatever its rows: the chunks that balance
-            # that against the rows' updates (minimising rows / chunks + chunks * copy)
-            n_chunks = min(self._n_threads, int(math.sqrt(
-                WIDE_UPDATE_BYTES * n_rows * wide.X.shape[1] / out.nbytes)))
+            n_chunks = wide_chunks(self._n_threads, n_rows, wide.X.shape[1], out.nbytes,
+                                   WIDE_UPDATE_BYTES, WIDE_REGION_BYTES)
             if parallel and n_chunks > 1 and self.scales.layout is not FLOAT:
                 if self._wide_scratch is None:
                     self._wide_scratch = np.empty((self._n_threads - 1, out.size), out.dtype)

@@ -214,6 +214,11 @@ COLD_ABF = "cold_start-amd-epyc-2026-11-28-abf26f3-10k-demo.json"
 #: CPU training with leaf-wise trees grown in one numba call, the 16-core host
 COMPILED_00D = "scaling_train_cpu-h200-host-16core-00dce1e-2026-11-28.json"
 COMPILED_20B = "scaling_train_cpu-h200-host-16core-20b8d9d-2026-11-28-partial.json"
+COMPILED_43B = "scaling_train_cpu-h200-host-16core-43b4010-2026-11-28.json"
+COMPILED_4DA = "scaling_train_cpu-h200-host-16core-4da196d-2026-11-28.json"
+COMPILED_BF7 = "scaling_train_cpu-h200-host-16core-bf70b9d-2026-11-28-4threads-repeat3.json"
+#: the compiled grower as the pre-compiler's background stage
+COLD_57C = "cold_start-amd-epyc-2026-11-28-57c95d1-10k-demo.json"
 GBDT_GPU_PAGES = ("docs/performance.rst", "docs/gbdt_gpu.rst")
 
 
@@ -469,6 +474,21 @@ FIGURES = [
       for text, levels, engine in (("0.85x", 10, "categorical"), ("1.02x", 1000, "categorical"),
                                    ("1.01x", 10000, "categorical"), ("0.79x", 10, "ordinal"),
                                    ("0.74x", 1000, "ordinal"), ("0.83x", 10000, "ordinal"))),
+    *(_categorical_time(text, levels, engine,
+                        "categorical-amd-epyc-2026-11-28-9d385a3-q600-t2.json")
+      for text, levels, engine in (("0.95x", 10, "categorical"), ("0.98x", 1000, "categorical"),
+                                   ("0.99x", 10000, "categorical"), ("0.88x", 10, "ordinal"),
+                                   ("0.87x", 1000, "ordinal"), ("0.85x", 10000, "ordinal"))),
+    *(_categorical_time(text, levels, engine,
+                        "categorical-h200-host-2026-11-28-bf70b9d-q600-t2.json")
+      for text, levels, engine in (("1.01x", 1000, "categorical"),
+                                   ("0.99x", 10000, "categorical"), ("0.90x", 1000, "ordinal"),
+                                   ("0.91x", 10000, "ordinal"))),
+    *(_categorical_time(text, levels, engine,
+                        "categorical-h200-host-2026-11-28-43b4010-q600-t16.json")
+      for text, levels, engine in (("1.00x", 10, "categorical"), ("1.25x", 1000, "categorical"),
+                                   ("1.18x", 10000, "categorical"), ("1.02x", 10, "ordinal"),
+                                   ("0.93x", 1000, "ordinal"), ("0.90x", 10000, "ordinal"))),
     *(Figure(text, "split_overhead-amd-epyc-2026-11-28-abf26f3.json",
              path=("params", "raw", case, key), fmt=fmt,
              pages=("docs/user_guide/gbdt_ranker.rst",))
@@ -542,9 +562,23 @@ FIGURES = [
            fmt="{:.1f} s", pages=("docs/performance.rst",)),
     # the compiled leaf-wise grower's first run (abf26f3)
     Figure("68.5 s", COLD_ABF, "skltr demo, empty caches vs warm", fmt="{:.1f} s",
-           pages=("README.md", "docs/performance.rst")),
+           pages=PERF),
     Figure("14.4 s", COLD_ABF, "skltr demo, empty caches vs warm", field="peer",
+           fmt="{:.1f} s", pages=PERF),
+    # ... and as the pre-compiler's background stage (57c95d1)
+    Figure("67.6 s", COLD_57C, "skltr demo, empty caches vs warm", fmt="{:.1f} s",
+           pages=("README.md", "docs/performance.rst")),
+    Figure("14.6 s", COLD_57C, "skltr demo, empty caches vs warm", field="peer",
            fmt="{:.1f} s", pages=("README.md", "docs/performance.rst")),
+    Figure("17.8 s", COLD_57C, "first fit+predict in a process, 10k rows, cold cache",
+           fmt="{:.1f} s", pages=PERF),
+    Figure("18.3 s", COLD_57C, "first fit+predict, 10k rows, cold: CPU of the fit's process",
+           fmt="{:.1f} s", pages=PERF),
+    Figure("18.0 s", COLD_57C, "cold process, 10k rows: CPU of the pre-compiler's worker",
+           fmt="{:.1f} s", pages=PERF),
+    *[Figure(text, COLD_57C, "skltr demo CPU (with pre-compiler), empty vs warm caches",
+             field=field, fmt="{:.1f} s", pages=PERF)
+      for text, field in (("94.2 s", "skltr"), ("25.2 s", "peer"))],
     Figure("27.5 s", COLD_ABF, "first fit+predict in a process, 10k rows, cold cache",
            fmt="{:.1f} s", pages=PERF),
     Figure("26.7 s", COLD_ABF, "cold process, 10k rows: CPU of the pre-compiler's worker",
@@ -1128,8 +1162,24 @@ FIGURES = [
     *[Figure(text, COMPILED_00D, f"244761 rows, {n} threads", "ratio", "{:.2f}", PERF,
              metric="fit")
       for text, n in (("0.66", 1), ("0.72", 2), ("0.79", 4), ("0.80", 8), ("0.82", 16))],
-    *[Figure(text, COMPILED_00D, f"244761 rows, {n} threads", "ratio", "{:.2f}x",
-             ("README.md", *PERF), metric="fit") for text, n in (("0.66x", 1), ("0.82x", 16))],
+    *[Figure(text, COMPILED_43B, f"244761 rows, {n} threads", "ratio", "{:.2f}", PERF,
+             metric="fit")
+      for text, n in (("0.64", 1), ("0.62", 2), ("0.86", 4), ("0.66", 8), ("0.59", 16))],
+    *[Figure(text, COMPILED_43B, f"244761 rows, {n} threads", "ratio", "{:.2f}x",
+             ("README.md", *PERF), metric="fit") for text, n in (("0.59x", 16), ("0.86x", 4))],
+    Figure("0.77x", COMPILED_BF7, "244761 rows, 4 threads", "ratio", "{:.2f}x",
+           ("README.md", *PERF), metric="fit"),
+    Figure("0.77", COMPILED_BF7, "244761 rows, 4 threads", "ratio", "{:.2f}", PERF,
+           metric="fit"),
+    *[Figure(text, COMPILED_43B, "244761 rows, 16 threads", field, "{:.2f} s", PERF,
+             metric="fit") for text, field in (("1.31 s", "skltr"), ("2.23 s", "peer"))],
+    *[Figure(text, result, "244761 rows, 4 threads", field, "{:.2f} s", PERF, metric="fit")
+      for text, result, field in (("3.39 s", COMPILED_43B, "skltr"),
+                                  ("3.55 s", COMPILED_4DA, "skltr"),
+                                  ("3.92 s", COMPILED_43B, "peer"),
+                                  ("5.62 s", COMPILED_4DA, "peer"))],
+    *[Figure(text, COMPILED_4DA, f"244761 rows, {n} threads", "ratio", "{:.2f}", PERF,
+             metric="fit") for text, n in (("0.63", 4), ("0.63", 8), ("0.65", 16))],
     *[Figure(text, COMPILED_20B, f"244761 rows, {n} threads", "ratio", "{:.2f}", PERF,
              metric="fit") for text, n in (("0.65", 1), ("0.73", 2), ("0.70", 4), ("0.68", 8))],
     *[Figure(text, COMPILED_00D, "244761 rows, 16 threads", field, "{:.2f} s", PERF,

@@ -95,16 +95,8 @@ def find_child_splits(small_hist, large_hist, n_bins, feature_mask, monotone, sm
             categorical_task(f, n_features, small_hist, large_hist, do_small, do_large,
                              small_sums, large_sums, c, k, features, wide, mask, ints, gains,
                              sums, bits)
-    small = _pick_best(small_work, sg, sh)
-    large = _pick_best(large_work, lg, lh)
-    small_task = large_task = -1
-    if cat is not None:
-        n_cat = gains.size // 2
-        if do_small:
-            small_task = best_task(ints, gains, 0, n_cat, small[0], small[1])
-        if do_large:
-            large_task = best_task(ints, gains, n_cat, n_cat, large[0], large[1])
-    return small, large, small_task, large_task
+    return _children_best(small_work, large_work, small_sums, large_sums, do_small, do_large,
+                          cat)
 
 
 @njit(parallel=True, cache=True)
@@ -173,13 +165,21 @@ def build_child_splits(X_binned, grad, hess, rows, start, end, n_blocks, small_h
                     categorical_task(f, n_features, small_hist, large_hist, do_small,
                                      do_large, small_sums, large_sums, c, k, features, wide,
                                      mask, ints, gains, sums, bits)
-    small = _pick_best(small_work, sg, sh)
-    large = _pick_best(large_work, lg, lh)
+    return _children_best(small_work, large_work, small_sums, large_sums, do_small, do_large,
+                          cat)
+
+
+@njit(cache=True, inline="always")
+def _children_best(small_work, large_work, small_sums, large_sums, do_small, do_large, cat):
+    # both kernels' result: each child's best numeric split, and the entry of a better
+    # categorical one (-1: none)
+    small = _pick_best(small_work, small_sums[0], small_sums[1])
+    large = _pick_best(large_work, large_sums[0], large_sums[1])
     small_task = large_task = -1
     if cat is not None:
-        n_cat = gains.size // 2
+        n_cat = cat.gain.size // 2
         if do_small:
-            small_task = best_task(ints, gains, 0, n_cat, small[0], small[1])
+            small_task = best_task(cat.ints, cat.gain, 0, n_cat, small[0], small[1])
         if do_large:
-            large_task = best_task(ints, gains, n_cat, n_cat, large[0], large[1])
+            large_task = best_task(cat.ints, cat.gain, n_cat, n_cat, large[0], large[1])
     return small, large, small_task, large_task

@@ -170,6 +170,15 @@ def test_worker_skips_the_background_stage_when_the_fit_compiled_the_grower(tmp_
     assert out.returncode == 0, out.stderr
     assert out.stdout.split("\n")[:2] == ["grow", "grow_tree skipped"]
     assert not folder.exists()  # the worker removed its claim folder
+    # "grow" cached already (not a stage of this worker): the background stage is not
+    # skipped (here claimed by another, so nothing compiles)
+    folder.mkdir(mode=0o700)
+    (folder / "grow_tree").touch()
+    spec = json.dumps({"stages": ["grow_tree"], **_SPEC})
+    out = subprocess.run([sys.executable, "-c", code, str(folder), spec], env=env,
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:1] == ["grow_tree"]
 
     from skltr._gbdt import precompile
 

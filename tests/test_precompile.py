@@ -59,9 +59,10 @@ out["pending_after"] = [] if precompile._ACTIVE is None else precompile._ACTIVE.
 
 
 def _wait_for_kernel(cache, name, timeout=600.0):
-    """Wait until a cache index of kernel ``name`` is in ``cache`` (a detached worker's)."""
+    """Wait until the cache index of kernel ``name`` (``module.qualname``: numba's index
+    file name, written after its data) is in ``cache`` (a detached worker's)."""
     deadline = time.monotonic() + timeout
-    while not list(cache.rglob(f"*{name}*.nbi")):
+    while not list(cache.rglob(f"{name}-*.nbi")):
         assert time.monotonic() < deadline, f"no cached {name} after {timeout} s"
         time.sleep(0.5)
 
@@ -124,7 +125,7 @@ def test_a_cold_fit_starts_the_worker_and_loads_its_kernels(tmp_path):
     assert res["pred"] == ref["pred"]
     # between them, the two processes compiled each stage once: a warm run compiles nothing
     # (once the worker, left to finish the background stage at the exit, is done)
-    _wait_for_kernel(tmp_path / "cache", "grow_leafwise")
+    _wait_for_kernel(tmp_path / "cache", "grow_leafwise.grow_leafwise")
     again = _run(tmp_path, _FIT)
     assert again["starts"] == [False] and again["compiled"] == []
     assert again["pred"] == ref["pred"]
@@ -179,6 +180,22 @@ def test_worker_skips_the_background_stage_when_the_fit_compiled_the_grower(tmp_
                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split("\n")[:1] == ["grow_tree"]
+    # another process holds the stage's lock (a worker left to finish it after its fit's
+    # exit): skipped, not compiled beside it
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import time; from skltr._gbdt.precompile import "
+         "_lock_background as f; print(f(), flush=True); time.sleep(120)"],
+        env=env, stdout=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        assert holder.stdout.readline().strip() == "True"
+        folder.mkdir(mode=0o700)
+        out = subprocess.run([sys.executable, "-c", code, str(folder), spec], env=env,
+                             capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.split("\n")[:1] == ["grow_tree skipped"]
+    finally:
+        holder.kill()
+        holder.wait()
 
     from skltr._gbdt import precompile
 

@@ -208,6 +208,16 @@ class _Worker:
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             env=env)
 
+    def claim(self, stage) -> bool:
+        """Claim ``stage`` for the fit's process. The fit compiling "grow" itself, the
+        worker will skip the background stage: this process grows through the driver."""
+        if not _claim(self.folder, stage):
+            return False
+        if stage == "grow" and BACKGROUND in self.pending:
+            self.pending.remove(BACKGROUND)
+            _SKIPPED.add(BACKGROUND)
+        return True
+
     def before_load(self, py_func, missing):
         """The load hook: a kernel of a stage the worker claimed waits for it; of a stage
         nobody claimed, it is ours. ``missing``: not in the cache, about to be compiled
@@ -226,7 +236,7 @@ class _Worker:
 
     def settle(self, stage):
         """Make ``stage`` ours (claimed now) or wait until the worker has it done."""
-        if _claim(self.folder, stage):
+        if self.claim(stage):
             self.pending.remove(stage)
         else:
             _wait(self, stage)
@@ -237,7 +247,7 @@ class _Worker:
         """Claim and compile here the pending stages the worker has not started (but
         ``but`` and the background stage): the fit would only wait meanwhile."""
         for stage in list(self.pending):
-            if stage not in (but, BACKGROUND) and _claim(self.folder, stage):
+            if stage not in (but, BACKGROUND) and self.claim(stage):
                 self.pending.remove(stage)
                 STATS["stolen"].append(stage)
                 _RECIPES[stage](self.spec)
@@ -342,14 +352,14 @@ def enter(stage) -> None:
     worker = _ACTIVE
     if worker is None:
         return
-    if stage in worker.pending and not _claim(worker.folder, stage):
+    if stage in worker.pending and not worker.claim(stage):
         worker.steal(but=stage)
         _wait(worker, stage)
     elif stage in worker.pending:
         worker.pending.remove(stage)
     if _ACTIVE is worker:
         for other in list(worker.pending):
-            if other != BACKGROUND and _claim(worker.folder, other):
+            if other != BACKGROUND and worker.claim(other):
                 worker.pending.remove(other)
         if not worker.pending:
             stop()
@@ -378,6 +388,25 @@ atexit.register(stop, detach=True)
 
 
 # ------------------------------------------------------------------------------ the worker
+def _lock_background() -> bool:
+    """Take the kernel cache's lock of the background stage, held until this process ends
+    (``flock``: released by the system even if it is killed); False when another process
+    holds it. A worker left to finish the stage after its fit's exit and the worker of a
+    fit started meanwhile would otherwise write the same kernels' indexes at once."""
+    import fcntl  # noqa: PLC0415 -- POSIX only, as the pre-compiler
+
+    folder = _numba_cache.kernel_cache_dir()
+    if folder is None:
+        return False
+    fd = os.open(os.path.join(folder, f"{BACKGROUND}.lock"), os.O_CREAT | os.O_WRONLY, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return False
+    return True  # the descriptor stays open: the lock lasts as long as the process
+
+
 def _main():
     """The worker: ``<claim folder> <spec json>``; prints each stage's name when it is done
     (or when the fit claimed it first)."""
@@ -387,8 +416,11 @@ def _main():
     done = set()
     for stage in spec["stages"]:
         word = stage
-        if stage == BACKGROUND and "grow" in spec["stages"] and "grow" not in done:
-            word = f"{stage} skipped"  # the fit compiles "grow" kernels: not beside them
+        if stage == BACKGROUND and (("grow" in spec["stages"] and "grow" not in done)
+                                    or not _lock_background()):
+            # the fit compiles "grow" kernels, or another process's worker compiles this
+            # stage (a detached one, say): not beside them
+            word = f"{stage} skipped"
         elif _claim(folder, stage):
             if stage == BACKGROUND:
                 os.nice(19)  # beside the fit's rounds: only the time they leave

@@ -188,6 +188,25 @@ def _categorical_time(text, levels, engine, result=CATEGORICAL):
                   field="ratio", fmt="{:.2f}x", pages=GBDT_RANKER + readme)
 
 
+#: the categorical benchmark's later runs: skltr / LightGBM fit time, categorical then
+#: ordinal at 10 / 1,000 / 10,000 levels (None: a level the run left out)
+_CATEGORICAL_CELLS = [(levels, engine) for engine in ("categorical", "ordinal")
+                      for levels in (10, 1000, 10000)]
+CATEGORICAL_RUNS = {
+    "categorical-amd-epyc-2026-11-27-bd4e2aa-q600-t2.json":
+        ("1.15x", "1.18x", "1.15x", "1.08x", "1.00x", "0.94x"),
+    "categorical-amd-epyc-2026-11-28-9ce91a6-q600-t2.json":
+        ("1.15x", "1.21x", "1.16x", "1.06x", "1.01x", "0.95x"),
+    "categorical-amd-epyc-2026-11-28-abf26f3-q600-t2.json":
+        ("0.85x", "1.02x", "1.01x", "0.79x", "0.74x", "0.83x"),
+    "categorical-amd-epyc-2026-11-28-9d385a3-q600-t2.json":
+        ("0.95x", "0.98x", "0.99x", "0.88x", "0.87x", "0.85x"),
+    "categorical-h200-host-2026-11-28-bf70b9d-q600-t2.json":
+        (None, "1.01x", "0.99x", None, "0.90x", "0.91x"),
+    "categorical-h200-host-2026-11-28-43b4010-q600-t16.json":
+        ("1.00x", "1.25x", "1.18x", "1.02x", "0.93x", "0.90x"),
+}
+
 YETIRANK = "yetirank-amd-epyc-2026-11-27-2366eb2-synthetic-100k-letor-1thread.json"
 YETIRANK_NOW = "yetirank-amd-epyc-2026-11-27-08b788b-symmetric-5seeds.json"
 YETIRANK_FAST = "yetirank-amd-epyc-2026-11-27-28719e5-symmetric-5seeds.json"
@@ -459,36 +478,9 @@ FIGURES = [
     *(_categorical_time(text, levels, engine, CATEGORICAL_TASKS) for text, levels, engine in (
         ("1.04x", 10, "categorical"), ("1.16x", 1000, "categorical"),
         ("1.09x", 10000, "categorical"))),
-    *(_categorical_time(text, levels, engine,
-                        "categorical-amd-epyc-2026-11-27-bd4e2aa-q600-t2.json")
-      for text, levels, engine in (("1.15x", 10, "categorical"), ("1.18x", 1000, "categorical"),
-                                   ("1.15x", 10000, "categorical"), ("1.08x", 10, "ordinal"),
-                                   ("1.00x", 1000, "ordinal"), ("0.94x", 10000, "ordinal"))),
-    *(_categorical_time(text, levels, engine,
-                        "categorical-amd-epyc-2026-11-28-9ce91a6-q600-t2.json")
-      for text, levels, engine in (("1.15x", 10, "categorical"), ("1.21x", 1000, "categorical"),
-                                   ("1.16x", 10000, "categorical"), ("1.06x", 10, "ordinal"),
-                                   ("1.01x", 1000, "ordinal"), ("0.95x", 10000, "ordinal"))),
-    *(_categorical_time(text, levels, engine,
-                        "categorical-amd-epyc-2026-11-28-abf26f3-q600-t2.json")
-      for text, levels, engine in (("0.85x", 10, "categorical"), ("1.02x", 1000, "categorical"),
-                                   ("1.01x", 10000, "categorical"), ("0.79x", 10, "ordinal"),
-                                   ("0.74x", 1000, "ordinal"), ("0.83x", 10000, "ordinal"))),
-    *(_categorical_time(text, levels, engine,
-                        "categorical-amd-epyc-2026-11-28-9d385a3-q600-t2.json")
-      for text, levels, engine in (("0.95x", 10, "categorical"), ("0.98x", 1000, "categorical"),
-                                   ("0.99x", 10000, "categorical"), ("0.88x", 10, "ordinal"),
-                                   ("0.87x", 1000, "ordinal"), ("0.85x", 10000, "ordinal"))),
-    *(_categorical_time(text, levels, engine,
-                        "categorical-h200-host-2026-11-28-bf70b9d-q600-t2.json")
-      for text, levels, engine in (("1.01x", 1000, "categorical"),
-                                   ("0.99x", 10000, "categorical"), ("0.90x", 1000, "ordinal"),
-                                   ("0.91x", 10000, "ordinal"))),
-    *(_categorical_time(text, levels, engine,
-                        "categorical-h200-host-2026-11-28-43b4010-q600-t16.json")
-      for text, levels, engine in (("1.00x", 10, "categorical"), ("1.25x", 1000, "categorical"),
-                                   ("1.18x", 10000, "categorical"), ("1.02x", 10, "ordinal"),
-                                   ("0.93x", 1000, "ordinal"), ("0.90x", 10000, "ordinal"))),
+    *(_categorical_time(text, levels, engine, result)
+      for result, ratios in CATEGORICAL_RUNS.items()
+      for (levels, engine), text in zip(_CATEGORICAL_CELLS, ratios) if text),
     *(Figure(text, "split_overhead-amd-epyc-2026-11-28-abf26f3.json",
              path=("params", "raw", case, key), fmt=fmt,
              pages=("docs/user_guide/gbdt_ranker.rst",))

@@ -4,10 +4,9 @@ A parallel histogram runs ``n_row_chunks x n_feature_blocks`` tasks
 (``skltr/_cpu/histogram.py``). Float sums depend on the row chunks, so a float tree keeps one
 split for all its nodes (``histogram_tasks``: feature blocks of >= 16 features first, the
 rest row chunks). Integer sums (the quantised layouts, the default) do not, so each node gets
-its own (``integer_histogram_tasks``: row chunks while each keeps 2,048 rows -- 4,096 and at
-most 4 chunks from 64 features -- the threads left over as feature blocks). Every row chunk
-after the first is a copy of the whole histogram to zero and to add, which small nodes
-cannot pay for.
+its own (``integer_histogram_tasks``: row chunks first, as many as keep 2,048 rows each, the
+threads left over as feature blocks). Every row chunk after the first is a copy of the whole
+histogram to zero and to add, which small nodes cannot pay for.
 
 Per node size (rows drawn at random, sorted: a node deep in a tree) and feature count: the
 time of ``build_histogram`` with its reduction, one-word layout, on all the machine's

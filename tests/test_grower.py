@@ -565,16 +565,19 @@ def test_histogram_tasks():
 def test_integer_histogram_tasks():
     from skltr._engine.histogram import integer_histogram_tasks
 
-    # histogram_tasks' row chunks, fewer while each would keep under 2,048 rows; the threads
-    # left over split the features
+    # row chunks first, as many as keep 2,048 rows each; the threads left over split the
+    # features
     assert integer_histogram_tasks(16, 30, 512) == (1, 16)
     assert integer_histogram_tasks(16, 30, 8192) == (4, 4)
     assert integer_histogram_tasks(16, 30, 10**6) == (16, 1)
     assert integer_histogram_tasks(16, 136, 2048) == (1, 16)
-    assert integer_histogram_tasks(16, 136, 10**6) == (2, 8)
+    assert integer_histogram_tasks(16, 136, 6144) == (3, 5)
+    assert integer_histogram_tasks(16, 136, 10**6) == (16, 1)
+    assert integer_histogram_tasks(12, 136, 10**6) == (12, 1)
+    assert integer_histogram_tasks(16, 8, 2048) == (1, 8)
     assert integer_histogram_tasks(2, 30, 4095) == (1, 2)
     assert integer_histogram_tasks(2, 30, 4096) == (2, 1)
-    assert integer_histogram_tasks(2, 136, 10**6) == (1, 2)
+    assert integer_histogram_tasks(2, 136, 10**6) == (2, 1)
     assert integer_histogram_tasks(2, 1, 100) == (1, 1)
     assert integer_histogram_tasks(1, 136, 10**6) == (1, 1)
 

@@ -116,13 +116,12 @@ def histogram_task_split(n_threads, n_features, n_rows, integer, min_features_pe
     ``skltr._engine.histogram.histogram_tasks`` (``integer`` False: the tree's split, whatever
     ``n_rows``) and ``integer_histogram_tasks`` (True: a node's own), which call it with their
     module's constants; numba code (the whole-tree grower) calls it directly."""
-    blocks = max(1, min(n_threads, n_features // min_features_per_block))
-    most = -(-n_threads // blocks)
     if not integer:
-        return most, blocks
-    chunks = 1
-    while 2 * chunks <= most and n_rows >= 2 * chunks * min_chunk_rows:
-        chunks *= 2
+        blocks = max(1, min(n_threads, n_features // min_features_per_block))
+        return -(-n_threads // blocks), blocks
+    # row chunks first: each thread reads whole rows once, where a feature block reads every
+    # row's cache line for a part of it; as many as keep ``min_chunk_rows`` rows each
+    chunks = max(1, min(n_threads, n_rows // min_chunk_rows))
     return chunks, max(1, min(n_features, n_threads // chunks))
 
 

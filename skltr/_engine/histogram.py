@@ -80,12 +80,16 @@ def integer_histogram_tasks(n_threads: int, n_features: int, n_rows: int):
     """``(n_row_chunks, n_feature_blocks)`` of one node's parallel histogram of ``n_rows``
     rows in an integer layout, whose sums are the same for any split of the work.
 
-    :func:`histogram_tasks`' row chunks for large nodes, fewer (powers of two) for small
-    ones, so that each keeps ``MIN_CHUNK_ROWS`` rows; the threads left over split the
-    features. ``benchmarks/histogram_tasks.py`` measures it against :func:`histogram_tasks`
-    per node size: on the H100 host's 16 cores and 30 features, where the per-tree rule
-    gives every node 16 row chunks, a node of 512 rows took 18 us instead of 62, one of
-    8,192 rows 71 instead of 93, one of 131,072 the same
+    Row chunks first, as many as keep ``MIN_CHUNK_ROWS`` rows each (up to one a thread); the
+    threads left over split the features. A row chunk reads whole rows once, where each
+    feature block reads a cache line of every row; the chunks' copies are summed feature by
+    feature in the split search's region. In whole fits of 245k x 136 rows (20 trees of
+    255 leaves, fits alternating in one process on the H200 host, by hand) the same trees
+    grew faster at 4, 8 and 16 threads than with :func:`histogram_tasks`' feature blocks
+    first, the rule before (``benchmarks/scaling_train_cpu.py`` has the fits after it).
+    ``benchmarks/histogram_tasks.py`` times one node's build with its reduction: on 30
+    features, where the per-tree rule gives every node 16 row chunks, a node of 512 rows
+    took 18 us instead of 62
     (``benchmarks/results/histogram_tasks-h100-2026-11-27-5c24a27-t16.json``).
     """
     return _split(n_threads, n_features, n_rows, True)

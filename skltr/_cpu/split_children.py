@@ -31,8 +31,9 @@ def find_child_splits(small_hist, large_hist, n_bins, feature_mask, monotone, sm
     streamed ~0.8 MB on one thread while the others waited. One task a feature: reduce,
     scan the smaller child, subtract, scan the larger -- and with categorical features
     (``cat``) their searches too, a wide feature a task per child
-    (:func:`~skltr._cpu.split_categorical.categorical_task`), so that they run beside the
-    numeric scans rather than after them on one thread.
+    (:func:`~skltr._cpu.split_categorical.categorical_task`), spread over the slots
+    (:func:`_slot`), so that they run beside the numeric scans rather than after them on
+    one thread.
 
     Parameters
     ----------
@@ -79,7 +80,8 @@ def find_child_splits(small_hist, large_hist, n_bins, feature_mask, monotone, sm
     s_gain, s_bin, s_left, s_gl, s_hl, s_cl = small_work  # unpacked: see find_best_splits
     l_gain, l_bin, l_left, l_gl, l_hl, l_cl = large_work
     for p in prange(n_tasks):
-        f = np.int64(p)  # prange's index is unsigned in the parfor: one signature, not two
+        wide_task, i = _slot(p, n_tasks, n_tasks - n_features)
+        f = n_features + i if wide_task else i
         if f < n_features:
             reduce_feature(small_hist, scratch, n_row_chunks, f)
             if do_small:
@@ -133,17 +135,14 @@ def build_child_splits(X_binned, grad, hess, rows, start, end, n_blocks, small_h
     l_gain, l_bin, l_left, l_gl, l_hl, l_cl = large_work
     n_tasks = n_blocks + n_wide_tasks
     for p in prange(n_tasks):
-        q = np.int64(p)
-        # the wide tasks spread evenly over the slots: a thread's contiguous share of them
-        # mixes feature blocks and wide tasks
-        w = q * n_wide_tasks // n_tasks  # wide tasks before slot q
-        if (q + 1) * n_wide_tasks // n_tasks > w:
+        wide_task, i = _slot(p, n_tasks, n_wide_tasks)
+        if wide_task:
             if cat is not None:
-                categorical_task(n_features + w, n_features, small_hist, large_hist,
+                categorical_task(n_features + i, n_features, small_hist, large_hist,
                                  do_small, do_large, small_sums, large_sums, c, k, features,
                                  wide, mask, ints, gains, sums, bits)
         else:
-            f_lo = (q - w) * per
+            f_lo = i * per
             f_hi = min(f_lo + per, n_features)
             for j in range(f_lo * stride, f_hi * stride):  # a loop: a slice fill is a
                 flat[j] = 0                                 # parfor
@@ -167,6 +166,20 @@ def build_child_splits(X_binned, grad, hess, rows, start, end, n_blocks, small_h
                                      mask, ints, gains, sums, bits)
     return _children_best(small_work, large_work, small_sums, large_sums, do_small, do_large,
                           cat)
+
+
+@njit(cache=True, inline="always")
+def _slot(p, n_tasks, n_wide_tasks):
+    """``(wide, i)``: slot ``p`` of a region's ``n_tasks`` runs wide task ``i`` or the
+    region's other task ``i``. The wide tasks (a wide feature's search: the longest) are
+    spread evenly over the slots, so that each thread's contiguous share of slots holds at
+    most about one: at their end, two of them fell to one thread, whose region waited
+    for both."""
+    q = np.int64(p)  # prange's index is unsigned in the parfor: one signature, not two
+    w = q * n_wide_tasks // n_tasks  # wide tasks before slot q
+    if (q + 1) * n_wide_tasks // n_tasks > w:
+        return True, w
+    return False, q - w
 
 
 @njit(cache=True, inline="always")

@@ -807,7 +807,7 @@ def test_find_child_splits(n_chunks, n_blocks, do):
         small[...] = 7.0
         got = build_child_splits(X, grad, hess, small_rows, 0, small_rows.size, n_blocks,
                                  small, large, n_bins, mask, np.zeros(20, np.int8), sums[0],
-                                 sums[1], c, *works, *do, None, None)
+                                 sums[1], c, *works, *do, None, None, None)
     else:
         got = find_child_splits(small, large, n_bins, mask, np.zeros(20, np.int8), sums[0],
                                 sums[1], c, *works, *do, scratch, n_chunks, None, None)
@@ -855,7 +855,10 @@ COMPILED_CASES = [
 ]
 
 
-@pytest.mark.parametrize("kw", COMPILED_CASES)
+@pytest.mark.parametrize("kw", COMPILED_CASES + [
+    # a small node's wide rows built apart from its split search's region, not in it
+    dict(categorical_features=[6, 7], min_data_per_group=5, cat_smooth=1.0,
+         wide_in_region_features=0)])
 def test_compiled_leafwise_growth_is_the_drivers(monkeypatch, kw):
     """The whole-tree numba grower (skltr._cpu.grow_leafwise) grows the growth driver's
     trees bit for bit: layouts, threads, subsamples, column samples, depth limits, byte
@@ -863,6 +866,10 @@ def test_compiled_leafwise_growth_is_the_drivers(monkeypatch, kw):
     import skltr._gbdt.grower_cpu as grower_mod
     from skltr import GPUHistGBDTRanker
 
+    kw = dict(kw)
+    if "wide_in_region_features" in kw:
+        monkeypatch.setattr(grower_mod, "WIDE_IN_REGION_FEATURES",
+                            kw.pop("wide_in_region_features"))
     X, y, qid = _mixed_ranking_data(3)
     params = dict(n_estimators=6, random_state=0, min_samples_leaf=5, n_jobs=2)
     params.update(kw)

@@ -58,6 +58,7 @@ class GrowCase(NamedTuple):
     min_chunk_rows: int
     wide_update_bytes: int   # WIDE_UPDATE_BYTES
     wide_region_bytes: int   # WIDE_REGION_BYTES
+    wide_in_region_features: int  # WIDE_IN_REGION_FEATURES
 
 
 class GrowData(NamedTuple):
@@ -331,10 +332,11 @@ def _split(d, case, c, wide, cat, slots, free, state, t, i, left, n_leaves):
     blocks, n_chunks = np.int64(0), np.int64(1)
     if threaded:
         chunks, blocks = _tasks(d, case, t.end[small] - t.start[small])
-        # with wide categorical features the histogram is built apart (then its search):
-        # 1-5% faster trees than in the search's region on 2 cores (trees of a 1,000-level
-        # fit re-grown alternately, by hand; no result file), not measured on more
-        if chunks > 1 or wide is not None:
+        # wide categorical features: their rows and searches a task each of the region
+        # where its feature blocks are small, else built apart (a block of many features
+        # and a wide task fell to one thread while the others waited)
+        if chunks > 1 or (wide is not None
+                          and d.X.shape[1] > case.wide_in_region_features * case.n_threads):
             blocks = np.int64(0)
     if blocks == 0:
         n_chunks = _build(d, case, wide, slots, t, small, bool(True), not threaded)
@@ -362,25 +364,23 @@ def _child_splits(d, case, c, wide, cat, slots, free, state, t, small, large, do
     large_sums = (t.sum_g[large], t.sum_h[large], t.count[large], lo, hi)
     small_hist, large_hist = slots[t.slot[small]], slots[t.slot[large]]
     start, end = t.start[small], t.end[small]
-    if blocks > 0 and wide is not None:
-        _build_wide(d, case, wide, small_hist[d.X.shape[1]:], start, end, bool(True),
-                    end - start >= case.hist_min_rows)
     if cat is None:  # (numba compiles one branch)
         if blocks > 0:
             res = build_child_splits(d.X, d.g, d.h, d.buf, start, end, blocks, small_hist,
                                      large_hist, d.n_bins, d.numeric, d.monotone, small_sums,
                                      large_sums, c, d.work, d.large_work, do_small, do_large,
-                                     None, None)
+                                     None, None, None)
         else:
             res = find_child_splits(small_hist, large_hist, d.n_bins, d.numeric, d.monotone,
                                     small_sums, large_sums, c, d.work, d.large_work, do_small,
                                     do_large, d.scratch, n_chunks, None, None)
     else:
-        if blocks > 0:
+        if blocks > 0:  # the wide features' rows built in the region too
             res = build_child_splits(d.X, d.g, d.h, d.buf, start, end, blocks, small_hist,
                                      large_hist, d.n_bins, d.numeric, d.monotone, small_sums,
                                      large_sums, c, d.work, d.large_work, do_small, do_large,
-                                     cat.tasks, cat.k)
+                                     cat.tasks, cat.k,
+                                     None if wide is None else (wide.X, wide.offsets))
         else:
             res = find_child_splits(small_hist, large_hist, d.n_bins, d.numeric, d.monotone,
                                     small_sums, large_sums, c, d.work, d.large_work, do_small,

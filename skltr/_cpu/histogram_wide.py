@@ -35,12 +35,15 @@ def wide_chunks(n_threads, n_rows, n_wide, out_bytes, update_bytes, region_bytes
 
 
 @njit(cache=True, inline="always")
-def _accumulate_wide(X_wide, grad, hess, rows, lo, hi, use_rows, out, offsets, n_channels):
+def _accumulate_wide(X_wide, grad, hess, rows, lo, hi, use_rows, out, offsets, n_channels,
+                     w_lo=0, w_hi=-1):
+    # wide features w_lo .. w_hi - 1 (w_hi -1: all)
+    w_hi = X_wide.shape[1] if w_hi < 0 else w_hi
     for i in range(lo, hi):
         r = rows[i] if use_rows else i
         g = grad[r]
         hs = hess[r]
-        for w in range(X_wide.shape[1]):
+        for w in range(w_lo, w_hi):
             idx = (offsets[w] + np.int64(X_wide[r, w])) * n_channels
             out[idx] += g
             if n_channels > 1:
@@ -69,6 +72,20 @@ def build_wide_histogram_serial(X_wide, grad, hess, rows, start, end, use_rows, 
     flat[:] = 0
     _accumulate_wide(X_wide, grad, hess, rows, start, end, use_rows, flat, offsets,
                      out.shape[2])
+
+
+@njit(cache=True, inline="always")
+def build_wide_feature(X_wide, grad, hess, rows, start, end, hist, n_features, row0, n_rows,
+                       offsets, w):
+    """One thread: wide feature ``w``'s rows of ``hist`` (the node's whole histogram, its
+    rows ``row0 .. row0 + n_rows - 1``) from ``rows[start:end]``, overwritten: a task of a
+    parallel region (``skltr._cpu.split_children.build_child_splits``)."""
+    stride = hist.shape[1] * hist.shape[2]
+    flat = hist.reshape(-1)
+    for j in range(row0 * stride, (row0 + n_rows) * stride):
+        flat[j] = 0
+    _accumulate_wide(X_wide, grad, hess, rows, start, end, True, flat[n_features * stride:],
+                     offsets, hist.shape[2], w, w + 1)
 
 
 @njit(parallel=True, cache=True)

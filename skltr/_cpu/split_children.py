@@ -11,6 +11,7 @@ import numpy as np
 from numba import njit, prange
 
 from .histogram import _accumulate, reduce_feature, subtract_rows
+from .histogram_wide import build_wide_feature
 from .split import _node_constants, _pick_best, _scan_feature
 from .split_categorical import best_task, categorical_task
 
@@ -104,18 +105,20 @@ def find_child_splits(small_hist, large_hist, n_bins, feature_mask, monotone, sm
 @njit(parallel=True, cache=True)
 def build_child_splits(X_binned, grad, hess, rows, start, end, n_blocks, small_hist,
                        large_hist, n_bins, feature_mask, monotone, small_sums, large_sums, c,
-                       small_work, large_work, do_small, do_large, cat, k):
+                       small_work, large_work, do_small, do_large, cat, k, wide_codes):
     """:func:`find_child_splits` with the smaller child's histogram built in the same region:
     task ``p`` builds features ``[p * per, (p + 1) * per)`` of ``rows[start:end]``
     (``build_histogram``'s feature blocks, one row chunk: the same sums in the same order)
     and searches them at once, while they are in its cache. One region a split instead of
-    two (a region's start and its wait for the slowest thread grow with the threads); the
-    wide categorical features' tasks (their rows built before) are slots of the same
-    region.
+    two (a region's start and its wait for the slowest thread grow with the threads). A wide
+    categorical feature is one task of the same region: it builds its rows of the smaller
+    child (given ``wide_codes``), then searches both children (``categorical_task``'s two
+    tasks, in turn).
 
     Parameters are :func:`find_child_splits`' and :func:`~skltr._cpu.histogram.
-    build_histogram`'s; ``small_hist``'s features' rows are overwritten (its wide rows, after
-    them, are read as given).
+    build_histogram`'s; ``small_hist``'s features' rows are overwritten, its wide rows too
+    given ``wide_codes``: ``(X_wide, offsets)`` of the wide features
+    (:class:`skltr._cpu.grow_leafwise.GrowWide`'s), or None (the wide rows read as given).
     """
     n_features = n_bins.shape[0]
     per = (n_features + n_blocks - 1) // n_blocks
@@ -124,9 +127,11 @@ def build_child_splits(X_binned, grad, hess, rows, start, end, n_blocks, small_h
     Xf = X_binned.reshape(-1)
     n_wide_tasks = 0
     if cat is not None:  # (numba prunes these branches for cat=None)
-        n_wide_tasks = 2 * cat.wide.shape[0]
+        n_wide_tasks = cat.wide.shape[0]  # one a wide feature: its rows, then both children
         # unpacked: a parallel loop takes arrays, not records of them
         features, wide, mask, ints, gains, sums, bits = cat
+        if wide_codes is not None:
+            X_wide, offsets = wide_codes
     sg, sh, sn, s_lo, s_hi = small_sums
     lg, lh, ln, l_lo, l_hi = large_sums
     s_min_n, s_parent, s_factor = _node_constants(sg, sh, sn, c, s_lo, s_hi)
@@ -138,9 +143,13 @@ def build_child_splits(X_binned, grad, hess, rows, start, end, n_blocks, small_h
         wide_task, i = _slot(p, n_tasks, n_wide_tasks)
         if wide_task:
             if cat is not None:
-                categorical_task(n_features + i, n_features, small_hist, large_hist,
-                                 do_small, do_large, small_sums, large_sums, c, k, features,
-                                 wide, mask, ints, gains, sums, bits)
+                if wide_codes is not None:
+                    build_wide_feature(X_wide, grad, hess, rows, start, end, small_hist,
+                                       n_features, wide[i, 0], wide[i, 1], offsets, i)
+                for child in range(2):  # the smaller child, then the larger
+                    categorical_task(n_features + 2 * i + child, n_features, small_hist,
+                                     large_hist, do_small, do_large, small_sums, large_sums,
+                                     c, k, features, wide, mask, ints, gains, sums, bits)
         else:
             f_lo = i * per
             f_hi = min(f_lo + per, n_features)

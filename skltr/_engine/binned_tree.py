@@ -142,26 +142,31 @@ class GrownTree:
         :func:`binned_trees_to_ensemble` shifts it)."""
         n = self.n_nodes
         offset, nwords = np.zeros(n, np.int64), np.zeros(n, np.int32)
-        words = []
-        position = {int(f): j for j, f in enumerate(bin_mapper.categorical)}
-        at = 0
-        for node in np.flatnonzero(internal & (self.bin_threshold < 0)):
-            j = position[int(self.feature[node])]
-            bits = np.unpackbits(self.cat_bits[node].view(np.uint8), bitorder="little")
-            left_bins = np.flatnonzero(bits)
-            codes = bin_mapper.cat_values[bin_mapper.cat_ptr[j] + left_bins].astype(np.int64)
-            set_words = np.zeros(int(codes.max()) // 32 + 1, BITSET_DTYPE)
-            np.bitwise_or.at(set_words, codes // 32,
-                             (np.uint32(1) << (codes % 32).astype(np.uint32)))
-            offset[node], nwords[node] = at, set_words.size
-            words.append(set_words)
-            at += set_words.size
-            arrays["threshold"][node] = 0.0
-            arrays["flags"][node] = NodeFlags.CATEGORICAL | (
+        nodes = np.flatnonzero(internal & (self.bin_threshold < 0))
+        words = np.zeros(0, BITSET_DTYPE)
+        if nodes.size:  # every categorical node at once (a tree's share of a fit's time)
+            cats = bin_mapper.categorical_indices()
+            position = np.full(bin_mapper.n_bins.size, -1, np.int64)
+            position[cats] = np.arange(cats.size)
+            bits = np.unpackbits(self.cat_bits[nodes].view(np.uint8), axis=1,
+                                 bitorder="little")
+            k, left_bins = np.nonzero(bits)  # per node, its left bins in order
+            first = bin_mapper.cat_ptr[position[self.feature[nodes]]]
+            codes = bin_mapper.cat_values[first[k] + left_bins].astype(np.int64)
+            top = np.zeros(nodes.size, np.int64)
+            np.maximum.at(top, k, codes)
+            nwords[nodes] = top // 32 + 1
+            offset[nodes] = np.cumsum(nwords[nodes]) - nwords[nodes]
+            # a node's codes are distinct: the sum of their bits in a word is its bitwise or
+            # (exact in float64 below 2**53)
+            words = np.bincount(offset[nodes][k] + codes // 32,
+                                weights=np.left_shift(1, codes % 32).astype(np.float64),
+                                minlength=int(nwords[nodes].sum())).astype(BITSET_DTYPE)
+            arrays["threshold"][nodes] = 0.0
+            arrays["flags"][nodes] = NodeFlags.CATEGORICAL | (
                 NodeFlags.MISSING_NAN << NodeFlags.MISSING_SHIFT)
         arrays["cat_offset"], arrays["cat_nwords"] = offset, nwords
-        arrays["cat_bitsets"] = (np.concatenate(words) if words
-                                 else np.zeros(0, BITSET_DTYPE))
+        arrays["cat_bitsets"] = words
 
 
 def binned_trees_to_ensemble(trees, bin_mapper, base_score=0.0, **kwargs):

@@ -176,12 +176,16 @@ CATEGORICAL_DEVICE = "categorical-h100-2026-11-27-e78f2f8-q6000-t16-cuda-device-
 CATEGORICAL_2CORES_NOW = "categorical-amd-epyc-2026-11-27-80f9082-q600-t2.json"
 CATEGORICAL_2CORES = "categorical-amd-epyc-2026-11-27-6c4e65d-q600-t2.json"
 CATEGORICAL_2CORES_LARGE = "categorical-amd-epyc-2026-11-27-c00df01-q6000-t2.json"
+#: the README's CPU fit times: 600 queries, the H200 host's 16 threads and 2 AMD cores
+CATEGORICAL_16_NOW = "categorical-h200-host-2026-11-28-5b94820-q600-t16.json"
+CATEGORICAL_2_NOW = "categorical-amd-epyc-2026-11-28-9d385a3-q600-t2.json"
 
 
 def _categorical_time(text, levels, engine, result=CATEGORICAL):
     # the CPU range of the newest categorical fit is also in the README
     readme = ("README.md",) if (result, levels, engine) in {
-        (CATEGORICAL_TASKS, 10, "categorical"), (CATEGORICAL_TASKS, 1000, "categorical"),
+        (CATEGORICAL_16_NOW, 10, "categorical"), (CATEGORICAL_16_NOW, 1000, "categorical"),
+        (CATEGORICAL_2_NOW, 10, "categorical"), (CATEGORICAL_2_NOW, 10000, "categorical"),
         (CATEGORICAL_SCAN, 10, "categorical (cuda)"),
         (CATEGORICAL_SCAN, 10000, "categorical (cuda)")} else ()
     return Figure(text, result, f"{levels} categories", metric=f"skltr {engine} fit",
@@ -205,6 +209,10 @@ CATEGORICAL_RUNS = {
         (None, "1.01x", "0.99x", None, "0.90x", "0.91x"),
     "categorical-h200-host-2026-11-28-43b4010-q600-t16.json":
         ("1.00x", "1.25x", "1.18x", "1.02x", "0.93x", "0.90x"),
+    "categorical-h200-host-2026-11-28-174cac0-q600-t16.json":
+        ("1.02x", "1.19x", "1.10x", "0.89x", "0.93x", "0.82x"),
+    "categorical-h200-host-2026-11-28-5b94820-q600-t16.json":
+        ("0.98x", "1.04x", "1.03x", "0.88x", "0.96x", "0.80x"),
 }
 
 YETIRANK = "yetirank-amd-epyc-2026-11-27-2366eb2-synthetic-100k-letor-1thread.json"

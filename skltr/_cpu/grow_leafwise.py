@@ -25,7 +25,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .histogram import (build_histogram, build_histogram_serial, histogram_task_split,
+from .histogram import (build_histogram, build_histogram_serial, integer_task_split,
                         subtract_histograms)
 from .histogram_wide import (build_wide_histogram, build_wide_histogram_serial,
                              wide_chunks)
@@ -54,8 +54,7 @@ class GrowCase(NamedTuple):
     hist_min_rows: int       # HIST_PARALLEL_MIN_ROWS
     partition_min_rows: int  # PARTITION_PARALLEL_MIN_ROWS
     split_min_rows: int      # SPLIT_PARALLEL_MIN_ROWS
-    min_features_per_block: int  # skltr._engine.histogram's task constants
-    min_chunk_rows: int
+    min_chunk_rows: int      # skltr._engine.histogram's MIN_CHUNK_ROWS
     wide_update_bytes: int   # WIDE_UPDATE_BYTES
     wide_region_bytes: int   # WIDE_REGION_BYTES
     wide_in_region_features: int  # WIDE_IN_REGION_FEATURES
@@ -247,8 +246,7 @@ def _tasks(d, case, n_rows):
         return 1, min(n_features, case.n_threads)
     if case.float_layout:
         return case.tree_chunks, case.tree_blocks
-    return histogram_task_split(case.n_threads, n_features, n_rows, True,
-                                case.min_features_per_block, case.min_chunk_rows)
+    return integer_task_split(case.n_threads, n_features, n_rows, case.min_chunk_rows)
 
 
 @njit(cache=True, inline="always")

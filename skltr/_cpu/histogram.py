@@ -110,17 +110,13 @@ def _accumulate(Xf, n_features, grad, hess, rows, lo, hi, use_rows, f_lo, f_hi, 
 
 
 @njit(cache=True)
-def histogram_task_split(n_threads, n_features, n_rows, integer, min_features_per_block,
-                         min_chunk_rows):
-    """``(n_row_chunks, n_feature_blocks)`` of a parallel histogram: the rule of
-    ``skltr._engine.histogram.histogram_tasks`` (``integer`` False: the tree's split, whatever
-    ``n_rows``) and ``integer_histogram_tasks`` (True: a node's own), which call it with their
-    module's constants; numba code (the whole-tree grower) calls it directly."""
-    if not integer:
-        blocks = max(1, min(n_threads, n_features // min_features_per_block))
-        return -(-n_threads // blocks), blocks
-    # row chunks first: each thread reads whole rows once, where a feature block reads every
-    # row's cache line for a part of it; as many as keep ``min_chunk_rows`` rows each
+def integer_task_split(n_threads, n_features, n_rows, min_chunk_rows):
+    """``(n_row_chunks, n_feature_blocks)`` of one node's parallel histogram in an integer
+    layout: the rule of ``skltr._engine.histogram.integer_histogram_tasks``, which calls it
+    with its module's constant; numba code (the whole-tree grower) calls it directly. Row
+    chunks first: each thread reads whole rows once, where a feature block reads every
+    row's cache line for a part of it; as many as keep ``min_chunk_rows`` rows each, the
+    threads left over as feature blocks."""
     chunks = max(1, min(n_threads, n_rows // min_chunk_rows))
     return chunks, max(1, min(n_features, n_threads // chunks))
 

@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._cpu.histogram import histogram_task_split
+from .._cpu.histogram import integer_task_split
 from .._dtypes import HIST_DTYPE, QUANTISED_HIST_DTYPE
 
 __all__ = ["HistogramLayout", "FLOAT", "TWO_WORD", "ONE_WORD", "WEIGHT", "HistogramPool",
@@ -67,7 +67,8 @@ def histogram_tasks(n_threads: int, n_features: int):
     depend on the thread count); row chunks only when there are more threads than blocks of
     ``MIN_FEATURES_PER_BLOCK`` features.
     """
-    return _split(n_threads, n_features, 0, False)
+    blocks = max(1, min(int(n_threads), int(n_features) // MIN_FEATURES_PER_BLOCK))
+    return -(-int(n_threads) // blocks), blocks
 
 
 #: Fewest rows of a row chunk of an integer node histogram (:func:`integer_histogram_tasks`):
@@ -92,14 +93,9 @@ def integer_histogram_tasks(n_threads: int, n_features: int, n_rows: int):
     took 18 us instead of 62
     (``benchmarks/results/histogram_tasks-h100-2026-11-27-5c24a27-t16.json``).
     """
-    return _split(n_threads, n_features, n_rows, True)
-
-
-def _split(n_threads, n_features, n_rows, integer):
-    # the rule's one definition is the kernels' (the whole-tree grower applies it in numba),
-    # given this module's constants as they are now (tests change them)
-    return histogram_task_split(int(n_threads), int(n_features), int(n_rows), integer,
-                                MIN_FEATURES_PER_BLOCK, MIN_CHUNK_ROWS)
+    # the rule's one definition is the kernel's (the whole-tree grower applies it in numba),
+    # given this module's constant as it is now (tests change it)
+    return integer_task_split(int(n_threads), int(n_features), int(n_rows), MIN_CHUNK_ROWS)
 
 
 class HistogramPool:

@@ -262,7 +262,6 @@ class TreeGrower:
             use_rows=self.rows is not None, hist_min_rows=HIST_PARALLEL_MIN_ROWS,
             partition_min_rows=PARTITION_PARALLEL_MIN_ROWS,
             split_min_rows=SPLIT_PARALLEL_MIN_ROWS,
-            min_features_per_block=_histogram.MIN_FEATURES_PER_BLOCK,
             min_chunk_rows=_histogram.MIN_CHUNK_ROWS, wide_update_bytes=WIDE_UPDATE_BYTES,
             wide_region_bytes=WIDE_REGION_BYTES, wide_in_region_features=WIDE_IN_REGION_FEATURES)
         data = GrowData(self.X_binned, self.X_binned_T, self._g, self._h, self._buf, self._tmp,

@@ -96,5 +96,8 @@ def accumulated_value(acc) -> float:
     acc = np.asarray(acc)
     if acc[255]:
         return float("inf")
-    total = sum(int(acc[e]) << (max(int(e), 1) - 1) for e in np.flatnonzero(acc))
+    exponents = np.flatnonzero(acc)
+    total = 0  # Python ints: exact (a tree's scales take two of these: plain ints, not numpy's)
+    for e, v in zip(exponents.tolist(), acc[exponents].tolist()):
+        total += v << (e - 1 if e > 1 else 0)
     return float(np.ldexp(float(total), -149))

@@ -86,8 +86,9 @@ def integer_histogram_tasks(n_threads: int, n_features: int, n_rows: int):
     feature block reads a cache line of every row; the chunks' copies are summed feature by
     feature in the split search's region. In whole fits of 245k x 136 rows (20 trees of
     255 leaves, fits alternating in one process on the H200 host, by hand) the same trees
-    grew faster at 4, 8 and 16 threads than with :func:`histogram_tasks`' feature blocks
-    first, the rule before (``benchmarks/scaling_train_cpu.py`` has the fits after it).
+    grew faster at 4, 8 and 16 threads than with feature blocks of at least
+    ``MIN_FEATURES_PER_BLOCK`` features first, the rule before
+    (``benchmarks/scaling_train_cpu.py`` has the fits after it).
     ``benchmarks/histogram_tasks.py`` times one node's build with its reduction: on 30
     features, where the per-tree rule gives every node 16 row chunks, a node of 512 rows
     took 18 us instead of 62

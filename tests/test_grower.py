@@ -858,7 +858,12 @@ COMPILED_CASES = [
 @pytest.mark.parametrize("kw", COMPILED_CASES + [
     # a small node's wide rows built apart from its split search's region, not in it
     dict(categorical_features=[6, 7], min_data_per_group=5, cat_smooth=1.0,
-         wide_in_region_features=0)])
+         wide_in_region_features=0),
+    # ... and in it, with float sums (in row order, as built apart) and two wide features
+    dict(categorical_features=[6, 7], min_data_per_group=5, cat_smooth=1.0,
+         hist_mode="float", wide_in_region_features=100),
+    dict(categorical_features=[6, 7, 8], min_data_per_group=5, cat_smooth=1.0,
+         min_samples_leaf_counts="rows", wide_in_region_features=100, second_wide=True)])
 def test_compiled_leafwise_growth_is_the_drivers(monkeypatch, kw):
     """The whole-tree numba grower (skltr._cpu.grow_leafwise) grows the growth driver's
     trees bit for bit: layouts, threads, subsamples, column samples, depth limits, byte
@@ -871,6 +876,10 @@ def test_compiled_leafwise_growth_is_the_drivers(monkeypatch, kw):
         monkeypatch.setattr(grower_mod, "WIDE_IN_REGION_FEATURES",
                             kw.pop("wide_in_region_features"))
     X, y, qid = _mixed_ranking_data(3)
+    if kw.pop("second_wide", False):  # another wide column (400 levels) that matters
+        extra = np.random.default_rng(4).integers(0, 400, X.shape[0]).astype(np.float64)
+        y = np.clip(y + (extra % 5 == 0), 0, 4)
+        X = np.column_stack([X, extra])
     params = dict(n_estimators=6, random_state=0, min_samples_leaf=5, n_jobs=2)
     params.update(kw)
     models = {}

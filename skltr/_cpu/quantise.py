@@ -97,7 +97,7 @@ def accumulated_value(acc) -> float:
     if acc[255]:
         return float("inf")
     exponents = np.flatnonzero(acc)
-    total = 0  # Python ints: exact (a tree's scales take two of these: plain ints, not numpy's)
+    total = 0  # plain Python ints: exact, and cheaper than numpy scalars (two calls a tree)
     for e, v in zip(exponents.tolist(), acc[exponents].tolist()):
         total += v << (e - 1 if e > 1 else 0)
     return float(np.ldexp(float(total), -149))

@@ -10,7 +10,8 @@ or compiles its kernels in every worker; LightGBM and XGBoost start their thread
 * skltr ``DaskGPUHistGBDTRanker`` on the cluster (its model is checked equal, tree for tree,
   to the local fit's; the result's ``skltr_dask_timings`` say which all-reduce ran --
   ``communicator``: shared memory between the workers of this host -- and its seconds and
-  calls; ``--compare-star`` fits again with the TCP star);
+  calls; ``--compare-star`` fits again with the TCP star; ``--compare-search`` again with
+  every worker summing and searching every feature instead of its share);
 * skltr ``GPUHistGBDTRanker(n_jobs=workers * threads)`` in this process on numpy data;
 * ``lightgbm.dask.DaskLGBMRanker`` (lambdarank) on the cluster;
 * ``xgboost.dask`` (``rank:ndcg``, ``hist``, lossguide) on the cluster.
@@ -28,7 +29,7 @@ GPU workers where its CUDA build is installed (``--engines`` names it).
 
 Usage: python benchmarks/train_dask.py [--rows 1000000] [--trees 200] [--workers 4]
        [--threads 4] [--local-threads N] [--gpus N] [--engines skltr lightgbm xgboost]
-       [--no-cpu] [--compare-star] [--no-write] [--out DIR]
+       [--no-cpu] [--compare-star] [--compare-search] [--no-write] [--out DIR]
 Quick check: python benchmarks/train_dask.py --rows 20000 --trees 5 --workers 2 --threads 1
 """
 
@@ -76,6 +77,9 @@ def main(argv=None):
     ap.add_argument("--no-cpu", action="store_true", help="skip the CPU cluster runs")
     ap.add_argument("--compare-star", action="store_true",
                     help="fit skltr on the cluster again with the TCP star all-reduce")
+    ap.add_argument("--compare-search", action="store_true",
+                    help="fit skltr on the cluster again with every worker searching every "
+                         "feature (grower_cpu.DISTRIBUTED_FEATURE_SHARE = False)")
     ap.add_argument("--engines", nargs="+", default=["skltr", "lightgbm", "xgboost"])
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--out", default=None, help="result folder (default benchmarks/results)")
@@ -148,6 +152,9 @@ def _cpu_runs(args, X, y, qid, Xt, ndcg, chunks, small, rows, extra, results):
             _print_allreduce(dist.timings_)
             if args.compare_star:
                 _star_run(Xd, yd, qd, params, t_dist, local, case, rows, extra)
+            if args.compare_search:
+                _all_features_run(client, Xd, yd, qd, params, t_dist, local, case, rows,
+                                  extra)
         if "lightgbm" in args.engines:
             import lightgbm as lgb
 
@@ -205,6 +212,31 @@ def _star_run(Xd, yd, qd, params, t_dist, local, case, rows, extra):
     rows.append(row(case, "fit_s", t_dist, t_star, "skltr dask, TCP star", "s"))
     print(f"skltr dask, TCP star {t_star:.2f} s, equal={equal}")
     _print_allreduce(star.timings_)
+
+
+def _set_feature_share(share):
+    import skltr._gbdt.grower_cpu as grower_cpu
+
+    grower_cpu.DISTRIBUTED_FEATURE_SHARE = share
+
+
+def _all_features_run(client, Xd, yd, qd, params, t_dist, local, case, rows, extra):
+    """The Dask fit again with every worker summing and searching every feature (one
+    reduction a split instead of two)."""
+    from skltr.dask import DaskGPUHistGBDTRanker
+
+    client.run(_set_feature_share, False)
+    try:
+        every, t_every = _timed(lambda: DaskGPUHistGBDTRanker(**params).fit(Xd, yd, qid=qd))
+    finally:
+        client.run(_set_feature_share, True)
+    equal = every.ensemble_.to_document() == local.ensemble_.to_document()
+    extra["skltr_dask_all_features_equals_local"] = bool(equal)
+    extra["skltr_dask_all_features_timings"] = every.timings_
+    rows.append(row(case, "fit_s", t_dist, t_every, "skltr dask, every worker every feature",
+                    "s"))
+    print(f"skltr dask, every worker every feature {t_every:.2f} s, equal={equal}")
+    _print_allreduce(every.timings_)
 
 
 def _gpu_cluster(n_workers, threads):

@@ -15,6 +15,7 @@ import threading
 import numpy as np
 import pytest
 
+from skltr._gbdt.grower_cpu import TreeGrower
 from skltr.dask import _collective_shm as shm
 from skltr.dask._collective import free_port
 
@@ -80,13 +81,45 @@ def test_shared_memory_equals_the_star_bit_for_bit(world):
         assert got.tobytes() == want.tobytes()
 
 
+@pytest.mark.parametrize("world", [1, 2, 3, 4])
+def test_reduce_rows_is_each_ranks_rows_of_the_star_sum(world):
+    # every rank sums its own rows (none, some, all), int64 and floats (rank order), and
+    # an array larger than a region (the all-reduce's steps)
+    from skltr._engine.communicator import reduce_rows
+
+    rng = np.random.default_rng(20 + world)
+    arrays = [rng.integers(-(1 << 50), 1 << 50, (world, *s))
+              for s in [(136, 256, 2), (7, 3), (1,), (1100, 600)]]
+    arrays.append(rng.standard_normal((world, 5, 4)) * 10.0 ** rng.integers(-12, 12, (5, 4)))
+
+    def ranges(r, n):
+        return (r * n // world, (r + 1) * n // world) if r < world - 1 else (0, n)
+
+    def body(comm):
+        return [reduce_rows(comm, a[comm.rank], *ranges(comm.rank, a.shape[1]))
+                for a in arrays]
+
+    for shared_memory in (True, False):
+        for r, got in enumerate(_ranks(world, body, shared_memory=shared_memory)):
+            assert not isinstance(got, BaseException), got
+            for a, part in zip(arrays, got):
+                lo, hi = ranges(r, a.shape[1])
+                want = a[0, lo:hi].copy()
+                for other in a[1:]:
+                    want += other[lo:hi]
+                assert part.dtype == want.dtype and part.tobytes() == want.tobytes()
+
+
 @pytest.mark.parametrize("n_features", [1, 7])
 @pytest.mark.parametrize("growth", ["leafwise", "depthwise"])
 @pytest.mark.parametrize("counts", ["rows", "hessian"])  # two-word / one-word (deferred) bins
-def test_distributed_grower_on_shared_memory_grows_the_local_tree(n_features, growth, counts):
-    # three thread ranks, each with a third of the rows, their batches' histograms in one
-    # all-reduce each: the tree is the one-process tree, node for node
-    from skltr._gbdt.grower_cpu import TreeGrower
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "driver"])
+def test_distributed_grower_on_shared_memory_grows_the_local_tree(n_features, growth, counts,
+                                                                  compiled):
+    # three thread ranks, each with a third of the rows: the tree is the one-process tree,
+    # node for node, whether a leaf-wise tree grows in one call a worker (each rank
+    # searching its share of the features: rank 0 and 1 own none of a single feature) or
+    # through the driver (a batch's histograms in one all-reduce)
 
     world, n = 3, 900
     rng = np.random.default_rng(n_features)
@@ -104,7 +137,7 @@ def test_distributed_grower_on_shared_memory_grows_the_local_tree(n_features, gr
     def body(comm):
         rows = shards[comm.rank]
         return comm.kind, TreeGrower(np.ascontiguousarray(X[rows]), grad[rows], hess[rows],
-                                     communicator=comm, **kw).grow()
+                                     communicator=comm, compiled=compiled, **kw).grow()
 
     for kind, tree in _ranks(world, body):
         assert kind == "shared-memory"
@@ -112,6 +145,61 @@ def test_distributed_grower_on_shared_memory_grows_the_local_tree(n_features, gr
                      "gain", "count"):
             np.testing.assert_array_equal(getattr(tree, name), getattr(local, name), name)
     assert local.n_leaves > 3
+
+
+@pytest.mark.parametrize("world", [2, 4])
+@pytest.mark.parametrize("case", ["depth-limit", "rows-and-features", "threads", "leaves"])
+@pytest.mark.parametrize("share", [True, False], ids=["feature-share", "all-features"])
+def test_compiled_distributed_tree_is_the_local_one(monkeypatch, world, case, share):
+    # grow_leafwise_distributed on uneven shards (one empty): children the depth limit
+    # stops (their counts summed at the end), a query subsample and a column sample, the
+    # parallel kernels, a tree stopped by max_leaves; every rank's rows land in the leaves
+    # the one-process tree puts them in
+    import skltr._gbdt.grower_cpu as grower_mod
+
+    monkeypatch.setattr(grower_mod, "DISTRIBUTED_FEATURE_SHARE", share)
+    calls = []
+    real = grower_mod.grow_leafwise_distributed
+    monkeypatch.setattr(grower_mod, "grow_leafwise_distributed",
+                        lambda *a: calls.append(1) or real(*a))
+    n, n_features = 3000, 12
+    rng = np.random.default_rng(world)
+    X = rng.integers(0, 16, (n, n_features)).astype(np.uint8)
+    X[rng.random((n, n_features)) < 0.05] = 17  # the missing bin
+    grad = (rng.standard_normal(n) + X[:, 0] * 0.2 - X[:, 5] * 0.1).astype(np.float32)
+    hess = rng.uniform(0.5, 1.5, n).astype(np.float32)
+    kw = dict(n_bins=np.full(n_features, 16), missing_bin=17,
+              has_missing=np.ones(n_features, bool), max_leaves=24, min_samples_leaf=10,
+              hist_mode="quantised")
+    rows = None
+    if case == "depth-limit":
+        kw["max_depth"] = 3
+    elif case == "rows-and-features":
+        rows = np.sort(rng.choice(n, 2000, replace=False))
+        kw["feature_mask"] = rng.random(n_features) < 0.6
+    elif case == "threads":
+        kw["n_threads"] = 2
+    else:
+        kw.update(max_leaves=6, min_samples_leaf_counts="rows")
+    local = TreeGrower(X, grad, hess, rows=rows, **kw).grow()
+    cuts = [0, 0, *sorted(rng.choice(np.arange(1, n), world - 2, replace=False)), n]
+    shards = [np.arange(a, b) for a, b in zip(cuts[:-1], cuts[1:])]  # rank 0's empty
+
+    def body(comm):
+        mine = shards[comm.rank]
+        sub = None if rows is None else np.flatnonzero(np.isin(mine, rows))
+        return TreeGrower(np.ascontiguousarray(X[mine]), grad[mine], hess[mine], rows=sub,
+                          communicator=comm, **kw).grow()
+
+    for r, tree in enumerate(_ranks(world, body)):
+        assert not isinstance(tree, BaseException), tree
+        for name in ("feature", "bin_threshold", "default_left", "left", "right", "value",
+                     "gain", "count"):
+            np.testing.assert_array_equal(getattr(tree, name), getattr(local, name), name)
+        mine = shards[r] if rows is None else np.intersect1d(shards[r], rows)
+        want = local.leaf_of_row[mine if rows is None else np.searchsorted(rows, mine)]
+        np.testing.assert_array_equal(tree.leaf_of_row, want)
+    assert len(calls) == world and local.n_leaves >= (6 if case == "leaves" else 8)
 
 
 @pytest.mark.parametrize("world", [2, 3, 4])

@@ -306,6 +306,31 @@ class SharedMemoryCommunicator:
         """Element-wise maximum over all ranks."""
         return self._allreduce(arr, "max")
 
+    def reduce_rows_sum(self, arr, lo, hi):
+        """``arr[lo:hi]`` (rows of the first axis) summed over all ranks, in rank order.
+
+        A reduce-scatter's half, one barrier: every rank copies its whole ``arr`` into its
+        region and sums only its own rows of every region (ranks pass their own ``lo``,
+        ``hi``; the same ``arr`` shape). The distributed split search of
+        :mod:`skltr._cpu.grow_distributed` takes each rank's features this way: a quarter
+        of the sums on four ranks. An ``arr`` larger than a region takes the all-reduce.
+        """
+        arr = np.ascontiguousarray(arr)
+        if arr.nbytes > self._region:
+            return self._allreduce(arr, "sum")[lo:hi]
+        if self._mm is None:
+            raise ConnectionError("the all-reduce is closed")
+        t0 = time.perf_counter()
+        try:
+            out = np.empty_like(arr[lo:hi])
+            row = arr[:1].nbytes
+            self._step(arr.reshape(-1).view(np.uint8), out.reshape(-1).view(np.uint8),
+                       arr.dtype, "sum", lo * row)
+            return out
+        finally:
+            self.calls += 1
+            self.seconds += time.perf_counter() - t0
+
     def _allreduce(self, arr, op):
         arr = np.ascontiguousarray(arr)
         if arr.dtype.kind not in "biuf":
@@ -324,8 +349,9 @@ class SharedMemoryCommunicator:
             self.calls += 1
             self.seconds += time.perf_counter() - t0
 
-    def _step(self, src, dst, dtype, op):
-        """All-reduce the bytes ``src`` (at most a region) into ``dst``."""
+    def _step(self, src, dst, dtype, op, at=0):
+        """All-reduce the bytes ``src`` (at most a region): ``dst`` gets the reduction of
+        bytes ``at`` .. ``at + dst.size`` of every rank's ``src``."""
         code, ufunc = _OPS[op]
         n = src.size
         regions = self._regions[self._set * self.world:(self._set + 1) * self.world]
@@ -335,8 +361,8 @@ class SharedMemoryCommunicator:
         self.star.sync(n, dtype.num, code)  # every rank's part is written; same sizes
         self.barriers += 1
         self.barrier_seconds += time.perf_counter() - t0
-        if n:
-            parts = [r[:n].view(dtype) for r in regions]
+        if dst.size:
+            parts = [r[at:at + dst.size].view(dtype) for r in regions]
             result = dst.view(dtype)
             ufunc(parts[0], parts[1], out=result)
             for part in parts[2:]:  # rank order, as the star sums

@@ -4,14 +4,17 @@ One machine's cores as a ``distributed.LocalCluster`` of ``--workers`` processes
 ``--threads`` threads (default 4 x 4 on the GPU machine's 16 cores), the same data for every
 engine: ``make_ranking`` (136 features), split by query 80/20, the training rows as a dask
 Array in one block per worker cut at query boundaries and persisted on the cluster before
-any timing. Each engine fits once after an untimed warm-up fit on a small slice (numba loads
-or compiles its kernels in every worker; LightGBM and XGBoost start their thread pools):
+any timing. Each engine fits once after an untimed warm-up fit of 2 trees (skltr on Dask:
+on the timed blocks, so that numba loads its kernels in every worker and the driver's path
+for dask input has run; the local fit and the peers: LightGBM and XGBoost start their
+thread pools):
 
 * skltr ``DaskGPUHistGBDTRanker`` on the cluster (its model is checked equal, tree for tree,
   to the local fit's; the result's ``skltr_dask_timings`` say which all-reduce ran --
   ``communicator``: shared memory between the workers of this host -- and its seconds and
   calls; ``--compare-star`` fits again with the TCP star; ``--compare-search`` again with
-  every worker summing and searching every feature instead of its share);
+  every worker summing and searching every feature instead of its share; ``--compare-spin``
+  again with the barriers polling 200 us before they sleep);
 * skltr ``GPUHistGBDTRanker(n_jobs=workers * threads)`` in this process on numpy data;
 * ``lightgbm.dask.DaskLGBMRanker`` (lambdarank) on the cluster;
 * ``xgboost.dask`` (``rank:ndcg``, ``hist``, lossguide) on the cluster.
@@ -29,7 +32,8 @@ GPU workers where its CUDA build is installed (``--engines`` names it).
 
 Usage: python benchmarks/train_dask.py [--rows 1000000] [--trees 200] [--workers 4]
        [--threads 4] [--local-threads N] [--gpus N] [--engines skltr lightgbm xgboost]
-       [--no-cpu] [--compare-star] [--compare-search] [--no-write] [--out DIR]
+       [--no-cpu] [--compare-star] [--compare-search] [--compare-spin]
+       [--no-write] [--out DIR]
 Quick check: python benchmarks/train_dask.py --rows 20000 --trees 5 --workers 2 --threads 1
 """
 
@@ -80,6 +84,9 @@ def main(argv=None):
     ap.add_argument("--compare-search", action="store_true",
                     help="fit skltr on the cluster again with every worker searching every "
                          "feature (grower_cpu.DISTRIBUTED_FEATURE_SHARE = False)")
+    ap.add_argument("--compare-spin", action="store_true",
+                    help="fit skltr on the cluster again with barriers polling their "
+                         "sockets for 200 us before sleeping (_collective.SPIN_S)")
     ap.add_argument("--engines", nargs="+", default=["skltr", "lightgbm", "xgboost"])
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--out", default=None, help="result folder (default benchmarks/results)")
@@ -133,8 +140,9 @@ def _cpu_runs(args, X, y, qid, Xt, ndcg, chunks, small, rows, extra, results):
         wait([Xd, yd, qd])
         if "skltr" in args.engines:
             params = _skltr_params(args.trees, args.threads)
-            DaskGPUHistGBDTRanker(**{**params, "n_estimators": 2}).fit(
-                X[small], y[small], qid=qid[small])  # warm-up: every worker loads kernels
+            # warm-up on the timed blocks: every worker loads its kernels for these types,
+            # the driver's path for dask input runs once
+            DaskGPUHistGBDTRanker(**{**params, "n_estimators": 2}).fit(Xd, yd, qid=qd)
             dist, t_dist = _timed(lambda: DaskGPUHistGBDTRanker(**params).fit(Xd, yd, qid=qd))
             local_params = {**params, "n_jobs": n_threads}
             GPUHistGBDTRanker(**{**local_params, "n_estimators": 2}).fit(
@@ -152,9 +160,10 @@ def _cpu_runs(args, X, y, qid, Xt, ndcg, chunks, small, rows, extra, results):
             _print_allreduce(dist.timings_)
             if args.compare_star:
                 _star_run(Xd, yd, qd, params, t_dist, local, case, rows, extra)
-            if args.compare_search:
-                _all_features_run(client, Xd, yd, qd, params, t_dist, local, case, rows,
-                                  extra)
+            for name, (flag, *_) in _VARIANTS.items():
+                if getattr(args, flag):
+                    _variant_run(client, name, Xd, yd, qd, params, t_dist, local, case, rows,
+                                 extra)
         if "lightgbm" in args.engines:
             import lightgbm as lgb
 
@@ -220,23 +229,37 @@ def _set_feature_share(share):
     grower_cpu.DISTRIBUTED_FEATURE_SHARE = share
 
 
-def _all_features_run(client, Xd, yd, qd, params, t_dist, local, case, rows, extra):
-    """The Dask fit again with every worker summing and searching every feature (one
-    reduction a split instead of two)."""
+def _set_spin(seconds):
+    import skltr.dask._collective as collective
+
+    collective.SPIN_S = seconds
+
+
+#: the variants of the Dask fit: (flag, what it is, set it on the workers, then undo it)
+_VARIANTS = {
+    "all_features": ("compare_search", "every worker every feature",
+                     lambda: _set_feature_share(False), lambda: _set_feature_share(True)),
+    "spin": ("compare_spin", "barriers polling 200 us",
+             lambda: _set_spin(200e-6), lambda: _set_spin(0.0)),
+}
+
+
+def _variant_run(client, name, Xd, yd, qd, params, t_dist, local, case, rows, extra):
+    """The Dask fit again with a worker setting changed (:data:`_VARIANTS`)."""
     from skltr.dask import DaskGPUHistGBDTRanker
 
-    client.run(_set_feature_share, False)
+    _, what, setup, undo = _VARIANTS[name]
+    client.run(setup)
     try:
-        every, t_every = _timed(lambda: DaskGPUHistGBDTRanker(**params).fit(Xd, yd, qid=qd))
+        other, t_other = _timed(lambda: DaskGPUHistGBDTRanker(**params).fit(Xd, yd, qid=qd))
     finally:
-        client.run(_set_feature_share, True)
-    equal = every.ensemble_.to_document() == local.ensemble_.to_document()
-    extra["skltr_dask_all_features_equals_local"] = bool(equal)
-    extra["skltr_dask_all_features_timings"] = every.timings_
-    rows.append(row(case, "fit_s", t_dist, t_every, "skltr dask, every worker every feature",
-                    "s"))
-    print(f"skltr dask, every worker every feature {t_every:.2f} s, equal={equal}")
-    _print_allreduce(every.timings_)
+        client.run(undo)
+    equal = other.ensemble_.to_document() == local.ensemble_.to_document()
+    extra[f"skltr_dask_{name}_equals_local"] = bool(equal)
+    extra[f"skltr_dask_{name}_timings"] = other.timings_
+    rows.append(row(case, "fit_s", t_dist, t_other, f"skltr dask, {what}", "s"))
+    print(f"skltr dask, {what} {t_other:.2f} s, equal={equal}")
+    _print_allreduce(other.timings_)
 
 
 def _gpu_cluster(n_workers, threads):
@@ -284,7 +307,7 @@ def _gpu_runs(args, X, y, qid, Xt, ndcg, small, rows, extra):
             Xd, yd, qd = (_placed(client, a, chunks) for a in (X, y, qid))
             wait([Xd, yd, qd])
             DaskGPUHistGBDTRanker(**{**gparams, "n_estimators": 2}).fit(
-                X[small], y[small], qid=qid[small])  # warm-up on one worker
+                Xd, yd, qid=qd)  # warm-up on the timed blocks (as the CPU runs)
             gdist, t_gd = _timed(lambda: DaskGPUHistGBDTRanker(**gparams).fit(Xd, yd, qid=qd))
             equal = gdist.ensemble_.to_document() == glocal.ensemble_.to_document()
             extra[f"skltr_{n}gpu_workers"] = {"fit_s": t_gd, "equals_local_gpu": bool(equal),

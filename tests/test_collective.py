@@ -57,7 +57,11 @@ def _arrays(world, seed):
 
 
 @pytest.mark.parametrize("world", [1, 2, 3, 4])
-def test_shared_memory_equals_the_star_bit_for_bit(world):
+@pytest.mark.parametrize("spin", [0.0, 200e-6], ids=["sleep", "poll"])
+def test_shared_memory_equals_the_star_bit_for_bit(monkeypatch, world, spin):
+    from skltr.dask import _collective
+
+    monkeypatch.setattr(_collective, "SPIN_S", spin)  # barriers that poll first, or not
     arrays = _arrays(world, seed=world)
 
     def body(comm):
@@ -324,7 +328,13 @@ def test_attach_refuses_what_is_not_a_private_file_of_the_right_size(tmp_path):
     assert shm._attach(str(folder / "missing"), 8192) is None
 
 
-def test_a_closed_peer_raises_connection_error_not_a_hang():
+@pytest.mark.parametrize("spin", [0.0, 0.05], ids=["sleep", "poll"])
+def test_a_closed_peer_raises_connection_error_not_a_hang(monkeypatch, spin):
+    # the barrier's polling sees a closed peer as its sleeping wait does
+    from skltr.dask import _collective
+
+    monkeypatch.setattr(_collective, "SPIN_S", spin)
+
     def body(comm):
         comm.allreduce_sum(np.ones(3))
         if comm.rank == 2:

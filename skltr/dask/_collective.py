@@ -41,8 +41,27 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def _recv_into(sock, view):
+#: seconds a barrier polls its socket before it sleeps in the kernel (:meth:`SocketCommunicator.
+#: sync`): a wake-up costs tens of microseconds, and a distributed tree meets at a barrier
+#: twice a split; 0: sleep at once
+SPIN_S = 0.0
+
+
+def _recv_into(sock, view, spin=0.0):
+    """Fill ``view`` from ``sock``; first poll it for ``spin`` seconds (no data yet: keep
+    polling), then block."""
     got = 0
+    if spin > 0 and hasattr(socket, "MSG_DONTWAIT"):
+        deadline = time.perf_counter() + spin
+        while got < len(view) and time.perf_counter() < deadline:
+            try:
+                n = sock.recv_into(view[got:], 0, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                continue
+            if n == 0:
+                raise ConnectionError("a training worker closed its connection mid-fit (it "
+                                      "died or failed)")
+            got += n
     while got < len(view):
         n = sock.recv_into(view[got:])
         if n == 0:
@@ -137,8 +156,8 @@ class SocketCommunicator:
 
         Each rank sends its three words to rank 0 and waits for its answer: the barrier of
         :class:`~skltr.dask._collective_shm.SharedMemoryCommunicator` (two messages of a few
-        bytes a rank, and the kernel wakes a waiting rank: no spinning on the cores the
-        kernels need). A peer that died closes its socket: ``ConnectionError``, not a hang.
+        bytes a rank, and the kernel wakes a waiting rank after :data:`SPIN_S` seconds of
+        polling). A peer that died closes its socket: ``ConnectionError``, not a hang.
         """
         if self.world == 1:
             return
@@ -146,7 +165,7 @@ class SocketCommunicator:
         if self.rank == 0:
             theirs, same = bytearray(_SYNC.size), True
             for sock in self.peers:
-                _recv_into(sock, memoryview(theirs))
+                _recv_into(sock, memoryview(theirs), SPIN_S)
                 same &= theirs == mine
             for sock in self.peers:
                 sock.sendall(_GO if same else _OUT_OF_STEP)
@@ -154,7 +173,7 @@ class SocketCommunicator:
             sock = self.peers[0]
             sock.sendall(mine)
             answer = bytearray(1)
-            _recv_into(sock, memoryview(answer))
+            _recv_into(sock, memoryview(answer), SPIN_S)
             same = bytes(answer) == _GO
         if not same:
             raise RuntimeError("the training workers are out of step (an all-reduce of "

@@ -12,9 +12,10 @@ thread pools):
 * skltr ``DaskGPUHistGBDTRanker`` on the cluster (its model is checked equal, tree for tree,
   to the local fit's; the result's ``skltr_dask_timings`` say which all-reduce ran --
   ``communicator``: shared memory between the workers of this host -- and its seconds and
-  calls; ``--compare-star`` fits again with the TCP star; ``--compare-search`` again with
-  every worker summing and searching every feature instead of its share; ``--compare-spin``
-  again with the barriers polling 200 us before they sleep);
+  calls; ``--compare-star`` fits again with the TCP star; ``--compare`` again under other
+  worker settings, interleaved, ``--repeats`` times: ``share`` / ``all`` -- each worker
+  sums and searches its share of the features / every worker all of them --, ``sleep`` /
+  ``poll`` -- the barriers sleep at once / poll their socket 200 us first);
 * skltr ``GPUHistGBDTRanker(n_jobs=workers * threads)`` in this process on numpy data;
 * ``lightgbm.dask.DaskLGBMRanker`` (lambdarank) on the cluster;
 * ``xgboost.dask`` (``rank:ndcg``, ``hist``, lossguide) on the cluster.
@@ -32,8 +33,8 @@ GPU workers where its CUDA build is installed (``--engines`` names it).
 
 Usage: python benchmarks/train_dask.py [--rows 1000000] [--trees 200] [--workers 4]
        [--threads 4] [--local-threads N] [--gpus N] [--engines skltr lightgbm xgboost]
-       [--no-cpu] [--compare-star] [--compare-search] [--compare-spin]
-       [--no-write] [--out DIR]
+       [--no-cpu] [--compare-star] [--compare VARIANT ...]
+       [--repeats N] [--no-write] [--out DIR]
 Quick check: python benchmarks/train_dask.py --rows 20000 --trees 5 --workers 2 --threads 1
 """
 
@@ -81,12 +82,10 @@ def main(argv=None):
     ap.add_argument("--no-cpu", action="store_true", help="skip the CPU cluster runs")
     ap.add_argument("--compare-star", action="store_true",
                     help="fit skltr on the cluster again with the TCP star all-reduce")
-    ap.add_argument("--compare-search", action="store_true",
-                    help="fit skltr on the cluster again with every worker searching every "
-                         "feature (grower_cpu.DISTRIBUTED_FEATURE_SHARE = False)")
-    ap.add_argument("--compare-spin", action="store_true",
-                    help="fit skltr on the cluster again with barriers polling their "
-                         "sockets for 200 us before sleeping (_collective.SPIN_S)")
+    ap.add_argument("--compare", nargs="+", default=[], choices=sorted(_VARIANTS),
+                    help="fit skltr on the cluster again under these worker settings, "
+                         "interleaved, --repeats times each")
+    ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--engines", nargs="+", default=["skltr", "lightgbm", "xgboost"])
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--out", default=None, help="result folder (default benchmarks/results)")
@@ -160,10 +159,10 @@ def _cpu_runs(args, X, y, qid, Xt, ndcg, chunks, small, rows, extra, results):
             _print_allreduce(dist.timings_)
             if args.compare_star:
                 _star_run(Xd, yd, qd, params, t_dist, local, case, rows, extra)
-            for name, (flag, *_) in _VARIANTS.items():
-                if getattr(args, flag):
+            for k in range(args.repeats if args.compare else 0):  # interleaved
+                for name in args.compare:
                     _variant_run(client, name, Xd, yd, qd, params, t_dist, local, case, rows,
-                                 extra)
+                                 extra, k)
         if "lightgbm" in args.engines:
             import lightgbm as lgb
 
@@ -223,42 +222,43 @@ def _star_run(Xd, yd, qd, params, t_dist, local, case, rows, extra):
     _print_allreduce(star.timings_)
 
 
-def _set_feature_share(share):
+def _set_worker_settings(share, spin):
+    """Set (share, spin) on this worker; returns the settings it had."""
     import skltr._gbdt.grower_cpu as grower_cpu
-
-    grower_cpu.DISTRIBUTED_FEATURE_SHARE = share
-
-
-def _set_spin(seconds):
     import skltr.dask._collective as collective
 
-    collective.SPIN_S = seconds
+    before = (grower_cpu.DISTRIBUTED_FEATURE_SHARE, collective.SPIN_S)
+    grower_cpu.DISTRIBUTED_FEATURE_SHARE, collective.SPIN_S = share, spin
+    return before
 
 
-#: the variants of the Dask fit: (flag, what it is, set it on the workers, then undo it)
+#: the variants of the Dask fit (``--compare``): what each is, and its worker settings
+#: ``(grower_cpu.DISTRIBUTED_FEATURE_SHARE, _collective.SPIN_S)``
 _VARIANTS = {
-    "all_features": ("compare_search", "every worker every feature",
-                     lambda: _set_feature_share(False), lambda: _set_feature_share(True)),
-    "spin": ("compare_spin", "barriers polling 200 us",
-             lambda: _set_spin(200e-6), lambda: _set_spin(0.0)),
+    "share-sleep": ("each worker its share of the features, barriers sleeping", (True, 0.0)),
+    "all-sleep": ("every worker every feature, barriers sleeping", (False, 0.0)),
+    "share-poll": ("each worker its share, barriers polling 200 us", (True, 200e-6)),
+    "all-poll": ("every worker every feature, barriers polling 200 us", (False, 200e-6)),
 }
 
 
-def _variant_run(client, name, Xd, yd, qd, params, t_dist, local, case, rows, extra):
-    """The Dask fit again with a worker setting changed (:data:`_VARIANTS`)."""
+def _variant_run(client, name, Xd, yd, qd, params, t_dist, local, case, rows, extra, k):
+    """The Dask fit again under the worker settings of variant ``name`` (its ``k``-th run)."""
     from skltr.dask import DaskGPUHistGBDTRanker
 
-    _, what, setup, undo = _VARIANTS[name]
-    client.run(setup)
+    what, settings = _VARIANTS[name]
+    before = client.run(_set_worker_settings, *settings)
     try:
         other, t_other = _timed(lambda: DaskGPUHistGBDTRanker(**params).fit(Xd, yd, qid=qd))
     finally:
-        client.run(undo)
+        for addr, old in before.items():
+            client.run(_set_worker_settings, *old, workers=[addr])
     equal = other.ensemble_.to_document() == local.ensemble_.to_document()
-    extra[f"skltr_dask_{name}_equals_local"] = bool(equal)
-    extra[f"skltr_dask_{name}_timings"] = other.timings_
-    rows.append(row(case, "fit_s", t_dist, t_other, f"skltr dask, {what}", "s"))
-    print(f"skltr dask, {what} {t_other:.2f} s, equal={equal}")
+    extra.setdefault("skltr_dask_variants", []).append(
+        {"variant": name, "run": k, "fit_s": t_other, "equals_local": bool(equal),
+         "timings": other.timings_})
+    rows.append(row(case, "fit_s", t_dist, t_other, f"skltr dask, {what} (run {k})", "s"))
+    print(f"skltr dask, {name} (run {k}) {t_other:.2f} s, equal={equal}")
     _print_allreduce(other.timings_)
 
 

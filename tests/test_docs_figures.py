@@ -90,6 +90,7 @@ NOT_MEASURED = {
     ("docs/user_guide/dask.rst", "1.25x"): "the target of the Dask CPU fit",
     ("docs/user_guide/dask.rst", "1.2x"): "the target of the Dask GPU fit",
     ("docs/user_guide/dask.rst", "50ms"): "a setting measured (the GIL switch interval)",
+    ("docs/user_guide/dask.rst", "200us"): "SPIN_S, the barriers' polling (a setting)",
 }
 
 
@@ -144,6 +145,11 @@ DEMO_9794 = "cold_start-amd-epyc-2026-11-28-9794b22-demo-profile.json"
 DASK = ("docs/user_guide/dask.rst",)
 DASK_CPU = "train_dask-nvidia-h100-80gb-hbm3-2026-11-25.json"
 DASK_CPU_2 = "train_dask-h100-host-4x4-4d46c8c-2026-11-26.json"
+#: the compiled distributed grower (issue #28, 2026-11-28): before it, its runs, the variants
+DASK_CPU_F5A = "train_dask-h200-host-4x4-f5abb34-2026-11-28.json"
+DASK_CPU_8E1 = "train_dask-h200-host-4x4-8e171b2-2026-11-28.json"
+DASK_CPU_8C6 = "train_dask-h200-host-4x4-8c68a10-2026-11-28.json"
+DASK_CPU_4 = "train_dask-h200-host-4x4-variants-d246141-2026-11-28.json"
 DASK_CPU_3 = "train_dask-h100-host-4x4-4b559ca-2026-11-26.json"
 DASK_GPU = "train_dask_gpu-nvidia-h100-x2-{}-2026-11-25.json"
 ALLREDUCE = "allreduce_cpu-h100-host-16core-4d46c8c-2026-11-26.json"
@@ -732,14 +738,24 @@ FIGURES = [
            "1000k x 136, 200 trees, 4x4 CPU", fmt="{:.1f} s", pages=PERF),
     Figure("20.7 s", "train_dask-h100-host-4x4-4d46c8c-2026-11-26.json",
            "1000k x 136, 200 trees, 4x4 CPU", field="peer", fmt="{:.1f} s", pages=PERF),
-    Figure("1.40x", "train_dask-h100-host-4x4-4d46c8c-2026-11-26.json",
-           "1000k x 136, 200 trees, 4x4 CPU", field="ratio", fmt="{:.2f}x", pages=PERF),
-    Figure("25.1 s", "train_dask-h100-host-4x4-4d46c8c-2026-11-26.json",
-           "1000k x 136, 200 trees, 4x4 CPU", field="peer", unit="s", metric="fit_s",
-           peer_name="lightgbm.dask", fmt="{:.1f} s", pages=PERF),
-    Figure("1.16x", "train_dask-h100-host-4x4-4d46c8c-2026-11-26.json",
-           "1000k x 136, 200 trees, 4x4 CPU", field="ratio", unit="s", metric="fit_s",
-           peer_name="lightgbm.dask", fmt="{:.2f}x", pages=PERF),
+    *[Figure(text, DASK_CPU_4, "4x4 CPU", field, fmt, PERF, metric="fit_s", peer_name=peer)
+      for text, field, peer, fmt in (
+          ("18.6 s", "skltr", "skltr local, 16 threads", "{:.1f} s"),
+          ("15.8 s", "peer", "skltr local, 16 threads", "{:.1f} s"),
+          ("1.18x", "ratio", "skltr local, 16 threads", "{:.2f}x"),
+          ("27.5 s", "peer", "lightgbm.dask", "{:.1f} s"),
+          ("0.68x", "ratio", "lightgbm.dask", "{:.2f}x"))],
+    *[Figure(text, result, "4x4 CPU", "ratio", "{:.2f}x", PERF, metric="fit_s",
+             peer_name="skltr local, 16 threads")
+      for text, result in (("1.42x", DASK_CPU_8E1), ("1.53x", DASK_CPU_8C6))],
+    *[Figure(text, result, "1 GPU worker", "ratio", "{:.2f}x", PERF)
+      for text, result in (("2.59x", "train_dask_gpu-h200-x1-1m-f5abb34-2026-11-28.json"),
+                           ("1.05x", "train_dask_gpu-h200-x1-1m-8c68a10-2026-11-28.json"))],
+    *[Figure(text, "train_dask_gpu-h200-x1-1m-8c68a10-2026-11-28.json" if k else
+             "train_dask_gpu-h200-x1-1m-f5abb34-2026-11-28.json",
+             path=("params", "skltr_local_gpu_timings", "binning_s"), fmt="{:.2f} s",
+             pages=PERF)
+      for k, text in enumerate(("0.17 s", "0.88 s"))],
     Figure("46.0 s", "train_dask-nvidia-h100-80gb-hbm3-2026-11-25.json",
            "1000k x 136, 200 trees, 4x4 CPU", fmt="{:.1f} s", pages=PERF),
     Figure("28.9 s", "train_dask-nvidia-h100-80gb-hbm3-2026-11-25.json",
@@ -1412,6 +1428,44 @@ FIGURES = [
            fmt="{:.2f} s", pages=DASK),
     Figure("5,033", "train_dask-h100-host-4x4-feature-share-c6a19a1-2026-11-26.json",
            path=_DT + ("allreduce_calls",), fmt="{:,}", pages=DASK),
+    # the compiled distributed grower (2026-11-28)
+    *[Figure(text, DASK_CPU_F5A, "4x4 CPU", field, fmt, DASK, metric="fit_s", peer_name=peer)
+      for text, field, peer, fmt in (
+          ("24.68 s", "skltr", "lightgbm.dask", "{:.2f} s"),
+          ("13.29 s", "peer", "skltr local, 16 threads", "{:.2f} s"),
+          ("1.86x", "ratio", "skltr local, 16 threads", "{:.2f}x"),
+          ("22.35 s", "peer", "lightgbm.dask", "{:.2f} s"),
+          ("1.10x", "ratio", "lightgbm.dask", "{:.2f}x"))],
+    *[Figure(text, DASK_CPU_F5A, path=_DT + ("ranks", rank, key), fmt=fmt, pages=DASK,
+             minus_path=_DT + ("ranks", rank, minus) if minus else None)
+      for text, rank, key, minus, fmt in (
+          ("16.2 s", 1, "boosting_s", "allreduce_s", "{:.1f} s"),
+          ("17.2 s", 0, "boosting_s", "allreduce_s", "{:.1f} s"),
+          ("22 s", 0, "boosting_s", None, "{:.0f} s"))],
+    *[Figure(text, DASK_CPU_4, "4x4 CPU", field, fmt, DASK, metric=metric, peer_name=peer)
+      for text, field, metric, peer, fmt in (
+          ("18.63", "skltr", "fit_s", "lightgbm.dask", "{:.2f}"),
+          ("15.79", "peer", "fit_s", "skltr local, 16 threads", "{:.2f}"),
+          ("27.55", "peer", "fit_s", "lightgbm.dask", "{:.2f}"),
+          ("0.6820", "skltr", "test_ndcg@10", "lightgbm.dask", "{:.4f}"),
+          ("0.6813", "peer", "test_ndcg@10", "lightgbm.dask", "{:.4f}"),
+          ("1.18x", "ratio", "fit_s", "skltr local, 16 threads", "{:.2f}x"),
+          ("0.68x", "ratio", "fit_s", "lightgbm.dask", "{:.2f}x"))],
+    *[Figure(text, DASK_CPU_4, path=("params", "skltr_dask_variants", k, "fit_s"),
+             fmt="{:.2f} s", pages=DASK)
+      for k, text in enumerate(("19.92 s", "20.27 s", "18.03 s", "19.54 s", "18.87 s",
+                                "20.52 s", "19.03 s", "19.20 s"))],
+    *[Figure(text, DASK_CPU_4, path=_DT + ("ranks", rank, key), fmt="{:.1f} s", pages=DASK)
+      for text, rank, key in (("4.2 s", 0, "barrier_s"), ("4.9 s", 2, "barrier_s"),
+                              ("17.4 s", 0, "boosting_s"))],
+    *[Figure(text, result, "4x4 CPU", field, "{:.2f} s", DASK, metric="fit_s",
+             peer_name=peer)
+      for text, result, field, peer in (
+          ("20.49 s", DASK_CPU_8E1, "skltr", "skltr local, 16 threads"),
+          ("14.46 s", DASK_CPU_8E1, "peer", "skltr local, 16 threads"),
+          ("22.82 s", DASK_CPU_8C6, "skltr", "skltr local, 16 threads"),
+          ("14.96 s", DASK_CPU_8C6, "peer", "skltr local, 16 threads"),
+          ("19.23 s", DASK_CPU_8C6, "peer", "skltr dask, barriers polling 200 us"))],
     # every rank's figures (4b559ca): rank 0 first, then the least and the most of the four
     *[Figure(text, DASK_CPU_3, "4x4 CPU", field, fmt, DASK, metric="fit_s", peer_name=peer)
       for text, field, peer, fmt in (

@@ -43,8 +43,11 @@ def free_port() -> int:
 
 #: seconds a barrier polls its socket before it sleeps in the kernel (:meth:`SocketCommunicator.
 #: sync`): a wake-up costs tens of microseconds, and a distributed tree meets at a barrier
-#: twice a split; 0: sleep at once
-SPIN_S = 0.0
+#: twice a split. Measured on 4 workers x 4 threads of a 16-core host, 1M x 136, 200 trees
+#: (``benchmarks/results/train_dask-h200-host-4x4-variants-d246141-2026-11-28.json``,
+#: interleaved): 18.03 / 19.03 s polling against 19.92 / 18.87 s sleeping at once, and
+#: 19.23 s against 22.82 s in an earlier run (``...-8c68a10-...``). 0: sleep at once.
+SPIN_S = 200e-6
 
 
 def _recv_into(sock, view, spin=0.0):

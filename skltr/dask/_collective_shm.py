@@ -14,7 +14,8 @@ wake-ups cost more than the sums). Arrays larger than a region go in region-size
 
 The barriers are the star's (:meth:`SocketCommunicator.sync`): a few bytes to rank 0 and
 back, which also check that every rank reduces the same size and type. A waiting rank
-sleeps in the kernel instead of spinning on the cores the histogram kernels need, and a peer
+polls its socket for ``_collective.SPIN_S`` (200 us), then sleeps in the kernel instead of
+spinning longer on the cores the histogram kernels need, and a peer
 that dies closes its socket, so the others raise ``ConnectionError`` at their next
 reduction, as on the star.
 

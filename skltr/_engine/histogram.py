@@ -116,6 +116,7 @@ class HistogramPool:
         self._free = []
         self._levels = [None, None]  # symmetric growth's level arrays (see level())
         self._slots = None  # the whole-tree grower's histograms (see slots())
+        self._wide = None  # wide categorical histograms' row chunks (see wide_scratch())
         self.scratch = np.empty((max(n_row_chunks - 1, 1), int(np.prod(self.shape))),
                                 self.dtype)
 
@@ -138,6 +139,16 @@ class HistogramPool:
         if self._slots is None or self._slots.shape[0] < n_slots:
             self._slots = np.empty((n_slots,) + self.shape, self.dtype)
         return self._slots
+
+    def wide_scratch(self, n_copies, size) -> np.ndarray:
+        """Row chunks 1.. of a parallel wide categorical histogram (``n_copies`` of ``size``
+        words), kept across trees as :meth:`slots` are: a fresh array a tree costs its
+        pages' faults every tree (15 copies of a 10,000-level feature's rows at 16
+        threads: a few MB)."""
+        buf = self._wide
+        if buf is None or buf.shape[0] < n_copies or buf.shape[1] != size:
+            buf = self._wide = np.empty((n_copies, size), self.dtype)
+        return buf[:n_copies]
 
     def level(self, n_nodes, parity) -> np.ndarray:
         """``n_nodes`` histograms in one array (a level of symmetric growth, searched

@@ -283,7 +283,7 @@ class TreeGrower:
             index[self.wide.features] = np.arange(self.wide.features.size)
             size = self.wide.hist_rows * self.pool.shape[1] * self.pool.shape[2]
             wide = GrowWide(self.wide.X, self.wide.X_T, self.wide.offsets, index,
-                            np.empty((self._n_threads - 1, size), self._hist_dtype))
+                            self.pool.wide_scratch(self._n_threads - 1, size))
         n_words = 0
         if tasks is not None:
             search = self._categorical[0]
@@ -348,7 +348,6 @@ class TreeGrower:
         if self.pool is None or not self.pool.matches(shape, hist_dtype, self._tasks[0]):
             self.pool = HistogramPool(n_hist_rows, shape[1], hist_dtype,
                                       self._tasks[0], layout.n_channels)
-        self._wide_scratch = None  # row chunks of parallel wide histograms, made when needed
         if self.X_binned_T is None:
             self.X_binned_T = np.ascontiguousarray(X.T)
         self._g, self._h = g, h
@@ -673,10 +672,9 @@ class TreeGrower:
             n_chunks = wide_chunks(self._n_threads, n_rows, wide.X.shape[1], out.nbytes,
                                    WIDE_UPDATE_BYTES, WIDE_REGION_BYTES)
             if parallel and n_chunks > 1 and self.scales.layout is not FLOAT:
-                if self._wide_scratch is None:
-                    self._wide_scratch = np.empty((self._n_threads - 1, out.size), out.dtype)
                 build_wide_histogram(wide.X, self._g, self._h, self._buf, node.start,
-                                     node.end, use_rows, out, wide.offsets, self._wide_scratch,
+                                     node.end, use_rows, out, wide.offsets,
+                                     self.pool.wide_scratch(self._n_threads - 1, out.size),
                                      n_chunks)
             else:
                 build_wide_histogram_serial(wide.X, self._g, self._h, self._buf, node.start,

@@ -33,7 +33,8 @@ import numpy as np
 from numba import njit, objmode, prange
 
 from .collective import allreduce_sum_into, reduce_rows_into
-from .grow_leafwise import _acquire, _build, _can_split, _partition, _release, _store_numeric
+from .grow_leafwise import (_acquire, _best_leaf, _build, _can_split, _fill_children, _partition,
+                            _release, _store_numeric)
 from .histogram import subtract_histograms, subtract_rows
 from .split import _node_constants, _pick_best, _scan_feature, find_best_splits
 
@@ -99,10 +100,7 @@ def grow_leafwise_distributed(d, case, c, slots, t, gslot, lo, hi, slo, shi, gat
             _release_both(t, gslot, root, free, state)
         t.candidate[0] = t.has_split[0]
     while n_leaves < case.max_leaves:
-        best = np.int64(-1)
-        for i in range(n_nodes):  # the highest gain, ties to the lowest id (the driver's heap)
-            if t.candidate[i] and (best < 0 or t.gain[i] > t.gain[best]):
-                best = i
+        best = _best_leaf(t, n_nodes)
         if best < 0:
             break
         t.candidate[best] = False
@@ -123,15 +121,8 @@ def _split(d, case, c, slots, free, state, t, gslot, i, left, n_leaves, own, lo,
     """Split node ``i`` into ``left`` and ``left + 1`` (the module's steps 1-4)."""
     right = left + 1
     n_left = _partition(d, case, c, None, None, t, i)
-    mid = t.start[i] + n_left
-    t.start[left], t.end[left], t.start[right], t.end[right] = t.start[i], mid, mid, t.end[i]
-    t.sum_g[left], t.sum_h[left] = t.left_g[i], t.left_h[i]
-    t.sum_g[right], t.sum_h[right] = t.sum_g[i] - t.left_g[i], t.sum_h[i] - t.left_h[i]
-    t.depth[left] = t.depth[right] = t.depth[i] + 1
-    t.left[i] = left
-    for child in (left, right):
-        t.has_split[child] = t.candidate[child] = False
-        t.left[child] = t.slot[child] = gslot[child] = -1
+    _fill_children(t, i, left, n_left)
+    gslot[left] = gslot[right] = -1
     local_parent, global_parent = t.slot[i], gslot[i]
     t.slot[i] = gslot[i] = -1
     # the limits every worker knows before the counts (can_split's without its count)

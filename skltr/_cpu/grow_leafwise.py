@@ -175,10 +175,7 @@ def grow_leafwise(d, case, c, wide, cat, slots, t):
         _find_split(d, case, c, cat, slots, free, state, t, root)
         t.candidate[0] = t.has_split[0]
     while n_leaves < case.max_leaves:
-        best = np.int64(-1)
-        for i in range(n_nodes):  # the highest gain, ties to the lowest id (the driver's heap)
-            if t.candidate[i] and (best < 0 or t.gain[i] > t.gain[best]):
-                best = i
+        best = _best_leaf(t, n_nodes)
         if best < 0:
             break
         t.candidate[best] = False
@@ -189,6 +186,33 @@ def grow_leafwise(d, case, c, wide, cat, slots, t):
         for child in (left, left + 1):
             t.candidate[child] = t.has_split[child] and _can_split(t, child, n_leaves, case)
     return n_nodes
+
+
+@njit(cache=True, inline="always")
+def _best_leaf(t, n_nodes):
+    """The leaf to split next: the highest gain, ties to the lowest id (the driver's heap);
+    -1: none."""
+    best = np.int64(-1)
+    for i in range(n_nodes):
+        if t.candidate[i] and (best < 0 or t.gain[i] > t.gain[best]):
+            best = i
+    return best
+
+
+@njit(cache=True, inline="always")
+def _fill_children(t, i, left, n_left):
+    """The children ``left``, ``left + 1`` of node ``i`` after its partition put ``n_left``
+    of its rows first: their rows, sums (from its split), depth; no split, no slot."""
+    right = left + 1
+    mid = t.start[i] + n_left
+    t.start[left], t.end[left], t.start[right], t.end[right] = t.start[i], mid, mid, t.end[i]
+    t.sum_g[left], t.sum_h[left] = t.left_g[i], t.left_h[i]
+    t.sum_g[right], t.sum_h[right] = t.sum_g[i] - t.left_g[i], t.sum_h[i] - t.left_h[i]
+    t.depth[left] = t.depth[right] = t.depth[i] + 1
+    t.left[i] = left
+    for child in (left, right):
+        t.has_split[child] = t.candidate[child] = False
+        t.left[child] = t.slot[child] = -1
 
 
 @njit(cache=True, inline="always")
@@ -298,17 +322,9 @@ def _split(d, case, c, wide, cat, slots, free, state, t, i, left, n_leaves):
     ``can_split`` allows with ``n_leaves`` leaves."""
     right = left + 1
     n_left = _partition(d, case, c, wide, cat, t, i)
-    mid = t.start[i] + n_left
-    t.start[left], t.end[left], t.start[right], t.end[right] = t.start[i], mid, mid, t.end[i]
-    t.sum_g[left], t.sum_h[left] = t.left_g[i], t.left_h[i]
-    t.sum_g[right], t.sum_h[right] = t.sum_g[i] - t.left_g[i], t.sum_h[i] - t.left_h[i]
+    _fill_children(t, i, left, n_left)
     cl = n_left if case.one_word else t.left_count[i]
     t.count[left], t.count[right] = cl, t.count[i] - cl
-    t.depth[left] = t.depth[right] = t.depth[i] + 1
-    t.left[i] = left
-    for child in (left, right):
-        t.has_split[child] = t.candidate[child] = False
-        t.left[child] = t.slot[child] = -1
     ok_left = _can_split(t, left, n_leaves, case)
     ok_right = _can_split(t, right, n_leaves, case)
     parent_slot = t.slot[i]

@@ -206,6 +206,44 @@ def test_compiled_distributed_tree_is_the_local_one(monkeypatch, world, case, sh
     assert len(calls) == world and local.n_leaves >= (6 if case == "leaves" else 8)
 
 
+def test_a_rank_failing_inside_the_compiled_tree_raises_on_every_rank():
+    # a rank fails at its third reduction inside grow_leafwise_distributed (an objmode
+    # call): its error leaves the numba call, and the others raise ConnectionError there
+    # instead of waiting for it
+    n, n_features = 900, 4
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 8, (n, n_features)).astype(np.uint8)
+    grad = rng.standard_normal(n).astype(np.float32)
+    kw = dict(n_bins=np.full(n_features, 8), missing_bin=9,
+              has_missing=np.ones(n_features, bool), max_leaves=8, hist_mode="quantised")
+
+    class Failing:
+        def __init__(self, comm):
+            self.comm, self.world, self.rank, self.calls = comm, comm.world, comm.rank, 0
+
+        def allreduce_sum(self, arr):
+            return self.comm.allreduce_sum(arr)
+
+        def allreduce_max(self, arr):
+            return self.comm.allreduce_max(arr)
+
+        def reduce_rows_sum(self, arr, lo, hi):
+            self.calls += 1
+            if self.calls == 3:
+                self.comm.close()
+                raise RuntimeError("this rank failed")
+            return self.comm.reduce_rows_sum(arr, lo, hi)
+
+    def body(comm):
+        rows = slice(comm.rank, None, 3)
+        return TreeGrower(np.ascontiguousarray(X[rows]), grad[rows], np.ones(300, np.float32),
+                          communicator=Failing(comm) if comm.rank == 2 else comm, **kw).grow()
+
+    out = _ranks(3, body)
+    assert isinstance(out[2], RuntimeError) and "this rank failed" in str(out[2])
+    assert all(isinstance(e, ConnectionError) for e in out[:2]), out
+
+
 @pytest.mark.parametrize("world", [2, 3, 4])
 @pytest.mark.parametrize("shared_memory", [True, False], ids=["shared-memory", "tcp-star"])
 def test_position_sums_over_ranks_are_the_one_process_sums(world, shared_memory):

@@ -38,10 +38,11 @@ from .grow_leafwise import (_acquire, _best_leaf, _build, _can_split, _fill_chil
 from .histogram import subtract_histograms, subtract_rows
 from .split import _node_constants, _pick_best, _scan_feature, find_best_splits
 
-__all__ = ["grow_leafwise_distributed"]
+__all__ = ["CANDIDATE_FIELDS", "grow_leafwise_distributed"]
 
-#: a split's candidates: (gain bits, bin, default_left, left_g, left_h, left_count)
-_FIELDS = 6
+#: the words of a feature's candidate in the summed buffer: gain (its float64 bits), bin,
+#: default_left, left_g, left_h, left_count
+CANDIDATE_FIELDS = 6
 
 
 @njit(cache=True)
@@ -63,8 +64,8 @@ def grow_leafwise_distributed(d, case, c, slots, t, gslot, lo, hi, slo, shi, gat
     slo, shi : int
         The rows it sums: ``lo, hi``, or ``0, 1`` when it owns none (it still reads the
         counts from row 0).
-    gather : ndarray of int64, shape (2, 6, n_features)
-        The candidates' buffer.
+    gather : ndarray of int64, shape (2, CANDIDATE_FIELDS, n_features)
+        The candidates' buffer (a split's two children).
     share : bool
         False: every worker searches every feature (``lo, hi, slo, shi`` span them all) of
         the whole sum, and the candidates are not summed: one reduction a split instead of

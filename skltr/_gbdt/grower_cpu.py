@@ -35,7 +35,7 @@ import numba
 import numpy as np
 
 from .._cpu import collective
-from .._cpu.grow_distributed import grow_leafwise_distributed
+from .._cpu.grow_distributed import CANDIDATE_FIELDS, grow_leafwise_distributed
 from .._cpu.histogram import (build_histogram, build_histogram_serial,
                                build_histogram_used_serial, subtract_histograms,
                                subtract_used_bins)
@@ -320,7 +320,7 @@ class TreeGrower:
             lo, hi = 0, n_features
         slo, shi = (lo, hi) if hi > lo else (0, 1)
         gslot = np.full(t.count.size, -1, np.int64)
-        gather = np.empty((2, 6, n_features), np.int64)
+        gather = np.empty((2, CANDIDATE_FIELDS, n_features), np.int64)
         with collective.using(comm):
             return grow_leafwise_distributed(data, case, self._split_constants, slots, t,
                                              gslot, lo, hi, slo, shi, gather,

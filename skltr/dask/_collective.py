@@ -32,6 +32,7 @@ _HEADER = struct.Struct("<q")
 _SYNC = struct.Struct("<qqq")
 _GO, _OUT_OF_STEP = b"\x01", b"\x00"
 _BUFFER_BYTES = 4 << 20
+_CLOSED = "a training worker closed its connection mid-fit (it died or failed)"
 
 
 def free_port() -> int:
@@ -62,14 +63,12 @@ def _recv_into(sock, view, spin=0.0):
             except BlockingIOError:
                 continue
             if n == 0:
-                raise ConnectionError("a training worker closed its connection mid-fit (it "
-                                      "died or failed)")
+                raise ConnectionError(_CLOSED)
             got += n
     while got < len(view):
         n = sock.recv_into(view[got:])
         if n == 0:
-            raise ConnectionError("a training worker closed its connection mid-fit (it died "
-                                  "or failed)")
+            raise ConnectionError(_CLOSED)
         got += n
 
 

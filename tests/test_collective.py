@@ -89,7 +89,7 @@ def test_shared_memory_equals_the_star_bit_for_bit(monkeypatch, world, spin):
 def test_reduce_rows_is_each_ranks_rows_of_the_star_sum(world):
     # every rank sums its own rows (none, some, all), int64 and floats (rank order), and
     # an array larger than a region (the all-reduce's steps)
-    from skltr._engine.communicator import reduce_rows
+    from skltr._cpu.collective import reduce_rows
 
     rng = np.random.default_rng(20 + world)
     arrays = [rng.integers(-(1 << 50), 1 << 50, (world, *s))

@@ -13,9 +13,7 @@ from __future__ import annotations
 import contextlib
 import threading
 
-from .._engine.communicator import reduce_rows
-
-__all__ = ["using", "reduce_rows_into", "allreduce_sum_into"]
+__all__ = ["using", "reduce_rows", "reduce_rows_into", "allreduce_sum_into"]
 
 _active = threading.local()
 
@@ -29,6 +27,16 @@ def using(communicator):
         yield
     finally:
         _active.communicator = before
+
+
+def reduce_rows(communicator, arr, lo, hi):
+    """``arr[lo:hi]`` (rows of the first axis) summed over the workers, each worker passing
+    its own rows: the communicator's ``reduce_rows_sum`` where it has one (shared memory:
+    each worker sums only its rows), else the rows of the whole all-reduce."""
+    own = getattr(communicator, "reduce_rows_sum", None)
+    if own is not None:
+        return own(arr, lo, hi)
+    return communicator.allreduce_sum(arr)[lo:hi]
 
 
 def reduce_rows_into(local, out, lo, hi):

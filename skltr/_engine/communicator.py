@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["LocalCommunicator", "reduce_rows"]
+__all__ = ["LocalCommunicator"]
 
 
 class LocalCommunicator:
@@ -38,12 +38,3 @@ class LocalCommunicator:
         """Element-wise maximum over all workers (the quantisation scale needs the global max)."""
         return arr
 
-
-def reduce_rows(communicator, arr: np.ndarray, lo: int, hi: int) -> np.ndarray:
-    """``arr[lo:hi]`` (rows of the first axis) summed over the workers, each worker passing
-    its own rows: the communicator's ``reduce_rows_sum`` where it has one (shared memory:
-    each worker sums only its rows), else the rows of the whole all-reduce."""
-    own = getattr(communicator, "reduce_rows_sum", None)
-    if own is not None:
-        return own(arr, lo, hi)
-    return communicator.allreduce_sum(arr)[lo:hi]

@@ -124,17 +124,15 @@ def _split(d, case, c, slots, free, state, t, gslot, i, left, n_leaves, own, lo,
     n_left = _partition(d, case, c, None, None, t, i)
     _fill_children(t, i, left, n_left)
     gslot[left] = gslot[right] = -1
-    local_parent, global_parent = t.slot[i], gslot[i]
-    t.slot[i] = gslot[i] = -1
     # the limits every worker knows before the counts (can_split's without its count)
     if not (n_leaves < case.max_leaves
             and (case.max_depth < 0 or t.depth[left] < case.max_depth)):
-        for s in (local_parent, global_parent):
-            free[state[0]] = s
-            state[0] += 1
+        _release_both(t, gslot, i, free, state)
         t.count[left], t.count[right] = n_left, t.end[i] - t.start[i] - n_left
         pending[left] = pending[right] = True
         return
+    local_parent, global_parent = t.slot[i], gslot[i]
+    t.slot[i] = gslot[i] = -1
     # 1. this worker's children: the one with fewer rows here built, the other subtracted
     if n_left <= t.end[i] - t.start[i] - n_left:
         small, large = left, right

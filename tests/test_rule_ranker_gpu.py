@@ -112,6 +112,33 @@ def test_triples_on_the_tensor_cores_equal_the_cpu(monkeypatch, a_chunk, ct, thr
             _assert_same_stats(cpu, gpu)
 
 
+@pytest.mark.parametrize("ct", [1, 2])
+def test_itemsets_of_one_and_two_items_in_the_triples_launch(monkeypatch, ct):
+    # sizes 1 and 2 ride in triples' first chunks (two virtual items every training document
+    # holds): documents of 0 to 6 usable items, so some have no itemset of 3 (or of 2) and
+    # their only block is the virtual a's; chunks of 1 and 4 first items
+    from skltr._cpu.rules import NO_ITEM
+
+    model, codes, _ = _quantile_setup(5, 300, 12, 70)
+    codes = codes.copy()
+    for i in range(codes.shape[0]):
+        codes[i, i % 7:] = NO_ITEM
+    monkeypatch.setattr(gpu_rules, "CT", ct)
+    assert gpu_rules._use_triples(model.level_word_ptr, 8, model.n_train)
+    launched = []
+    real = gpu_rules._launch_triples
+    monkeypatch.setattr(gpu_rules, "_launch_triples",
+                        lambda *a, **k: launched.append(k["small"]) or real(*a, **k))
+    for a_chunk in (1, 4):
+        monkeypatch.setattr(gpu_rules, "A_CHUNK", a_chunk)
+        for K, min_support, min_confidence in ((3, 1, 0.001), (3, 3, 0.25), (4, 2, 0.0)):
+            params = make_params(model, max_rule_size=K, min_support=min_support,
+                                 min_confidence=min_confidence, cache_size=0, digest=True)
+            want = make_kernels("cpu", model, params).rule_stats(codes)
+            _assert_same_stats(want, make_kernels("cuda", model, params).rule_stats(codes))
+    assert launched and all(launched)
+
+
 def test_triples_give_way_where_they_do_not_fit(monkeypatch):
     # bitmaps too wide for a triples block, more levels than it holds, or 2**16 training
     # documents: size 3 goes to the itemsets kernel, with the same statistics

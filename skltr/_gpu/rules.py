@@ -100,6 +100,9 @@ PAD_ROWS = 16
 #: Levels up to which ``triples`` applies (it holds every level's counts of a tile in
 #: registers: ``4 * CT`` a level and thread).
 TRIPLE_MAX_LEVELS = 8
+#: Bit of a ``triples`` record's first word where the least count starts
+#: (:func:`triples_rule_table`).
+RULE_LEAST_SHIFT = 44
 
 _SOURCE = r"""
 #define FULL_MASK 0xffffffffu
@@ -124,19 +127,6 @@ __device__ __forceinline__ i64 confidence_fixed(i64 c, i64 sup, double rinv, int
     while (r < 0) { --q; r += sup; }
     while (r >= sup) { ++q; r -= sup; }
     return q;
-}
-
-__device__ __forceinline__ i64 confidence_fixed_table(u32 c, u32 sup, longlong2 rec) {
-    // confidence_fixed from the support's record (confidence_table) in 32-bit integers: with
-    // 2**shift = D sup + R, floor(c 2**shift / sup) = c D + floor(c R / sup), and c R < 2**32
-    // (c <= sup < 2**16) is divided by a multiply-high with M = (2**32 - 1) // sup, whose
-    // estimate is the quotient or one below it
-    const u32 R = (u32)rec.y, M = (u32)((u64)rec.y >> 32);
-    const u32 t = c * R;
-    u32 q = __umulhi(t, M);
-    u32 r = t - q * sup;
-    while (r >= sup) { ++q; r -= sup; }
-    return (i64)c * rec.x + (i64)q;
 }
 
 __device__ void unrank(i64 r, int m, int k, const i64* binom, int bk, int* out) {
@@ -359,12 +349,23 @@ __device__ __forceinline__ void mma_and_popc(int* acc, const u32* a, const u32* 
 #endif
 }
 
+__device__ __forceinline__ void ldsm_x4(u32* r, u32 addr) {
+    // four 8 x 128-bit matrices from shared memory, lane l giving row l % 8 of matrix l / 8
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+}
+
+__device__ __forceinline__ void ldsm_x2(u32* r, u32 addr) {
+    // two 8 x 128-bit matrices (lanes 0-15 give the rows)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];"
+                 : "=r"(r[0]), "=r"(r[1]) : "r"(addr));
+}
+
 extern "C" __global__ void __launch_bounds__(TRIPLE_THREADS) triples(
         const u64* __restrict__ item_bits, int n_words, const i64* __restrict__ level_word_ptr,
         const int* __restrict__ doc_items, const int* __restrict__ doc_m, int n_cols,
-        const u64* __restrict__ item_key, int a_chunk, i64 n_chunks, int kstride,
-        i64 min_support, const i64* __restrict__ min_count,
-        const longlong2* __restrict__ conf_table,
+        const u64* __restrict__ item_key, int a_chunk, i64 n_chunks, int kstride, int small,
+        const longlong2* __restrict__ rule_table,
         i64* __restrict__ n_rules, i64* __restrict__ conf_sum, u64* __restrict__ digest) {
     // itemsets of 3 items {a, b, c} of one document whose first item a is at a position in
     // this block's chunk [ia0, ia0 + a_chunk): for each a, the counts of every (b, c) in every
@@ -373,13 +374,21 @@ extern "C" __global__ void __launch_bounds__(TRIPLE_THREADS) triples(
     u64* rows = (u64*)smem;                              // [n_st + PAD_ROWS][kstride] bitmaps
     __shared__ int koff[NLEV + 1];                       // level q: words [koff[q], koff[q+1])
     __shared__ i64 lwp[NLEV + 1];
-    const i64 d = (i64)blockIdx.x / n_chunks, chunk_id = (i64)blockIdx.x % n_chunks;
+    // chunk-major: every document's first chunk (the most itemsets) is scheduled first, the
+    // small last chunks fill the tail
+    const i64 n_docs = (i64)gridDim.x / n_chunks;
+    const i64 chunk_id = (i64)blockIdx.x / n_docs, d = (i64)blockIdx.x % n_docs;
     const int m = doc_m[d];
     const int ia0 = (int)chunk_id * a_chunk;
     const int ia1 = min(ia0 + a_chunk, m - 2);          // a needs two items after it
-    if (ia0 >= ia1) return;
+    // with ``small``, a document's first chunk also counts its itemsets of 1 and 2 items:
+    // those of 3 whose a (and b) is a virtual item every training document holds, at
+    // positions -2 and -1 (a = -2 only: b = -1 makes the single c, b >= 0 the pair b, c)
+    const int virt = small && chunk_id == 0 && m >= 1 ? 2 : 0;
+    if (ia0 >= ia1 && !virt) return;
+    const int p0 = ia0 - virt;                           // staged: positions p0 .. m - 1
     const int* items = doc_items + d * n_cols;
-    const int n_st = m - ia0;                            // staged: positions ia0 .. m - 1
+    const int n_st = m - p0;
     u64* skey = rows + (i64)(n_st + PAD_ROWS) * kstride; // [n_st] their item keys
     if (threadIdx.x <= NLEV) lwp[threadIdx.x] = level_word_ptr[threadIdx.x];
     __syncthreads();
@@ -398,100 +407,141 @@ extern "C" __global__ void __launch_bounds__(TRIPLE_THREADS) triples(
             while (w >= koff[q + 1]) ++q;
             const i64 wl = w - koff[q];
             if (wl < lwp[q + 1] - lwp[q])
-                v = item_bits[(i64)items[ia0 + r] * n_words + lwp[q] + wl];
+                v = r < virt ? ~0ull : item_bits[(i64)items[p0 + r] * n_words + lwp[q] + wl];
         }
         rows[(i64)r * kstride + w] = v;                  // padding rows and words: zeros
     }
-    for (int r = threadIdx.x; r < n_st; r += blockDim.x) skey[r] = item_key[items[ia0 + r]];
+    for (int r = threadIdx.x; r < n_st; r += blockDim.x)
+        skey[r] = r < virt ? 0ull : item_key[items[p0 + r]];
     __syncthreads();
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, n_warps = blockDim.x >> 5;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int g = lane >> 2, tig = lane & 3;             // the mma fragments' row / k slice
-    const int s32 = 2 * kstride;                         // 32-bit words a row: 4 x odd, so
-    const u32* rows32 = (const u32*)rows;                // the 8 rows x 4 slices of a
-    i64 my_rules[NLEV], my_conf[NLEV];                   // fragment load hit 32 banks
-    u64 my_dig[NLEV];
-    for (int l = 0; l < NLEV; ++l) { my_rules[l] = 0; my_conf[l] = 0; my_dig[l] = 0; }
-    for (int ia = ia0; ia < ia1; ++ia) {
-        const int base = ia - ia0 + 1;                   // row of the first item after a
+    // The fragments of a 256-bit step come from ldmatrix (8 rows of 16 bytes a matrix, row g's
+    // 32-bit word tig to lane (g, tig): the b1 fragments' layout); rows are 16 x an odd
+    // number of bytes apart, so a matrix's 8 rows hit 32 banks.
+    const u32 srows = (u32)__cvta_generic_to_shared(rows);
+    //
+    // Sums a thread keeps: rules and confidence parts in 32 bits (a rule adds at most
+    // count * D / 2**32 <= 2**(shift - 32) <= 2**8 to hi and less than its count, below
+    // 2**16, to lo32), the 64-bit part count * (D mod 2**32) in 64 bits. A thread takes at most
+    // A_CHUNK x ceil(tiles / warps) x 4 CT itemsets of a block: far below 2**16 of them.
+    u32 my_rules[NLEV], my_hi[NLEV], my_lo32[NLEV];
+    u64 my_lo[NLEV], my_dig[NLEV];
+    #pragma unroll
+    for (int l = 0; l < NLEV; ++l) {
+        my_rules[l] = 0; my_hi[l] = 0; my_lo32[l] = 0; my_lo[l] = 0; my_dig[l] = 0;
+    }
+    // The block's tiles, a at a time and in each row of 16 b those with some c > b, go to its
+    // warps in turn: ``phase`` is how many tiles from here this warp's next one is.
+    int phase = warp;
+    for (int ia = ia0 - virt; ia < ia1; ia += ia == -2 ? 2 : 1) {
+        const int base = ia - p0 + 1;                    // row of the first item after a
         const int n_ext = m - 1 - ia;                    // b, c: 0 .. n_ext - 1 after a
         const int nb = (n_ext + 15) >> 4, ns = (n_ext + 8 * CT - 1) / (8 * CT);
-        const u32* mask = rows32 + (i64)(ia - ia0) * s32;
-        const u64 key_a = skey[ia - ia0];
-        for (int t = warp; t < nb * ns; t += n_warps) {  // a warp per 16 b x 8 CT c tile
-            const int bt = t / ns, st = t - bt * ns;
-            const int b0 = bt * 16, c0 = st * 8 * CT;
-            if (c0 + 8 * CT - 1 <= b0) continue;         // no c > b in the tile
-            const u32* ra = rows32 + (i64)(base + b0 + g) * s32 + tig;
-            const u32* rb[CT];
-            #pragma unroll
-            for (int ct = 0; ct < CT; ++ct)
-                rb[ct] = rows32 + (i64)(base + c0 + ct * 8 + g) * s32 + tig;
-            int cnt[NLEV][CT][4];
-            #pragma unroll
-            for (int q = 0; q < NLEV; ++q) {
-                int acc[CT][4];
+        // a's bitmap for every lane's rows: bits 0-127 (lanes 0-7), 128-255 (8-15)
+        const u32 sm = srows + (u32)((ia - p0) * kstride * 8 + ((lane >> 3) & 1) * 16);
+        const u64 key_a = skey[ia - p0];
+        for (int bt = 0; bt < nb; ++bt) {
+            const int b0 = bt * 16;
+            int st = (b0 + 1) / (8 * CT) + phase;        // the first tile with a c > b
+            for (; st < ns; st += N_WARPS) {             // a warp per 16 b x 8 CT c tile
+                const int c0 = st * 8 * CT;
+                // ldmatrix: lane l gives the address of row l % 8 of matrix l / 8. A: b rows
+                // 0-7, 8-15 (a0, a1), then their bits 128-255 (a2, a3); B: c rows 0-7 (and
+                // 8-15 for CT = 2), bits 0-127 then 128-255, fragment by fragment
+                const u32 sa = srows + (u32)((base + b0 + (lane & 7) + ((lane >> 3) & 1) * 8)
+                                             * kstride * 8 + (lane >> 4) * 16);
+                const u32 sb = srows + (u32)((base + c0 + (lane & 7)
+                                              + (CT == 1 ? 0 : (lane >> 4) * 8))
+                                             * kstride * 8 + ((lane >> 3) & 1) * 16);
+                u32 cnt[NLEV][CT][4];
                 #pragma unroll
-                for (int ct = 0; ct < CT; ++ct)
+                for (int q = 0; q < NLEV; ++q) {
+                    int acc[CT][4];
                     #pragma unroll
-                    for (int e = 0; e < 4; ++e) acc[ct][e] = 0;
-                for (int k = 2 * koff[q]; k < 2 * koff[q + 1]; k += 8) {
-                    const u32 m0 = mask[k + tig], m1 = mask[k + 4 + tig];
-                    const u32 fa[4] = {ra[k] & m0, ra[8 * s32 + k] & m0,
-                                       ra[k + 4] & m1, ra[8 * s32 + k + 4] & m1};
-                    #pragma unroll
-                    for (int ct = 0; ct < CT; ++ct) {
-                        const u32 fb[2] = {rb[ct][k], rb[ct][k + 4]};
-                        mma_and_popc(acc[ct], fa, fb);
+                    for (int ct = 0; ct < CT; ++ct)
+                        #pragma unroll
+                        for (int e = 0; e < 4; ++e) acc[ct][e] = 0;
+                    // shared addresses of this lane's rows at the level's first step: A (b
+                    // rows), B (c rows) and a's bitmap, one 256-bit step = 32 bytes on
+                    u32 pa = sa + (u32)koff[q] * 8u, pb = sb + (u32)koff[q] * 8u;
+                    u32 pm = sm + (u32)koff[q] * 8u;
+                    #pragma unroll 2
+                    for (int n = (koff[q + 1] - koff[q]) >> 2; n > 0; --n) {
+                        u32 fa[4], fb[2 * CT], mk[2];
+                        ldsm_x4(fa, pa);
+                        ldsm_x2(mk, pm);                 // a's bitmap masks the operand
+                        if (CT == 1) {                   // with fewer registers
+                            ldsm_x2(fb, pb);
+                            fb[0] &= mk[0]; fb[1] &= mk[1];
+                        } else {
+                            ldsm_x4(fb, pb);
+                            fa[0] &= mk[0]; fa[1] &= mk[0]; fa[2] &= mk[1]; fa[3] &= mk[1];
+                        }
+                        #pragma unroll
+                        for (int ct = 0; ct < CT; ++ct) mma_and_popc(acc[ct], fa, fb + 2 * ct);
+                        pa += 32u; pb += 32u; pm += 32u;
                     }
+                    #pragma unroll
+                    for (int ct = 0; ct < CT; ++ct)
+                        #pragma unroll
+                        for (int e = 0; e < 4; ++e) cnt[q][ct][e] = (u32)acc[ct][e];
                 }
+                // the tile's itemsets: each one's record (one 16-byte load, all issued before
+                // the first is used), then its rules level by level, without branches
+                u32 sup[CT][4];
+                longlong2 rec[CT][4];
                 #pragma unroll
                 for (int ct = 0; ct < CT; ++ct)
                     #pragma unroll
-                    for (int e = 0; e < 4; ++e) cnt[q][ct][e] = acc[ct][e];
-            }
-            // the tile's itemsets: every element's support, least count and confidence
-            // record (loads) first, so that their latencies overlap, then the rules
-            int sup[CT][4];
-            i64 least[CT][4];
-            longlong2 rec[CT][4];
-            #pragma unroll
-            for (int ct = 0; ct < CT; ++ct)
+                    for (int e = 0; e < 4; ++e) {           // element e: row g (+8), col
+                        u32 v = 0;                           // 2 tig (+1)
+                        #pragma unroll
+                        for (int q = 0; q < NLEV; ++q) v += cnt[q][ct][e];
+                        sup[ct][e] = v;
+                        rec[ct][e] = rule_table[v];
+                    }
                 #pragma unroll
-                for (int e = 0; e < 4; ++e) {               // element e: row g (+8), col
-                    const int b = b0 + g + (e >> 1) * 8;     // 2 tig (+1)
-                    const int c = c0 + ct * 8 + 2 * tig + (e & 1);
-                    int v = 0;
+                for (int ct = 0; ct < CT; ++ct)
                     #pragma unroll
-                    for (int q = 0; q < NLEV; ++q) v += cnt[q][ct][e];
-                    const bool ok = b < c && c < n_ext && v >= min_support;
-                    sup[ct][e] = v;
-                    least[ct][e] = ok ? min_count[v] : 0x7fffffffffffffffLL;  // none qualifies
-                    rec[ct][e] = conf_table[v];
-                }
-            #pragma unroll
-            for (int ct = 0; ct < CT; ++ct)
-                #pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    #pragma unroll
-                    for (int q = 0; q < NLEV; ++q) {
-                        const i64 cq = cnt[q][ct][e];
-                        if (cq >= least[ct][e]) {
-                            my_rules[q] += 1;
-                            my_conf[q] += confidence_fixed_table((u32)cq, (u32)sup[ct][e],
-                                                                 rec[ct][e]);
-                            if (DIGEST) {
-                                const int b = b0 + g + (e >> 1) * 8;
-                                const int c = c0 + ct * 8 + 2 * tig + (e & 1);
+                    for (int e = 0; e < 4; ++e) {
+                        const int b = b0 + g + (e >> 1) * 8;
+                        const int c = c0 + ct * 8 + 2 * tig + (e & 1);
+                        // past c's last item the rows are zeros: every count is 0, below any
+                        // least count (>= 1); b >= c is no itemset
+                        const u64 x = (u64)rec[ct][e].x;
+                        const u32 least = b < c ? (u32)(x >> RULE_LEAST_SHIFT) : 0xffffffffu;
+                        const u32 d_lo = (u32)x, d_hi = (u32)(x >> 32) & RULE_D_HI_MASK;
+                        const u32 R = (u32)rec[ct][e].y, M = (u32)((u64)rec[ct][e].y >> 32);
+                        const u32 v = max(sup[ct][e], 1u);   // (0: every count 0)
+                        #pragma unroll
+                        for (int q = 0; q < NLEV; ++q) {
+                            const u32 cq = cnt[q][ct][e];
+                            const bool rule = cq >= least;
+                            const u32 cr = rule ? cq : 0u;   // 0 adds 0 below
+                            // confidence_fixed: floor(cr 2**shift / v) = cr D + floor(cr R
+                            // / v), the last a multiply-high by M, its estimate the quotient
+                            // or one below
+                            const u32 tr = cr * R;
+                            u32 fr = __umulhi(tr, M);
+                            fr += (tr - fr * v >= v);
+                            my_rules[q] += rule;
+                            my_lo[q] += (u64)cr * d_lo;
+                            my_hi[q] += cr * d_hi;
+                            my_lo32[q] += fr;
+                            if (DIGEST && rule) {
                                 const u64 key = key_a + skey[base + b] + skey[base + c];
                                 my_dig[q] += splitmix64(key ^ ((u64)(q + 1) * M4));
                             }
                         }
                     }
-                }
+            }
+            phase = st - ns;                             // past this row's end
         }
     }
     for (int q = 0; q < NLEV; ++q) {                         // warp sums, then one atomic each
-        i64 a = my_rules[q], c = my_conf[q];
+        i64 a = my_rules[q];
+        i64 c = (i64)(my_lo[q] + ((u64)my_hi[q] << 32) + my_lo32[q]);
         u64 g2 = my_dig[q];
         for (int o = 16; o > 0; o >>= 1) {
             a += __shfl_xor_sync(FULL_MASK, a, o);
@@ -512,14 +562,32 @@ extern "C" __global__ void __launch_bounds__(TRIPLE_THREADS) triples(
 def _module(n_levels, kmax, digest, stage, group, batch, ct, triple_threads):
     return module(_SOURCE, {"NLEV": n_levels, "KMAX": kmax, "DIGEST": digest,
                             "BATCH": batch, "STAGE": stage, "GROUP": group, "CT": ct,
-                            "PAD_ROWS": PAD_ROWS, "TRIPLE_THREADS": triple_threads})
+                            "PAD_ROWS": PAD_ROWS, "TRIPLE_THREADS": triple_threads,
+                            "N_WARPS": max(1, triple_threads // 32),
+                            "RULE_LEAST_SHIFT": RULE_LEAST_SHIFT,
+                            "RULE_D_HI_MASK": (1 << (RULE_LEAST_SHIFT - 32)) - 1})
 
 
 def _triple_stride(level_words):
     """64-bit words a staged bitmap takes in ``triples``: each level's words padded to 256
-    bits (one product's k), plus 2, so that a row is 4 x an odd number of 32-bit words."""
+    bits (one product's k), plus 2, so that rows are 16 x an odd number of bytes apart (the
+    8 rows of an ldmatrix hit 32 banks)."""
     words = np.diff(np.asarray(level_words, np.int64))
     return int(np.sum((words + 3) // 4 * 4)) + 2
+
+
+def triples_rule_table(conf_table, min_count):
+    """The ``triples`` kernel's record of each support ``s``: ``conf_table``
+    (``skltr._cpu.rules.confidence_table``: ``D = 2**shift // s`` and ``(M << 32) | R``) with
+    ``min_count[s]`` (``skltr._cpu.rules.min_counts``, the least count of a rule) in the bits
+    of ``D`` from :data:`RULE_LEAST_SHIFT` on (``D <= 2**40``; ``min_count <= 2**16``), so that
+    one 16-byte load serves an itemset."""
+    table = np.array(conf_table, dtype=np.int64, copy=True)
+    least = np.asarray(min_count, np.int64)[:table.shape[0]]
+    if table[:, 0].max(initial=0) >> RULE_LEAST_SHIFT or least.max(initial=0) >> 19:
+        raise ValueError("triples_rule_table: D or the least count out of its bits")
+    table[:, 0] |= least << RULE_LEAST_SHIFT
+    return table
 
 
 def triples_shared_bytes(level_words, n_items):
@@ -565,20 +633,21 @@ def too_many_words_message(n_words, n_cols):
             f"(rounded up to 64). Fit with device='cpu', or on fewer training documents.")
 
 
-def count_itemsets(doc_items, m, binom_host, out, *, item_bits, all_bits, level_word_ptr,
-                   level_words, item_key, binom, min_count, conf_table, n_words, max_rule_size,
-                   min_support, shift, digest):
+def count_itemsets(doc_items, m, binom_host, out, *, on_device=None, item_bits, all_bits,
+                   level_word_ptr, level_words, item_key, binom, min_count, rule_table,
+                   n_words, max_rule_size, min_support, shift, digest):
     """Launch the ``itemsets`` kernel for every itemset size ``1 .. max_rule_size`` on the
     current GPU, adding each document's statistics to ``out`` (device ``(n_rules, conf_sum,
     digest)``, ``(n_docs, n_levels)``, zeroed by the caller). Returns without waiting.
 
     ``doc_items`` (int32, ``(n_docs, n_cols)``): each document's usable items first, in
     column order; ``m`` (int32): how many; ``binom_host``: the host copy of ``binom``
-    (``skltr._cpu.combinadic.binomials``), which sizes the grid; ``level_words``: the host copy
-    of ``level_word_ptr``. Other keyword arrays are on the device: the model's item bitmaps
-    (``(n_items, n_words)``), the OR of its level bitmaps, ``level_word_ptr``, ``item_key``
-    ``min_count`` (``skltr._cpu.rules.min_counts``) and ``conf_table``
-    (``skltr._cpu.rules.confidence_table``). Itemsets of 3 items go to the
+    (``skltr._cpu.combinadic.binomials``), which sizes the grid; ``on_device``: ``doc_items``
+    and ``m`` already on the GPU (flat int32), else they are copied; ``level_words``: the host
+    copy of ``level_word_ptr``. Other keyword arrays are on the device: the model's item bitmaps
+    (``(n_items, n_words)``), the OR of its level bitmaps, ``level_word_ptr``, ``item_key``,
+    ``min_count`` (``skltr._cpu.rules.min_counts``) and ``rule_table``
+    (:func:`triples_rule_table`). Itemsets of 3 items go to the
     ``triples`` kernel where :func:`_use_triples` says so, the others to ``itemsets``.
     """
     n_docs, n_cols = doc_items.shape
@@ -591,21 +660,32 @@ def count_itemsets(doc_items, m, binom_host, out, *, item_bits, all_bits, level_
     stage = STAGE and n_cols * stride * 8 + lists <= MAX_SHARED_BYTES
     smem = (n_cols * stride * 8 if stage else 0) + lists
     mod = _module(L, K, int(digest), int(stage), GROUP, batch, CT, TRIPLE_THREADS)
-    kern = mod.get_function("itemsets")
-    if smem > 48 * 1024:
-        kern.max_dynamic_shared_size_bytes = smem
-    items_d, m_d = cupy.asarray(doc_items), cupy.asarray(m)
+    items_d, m_d = on_device if on_device is not None else (cupy.asarray(doc_items),
+                                                             cupy.asarray(m))
+    n_train = min_count.size - 1
+    m_max = int(m.max()) if m.size else 0
+    # itemsets of 1 and 2 items ride in triples' first chunks (two virtual rows) where it
+    # applies: one launch for sizes 1-3
+    small = K >= 3 and m_max >= 1 and _use_triples(level_words, m_max + 2, n_train)
+    kern = None
     for s in range(1, K + 1):
         ms = m[m >= s]
         if ms.size == 0:
             break
-        if s == 3 and _use_triples(level_words, int(ms.max()), min_count.size - 1):
-            _launch_triples(mod.get_function("triples"), items_d, m_d, int(ms.max()), out,
+        if small and s < 3:
+            continue
+        if s == 3 and (small or _use_triples(level_words, int(ms.max()), n_train)):
+            _launch_triples(mod.get_function("triples"), items_d, m_d,
+                            m_max if small else int(ms.max()), out, small=small,
                             n_docs=n_docs, n_cols=n_cols,
                             item_bits=item_bits, level_word_ptr=level_word_ptr,
-                            level_words=level_words, item_key=item_key, min_count=min_count,
-                            conf_table=conf_table, n_words=n_words, min_support=min_support)
+                            level_words=level_words, item_key=item_key,
+                            rule_table=rule_table, n_words=n_words)
             continue
+        if kern is None:
+            kern = mod.get_function("itemsets")
+            if smem > 48 * 1024:
+                kern.max_dynamic_shared_size_bytes = smem
         chunk = CHUNK if s <= 3 else 4 * CHUNK
         n_chunks = -(-int(binom_host[int(ms.max()), s - 1]) // chunk)
         kern((n_docs * n_chunks,), (THREADS,),
@@ -616,17 +696,17 @@ def count_itemsets(doc_items, m, binom_host, out, *, item_bits, all_bits, level_
              shared_mem=smem)
 
 
-def _launch_triples(kern, items_d, m_d, m_max, out, *, n_docs, n_cols, item_bits,
-                    level_word_ptr, level_words, item_key, min_count, conf_table, n_words,
-                    min_support):
-    """Launch ``kern`` (``triples``): a block per document and :data:`A_CHUNK` first items."""
-    smem = triples_shared_bytes(level_words, m_max)
+def _launch_triples(kern, items_d, m_d, m_max, out, *, small, n_docs, n_cols, item_bits,
+                    level_word_ptr, level_words, item_key, rule_table, n_words):
+    """Launch ``kern`` (``triples``): a block per :data:`A_CHUNK` first items of a document,
+    every document's first chunk first; ``small``: the first chunks also count the itemsets
+    of 1 and 2 items."""
+    smem = triples_shared_bytes(level_words, m_max + 2 if small else m_max)
     if smem > 48 * 1024:
         kern.max_dynamic_shared_size_bytes = smem
     n_chunks = -(-max(m_max - 2, 1) // A_CHUNK)
     kern((n_docs * n_chunks,), (TRIPLE_THREADS,),
          (item_bits, np.int32(n_words), level_word_ptr, items_d, m_d, np.int32(n_cols),
           item_key, np.int32(A_CHUNK), np.int64(n_chunks),
-          np.int32(_triple_stride(level_words)), np.int64(min_support), min_count,
-          conf_table, *out),
+          np.int32(_triple_stride(level_words)), np.int32(bool(small)), rule_table, *out),
          shared_mem=smem)

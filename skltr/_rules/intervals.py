@@ -116,14 +116,19 @@ def transform(X, intervals):
     """
     used = intervals.used
     cut_ptr = intervals.cut_ptr
-    sub_ptr = np.zeros(used.size + 1, dtype=np.int64)
-    sub_ptr[1:] = np.cumsum(np.diff(cut_ptr)[used])
-    sub_values = (np.concatenate([intervals.cut_values[cut_ptr[f]:cut_ptr[f + 1]]
-                                  for f in used]) if used.size else np.empty(0))
+    every = used.size == cut_ptr.size - 1      # ``used`` is ascending: every feature
+    if every:
+        sub_ptr, sub_values = cut_ptr, intervals.cut_values
+    else:  # the used features' cuts, gathered in one index
+        lengths = np.diff(cut_ptr)[used]
+        sub_ptr = np.zeros(used.size + 1, dtype=np.int64)
+        sub_ptr[1:] = np.cumsum(lengths)
+        sub_values = intervals.cut_values[np.repeat(cut_ptr[used] - sub_ptr[:-1], lengths)
+                                          + np.arange(sub_ptr[-1])]
     # float32 and float64 read as they are (float32 values are exact in float64: the same
     # codes), others as float64
-    Xu = np.ascontiguousarray(X[:, used], dtype=None if X.dtype in (np.float32, np.float64)
-                              else np.float64)
+    Xu = np.ascontiguousarray(X if every else X[:, used],
+                              dtype=None if X.dtype in (np.float32, np.float64) else np.float64)
     codes = np.empty(Xu.shape, dtype=np.uint8)
     map_to_bins(Xu, sub_ptr, np.ascontiguousarray(sub_values, np.float64), NO_ITEM, codes)
     missing_code = np.diff(sub_ptr) + 1  # n_intervals = n_cuts + 1

@@ -15,8 +15,7 @@ import cupy
 import numpy as np
 
 from .._cpu.combinadic import binomials
-from .._cpu.rules import (CONFIDENCE_TABLE_MAX_TRAIN, NO_ITEM, N_WORK, confidence_table,
-                          min_counts)
+from .._cpu.rules import CONFIDENCE_TABLE_MAX_TRAIN, N_WORK, confidence_table, min_counts
 from .._gpu import rules as cuda
 from .ranking import RuleStats, candidate_itemsets, n_items_per_doc
 
@@ -48,9 +47,9 @@ class GPURuleKernels:
         self.binom = binomials(max(n_cols, 1), max(1, int(params.max_rule_size)))
         self.min_count = min_counts(model.n_train, params.min_support, params.min_confidence)
         # (beyond its limit size 3 goes to the itemsets kernel, which does not read it)
-        self.conf_table = (confidence_table(model.n_train, params.shift)
-                           if model.n_train < CONFIDENCE_TABLE_MAX_TRAIN
-                           else np.zeros((1, 2), np.int64))
+        self.rule_table = (cuda.triples_rule_table(
+            confidence_table(model.n_train, params.shift), self.min_count)
+            if model.n_train < CONFIDENCE_TABLE_MAX_TRAIN else np.zeros((1, 2), np.int64))
         if cuda.prefix_batch(model.n_words, n_cols) == 0:
             raise ValueError(cuda.too_many_words_message(model.n_words, n_cols))
         if device is None or not device.all_gpus:
@@ -58,6 +57,18 @@ class GPURuleKernels:
         else:
             self.indices = list(range(cupy.cuda.runtime.getDeviceCount()))
         self._tables = {}
+        # usable[c, code]: the item of code ``code`` of column c where it can be in a rule
+        # (support >= min_support), else -1 (absent, NO_ITEM, too rare)
+        cols = np.arange(n_cols)
+        ptr = np.asarray(model.col_item_ptr, np.int64)
+        code = np.arange(256)
+        item = ptr[:-1, None] + code[None, :]
+        ok = code[None, :] < np.diff(ptr)[:, None]
+        ok[ok] &= np.asarray(model.item_support)[item[ok]] >= params.min_support
+        self._usable = np.where(ok, item, -1).astype(np.int32).ravel()
+        self._col_base = (cols * 256).astype(np.int32)
+        #: the most candidate itemsets a document can have (all its columns' items usable)
+        self._doc_most = int(candidate_itemsets(np.array([n_cols]), params.max_rule_size)[0])
 
     @staticmethod
     def default_cache_size(model) -> int:
@@ -77,7 +88,7 @@ class GPURuleKernels:
                     cupy.asarray(np.asarray(m.level_word_ptr, np.int64)),
                     cupy.asarray(np.asarray(m.item_key, np.uint64)),
                     cupy.asarray(self.binom), cupy.asarray(self.min_count),
-                    cupy.asarray(self.conf_table))
+                    cupy.asarray(self.rule_table))
         return self._tables[index]
 
     def rule_stats(self, codes) -> RuleStats:
@@ -106,9 +117,11 @@ class GPURuleKernels:
         if n == 0:
             return [(0, 0)]
         p = self.params
+        per_round = BATCH_ITEMSETS * len(self.indices)
+        if n * float(self._doc_most) <= per_round:       # one round, however many are usable
+            return [(0, n)]
         m = n_items_per_doc(self.model, codes, p.min_support)
         cum = np.cumsum(candidate_itemsets(m, p.max_rule_size).astype(np.float64))
-        per_round = BATCH_ITEMSETS * len(self.indices)
         bounds = [0]
         while bounds[-1] < n:
             lo = bounds[-1]
@@ -123,23 +136,29 @@ class GPURuleKernels:
         model, p = self.model, self.params
         n_docs, n_cols = codes.shape
         L = model.n_levels
-        present = codes != NO_ITEM
-        item = np.where(present, codes.astype(np.int64) + model.col_item_ptr[:-1], 0)
-        ok = present & (model.item_support[item] >= p.min_support)
-        m = ok.sum(axis=1).astype(np.int32)
-        # each document's usable items first, in column order (as the CPU walks them)
+        item = self._usable[codes + self._col_base]      # -1: no item a rule can hold
+        ok = item >= 0
+        # each document's usable items first, in column order (as the CPU walks them), and
+        # how many: one array, one copy to the GPU
         order = np.argsort(~ok, axis=1, kind="stable")
-        doc_items = np.take_along_axis(item, order, axis=1).astype(np.int32)
+        host = np.empty(n_docs * n_cols + n_docs, np.int32)
+        doc_items = host[:n_docs * n_cols].reshape(n_docs, n_cols)
+        doc_items[...] = np.take_along_axis(item, order, axis=1)
+        m = host[n_docs * n_cols:]
+        m[...] = ok.sum(axis=1)
         K = int(p.max_rule_size)
         with cupy.cuda.Device(index):
             stats = cupy.zeros((3, n_docs, L), cupy.int64)
             out = [stats[0], stats[1], stats[2].view(cupy.uint64)]
             if n_docs and L and K and n_cols:
-                item_bits, all_bits, lwp, item_key, binom, min_count, conf = self._on(index)
+                item_bits, all_bits, lwp, item_key, binom, min_count, rule_table = self._on(index)
+                dev = cupy.asarray(host)
                 cuda.count_itemsets(
-                    doc_items, m, self.binom, out, item_bits=item_bits, all_bits=all_bits,
+                    doc_items, m, self.binom, out,
+                    on_device=(dev[:n_docs * n_cols], dev[n_docs * n_cols:]),
+                    item_bits=item_bits, all_bits=all_bits,
                     level_word_ptr=lwp, level_words=np.asarray(model.level_word_ptr),
-                    item_key=item_key, binom=binom, min_count=min_count, conf_table=conf,
+                    item_key=item_key, binom=binom, min_count=min_count, rule_table=rule_table,
                     n_words=model.n_words, max_rule_size=K, min_support=p.min_support,
                     shift=p.shift, digest=p.digest)
             return stats

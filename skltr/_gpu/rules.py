@@ -49,6 +49,8 @@ only: nothing here imports the engines (the model comes in as arrays).
 
 from __future__ import annotations
 
+import functools
+
 import cupy
 import numpy as np
 
@@ -84,18 +86,21 @@ MAX_SHARED_BYTES = 227 * 1024
 #: it applies (:func:`triples_shared_bytes`), instead of ``itemsets``.
 TRIPLES = True
 #: First items ``a`` a ``triples`` block takes (its document's bitmaps from ``a`` on are
-#: staged once for all of them). Measured with ``CT = 1`` and 512 threads at 136 items x 7,337
-#: training documents on an H100, a query of 120 documents: 3.62 / 3.40 ms with 4 / 8 (the
-#: call's host work and sizes 1 and 2 included, 0.85 ms of it).
-A_CHUNK = 8
+#: staged once for all of them). Measured at 136 items x 7,337 training documents on an
+#: H200, a query of 120 documents, 512 threads, ``CT = 1``: the kernel in 1.00 / 0.89 / 0.84 /
+#: 0.86 ms with 8 / 16 / 32 / 64 (blocks run chunk-major: every document's first chunk, the
+#: most itemsets, first).
+A_CHUNK = 32
 #: Threads of a ``triples`` block, and 8-column tiles of ``c`` a warp computes against one
 #: 16-row tile of ``b`` (each ``b`` fragment then serves ``CT`` products; at most 2, which the
-#: zero rows after the staged bitmaps, ``PAD_ROWS``, cover). The products take little of the
-#: time (0.3 of the kernel's 2.5 ms in the measurement above); the rules of every itemset
-#: after them most of it, and those are faster with fewer registers a thread: ``CT = 2`` took
-#: 4.28 ms against 3.62 with 1, and 1,024 threads 3.46 (the registers then spill).
+#: zero rows after the staged bitmaps, ``PAD_ROWS``, cover). Same measurement, ``A_CHUNK =
+#: 32``: ``CT = 2`` 0.75-0.82 ms against 0.84-0.92 with 1; 768 threads with ``CT = 1``
+#: 0.77-0.85 (the registers, capped at 80, spill a little; ``CT = 2`` spills far more).
+#: The rework of this kernel (ldmatrix fragments, one record load and branchless 32-bit sums
+#: an itemset, no division a tile) took it from 834 to 451 million warp instructions and 2.11
+#: to 0.85 ms (``ncu``, ``A_CHUNK = 32``, ``CT = 1``).
 TRIPLE_THREADS = 512
-CT = 1
+CT = 2
 PAD_ROWS = 16
 #: Levels up to which ``triples`` applies (it holds every level's counts of a tile in
 #: registers: ``4 * CT`` a level and thread).
@@ -149,6 +154,25 @@ __device__ bool next_combination(int* c, int k, int m) {
     ++c[i];
     for (int j = i + 1; j < k; ++j) c[j] = c[j - 1] + 1;
     return true;
+}
+
+extern "C" __global__ void usable_items(
+        const unsigned char* __restrict__ codes, int n_docs, int n_cols,
+        const int* __restrict__ usable, int* __restrict__ doc_items, int* __restrict__ doc_m) {
+    // each document's items that a rule can hold (usable[c * 256 + code] >= 0), first and in
+    // column order (as the CPU walks them), and how many: a warp a document
+    const i64 d = (i64)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    const int lane = threadIdx.x & 31;
+    if (d >= n_docs) return;
+    int count = 0;
+    for (int c0 = 0; c0 < n_cols; c0 += 32) {
+        const int c = c0 + lane;
+        const int item = c < n_cols ? usable[c * 256 + codes[d * n_cols + c]] : -1;
+        const unsigned ok = __ballot_sync(FULL_MASK, item >= 0);
+        if (item >= 0) doc_items[d * n_cols + count + __popc(ok & ((1u << lane) - 1u))] = item;
+        count += __popc(ok);
+    }
+    if (lane == 0) doc_m[d] = count;
 }
 
 extern "C" __global__ void itemsets(
@@ -572,8 +596,35 @@ def _triple_stride(level_words):
     """64-bit words a staged bitmap takes in ``triples``: each level's words padded to 256
     bits (one product's k), plus 2, so that rows are 16 x an odd number of bytes apart (the
     8 rows of an ldmatrix hit 32 banks)."""
+    return _padded_words(tuple(int(w) for w in level_words)) + 2
+
+
+@functools.lru_cache(maxsize=64)
+def _padded_words(level_words):
     words = np.diff(np.asarray(level_words, np.int64))
-    return int(np.sum((words + 3) // 4 * 4)) + 2
+    return int(np.sum((words + 3) // 4 * 4))
+
+
+#: ``(module, name) -> (kernel, dynamic shared memory allowed)`` (:func:`_function`).
+_FUNCTIONS = {}
+
+
+def _function(mod, name, smem):
+    """``mod``'s kernel ``name``, allowed at least ``smem`` bytes of dynamic shared memory
+    (kept, with the most allowed so far: the lookup and the attribute are host work every
+    launch would repeat)."""
+    kern, allowed = _FUNCTIONS.get((mod, name), (None, 48 * 1024))
+    if kern is None:
+        kern = mod.get_function(name)
+    if smem > allowed:
+        kern.max_dynamic_shared_size_bytes = allowed = smem
+    _FUNCTIONS[mod, name] = (kern, allowed)
+    return kern
+
+
+@functools.lru_cache(maxsize=16)
+def _compute_capability(device_id):
+    return int(cupy.cuda.Device(device_id).compute_capability)
 
 
 def triples_rule_table(conf_table, min_count):
@@ -603,7 +654,7 @@ def _use_triples(level_words, n_items, n_train):
     bitmaps fit in shared memory."""
     return (TRIPLES and 0 < len(level_words) - 1 <= TRIPLE_MAX_LEVELS and CT <= 2
             and int(n_train) < CONFIDENCE_TABLE_MAX_TRAIN
-            and int(cupy.cuda.Device().compute_capability) >= 80
+            and _compute_capability(cupy.cuda.Device().id) >= 80
             and triples_shared_bytes(level_words, n_items) <= MAX_SHARED_BYTES)
 
 
@@ -633,24 +684,26 @@ def too_many_words_message(n_words, n_cols):
             f"(rounded up to 64). Fit with device='cpu', or on fewer training documents.")
 
 
-def count_itemsets(doc_items, m, binom_host, out, *, on_device=None, item_bits, all_bits,
+def count_itemsets(codes, usable, m_most, binom_host, out, *, item_bits, all_bits,
                    level_word_ptr, level_words, item_key, binom, min_count, rule_table,
                    n_words, max_rule_size, min_support, shift, digest):
-    """Launch the ``itemsets`` kernel for every itemset size ``1 .. max_rule_size`` on the
-    current GPU, adding each document's statistics to ``out`` (device ``(n_rules, conf_sum,
-    digest)``, ``(n_docs, n_levels)``, zeroed by the caller). Returns without waiting.
+    """Launch the kernels that count every itemset of ``1 .. max_rule_size`` items of each
+    document on the current GPU, adding its statistics to ``out`` (device ``(n_rules,
+    conf_sum, digest)``, ``(n_docs, n_levels)``, zeroed by the caller). Returns without
+    waiting.
 
-    ``doc_items`` (int32, ``(n_docs, n_cols)``): each document's usable items first, in
-    column order; ``m`` (int32): how many; ``binom_host``: the host copy of ``binom``
-    (``skltr._cpu.combinadic.binomials``), which sizes the grid; ``on_device``: ``doc_items``
-    and ``m`` already on the GPU (flat int32), else they are copied; ``level_words``: the host
-    copy of ``level_word_ptr``. Other keyword arrays are on the device: the model's item bitmaps
-    (``(n_items, n_words)``), the OR of its level bitmaps, ``level_word_ptr``, ``item_key``,
-    ``min_count`` (``skltr._cpu.rules.min_counts``) and ``rule_table``
-    (:func:`triples_rule_table`). Itemsets of 3 items go to the
+    ``codes`` (device uint8, ``(n_docs, n_cols)``): the documents' item codes; ``usable``
+    (device int32, ``(n_cols, 256)``): the item of each column's code, -1 where a rule can
+    hold none; ``m_most``: no document has more usable items (it sizes the grids);
+    ``binom_host``: the host copy of ``binom`` (``skltr._cpu.combinadic.binomials``);
+    ``level_words``: the host copy of ``level_word_ptr``. Other keyword arrays are on the
+    device: the model's item bitmaps (``(n_items, n_words)``), the OR of its level bitmaps,
+    ``level_word_ptr``, ``item_key``, ``min_count`` (``skltr._cpu.rules.min_counts``) and
+    ``rule_table`` (:func:`triples_rule_table`). A first kernel, ``usable_items``, puts each
+    document's usable items first (in column order); itemsets of 1 to 3 items then go to the
     ``triples`` kernel where :func:`_use_triples` says so, the others to ``itemsets``.
     """
-    n_docs, n_cols = doc_items.shape
+    n_docs, n_cols = codes.shape
     L, K = out[0].shape[1], int(max_rule_size)
     stride = n_words | 1
     batch = prefix_batch(n_words, n_cols)
@@ -660,52 +713,44 @@ def count_itemsets(doc_items, m, binom_host, out, *, on_device=None, item_bits, 
     stage = STAGE and n_cols * stride * 8 + lists <= MAX_SHARED_BYTES
     smem = (n_cols * stride * 8 if stage else 0) + lists
     mod = _module(L, K, int(digest), int(stage), GROUP, batch, CT, TRIPLE_THREADS)
-    items_d, m_d = on_device if on_device is not None else (cupy.asarray(doc_items),
-                                                             cupy.asarray(m))
+    doc_all = cupy.empty(n_docs * n_cols + n_docs, cupy.int32)
+    doc_items, doc_m = doc_all[:n_docs * n_cols], doc_all[n_docs * n_cols:]
+    _function(mod, "usable_items", 0)(
+        (-(-n_docs // 8),), (256,),
+        (codes, np.int32(n_docs), np.int32(n_cols), usable, doc_items, doc_m))
     n_train = min_count.size - 1
-    m_max = int(m.max()) if m.size else 0
     # itemsets of 1 and 2 items ride in triples' first chunks (two virtual rows) where it
     # applies: one launch for sizes 1-3
-    small = K >= 3 and m_max >= 1 and _use_triples(level_words, m_max + 2, n_train)
-    kern = None
-    for s in range(1, K + 1):
-        ms = m[m >= s]
-        if ms.size == 0:
-            break
+    small = K >= 3 and m_most >= 1 and _use_triples(level_words, m_most + 2, n_train)
+    for s in range(1, min(K, m_most) + 1):
         if small and s < 3:
             continue
-        if s == 3 and (small or _use_triples(level_words, int(ms.max()), n_train)):
-            _launch_triples(mod.get_function("triples"), items_d, m_d,
-                            m_max if small else int(ms.max()), out, small=small,
+        if s == 3 and (small or _use_triples(level_words, m_most, n_train)):
+            _launch_triples(mod, doc_items, doc_m, m_most, out, small=small,
                             n_docs=n_docs, n_cols=n_cols,
                             item_bits=item_bits, level_word_ptr=level_word_ptr,
                             level_words=level_words, item_key=item_key,
                             rule_table=rule_table, n_words=n_words)
             continue
-        if kern is None:
-            kern = mod.get_function("itemsets")
-            if smem > 48 * 1024:
-                kern.max_dynamic_shared_size_bytes = smem
         chunk = CHUNK if s <= 3 else 4 * CHUNK
-        n_chunks = -(-int(binom_host[int(ms.max()), s - 1]) // chunk)
-        kern((n_docs * n_chunks,), (THREADS,),
-             (item_bits, np.int32(n_words), all_bits, level_word_ptr, items_d, m_d,
-              np.int32(n_cols), item_key, np.int32(s), binom, np.int32(binom_host.shape[1]),
-              np.int64(chunk), np.int64(n_chunks), np.int64(min_support), min_count,
-              np.int32(shift), *out),
-             shared_mem=smem)
+        n_chunks = -(-int(binom_host[m_most, s - 1]) // chunk)
+        _function(mod, "itemsets", smem)(
+            (n_docs * n_chunks,), (THREADS,),
+            (item_bits, np.int32(n_words), all_bits, level_word_ptr, doc_items, doc_m,
+             np.int32(n_cols), item_key, np.int32(s), binom, np.int32(binom_host.shape[1]),
+             np.int64(chunk), np.int64(n_chunks), np.int64(min_support), min_count,
+             np.int32(shift), *out),
+            shared_mem=smem)
 
 
-def _launch_triples(kern, items_d, m_d, m_max, out, *, small, n_docs, n_cols, item_bits,
+def _launch_triples(mod, items_d, m_d, m_max, out, *, small, n_docs, n_cols, item_bits,
                     level_word_ptr, level_words, item_key, rule_table, n_words):
-    """Launch ``kern`` (``triples``): a block per :data:`A_CHUNK` first items of a document,
-    every document's first chunk first; ``small``: the first chunks also count the itemsets
-    of 1 and 2 items."""
+    """Launch ``triples``: a block per :data:`A_CHUNK` first items of a document, every
+    document's first chunk first; ``small``: the first chunks also count the itemsets of 1
+    and 2 items."""
     smem = triples_shared_bytes(level_words, m_max + 2 if small else m_max)
-    if smem > 48 * 1024:
-        kern.max_dynamic_shared_size_bytes = smem
     n_chunks = -(-max(m_max - 2, 1) // A_CHUNK)
-    kern((n_docs * n_chunks,), (TRIPLE_THREADS,),
+    _function(mod, "triples", smem)((n_docs * n_chunks,), (TRIPLE_THREADS,),
          (item_bits, np.int32(n_words), level_word_ptr, items_d, m_d, np.int32(n_cols),
           item_key, np.int32(A_CHUNK), np.int64(n_chunks),
           np.int32(_triple_stride(level_words)), np.int32(bool(small)), rule_table, *out),

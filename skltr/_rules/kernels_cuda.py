@@ -15,7 +15,8 @@ import cupy
 import numpy as np
 
 from .._cpu.combinadic import binomials
-from .._cpu.rules import CONFIDENCE_TABLE_MAX_TRAIN, N_WORK, confidence_table, min_counts
+from .._cpu.rules import (CONFIDENCE_TABLE_MAX_TRAIN, NO_ITEM, N_WORK, confidence_table,
+                          min_counts)
 from .._gpu import rules as cuda
 from .ranking import RuleStats, candidate_itemsets, n_items_per_doc
 
@@ -59,14 +60,13 @@ class GPURuleKernels:
         self._tables = {}
         # usable[c, code]: the item of code ``code`` of column c where it can be in a rule
         # (support >= min_support), else -1 (absent, NO_ITEM, too rare)
-        cols = np.arange(n_cols)
         ptr = np.asarray(model.col_item_ptr, np.int64)
         code = np.arange(256)
         item = ptr[:-1, None] + code[None, :]
         ok = code[None, :] < np.diff(ptr)[:, None]
         ok[ok] &= np.asarray(model.item_support)[item[ok]] >= params.min_support
-        self._usable = np.where(ok, item, -1).astype(np.int32).ravel()
-        self._col_base = (cols * 256).astype(np.int32)
+        self._usable = np.where(ok, item, -1).astype(np.int32)
+        self._level_words = tuple(int(w) for w in model.level_word_ptr)
         #: the most candidate itemsets a document can have (all its columns' items usable)
         self._doc_most = int(candidate_itemsets(np.array([n_cols]), params.max_rule_size)[0])
 
@@ -88,7 +88,7 @@ class GPURuleKernels:
                     cupy.asarray(np.asarray(m.level_word_ptr, np.int64)),
                     cupy.asarray(np.asarray(m.item_key, np.uint64)),
                     cupy.asarray(self.binom), cupy.asarray(self.min_count),
-                    cupy.asarray(self.rule_table))
+                    cupy.asarray(self.rule_table), cupy.asarray(self._usable))
         return self._tables[index]
 
     def rule_stats(self, codes) -> RuleStats:
@@ -136,29 +136,21 @@ class GPURuleKernels:
         model, p = self.model, self.params
         n_docs, n_cols = codes.shape
         L = model.n_levels
-        item = self._usable[codes + self._col_base]      # -1: no item a rule can hold
-        ok = item >= 0
-        # each document's usable items first, in column order (as the CPU walks them), and
-        # how many: one array, one copy to the GPU
-        order = np.argsort(~ok, axis=1, kind="stable")
-        host = np.empty(n_docs * n_cols + n_docs, np.int32)
-        doc_items = host[:n_docs * n_cols].reshape(n_docs, n_cols)
-        doc_items[...] = np.take_along_axis(item, order, axis=1)
-        m = host[n_docs * n_cols:]
-        m[...] = ok.sum(axis=1)
         K = int(p.max_rule_size)
         with cupy.cuda.Device(index):
             stats = cupy.zeros((3, n_docs, L), cupy.int64)
             out = [stats[0], stats[1], stats[2].view(cupy.uint64)]
             if n_docs and L and K and n_cols:
-                item_bits, all_bits, lwp, item_key, binom, min_count, rule_table = self._on(index)
-                dev = cupy.asarray(host)
+                (item_bits, all_bits, lwp, item_key, binom, min_count, rule_table,
+                 usable) = self._on(index)
+                # the most items a document has: the grids' size (the GPU finds which are
+                # usable, and puts them first)
+                m_most = int((codes != NO_ITEM).sum(axis=1).max())
                 cuda.count_itemsets(
-                    doc_items, m, self.binom, out,
-                    on_device=(dev[:n_docs * n_cols], dev[n_docs * n_cols:]),
-                    item_bits=item_bits, all_bits=all_bits,
-                    level_word_ptr=lwp, level_words=np.asarray(model.level_word_ptr),
-                    item_key=item_key, binom=binom, min_count=min_count, rule_table=rule_table,
-                    n_words=model.n_words, max_rule_size=K, min_support=p.min_support,
-                    shift=p.shift, digest=p.digest)
+                    cupy.asarray(codes), usable, m_most, self.binom, out,
+                    item_bits=item_bits, all_bits=all_bits, level_word_ptr=lwp,
+                    level_words=self._level_words, item_key=item_key, binom=binom,
+                    min_count=min_count, rule_table=rule_table, n_words=model.n_words,
+                    max_rule_size=K, min_support=p.min_support, shift=p.shift,
+                    digest=p.digest)
             return stats

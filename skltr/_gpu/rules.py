@@ -22,24 +22,26 @@ by all its extensions, so no global hash table is needed. The sums are integers 
 counts, fixed-point confidences ``skltr._cpu.rules.confidence_fixed``, digests mod 2**64),
 so the statistics equal the CPU kernels' exactly, in any order.
 
-Itemsets of 3 items go to a second kernel, ``triples``, where it applies (compute
+Itemsets of up to 3 items go to a second kernel, ``triples``, where it applies (compute
 capability 8.0, at most :data:`TRIPLE_MAX_LEVELS` levels, fewer than 2**16 training documents,
 the bitmaps in shared memory): for a first item ``a``, the counts of every ``(b, c)`` after it
 in level ``q`` are a binary matrix product over the level's words, ``count[b][c] = popc(A & B &
-C)``, which the tensor cores compute 16 x 8 at a time (``mma.m16n8k256 .and.popc``; the rows
-``B`` masked by ``A`` as they are loaded)::
+C)``, which the tensor cores compute 16 x 8 at a time (``mma.m16n8k256 .and.popc``)::
 
-    grid (document, chunk of A_CHUNK first items a):
+    usable_items: each document's usable items first (a warp a document)
+    grid (chunk of A_CHUNK first items a, document), chunk-major:
         stage the bitmaps of the document's items from the chunk's first on (each level padded
-        to 256 bits, rows 4 x an odd number of 32-bit words: the fragment loads hit 32 banks)
-        per a:  a warp per tile of 16 b x 8 CT c (those with some c > b); per level, one
-                mma per 256 bits -> every (b, c)'s counts in registers -> the rules (least
-                count, confidence from skltr._cpu.rules.confidence_table in 32-bit
-                integers, digest), summed per thread
+        to 256 bits, rows 16 x an odd number of bytes apart: ldmatrix hits 32 banks); the
+        first chunk also two virtual items every training document holds, whose first a
+        makes the itemsets of 1 and 2 items
+        the chunk's (a, 16 b x 8 CT c tile with some c > b), to the warps in turn: per level,
+                ldmatrix + one mma per 256 bits (a's bitmap masking the c or b fragment)
+                -> every (b, c)'s counts in registers -> the rules (one record a support:
+                least count, confidence in 32-bit integers), summed per thread without
+                branches
         end:    warp sums, one 64-bit atomic per (document, level)
 
-The products are a small part of its time; the rules of 50 million itemsets a query (PROFL's
-shape) most of it (``docs/user_guide/rule_ranker.rst``).
+Where its time goes and how it got there: ``docs/user_guide/rule_ranker.rst``.
 
 This module is the CUDA source and its launch function, :func:`count_itemsets`; the back-end
 that holds the model's arrays on the GPUs, splits a call's documents into rounds and over GPUs

@@ -141,6 +141,7 @@ RULES_GPU = "ondemand_rules_cuda-h100-2026-11-28-1064339-triples.json"
 RULES_GPU_2 = "ondemand_rules_cuda-h100-2026-11-28-f3e447d-triples.json"
 RULES_ITEMSETS = "skltr, size 3 on the itemsets kernel (same run)"
 #: the triples kernel reworked (ldmatrix, branchless rules; sizes 1-2 in its first chunks)
+DASK_GPU_4M = "train_dask_gpu-h200-x1-4m-7ba109c-2026-11-28.json"
 RULES_GPU_H200 = "ondemand_rules_cuda-h200-2026-11-28-7ba109c-q20.json"
 STUMPS = "predict_stumps-amd-epyc-2026-11-28-a313585.json"
 DEMO_9794 = "cold_start-amd-epyc-2026-11-28-9794b22-demo-profile.json"
@@ -782,9 +783,15 @@ FIGURES = [
     *[Figure(text, result, "4x4 CPU", "ratio", "{:.2f}x", PERF, metric="fit_s",
              peer_name="skltr local, 16 threads")
       for text, result in (("1.42x", DASK_CPU_8E1), ("1.53x", DASK_CPU_8C6))],
-    *[Figure(text, result, "1 GPU worker", "ratio", "{:.2f}x", PERF)
-      for text, result in (("2.59x", "train_dask_gpu-h200-x1-1m-f5abb34-2026-11-28.json"),
-                           ("1.05x", "train_dask_gpu-h200-x1-1m-8c68a10-2026-11-28.json"))],
+    *[Figure(text, result, "1 GPU worker", "ratio", "{:.2f}x", pages)
+      for text, result, pages in (
+          ("2.59x", "train_dask_gpu-h200-x1-1m-f5abb34-2026-11-28.json", PERF),
+          ("1.05x", "train_dask_gpu-h200-x1-1m-8c68a10-2026-11-28.json", PERF + DASK),
+          ("1.04x", DASK_GPU_4M, PERF + DASK))],
+    *[Figure(text, DASK_GPU_4M, "1 GPU worker", field, "{:.2f} s", PERF + DASK)
+      for text, field in (("5.08 s", "skltr"), ("4.89 s", "peer"))],
+    Figure("0.99 s", DASK_GPU_4M, path=("params", "skltr_1gpu_workers", "timings", "prepare_s"),
+           fmt="{:.2f} s", pages=DASK),
     *[Figure(text, "train_dask_gpu-h200-x1-1m-8c68a10-2026-11-28.json" if k else
              "train_dask_gpu-h200-x1-1m-f5abb34-2026-11-28.json",
              path=("params", "skltr_local_gpu_timings", "binning_s"), fmt="{:.2f} s",

@@ -139,6 +139,20 @@ def test_itemsets_of_one_and_two_items_in_the_triples_launch(monkeypatch, ct):
     assert launched and all(launched)
 
 
+def test_first_items_of_a_block_keep_the_32_bit_sums_below_2_to_the_32(monkeypatch):
+    # a thread's 32-bit parts of the confidence sums take at most per_a itemsets an a, each
+    # adding less than the training documents' count: the host caps a block's first items
+    assert gpu_rules._a_chunk(136, 7337) == gpu_rules.A_CHUNK       # PROFL's shape: no cap
+    monkeypatch.setattr(gpu_rules, "A_CHUNK", 10**9)
+    for m_max, n_train in ((136, 7337), (4842, 384), (2000, 65535), (3, 10)):
+        a_chunk = gpu_rules._a_chunk(m_max, n_train)
+        n = m_max + 1
+        tiles = -(-n // 16) * -(-n // (8 * gpu_rules.CT))
+        per_a = -(-tiles // (gpu_rules.TRIPLE_THREADS // 32)) * 4 * gpu_rules.CT
+        assert 1 <= a_chunk < 10**9
+        assert a_chunk * per_a * max(n_train, 256) < 2**32
+
+
 def test_triples_give_way_where_they_do_not_fit(monkeypatch):
     # bitmaps too wide for a triples block, more levels than it holds, or 2**16 training
     # documents: size 3 goes to the itemsets kernel, with the same statistics

@@ -448,9 +448,10 @@ extern "C" __global__ void __launch_bounds__(TRIPLE_THREADS) triples(
     const u32 srows = (u32)__cvta_generic_to_shared(rows);
     //
     // Sums a thread keeps: rules and confidence parts in 32 bits (a rule adds at most
-    // count * D / 2**32 <= 2**(shift - 32) <= 2**8 to hi and less than its count, below
-    // 2**16, to lo32), the 64-bit part count * (D mod 2**32) in 64 bits. A thread takes at most
-    // A_CHUNK x ceil(tiles / warps) x 4 CT itemsets of a block: far below 2**16 of them.
+    // count * D / 2**32 <= 2**(shift - 32) <= 2**8 to hi and less than its count, below the
+    // training documents' count, to lo32), the 64-bit part count * (D mod 2**32) in 64 bits.
+    // The host keeps a block's first items few enough that the 32-bit sums stay below 2**32
+    // (_a_chunk).
     u32 my_rules[NLEV], my_hi[NLEV], my_lo32[NLEV];
     u64 my_lo[NLEV], my_dig[NLEV];
     #pragma unroll
@@ -745,15 +746,27 @@ def count_itemsets(codes, usable, m_most, binom_host, out, *, item_bits, all_bit
             shared_mem=smem)
 
 
+def _a_chunk(m_max, n_train):
+    """:data:`A_CHUNK`, or fewer first items a ``triples`` block where a thread's 32-bit sums
+    could reach 2**32: an ``a`` gives a thread at most ``ceil(tiles / warps)`` tiles of ``4 *
+    CT`` itemsets, each adding less than ``n_train`` (and at most 2**8 to the high part)."""
+    n = int(m_max) + 1                                   # with the virtual rows' a: b, c
+    tiles = -(-n // 16) * -(-n // (8 * CT))
+    per_a = -(-tiles // max(1, TRIPLE_THREADS // 32)) * 4 * CT
+    most = (2**32 - 1) // (per_a * max(int(n_train), 2**8))
+    return max(1, min(A_CHUNK, most))
+
+
 def _launch_triples(mod, items_d, m_d, m_max, out, *, small, n_docs, n_cols, item_bits,
                     level_word_ptr, level_words, item_key, rule_table, n_words):
     """Launch ``triples``: a block per :data:`A_CHUNK` first items of a document, every
     document's first chunk first; ``small``: the first chunks also count the itemsets of 1
     and 2 items."""
     smem = triples_shared_bytes(level_words, m_max + 2 if small else m_max)
-    n_chunks = -(-max(m_max - 2, 1) // A_CHUNK)
+    a_chunk = _a_chunk(m_max, rule_table.shape[0] - 1)
+    n_chunks = -(-max(m_max - 2, 1) // a_chunk)
     _function(mod, "triples", smem)((n_docs * n_chunks,), (TRIPLE_THREADS,),
          (item_bits, np.int32(n_words), level_word_ptr, items_d, m_d, np.int32(n_cols),
-          item_key, np.int32(A_CHUNK), np.int64(n_chunks),
+          item_key, np.int32(a_chunk), np.int64(n_chunks),
           np.int32(_triple_stride(level_words)), np.int32(bool(small)), rule_table, *out),
          shared_mem=smem)

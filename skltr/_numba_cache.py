@@ -36,6 +36,16 @@ which would write the ``__pycache__`` in the install or ``~/.cache/numba`` unche
 So the package directory is never written and a read-only install works. numba still checks
 each entry against a hash of its source file, so editing a kernel recompiles it.
 
+**Shipped kernels.** A wheel may carry compiled kernels in ``skltr/_kernels/<tag>`` (the same
+tag and layout as the per-user folder), built by ``python -m skltr._shipped_kernels`` for the
+portable CPU level :data:`SHIPPED_CPU` (``NUMBA_CPU_NAME``, no extra features). numba keys a
+cache entry by the CPU it was compiled for (``magic_tuple()``: target triple, CPU name,
+features), so a kernel the per-user cache lacks is looked up there under that level's key --
+only on a host whose CPU has the level's features (:data:`SHIPPED_CPU_FEATURES`), and only when
+every folder and file there is owned by us or root and writable by nobody else (the install
+is trusted as its code is; the same checks as above). Those kernels are read, never written;
+new ones go to the per-user cache as before. ``SKLTR_SHIPPED_KERNELS=0`` ignores them.
+
 :func:`install` runs when a kernel module is imported (``skltr._cpu`` and the few other modules
 with ``cache=True`` kernels import this module first); ``import skltr`` itself does not import
 numba.
@@ -55,10 +65,20 @@ from numba.misc.appdirs import AppDirs
 
 from ._version import __version__
 
-__all__ = ["announce_first_compile", "cache_root", "index_path", "install",
-           "kernel_cache_dir", "set_load_hook"]
+__all__ = ["SHIPPED_CPU", "SHIPPED_CPU_FEATURES", "SHIPPED_DIR", "announce_first_compile",
+           "cache_root", "host_runs_shipped_cpu", "index_path", "install", "is_shipped",
+           "kernel_cache_dir", "set_load_hook", "shipped_root"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+#: The CPU level shipped kernels are compiled for: x86-64-v3 (AVX2, FMA, BMI2: the x86 servers
+#: and desktops of the last decade); LLVM's name.
+SHIPPED_CPU = "x86-64-v3"
+#: The host CPU features (LLVM's names) that code for :data:`SHIPPED_CPU` may use.
+SHIPPED_CPU_FEATURES = ("avx", "avx2", "bmi", "bmi2", "cx16", "f16c", "fma", "lzcnt", "movbe",
+                        "popcnt", "sse4.1", "sse4.2", "ssse3", "xsave")
+#: Where a wheel carries shipped kernels (one folder per :func:`cache_root` tag).
+SHIPPED_DIR = os.path.join(_PACKAGE_DIR, "_kernels")
 
 
 def cache_root() -> str:
@@ -168,6 +188,77 @@ def kernel_cache_dir() -> str | None:
     return None if _verdict(root, probe=True) else root
 
 
+_SHIPPED: list = []  # [the shipped kernels' folder or None], decided once
+
+
+def shipped_root() -> str | None:
+    """The folder of this skltr / Python / numba's shipped kernels, or None: there are none, the
+    host CPU lacks :data:`SHIPPED_CPU`'s features, ``SKLTR_SHIPPED_KERNELS=0``, the cache is
+    left to numba, or a folder or file there could be written by another user."""
+    if not _SHIPPED:
+        _SHIPPED.append(_find_shipped())
+    return _SHIPPED[0]
+
+
+def _find_shipped() -> str | None:
+    if os.environ.get("SKLTR_SHIPPED_KERNELS", "1") == "0" or _left_to_numba():
+        return None
+    root = os.path.join(SHIPPED_DIR, os.path.basename(cache_root()))
+    if not os.path.isdir(root) or not host_runs_shipped_cpu():
+        return None
+    problem = _check_shipped(root)
+    if problem:
+        _say_refused(root, problem)
+        return None
+    return root
+
+
+def host_runs_shipped_cpu(features=None, triple=None) -> bool:
+    """Whether this host (or the given LLVM feature map and target triple) runs code compiled
+    for :data:`SHIPPED_CPU`."""
+    from llvmlite import binding as ll  # noqa: PLC0415 - numba's, already imported
+
+    triple = ll.get_process_triple() if triple is None else triple
+    if not triple.startswith("x86_64"):
+        return False
+    if features is None:
+        try:
+            features = ll.get_host_cpu_features()
+        except RuntimeError:  # LLVM cannot tell
+            return False
+    return all(features.get(name, False) for name in SHIPPED_CPU_FEATURES)
+
+
+def _check_shipped(root: str) -> str | None:
+    """Why the shipped kernels under ``root`` must not be loaded, or None: every folder above
+    and below it and every file in it owned by us or root and writable by nobody else."""
+    geteuid = getattr(os, "geteuid", None)
+    if geteuid is None:  # Windows: the install's ACL protects it
+        return None
+    uid = geteuid()
+    problem = _check_posix(root, False, uid, final=False, links=0)
+    if problem:
+        return problem
+    for dirpath, dirs, files in os.walk(root):
+        for name in [dirpath, *(os.path.join(dirpath, f) for f in dirs + files)]:
+            st = os.lstat(name)
+            if st.st_uid not in (uid, 0):
+                return f"{name} is owned by uid {st.st_uid}"
+            if stat.S_ISLNK(st.st_mode):
+                return f"{name} is a symbolic link"
+            if st.st_mode & 0o022:
+                return f"{name} is writable by others (mode {stat.S_IMODE(st.st_mode):#o})"
+    return None
+
+
+def _shipped_folder(py_file: str) -> str | None:
+    root = shipped_root()
+    if root is None:
+        return None
+    rel = os.path.relpath(os.path.dirname(os.path.abspath(py_file)), _PACKAGE_DIR)
+    return os.path.normpath(os.path.join(root, rel))
+
+
 def _kernel_folder(py_file: str) -> str | None:
     """The checked folder for the kernels of one skltr source file, or None (no disk cache)."""
     root = kernel_cache_dir()
@@ -239,7 +330,7 @@ def _enable_caching(self):
         return
     _NUMBA_ENABLE_CACHING(self)
     if py_file and _is_skltr_source(py_file):
-        _hook_loads(self._cache, self.py_func)
+        _hook_loads(self._cache, self.py_func, _shipped_folder(py_file))
 
 
 _enable_caching._skltr_wraps = _NUMBA_ENABLE_CACHING
@@ -259,18 +350,33 @@ def set_load_hook(hook) -> None:
     _LOAD_HOOK = hook
 
 
-def _hook_loads(cache, py_func) -> None:
+def _hook_loads(cache, py_func, shipped_folder=None) -> None:
     load = cache.load_overload
+    shipped = None if shipped_folder is None else caching.IndexDataCacheFile(
+        cache_path=shipped_folder, filename_base=cache._impl.filename_base,
+        source_stamp=cache._impl.locator.get_source_stamp())
 
     def load_overload(sig, target_context):
         if _LOAD_HOOK is not None:
             _LOAD_HOOK(py_func, False)
         found = load(sig, target_context)
+        if found is None and shipped is not None:
+            found = _load_shipped(cache, shipped, sig, target_context)
         if found is None and _LOAD_HOOK is not None and _LOAD_HOOK(py_func, True):
             found = load(sig, target_context)
         return found
 
     cache.load_overload = load_overload
+    cache._skltr_shipped = shipped
+
+
+def _load_shipped(cache, shipped, sig, target_context):
+    """The kernel of ``sig`` from the shipped kernels (compiled for :data:`SHIPPED_CPU`: looked
+    up under that CPU's key), rebuilt for this process, or None."""
+    key = cache._index_key(sig, target_context.codegen())
+    triple = key[1][0]
+    data = shipped.load((key[0], (triple, SHIPPED_CPU, ""), *key[2:]))
+    return None if data is None else cache._impl.rebuild(target_context, data)
 
 
 def index_path(dispatcher) -> str | None:
@@ -278,6 +384,12 @@ def index_path(dispatcher) -> str | None:
     or None when the kernel has no disk cache."""
     cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
     return getattr(cache_file, "_index_path", None)
+
+
+def is_shipped(dispatcher) -> bool:
+    """Whether the shipped kernels (:func:`shipped_root`) hold an index of this kernel."""
+    shipped = getattr(getattr(dispatcher, "_cache", None), "_skltr_shipped", None)
+    return shipped is not None and os.path.exists(shipped._index_path)
 
 
 _ANNOUNCED = False
@@ -308,7 +420,7 @@ def announce_first_compile() -> None:
             print("skltr: compiling numba kernels (about 30 s on 2 cores) with no disk cache, "
                   "so every process compiles them again", file=sys.stderr, flush=True)
             return
-    if root and _has_cached_kernels(root):
+    if root and (_has_cached_kernels(root) or shipped_root() is not None):
         return
     print(f"skltr: compiling numba kernels, once for this skltr and numba version (about "
           f"30 s on 2 cores); later runs load them from {where}", file=sys.stderr, flush=True)

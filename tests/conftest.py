@@ -16,6 +16,11 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 LETOR_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "letor_small"
 
+# The tests compile this tree's kernels (and test the per-user cache and the pre-compiler),
+# also where `python -m skltr._shipped_kernels` left built ones in skltr/_kernels; the shipped
+# kernels have their own tests (test_shipped_kernels.py), which turn them on for their children.
+os.environ.setdefault("SKLTR_SHIPPED_KERNELS", "0")
+
 
 def _gpu_available() -> bool:
     try:

@@ -164,8 +164,9 @@ def _cold(stages) -> list[str]:
         return []
     cold = []
     for stage in stages:
-        path = _numba_cache.index_path(_probe(stage))
-        if path is not None and not os.path.exists(path):
+        probe = _probe(stage)
+        path = _numba_cache.index_path(probe)
+        if path is not None and not os.path.exists(path) and not _numba_cache.is_shipped(probe):
             cold.append(stage)
     return cold
 

@@ -41,9 +41,11 @@ tag and layout as the per-user folder), built by ``python -m skltr._shipped_kern
 portable CPU level :data:`SHIPPED_CPU` (``NUMBA_CPU_NAME``, no extra features). numba keys a
 cache entry by the CPU it was compiled for (``magic_tuple()``: target triple, CPU name,
 features), so a kernel the per-user cache lacks is looked up there under that level's key --
-only on a host whose CPU has the level's features (:data:`SHIPPED_CPU_FEATURES`), and only when
-every folder and file there is owned by us or root and writable by nobody else (the install
-is trusted as its code is; the same checks as above). Those kernels are read, never written;
+only on a host whose CPU has the level's features (:data:`SHIPPED_CPU_FEATURES`), only when
+they were built from this package's very sources (:func:`sources_digest`: numba checks a kernel
+against its own file only, not the helpers it calls in others), and only when every folder and
+file there is owned by us or root and writable by nobody else (the install is trusted as its
+code is; the same checks as above). Those kernels are read, never written;
 new ones go to the per-user cache as before. ``SKLTR_SHIPPED_KERNELS=0`` ignores them.
 
 :func:`install` runs when a kernel module is imported (``skltr._cpu`` and the few other modules
@@ -207,10 +209,40 @@ def _find_shipped() -> str | None:
     if not os.path.isdir(root) or not host_runs_shipped_cpu():
         return None
     problem = _check_shipped(root)
+    if problem is None:
+        try:
+            with open(os.path.join(root, SOURCES_FILE), encoding="ascii") as f:
+                built_from = f.read(200).strip()
+        except OSError:
+            built_from = None
+        if built_from != sources_digest():
+            # numba checks a kernel against its own file only; a kernel calling a helper of
+            # another file that has changed since would load stale code
+            problem = "they were built from other sources than this skltr's"
     if problem:
         _say_refused(root, problem)
         return None
     return root
+
+
+#: The file of a shipped-kernels folder that holds :func:`sources_digest` at build time.
+SOURCES_FILE = "sources.sha256"
+
+
+def sources_digest() -> str:
+    """SHA-256 of every Python source file of the package (paths and contents, in order)."""
+    import hashlib  # noqa: PLC0415
+
+    h = hashlib.sha256()
+    for dirpath, dirs, files in os.walk(_PACKAGE_DIR):
+        dirs[:] = sorted(d for d in dirs if d not in ("_kernels", "__pycache__"))
+        for name in sorted(f for f in files if f.endswith(".py")):
+            path = os.path.join(dirpath, name)
+            h.update(os.path.relpath(path, _PACKAGE_DIR).encode() + b"\0")
+            with open(path, "rb") as f:
+                h.update(f.read())
+            h.update(b"\0")
+    return h.hexdigest()
 
 
 def host_runs_shipped_cpu(features=None, triple=None) -> bool:

@@ -68,6 +68,8 @@ def build(into: str | None = None) -> str:
         partial = target + ".partial"
         shutil.rmtree(partial, ignore_errors=True)
         shutil.copytree(built, partial)
+        with open(os.path.join(partial, _numba_cache.SOURCES_FILE), "w", encoding="ascii") as f:
+            f.write(_numba_cache.sources_digest() + "\n")
         for dirpath, _dirs, files in os.walk(partial):  # read-only for everyone else
             os.chmod(dirpath, 0o755)
             for name in files:

@@ -867,3 +867,27 @@ def test_the_cache_holds_no_more_slots_than_a_call_can_fill(monkeypatch):
     np.testing.assert_array_equal(ranker.predict(X[:2]), want)
     m = ranker.used_features_.size
     assert slots[-1] <= 2 * 2 * (m * (m - 1) // 2)  # two documents' pairs, at half load
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_features_sorted_on_several_threads_are_the_stable_column_sort(monkeypatch, dtype):
+    # MDL sorts each feature with its levels (stable, NaN last): blocks of features on
+    # threads, from the transposed copy, give numpy's column-wise stable sort exactly (ties
+    # and NaN included), and the same cuts on any thread count
+    from skltr._rules import intervals as iv
+
+    rng = np.random.default_rng(4)
+    X = rng.integers(0, 7, size=(3000, 40)).astype(dtype)  # many ties
+    X[rng.random(X.shape) < 0.05] = np.nan
+    levels = rng.integers(0, 5, 3000)
+    order = np.argsort(X, axis=0, kind="stable")
+    want_vals = np.take_along_axis(X, order, axis=0).T.astype(np.float64)
+    want_labs = levels[order].T
+    monkeypatch.setattr(iv, "PARALLEL_SORT_MIN_VALUES", 1)
+    for n_jobs in (1, 2, 3):
+        vals, labs = iv._sorted_columns(X, levels, n_jobs)
+        np.testing.assert_array_equal(vals, want_vals)
+        np.testing.assert_array_equal(labs, want_labs)
+    cuts = [iv.mdl_cut_points(X, levels, 5, n_jobs=n_jobs) for n_jobs in (1, 2)]
+    for a, b in zip(*cuts):
+        np.testing.assert_array_equal(a, b)

@@ -27,6 +27,7 @@ cost. Such features are left out of the items (``Intervals.used``).
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import numpy as np
@@ -34,6 +35,7 @@ import numpy as np
 from .._cpu.binning import map_to_bins
 from .._cpu.rules import NO_ITEM, mdl_cuts, xlog2x_table
 from .._engine.binning import BinMapper
+from ..utils._threads import resolve_n_jobs
 
 __all__ = ["Intervals", "MAX_INTERVALS", "fit_intervals", "transform"]
 
@@ -56,17 +58,15 @@ class Intervals(NamedTuple):
     used: np.ndarray         # int64 (n_cols,)
 
 
-def mdl_cut_points(X, level_idx, n_levels, max_intervals=None):
+def mdl_cut_points(X, level_idx, n_levels, max_intervals=None, n_jobs=None):
     """``(cut_ptr, cut_values)`` of the entropy / MDL cuts of every feature of ``X``.
 
     ``level_idx``: each row's level (0 .. ``n_levels - 1``); at most ``max_intervals``
-    intervals per feature (None: ``MAX_INTERVALS``).
+    intervals per feature (None: ``MAX_INTERVALS``); ``n_jobs``: threads sorting the features.
     """
     max_cuts = (MAX_INTERVALS if max_intervals is None else int(max_intervals)) - 1
     n, n_features = X.shape
-    order = np.argsort(X, axis=0, kind="stable")  # NaN last
-    sorted_vals = np.ascontiguousarray(np.take_along_axis(X, order, axis=0).T, np.float64)
-    sorted_labs = np.ascontiguousarray(level_idx[order].T, np.int64)
+    sorted_vals, sorted_labs = _sorted_columns(X, np.asarray(level_idx, np.int64), n_jobs)
     n_valid = (~np.isnan(X)).sum(axis=0).astype(np.int64)
     cuts = np.empty((n_features, max(max_cuts, 1)), dtype=np.float64)
     n_cuts = np.zeros(n_features, dtype=np.int64)
@@ -77,6 +77,36 @@ def mdl_cut_points(X, level_idx, n_levels, max_intervals=None):
     return cut_ptr, np.ascontiguousarray(cuts[np.arange(cuts.shape[1]) < n_cuts[:, None]])
 
 
+#: Values above which :func:`_sorted_columns` sorts blocks of features on several threads.
+PARALLEL_SORT_MIN_VALUES = 1 << 18
+
+
+def _sorted_columns(X, level_idx, n_jobs):
+    """Each feature's values sorted (stable, NaN last) and its rows' levels in that order:
+    ``(n_features, n)`` float64 and int64. Sorted feature by feature from the transposed
+    copy (contiguous rows sort faster than strided columns), blocks of features on
+    ``n_jobs`` threads for a large ``X`` (numpy's sort releases the GIL): the same arrays
+    on any thread count."""
+    XT = np.ascontiguousarray(X.T, np.float64)
+    vals = np.empty_like(XT)
+    labs = np.empty(XT.shape, np.int64)
+
+    def block(lo, hi):
+        order = np.argsort(XT[lo:hi], axis=1, kind="stable")
+        vals[lo:hi] = np.take_along_axis(XT[lo:hi], order, axis=1)
+        labs[lo:hi] = level_idx[order]
+
+    threads = resolve_n_jobs(n_jobs) if XT.size >= PARALLEL_SORT_MIN_VALUES else 1
+    if threads <= 1 or XT.shape[0] < 2:
+        block(0, XT.shape[0])
+        return vals, labs
+    cuts = np.linspace(0, XT.shape[0], min(4 * threads, XT.shape[0]) + 1).astype(np.int64)
+    with ThreadPoolExecutor(threads) as pool:
+        for done in [pool.submit(block, a, b) for a, b in zip(cuts[:-1], cuts[1:])]:
+            done.result()  # (raises what a block raised)
+    return vals, labs
+
+
 def fit_intervals(X, level_idx, n_levels, *, discretization, n_bins, seed, n_jobs=None):
     """Cut every feature of ``X`` (float64 or float32, training rows) and choose the used
     features.
@@ -85,7 +115,7 @@ def fit_intervals(X, level_idx, n_levels, *, discretization, n_bins, seed, n_job
     features (uint8, ``(n, n_cols)``), in ``X``'s row order.
     """
     if discretization == "mdl":
-        cut_ptr, cut_values = mdl_cut_points(X, level_idx, n_levels, n_bins)
+        cut_ptr, cut_values = mdl_cut_points(X, level_idx, n_levels, n_bins, n_jobs=n_jobs)
     else:
         mapper = BinMapper(max_bins=10 if n_bins is None else int(n_bins),
                            random_state=seed, n_threads=n_jobs).fit(X)

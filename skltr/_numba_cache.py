@@ -220,7 +220,10 @@ def _find_shipped() -> str | None:
             # another file that has changed since would load stale code
             problem = "they were built from other sources than this skltr's"
     if problem:
-        _say_refused(root, problem)
+        if not os.environ.get("SKLTR_QUIET"):
+            print(f"skltr: not reading the compiled kernels shipped in {root}: {problem}; "
+                  f"they are compiled instead (SKLTR_SHIPPED_KERNELS=0 skips them)",
+                  file=sys.stderr, flush=True)
         return None
     return root
 

@@ -139,6 +139,22 @@ def test_itemsets_of_one_and_two_items_in_the_triples_launch(monkeypatch, ct):
     assert launched and all(launched)
 
 
+def test_documents_of_at_most_two_items_get_their_rules_from_the_triples_launch():
+    # no document with 3 items: the one triples launch still counts the itemsets of 1 and 2
+    # (its first chunks' virtual rows), as the CPU does
+    from skltr._cpu.rules import NO_ITEM
+
+    model, codes, _ = _quantile_setup(5, 300, 12, 40)
+    codes = codes.copy()
+    for i in range(codes.shape[0]):
+        codes[i, i % 3:] = NO_ITEM
+    params = make_params(model, max_rule_size=3, min_support=1, min_confidence=0.001,
+                         cache_size=0, digest=True)
+    want = make_kernels("cpu", model, params).rule_stats(codes)
+    assert want[0].sum() > 0
+    _assert_same_stats(want, make_kernels("cuda", model, params).rule_stats(codes))
+
+
 def test_first_items_of_a_block_keep_the_32_bit_sums_below_2_to_the_32(monkeypatch):
     # a thread's 32-bit parts of the confidence sums take at most per_a itemsets an a, each
     # adding less than the training documents' count: the host caps a block's first items

@@ -724,16 +724,16 @@ def count_itemsets(codes, usable, m_most, binom_host, out, *, item_bits, all_bit
     n_train = min_count.size - 1
     # itemsets of 1 and 2 items ride in triples' first chunks (two virtual rows) where it
     # applies: one launch for sizes 1-3
+    # (launched even when no document has 3 items: its first chunks count those of 1 and 2)
     small = K >= 3 and m_most >= 1 and _use_triples(level_words, m_most + 2, n_train)
-    for s in range(1, min(K, m_most) + 1):
-        if small and s < 3:
-            continue
-        if s == 3 and (small or _use_triples(level_words, m_most, n_train)):
-            _launch_triples(mod, doc_items, doc_m, m_most, out, small=small,
-                            n_docs=n_docs, n_cols=n_cols,
-                            item_bits=item_bits, level_word_ptr=level_word_ptr,
-                            level_words=level_words, item_key=item_key,
-                            rule_table=rule_table, n_words=n_words)
+    triples = dict(n_docs=n_docs, n_cols=n_cols, item_bits=item_bits,
+                   level_word_ptr=level_word_ptr, level_words=level_words, item_key=item_key,
+                   rule_table=rule_table, n_words=n_words)
+    if small:
+        _launch_triples(mod, doc_items, doc_m, m_most, out, small=True, **triples)
+    for s in range(4 if small else 1, min(K, m_most) + 1):
+        if s == 3 and _use_triples(level_words, m_most, n_train):
+            _launch_triples(mod, doc_items, doc_m, m_most, out, small=False, **triples)
             continue
         chunk = CHUNK if s <= 3 else 4 * CHUNK
         n_chunks = -(-int(binom_host[m_most, s - 1]) // chunk)

@@ -807,7 +807,7 @@ def test_find_child_splits(n_chunks, n_blocks, do):
         small[...] = 7.0
         got = build_child_splits(X, grad, hess, small_rows, 0, small_rows.size, n_blocks,
                                  small, large, n_bins, mask, np.zeros(20, np.int8), sums[0],
-                                 sums[1], c, *works, *do, None, None, None)
+                                 sums[1], c, *works, *do, None, None, None, False)
     else:
         got = find_child_splits(small, large, n_bins, mask, np.zeros(20, np.int8), sums[0],
                                 sums[1], c, *works, *do, scratch, n_chunks, None, None)
@@ -863,7 +863,10 @@ COMPILED_CASES = [
     dict(categorical_features=[6, 7], min_data_per_group=5, cat_smooth=1.0,
          hist_mode="float", wide_in_region_features=100),
     dict(categorical_features=[6, 7, 8], min_data_per_group=5, cat_smooth=1.0,
-         min_samples_leaf_counts="rows", wide_in_region_features=100, second_wide=True)])
+         min_samples_leaf_counts="rows", wide_in_region_features=100, second_wide=True),
+    # (those pair each wide task with a block's on 2 threads; here each is a task apart)
+    dict(categorical_features=[6, 7, 8], min_data_per_group=5, cat_smooth=1.0,
+         wide_in_region_features=100, second_wide=True, wide_tasks_paired=False)])
 def test_compiled_leafwise_growth_is_the_drivers(monkeypatch, kw):
     """The whole-tree numba grower (skltr._cpu.grow_leafwise) grows the growth driver's
     trees bit for bit: layouts, threads, subsamples, column samples, depth limits, byte
@@ -875,6 +878,7 @@ def test_compiled_leafwise_growth_is_the_drivers(monkeypatch, kw):
     if "wide_in_region_features" in kw:
         monkeypatch.setattr(grower_mod, "WIDE_IN_REGION_FEATURES",
                             kw.pop("wide_in_region_features"))
+    monkeypatch.setattr(grower_mod, "WIDE_TASKS_PAIRED", kw.pop("wide_tasks_paired", True))
     X, y, qid = _mixed_ranking_data(3)
     if kw.pop("second_wide", False):  # another wide column (400 levels) that matters
         extra = np.random.default_rng(4).integers(0, 400, X.shape[0]).astype(np.float64)

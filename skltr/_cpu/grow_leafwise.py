@@ -58,6 +58,7 @@ class GrowCase(NamedTuple):
     wide_update_bytes: int   # WIDE_UPDATE_BYTES
     wide_region_bytes: int   # WIDE_REGION_BYTES
     wide_in_region_features: int  # WIDE_IN_REGION_FEATURES
+    wide_paired: bool        # WIDE_TASKS_PAIRED
 
 
 class GrowData(NamedTuple):
@@ -378,12 +379,16 @@ def _child_splits(d, case, c, wide, cat, slots, free, state, t, small, large, do
     large_sums = (t.sum_g[large], t.sum_h[large], t.count[large], lo, hi)
     small_hist, large_hist = slots[t.slot[small]], slots[t.slot[large]]
     start, end = t.start[small], t.end[small]
+    # a wide feature's task with a block's where the region has a block a thread already
+    n_wide = 0 if wide is None else wide.X.shape[1]
+    paired = (case.wide_paired and n_wide > 0 and blocks >= n_wide
+              and blocks + n_wide > case.n_threads)
     if cat is None:  # (numba compiles one branch)
         if blocks > 0:
             res = build_child_splits(d.X, d.g, d.h, d.buf, start, end, blocks, small_hist,
                                      large_hist, d.n_bins, d.numeric, d.monotone, small_sums,
                                      large_sums, c, d.work, d.large_work, do_small, do_large,
-                                     None, None, None)
+                                     None, None, None, paired)
         else:
             res = find_child_splits(small_hist, large_hist, d.n_bins, d.numeric, d.monotone,
                                     small_sums, large_sums, c, d.work, d.large_work, do_small,
@@ -394,7 +399,7 @@ def _child_splits(d, case, c, wide, cat, slots, free, state, t, small, large, do
                                      large_hist, d.n_bins, d.numeric, d.monotone, small_sums,
                                      large_sums, c, d.work, d.large_work, do_small, do_large,
                                      cat.tasks, cat.k,
-                                     None if wide is None else (wide.X, wide.offsets))
+                                     None if wide is None else (wide.X, wide.offsets), paired)
         else:
             res = find_child_splits(small_hist, large_hist, d.n_bins, d.numeric, d.monotone,
                                     small_sums, large_sums, c, d.work, d.large_work, do_small,

@@ -105,7 +105,8 @@ def find_child_splits(small_hist, large_hist, n_bins, feature_mask, monotone, sm
 @njit(parallel=True, cache=True)
 def build_child_splits(X_binned, grad, hess, rows, start, end, n_blocks, small_hist,
                        large_hist, n_bins, feature_mask, monotone, small_sums, large_sums, c,
-                       small_work, large_work, do_small, do_large, cat, k, wide_codes):
+                       small_work, large_work, do_small, do_large, cat, k, wide_codes,
+                       paired):
     """:func:`find_child_splits` with the smaller child's histogram built in the same region:
     task ``p`` builds features ``[p * per, (p + 1) * per)`` of ``rows[start:end]``
     (``build_histogram``'s feature blocks, one row chunk: the same sums in the same order)
@@ -114,6 +115,13 @@ def build_child_splits(X_binned, grad, hess, rows, start, end, n_blocks, small_h
     categorical feature is one task of the same region: it builds its rows of the smaller
     child (given ``wide_codes``), then searches both children (``categorical_task``'s two
     tasks, in turn).
+
+    ``paired``: the region has a task a block, and the last blocks' tasks (the lightest: the
+    last block holds what the others leave) each run a wide feature's task after their
+    features; else every wide feature is a task of its own beside the blocks (spread by
+    :func:`_slot`). numba's schedule gives ``threads + 1`` tasks to the threads one each and
+    two to the first thread, which then ran two whole blocks while the others waited: with
+    a block a thread and a wide feature, the tasks pair (``skltr._cpu.grow_leafwise``).
 
     Parameters are :func:`find_child_splits`' and :func:`~skltr._cpu.histogram.
     build_histogram`'s; ``small_hist``'s features' rows are overwritten, its wide rows too
@@ -138,19 +146,10 @@ def build_child_splits(X_binned, grad, hess, rows, start, end, n_blocks, small_h
     l_min_n, l_parent, l_factor = _node_constants(lg, lh, ln, c, l_lo, l_hi)
     s_gain, s_bin, s_left, s_gl, s_hl, s_cl = small_work  # unpacked: see find_best_splits
     l_gain, l_bin, l_left, l_gl, l_hl, l_cl = large_work
-    n_tasks = n_blocks + n_wide_tasks
+    n_tasks = n_blocks if paired else n_blocks + n_wide_tasks
     for p in prange(n_tasks):
-        wide_task, i = _slot(p, n_tasks, n_wide_tasks)
-        if wide_task:
-            if cat is not None:
-                if wide_codes is not None:
-                    build_wide_feature(X_wide, grad, hess, rows, start, end, small_hist,
-                                       n_features, wide[i, 0], wide[i, 1], offsets, i)
-                for child in range(2):  # the smaller child, then the larger
-                    categorical_task(n_features + 2 * i + child, n_features, small_hist,
-                                     large_hist, do_small, do_large, small_sums, large_sums,
-                                     c, k, features, wide, mask, ints, gains, sums, bits)
-        else:
+        i, w = _block_and_wide(p, n_tasks, n_blocks, n_wide_tasks, paired)
+        if i >= 0:
             f_lo = i * per
             f_hi = min(f_lo + per, n_features)
             for j in range(f_lo * stride, f_hi * stride):  # a loop: a slice fill is a
@@ -173,8 +172,31 @@ def build_child_splits(X_binned, grad, hess, rows, start, end, n_blocks, small_h
                     categorical_task(f, n_features, small_hist, large_hist, do_small,
                                      do_large, small_sums, large_sums, c, k, features, wide,
                                      mask, ints, gains, sums, bits)
+        if cat is not None:  # (a condition of its own: numba prunes it for cat=None)
+            if w >= 0:
+                if wide_codes is not None:
+                    build_wide_feature(X_wide, grad, hess, rows, start, end, small_hist,
+                                       n_features, wide[w, 0], wide[w, 1], offsets, w)
+                for child in range(2):  # the smaller child, then the larger
+                    categorical_task(n_features + 2 * w + child, n_features, small_hist,
+                                     large_hist, do_small, do_large, small_sums, large_sums,
+                                     c, k, features, wide, mask, ints, gains, sums, bits)
     return _children_best(small_work, large_work, small_sums, large_sums, do_small, do_large,
                           cat)
+
+
+@njit(cache=True, inline="always")
+def _block_and_wide(p, n_tasks, n_blocks, n_wide_tasks, paired):
+    """``(block, wide)``: the feature block and the wide feature task ``p`` of
+    :func:`build_child_splits`' region runs, each -1 for none (``paired``: the block ``p``,
+    and a wide feature after the last blocks; else one or the other, :func:`_slot`)."""
+    q = np.int64(p)  # prange's index is unsigned in the parfor: one signature, not two
+    if paired:
+        return q, q - (n_blocks - n_wide_tasks)
+    wide_task, i = _slot(q, n_tasks, n_wide_tasks)
+    if wide_task:
+        return np.int64(-1), i
+    return i, np.int64(-1)
 
 
 @njit(cache=True, inline="always")

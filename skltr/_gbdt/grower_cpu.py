@@ -104,6 +104,10 @@ WIDE_REGION_BYTES = 50_000
 #: hand) were faster in the region at 8 and 16 threads, slower at 2 and 4, where a
 #: feature block is large and the wide task's thread took one besides.
 WIDE_IN_REGION_FEATURES = 4
+#: In that region, with a feature block a thread, a wide feature's task runs after the
+#: last block's features instead of as a task of its own, which numba's schedule gave the
+#: first thread besides its block (``build_child_splits``' ``paired``). False: apart.
+WIDE_TASKS_PAIRED = True
 #: Leaf-wise trees of one process grow in one numba call (:mod:`skltr._cpu.grow_leafwise`:
 #: the driver's decisions compiled, the same tree) unless they need what only the driver
 #: does: constraints, speculative batches, an all-reduce. False: always the driver (tests).
@@ -273,7 +277,8 @@ class TreeGrower:
             partition_min_rows=PARTITION_PARALLEL_MIN_ROWS,
             split_min_rows=SPLIT_PARALLEL_MIN_ROWS,
             min_chunk_rows=_histogram.MIN_CHUNK_ROWS, wide_update_bytes=WIDE_UPDATE_BYTES,
-            wide_region_bytes=WIDE_REGION_BYTES, wide_in_region_features=WIDE_IN_REGION_FEATURES)
+            wide_region_bytes=WIDE_REGION_BYTES, wide_in_region_features=WIDE_IN_REGION_FEATURES,
+            wide_paired=WIDE_TASKS_PAIRED)
         data = GrowData(self.X_binned, self.X_binned_T, self._g, self._h, self._buf, self._tmp,
                         self.n_bins, mask, numeric, self._monotone, self.pool.scratch,
                         self._work, self._large_work)

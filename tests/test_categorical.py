@@ -341,7 +341,8 @@ def test_a_category_of_gradients_without_hessian_sorts_first_or_last_under_cat_s
     assert gain == pytest.approx(want[0], rel=1e-12)
 
 
-@pytest.mark.parametrize("used,n", [(300, 32), (257, 64), (5000, 32), (9000, 1), (2000, 200)])
+@pytest.mark.parametrize("used,n", [(33, 17), (149, 32), (300, 32), (257, 64), (5000, 32),
+                                    (9000, 1), (2000, 200)])
 @pytest.mark.parametrize("ties", [False, True])
 def test_ends_of_the_category_order_are_the_stable_sorts(used, n, ties):
     # many categories keep only the n entries of either end of the stable order (one

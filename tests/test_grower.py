@@ -858,15 +858,16 @@ COMPILED_CASES = [
 @pytest.mark.parametrize("kw", COMPILED_CASES + [
     # a small node's wide rows built apart from its split search's region, not in it
     dict(categorical_features=[6, 7], min_data_per_group=5, cat_smooth=1.0,
-         wide_in_region_features=0),
-    # ... and in it, with float sums (in row order, as built apart) and two wide features
+         wide_tasks="apart"),
+    # ... in it, a wide feature's task after a feature block's on 2 threads, with float
+    # sums (in row order, as built apart) and with two wide features
     dict(categorical_features=[6, 7], min_data_per_group=5, cat_smooth=1.0,
-         hist_mode="float", wide_in_region_features=100),
+         hist_mode="float", wide_tasks="fit"),
     dict(categorical_features=[6, 7, 8], min_data_per_group=5, cat_smooth=1.0,
-         min_samples_leaf_counts="rows", wide_in_region_features=100, second_wide=True),
-    # (those pair each wide task with a block's on 2 threads; here each is a task apart)
+         min_samples_leaf_counts="rows", wide_tasks="fit", second_wide=True),
+    # ... and each wide feature a task of its own
     dict(categorical_features=[6, 7, 8], min_data_per_group=5, cat_smooth=1.0,
-         wide_in_region_features=100, second_wide=True, wide_tasks_paired=False)])
+         wide_tasks="own", second_wide=True)])
 def test_compiled_leafwise_growth_is_the_drivers(monkeypatch, kw):
     """The whole-tree numba grower (skltr._cpu.grow_leafwise) grows the growth driver's
     trees bit for bit: layouts, threads, subsamples, column samples, depth limits, byte
@@ -875,10 +876,7 @@ def test_compiled_leafwise_growth_is_the_drivers(monkeypatch, kw):
     from skltr import GPUHistGBDTRanker
 
     kw = dict(kw)
-    if "wide_in_region_features" in kw:
-        monkeypatch.setattr(grower_mod, "WIDE_IN_REGION_FEATURES",
-                            kw.pop("wide_in_region_features"))
-    monkeypatch.setattr(grower_mod, "WIDE_TASKS_PAIRED", kw.pop("wide_tasks_paired", True))
+    monkeypatch.setattr(grower_mod, "WIDE_TASKS", kw.pop("wide_tasks", "fit"))
     X, y, qid = _mixed_ranking_data(3)
     if kw.pop("second_wide", False):  # another wide column (400 levels) that matters
         extra = np.random.default_rng(4).integers(0, 400, X.shape[0]).astype(np.float64)
@@ -899,6 +897,24 @@ def test_compiled_leafwise_growth_is_the_drivers(monkeypatch, kw):
     for name in ("tree_ptr", "feature", "threshold", "left", "right", "value", "flags",
                  "cat_offset", "cat_nwords", "cat_bitsets", "base_score", "cover"):
         np.testing.assert_array_equal(getattr(b, name), getattr(a, name), err_msg=name)
+
+
+@pytest.mark.parametrize("blocks,n_wide,threads,rule,want", [
+    (16, 1, 16, 0, (True, True)),    # a block a thread: the wide task after the last's
+    (15, 1, 16, 0, (True, False)),   # a thread left for it
+    (2, 2, 2, 0, (True, True)),
+    (2, 3, 2, 0, (False, False)),    # more wide tasks than blocks: apart
+    (4, 0, 2, 0, (True, False)),     # no wide features
+    (16, 1, 16, 1, (False, False)),  # "apart"
+    (2, 3, 2, 2, (True, False)),     # "own"
+])
+def test_wide_tasks_fit_the_threads(blocks, n_wide, threads, rule, want):
+    # where a small node's wide rows are built (skltr._cpu.grow_leafwise._wide_tasks)
+    from skltr._cpu.grow_leafwise import GrowCase, _wide_tasks
+
+    case = GrowCase(*([0] * (len(GrowCase._fields) - 1)), wide_tasks=rule)._replace(
+        n_threads=threads)
+    assert _wide_tasks(blocks, n_wide, case) == want
 
 
 def test_compiled_growth_touches_only_the_histograms_it_holds(monkeypatch):

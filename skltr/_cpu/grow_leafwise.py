@@ -57,8 +57,7 @@ class GrowCase(NamedTuple):
     min_chunk_rows: int      # skltr._engine.histogram's MIN_CHUNK_ROWS
     wide_update_bytes: int   # WIDE_UPDATE_BYTES
     wide_region_bytes: int   # WIDE_REGION_BYTES
-    wide_in_region_features: int  # WIDE_IN_REGION_FEATURES
-    wide_paired: bool        # WIDE_TASKS_PAIRED
+    wide_tasks: int          # WIDE_TASKS: 0 fit the threads, 1 apart, 2 a task each
 
 
 class GrowData(NamedTuple):
@@ -344,20 +343,18 @@ def _split(d, case, c, wide, cat, slots, free, state, t, i, left, n_leaves):
     # of one row chunk in the split search's region (blocks > 0), of several here with its
     # reduction left to that region; one thread builds it here, whole
     threaded = case.n_threads > 1
-    blocks, n_chunks = np.int64(0), np.int64(1)
+    blocks, n_chunks, paired = np.int64(0), np.int64(1), False
     if threaded:
         chunks, blocks = _tasks(d, case, t.end[small] - t.start[small])
-        # wide categorical features: their rows and searches a task each of the region
-        # where its feature blocks are small, else built apart (a block of many features
-        # and a wide task fell to one thread while the others waited)
-        if chunks > 1 or (wide is not None
-                          and d.X.shape[1] > case.wide_in_region_features * case.n_threads):
-            blocks = np.int64(0)
+        in_region, paired = _wide_tasks(blocks, 0 if wide is None else wide.X.shape[1],
+                                        case)
+        if chunks > 1 or not in_region:
+            blocks, paired = np.int64(0), False
     if blocks == 0:
         n_chunks = _build(d, case, wide, slots, t, small, bool(True), not threaded)
     if threaded:
         _child_splits(d, case, c, wide, cat, slots, free, state, t, small, large, do_small,
-                      do_large, n_chunks, blocks)
+                      do_large, n_chunks, blocks, paired)
         return
     parent = slots[parent_slot]
     subtract_histograms(parent, slots[t.slot[small]], parent)
@@ -369,20 +366,35 @@ def _split(d, case, c, wide, cat, slots, free, state, t, i, left, n_leaves):
 
 
 @njit(cache=True, inline="always")
+def _wide_tasks(blocks, n_wide, case):
+    """``(in_region, paired)``: whether a node built in ``blocks`` feature blocks builds
+    its ``n_wide`` wide features' rows in its split search's region too, and whether each
+    such task then runs after a block's (``build_child_splits``' ``paired``). In the region
+    when the tasks fit the threads, one each, or once paired (at most ``blocks`` wide
+    tasks), else apart: numba's schedule gives a region's ``threads + 1`` tasks to the
+    first thread two, which ran a feature block besides a wide task, or two blocks, while
+    the others waited."""
+    if n_wide == 0 or case.wide_tasks == 2:
+        return True, False
+    if case.wide_tasks == 1:
+        return False, False
+    if blocks + n_wide <= case.n_threads:
+        return True, False
+    return blocks >= n_wide, blocks >= n_wide
+
+
+@njit(cache=True, inline="always")
 def _child_splits(d, case, c, wide, cat, slots, free, state, t, small, large, do_small,
-                  do_large, n_chunks, blocks):
+                  do_large, n_chunks, blocks, paired):
     """Both children's splits in one region (TreeGrower._find_child_splits): from the
     smaller child's histogram built in ``n_chunks`` row chunks (the first reduced), or with
-    ``blocks`` > 0, building it there in that many feature blocks (its wide rows first)."""
+    ``blocks`` > 0, building it there in that many feature blocks (its wide rows first;
+    ``paired``: see :func:`_wide_tasks`)."""
     lo, hi = -np.inf, np.inf
     small_sums = (t.sum_g[small], t.sum_h[small], t.count[small], lo, hi)
     large_sums = (t.sum_g[large], t.sum_h[large], t.count[large], lo, hi)
     small_hist, large_hist = slots[t.slot[small]], slots[t.slot[large]]
     start, end = t.start[small], t.end[small]
-    # a wide feature's task with a block's where the region has a block a thread already
-    n_wide = 0 if wide is None else wide.X.shape[1]
-    paired = (case.wide_paired and n_wide > 0 and blocks >= n_wide
-              and blocks + n_wide > case.n_threads)
     if cat is None:  # (numba compiles one branch)
         if blocks > 0:
             res = build_child_splits(d.X, d.g, d.h, d.buf, start, end, blocks, small_hist,

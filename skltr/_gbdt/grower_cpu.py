@@ -97,17 +97,14 @@ WIDE_UPDATE_BYTES = 15
 #: A parallel region's start (~10 us on 16 idle cores) in those bytes: a wide histogram is
 #: built in row chunks only where that pays (:func:`skltr._cpu.histogram_wide.wide_chunks`)
 WIDE_REGION_BYTES = 50_000
-#: The compiled grower builds a small node's wide categorical rows as a task of its split
-#: search's region (:func:`skltr._cpu.split_children.build_child_splits`) while the
-#: features are at most this many a thread, else apart, before the region: whole
-#: categorical fits of 31 features on the H200 host (fits alternating in one process, by
-#: hand) were faster in the region at 8 and 16 threads, slower at 2 and 4, where a
-#: feature block is large and the wide task's thread took one besides.
-WIDE_IN_REGION_FEATURES = 4
-#: In that region, with a feature block a thread, a wide feature's task runs after the
-#: last block's features instead of as a task of its own, which numba's schedule gave the
-#: first thread besides its block (``build_child_splits``' ``paired``). False: apart.
-WIDE_TASKS_PAIRED = True
+#: Where the compiled grower builds a small node's wide categorical rows: ``"fit"``, as a
+#: task of its split search's region (:func:`skltr._cpu.split_children.build_child_splits`)
+#: when the region's tasks fit the threads, a wide feature's after a feature block's where
+#: the blocks take every thread (:func:`skltr._cpu.grow_leafwise._wide_tasks`), else apart,
+#: before the region; ``"apart"`` always so; ``"own"`` in the region, a task each (tests).
+#: Measured by ``benchmarks/wide_tasks.py`` (whole fits alternating in one process).
+WIDE_TASKS = "fit"
+_WIDE_TASKS = {"fit": 0, "apart": 1, "own": 2}
 #: Leaf-wise trees of one process grow in one numba call (:mod:`skltr._cpu.grow_leafwise`:
 #: the driver's decisions compiled, the same tree) unless they need what only the driver
 #: does: constraints, speculative batches, an all-reduce. False: always the driver (tests).
@@ -277,8 +274,7 @@ class TreeGrower:
             partition_min_rows=PARTITION_PARALLEL_MIN_ROWS,
             split_min_rows=SPLIT_PARALLEL_MIN_ROWS,
             min_chunk_rows=_histogram.MIN_CHUNK_ROWS, wide_update_bytes=WIDE_UPDATE_BYTES,
-            wide_region_bytes=WIDE_REGION_BYTES, wide_in_region_features=WIDE_IN_REGION_FEATURES,
-            wide_paired=WIDE_TASKS_PAIRED)
+            wide_region_bytes=WIDE_REGION_BYTES, wide_tasks=_WIDE_TASKS[WIDE_TASKS])
         data = GrowData(self.X_binned, self.X_binned_T, self._g, self._h, self._buf, self._tmp,
                         self.n_bins, mask, numeric, self._monotone, self.pool.scratch,
                         self._work, self._large_work)

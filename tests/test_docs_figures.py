@@ -186,17 +186,18 @@ CATEGORICAL_2CORES_NOW = "categorical-amd-epyc-2026-11-27-80f9082-q600-t2.json"
 CATEGORICAL_2CORES = "categorical-amd-epyc-2026-11-27-6c4e65d-q600-t2.json"
 CATEGORICAL_2CORES_LARGE = "categorical-amd-epyc-2026-11-27-c00df01-q6000-t2.json"
 #: the README's CPU fit times: 600 queries, the H200 host's 16 threads and 2 AMD cores
-CATEGORICAL_16_NOW = "categorical-h200-host-2026-11-28-5b94820-q600-t16.json"
-CATEGORICAL_16_LATER = "categorical-h200-host-2026-11-28-7be7ee3-q600-t16.json"
-CATEGORICAL_2_NOW = "categorical-amd-epyc-2026-11-28-9d385a3-q600-t2.json"
+CATEGORICAL_16_NOW = "categorical-h200-host-2026-11-28-85e2fba-q600-t16.json"
+CATEGORICAL_16_LATER = "categorical-h200-host-2026-11-28-18e8f1d-q600-t16.json"
+CATEGORICAL_2_NOW = "categorical-intel-xeon-2026-11-28-18e8f1d-q600-t2.json"
 
 
 def _categorical_time(text, levels, engine, result=CATEGORICAL):
     # the CPU range of the newest categorical fit is also in the README
     readme = ("README.md",) if (result, levels, engine) in {
-        (CATEGORICAL_16_NOW, 10, "categorical"), (CATEGORICAL_16_NOW, 1000, "categorical"),
-        (CATEGORICAL_16_LATER, 10, "categorical"), (CATEGORICAL_16_LATER, 1000, "categorical"),
-        (CATEGORICAL_2_NOW, 10, "categorical"), (CATEGORICAL_2_NOW, 10000, "categorical"),
+        (CATEGORICAL_16_NOW, 10, "categorical"), (CATEGORICAL_16_NOW, 10000, "categorical"),
+        (CATEGORICAL_16_LATER, 1000, "categorical"),
+        (CATEGORICAL_16_LATER, 10000, "categorical"),
+        (CATEGORICAL_2_NOW, 10000, "categorical"), (CATEGORICAL_2_NOW, 1000, "categorical"),
         (CATEGORICAL_SCAN, 10, "categorical (cuda)"),
         (CATEGORICAL_SCAN, 10000, "categorical (cuda)")} else ()
     return Figure(text, result, f"{levels} categories", metric=f"skltr {engine} fit",
@@ -226,6 +227,14 @@ CATEGORICAL_RUNS = {
         ("0.98x", "1.04x", "1.03x", "0.88x", "0.96x", "0.80x"),
     "categorical-h200-host-2026-11-28-7be7ee3-q600-t16.json":
         ("1.01x", "1.17x", "1.13x", "0.91x", "0.88x", "1.01x"),
+    "categorical-h200-host-2026-11-28-85e2fba-q600-t16.json":
+        ("0.95x", "1.05x", "1.08x", "0.88x", "0.87x", "0.92x"),
+    "categorical-h200-host-2026-11-28-18e8f1d-q600-t16.json":
+        ("1.04x", "1.03x", "1.07x", "1.05x", "0.89x", "0.90x"),
+    "categorical-h200-host-2026-11-28-18e8f1d-q600-t2.json":
+        ("1.01x", "1.03x", "1.05x", "1.05x", "0.90x", "1.00x"),
+    "categorical-intel-xeon-2026-11-28-18e8f1d-q600-t2.json":
+        ("1.02x", "1.04x", "1.00x", "0.92x", "0.89x", "0.86x"),
 }
 
 YETIRANK = "yetirank-amd-epyc-2026-11-27-2366eb2-synthetic-100k-letor-1thread.json"
@@ -508,6 +517,18 @@ FIGURES = [
     *(_categorical_time(text, levels, engine, result)
       for result, ratios in CATEGORICAL_RUNS.items()
       for (levels, engine), text in zip(_CATEGORICAL_CELLS, ratios) if text),
+    # where a small node's wide rows are built: whole fits of each variant in one process
+    *(Figure(text, "wide_tasks-h200-host-2026-11-28-85e2fba-q600.json", case, field=field,
+             metric=f"skltr {variant} fit", fmt="{:.3f} s", pages=INTERNALS)
+      for text, case, variant, field in (
+          ("0.376 s", "1000 levels, 16 threads", "fit", "skltr"),
+          ("0.425 s", "1000 levels, 16 threads", "apart", "skltr"),
+          ("0.345 s", "1000 levels, 16 threads", "fit", "peer"),
+          ("0.603 s", "1000 levels, 2 threads", "fit", "skltr"),
+          ("0.757 s", "1000 levels, 2 threads", "apart", "skltr"),
+          ("0.619 s", "1000 levels, 2 threads", "fit", "peer"),
+          ("0.491 s", "10000 levels, 4 threads", "apart", "skltr"),
+          ("0.511 s", "10000 levels, 4 threads", "fit", "skltr"))),
     *(Figure(text, "split_overhead-amd-epyc-2026-11-28-abf26f3.json",
              path=("params", "raw", case, key), fmt=fmt,
              pages=("docs/user_guide/gbdt_ranker.rst",))

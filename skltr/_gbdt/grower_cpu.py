@@ -104,7 +104,7 @@ WIDE_REGION_BYTES = 50_000
 #: before the region; ``"apart"`` always so; ``"own"`` in the region, a task each (tests).
 #: Whole fits alternating in one process (``benchmarks/wide_tasks.py``; H200 host, 1,000
 #: levels): ``"fit"`` 0.89x the time of ``"apart"`` at 16 threads, 0.80x at 2; at 10,000
-#: levels on 4 threads 1.04x (``benchmarks/results/wide_tasks-h200-host-2026-11-28-85e2fba-q600.json``).
+#: levels on 4 threads 1.04x (``benchmarks/results/wide_tasks-h200-host-*-85e2fba-*``).
 WIDE_TASKS = "fit"
 _WIDE_TASKS = {"fit": 0, "apart": 1, "own": 2}
 #: Leaf-wise trees of one process grow in one numba call (:mod:`skltr._cpu.grow_leafwise`:

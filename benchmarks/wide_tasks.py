@@ -19,26 +19,16 @@ Usage: python benchmarks/wide_tasks.py [--levels 1000 10000] [--threads 16 8 4 2
 """
 
 import argparse
-import time
 
 import numpy as np
 
 from _harness import row, write_result
-from categorical import LEAVES, LR, MIN_LEAF, ROUNDS, _lightgbm
-from skltr import GPUHistGBDTRanker
+from categorical import _lightgbm
 from skltr._gbdt import grower_cpu
 from skltr.datasets import make_ranking
+from split_overhead import _fit
 
 VARIANTS = ("fit", "apart", "own")
-
-
-def _fit(X, y, qid, threads, categorical):
-    model = GPUHistGBDTRanker(n_estimators=ROUNDS, max_leaves=LEAVES, learning_rate=LR,
-                              min_samples_leaf=MIN_LEAF, random_state=0, n_jobs=threads,
-                              categorical_features=[X.shape[1] - 1] if categorical else None)
-    t = time.perf_counter()
-    model.fit(X, y, qid=qid)
-    return time.perf_counter() - t, model.ensemble_
 
 
 def main():
@@ -66,10 +56,10 @@ def main():
                             s = _fit(X, y, qid, threads, False)[0]
                         else:
                             grower_cpu.WIDE_TASKS = name
-                            s, ens = _fit(X, y, qid, threads, True)
+                            s, model = _fit(X, y, qid, threads, True)
                             if ref is None:
-                                ref = ens
-                            elif not np.array_equal(ens.value, ref.value):
+                                ref = model.ensemble_
+                            elif not np.array_equal(model.ensemble_.value, ref.value):
                                 raise AssertionError(f"{name} grew other trees")
                         if r:  # round 0 warms up
                             res[name].append(s)

@@ -508,8 +508,14 @@ def _pairwise_chunk(scores, y, group_ptr, weights, gain_exp2, truncation_level, 
     """The queries of chunk ``c``, with this chunk's scratch buffers."""
     scratch = np.empty((9, max_cnt), dtype=np.float64)
     ipos = np.empty((2, max_cnt), dtype=np.int64)  # displayed positions, the sort's order
-    # label counts for the ideal DCG: labels 0..1023 (all exponential-gain labels) counted
-    counts = np.zeros(0 if ranknet else 1024, dtype=np.int64)
+    # label counts for the ideal DCG: labels 0..1023 (all exponential-gain labels) counted,
+    # as many as the chunk's largest label needs (8 KB zeroed for each of 256 chunks: a call
+    # on 600 queries of 40 documents took 952 us against 873 us, 2 threads, by hand)
+    top = 0.0
+    if not ranknet:
+        for r in range(group_ptr[bounds[c]], group_ptr[bounds[c + 1]]):
+            top = max(top, y[r])
+    counts = np.zeros(0 if ranknet else min(1024, np.int64(top) + 1), dtype=np.int64)
     for q in range(bounds[c], bounds[c + 1]):
         _pairwise_query(scores, y, group_ptr[q], group_ptr[q + 1], weights, gain_exp2,
                         discount, truncation_level, sigmoid, normalize, ranknet, grad, hess,

@@ -9,7 +9,7 @@ A child process compiles, for the portable CPU level ``skltr._numba_cache.SHIPPE
 the kernels of what a newcomer runs first: ``skltr demo`` (every ranker on the demo's data)
 and a first fit + predict of ``GPUHistGBDTRanker`` on float64 and float32 rows. The cache's
 folder for this skltr / Python / numba is then copied to ``skltr/_kernels/<tag>`` (or
-``FOLDER/<tag>``), which the package data of a wheel built afterwards carries (``setup.cfg``),
+``FOLDER/<tag>``), which the package data of a wheel built afterwards carries (``pyproject.toml``),
 and where a process that finds a kernel missing from its per-user cache looks it up. The
 folder is build output: it is not in the repository (``.gitignore``).
 

@@ -878,6 +878,104 @@ def test_wide_histogram_kernels_match_numpy(layout, use_rows):
         np.testing.assert_array_equal(out.reshape(-1, ch), want)
 
 
+def _codes_of(words):
+    return {i * 64 + b for i, w in enumerate(words) for b in range(64) if (int(w) >> b) & 1}
+
+
+@pytest.mark.parametrize("layout", ["float", "two", "one"])
+@pytest.mark.parametrize("zero_all", [False, True])
+def test_a_small_nodes_wide_task_reads_only_the_codes_it_holds(layout, zero_all):
+    # the compiled grower's in-region wide task (skltr._cpu.histogram_wide.build_wide_feature
+    # and what reads it): a child's records of the codes its rows hold, the others left as
+    # they were (not zeroed: zero_all False) and never read; the larger child subtracted at
+    # the smaller one's codes; the scan over a node's codes finds the split of a scan over
+    # every bin and narrows the codes to the nonempty ones; whole_codes makes rows whole
+    from skltr._cpu.histogram_wide import (build_wide_feature, subtract_codes,
+                                           whole_codes)
+    from skltr._cpu.split import _node_constants
+    from skltr._cpu.split_categorical import _feature_split
+
+    rng = np.random.default_rng(5)
+    n, K, W, nf = 4000, 900, 256, 2  # K codes and the missing one: 4 histogram rows
+    prob = 1.0 / np.arange(1, K + 2)
+    X = rng.choice(K + 1, size=(n, 1), p=prob / prob.sum()).astype(np.uint16)
+    X[rng.random(n) < 0.05, 0] = K  # missing
+    n_rows = -(-(K + 1) // W)
+    offsets = np.zeros(1, np.int64)
+    if layout == "float":
+        g, h, ch = rng.integers(-400, 400, n) / 4.0, rng.integers(1, 4, n) / 4.0, 3  # exact
+    elif layout == "two":
+        g, h, ch = rng.integers(-99, 99, n), rng.integers(1, 99, n) + (1 << 20), 2
+    else:
+        g = h = rng.integers(-2 ** 20, 2 ** 20, n) * 2 ** 32 + rng.integers(1, 2 ** 20, n)
+        ch = 1
+    dtype = np.float64 if layout == "float" else np.int64
+    parent_rows = np.sort(rng.choice(n, 2500, replace=False)).astype(np.uint32)
+    small_rows = np.sort(rng.choice(parent_rows, 300, replace=False)).astype(np.uint32)
+    large_rows = np.setdiff1d(parent_rows, small_rows)
+
+    def dense(rows):
+        out = np.zeros((nf + n_rows, W, ch), dtype)
+        flat = out[nf:].reshape(-1, ch)
+        np.add.at(flat[:, 0], X[rows, 0], g[rows].astype(dtype))
+        if ch > 1:
+            np.add.at(flat[:, 1], X[rows, 0], h[rows].astype(dtype))
+        if ch == 3:
+            np.add.at(flat[:, 2], X[rows, 0], 1)
+        return out
+
+    words = (K + 1 + 63) // 64
+    small = np.full((nf + n_rows, W, ch), 7, dtype)
+    small_codes = np.zeros(words, np.uint64)
+    build_wide_feature(X, g, h, small_rows, 0, small_rows.size, small, nf, offsets, 0, K + 1,
+                       small_codes, 10 ** 9 if zero_all else 0)
+    held = set(X[small_rows, 0].tolist())
+    assert _codes_of(small_codes) == held
+    want = dense(small_rows)[nf:].reshape(-1, ch)
+    got = small[nf:].reshape(-1, ch)
+    idx = np.array(sorted(held))
+    np.testing.assert_array_equal(got[idx], want[idx])
+    others = np.setdiff1d(np.arange(K + 1), idx)
+    assert np.all(got[others] == (0 if zero_all else 7))
+    # the parent: built whole, or only its codes (garbage elsewhere)
+    parent = dense(parent_rows)
+    parent_codes = np.zeros(words, np.uint64)
+    build_wide_feature(X, g, h, parent_rows, 0, parent_rows.size, parent, nf, offsets, 0,
+                       K + 1, parent_codes, 0)
+    parent_flat = parent[nf:].reshape(-1, ch)
+    parent_flat[np.setdiff1d(np.arange(K + 1), list(_codes_of(parent_codes)))] = 5
+    view = (1, n_rows * W, ch)
+    subtract_codes(parent[nf:].reshape(view), small[nf:].reshape(view), small_codes)
+    large_want = dense(large_rows)[nf:].reshape(-1, ch)
+    at = np.array(sorted(_codes_of(parent_codes)))
+    np.testing.assert_array_equal(parent_flat[at], large_want[at])
+    # the larger child's scan over its parent's codes = a scan of its whole rows
+    c = split_constants(missing_bin=K, inv_scale_g=1.0, inv_scale_h=1.0, reg_lambda=0.0,
+                        reg_alpha=0.0, min_child_weight=1e-3, min_samples_leaf=1,
+                        min_split_gain=0.0, count_shift=20 if ch == 2 else 0,
+                        hessian_counts=ch == 1)
+    k = CategoricalConstants(4, 32, 2.0, 10.0, 5)
+    if ch == 1:
+        sg, sh = g[large_rows] >> 32, g[large_rows] & 0xFFFFFFFF
+    else:
+        sg, sh = g[large_rows], h[large_rows] & ((1 << 20) - 1) if ch == 2 else h[large_rows]
+    sums = (sg.sum().astype(dtype), sh.sum().astype(dtype), large_rows.size, -np.inf, np.inf)
+    consts = _node_constants(*sums[:3], c, -np.inf, np.inf)
+    whole = dense(large_rows)[nf:].reshape(view)
+    bits, bits_codes = np.zeros(words, np.uint64), np.zeros(words, np.uint64)
+    want = _feature_split(whole, 0, K, *sums, c, k, *consts, bits)
+    codes = parent_codes.copy()
+    got = _feature_split(parent[nf:].reshape(view), 0, K, *sums, c, k, *consts, bits_codes,
+                         codes)
+    assert want[0] > -np.inf and got == want
+    np.testing.assert_array_equal(bits_codes, bits)
+    assert _codes_of(codes) == set(X[large_rows, 0].tolist()) | {K}  # narrowed; missing kept
+    # whole_codes: the records outside the codes zeroed, then every code held
+    whole_codes(parent, nf, offsets, np.array([K + 1]), codes.reshape(1, -1))
+    np.testing.assert_array_equal(parent[nf:].reshape(-1, ch)[:K + 1], large_want[:K + 1])
+    assert _codes_of(codes) == set(range(K + 1))
+
+
 def test_wide_feature_over_255_categories_fits_and_scores_its_rare_ones():
     # a column of 700 categories (each 4-12 rows): those of the first 99% of rows get a
     # code (LightGBM's rule), splits use categories beyond the 255 most frequent, and the

@@ -807,7 +807,7 @@ def test_find_child_splits(n_chunks, n_blocks, do):
         small[...] = 7.0
         got = build_child_splits(X, grad, hess, small_rows, 0, small_rows.size, n_blocks,
                                  small, large, n_bins, mask, np.zeros(20, np.int8), sums[0],
-                                 sums[1], c, *works, *do, None, None, None, False)
+                                 sums[1], c, *works, *do, None, None, None, False, 0)
     else:
         got = find_child_splits(small, large, n_bins, mask, np.zeros(20, np.int8), sums[0],
                                 sums[1], c, *works, *do, scratch, n_chunks, None, None)
@@ -912,9 +912,31 @@ def test_wide_tasks_fit_the_threads(blocks, n_wide, threads, rule, want):
     # where a small node's wide rows are built (skltr._cpu.grow_leafwise._wide_tasks)
     from skltr._cpu.grow_leafwise import GrowCase, _wide_tasks
 
-    case = GrowCase(*([0] * (len(GrowCase._fields) - 1)), wide_tasks=rule)._replace(
-        n_threads=threads)
+    case = GrowCase(*([0] * len(GrowCase._fields)))._replace(n_threads=threads,
+                                                             wide_tasks=rule)
     assert _wide_tasks(blocks, n_wide, case) == want
+
+
+@pytest.mark.parametrize("n_features,n_blocks,n_light,weight,want", [
+    (31, 16, 1, 5, [3] + [2] * 14 + [0]),  # the wide task alone on its thread
+    (31, 8, 1, 5, [5, 5, 5, 4, 4, 4, 4, 0]),
+    (31, 4, 1, 5, [9, 9, 9, 4]),
+    (31, 2, 1, 5, [18, 13]),
+    (31, 2, 0, 5, [16, 15]),                # no wide task: even
+    (31, 2, 2, 5, [16, 15]),                # every block runs one: even
+    (5, 4, 1, 0, [2, 1, 1, 1]),
+    (3, 3, 1, 1, [2, 1, 0]),
+])
+def test_feature_blocks_leave_room_for_a_wide_task(n_features, n_blocks, n_light, weight,
+                                                   want):
+    # build_child_splits' blocks: in order, every feature once, the last n_light blocks
+    # (each runs a wide feature's task too) lighter by the task's weight in features
+    from skltr._cpu.split_children import block_start
+
+    starts = [block_start(i, n_features, n_blocks, n_light, weight)
+              for i in range(n_blocks + 1)]
+    assert starts[0] == 0 and starts[-1] == n_features
+    assert np.diff(starts).tolist() == want
 
 
 def test_compiled_growth_touches_only_the_histograms_it_holds(monkeypatch):

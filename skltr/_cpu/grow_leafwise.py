@@ -27,8 +27,8 @@ from numba import njit
 
 from .histogram import (build_histogram, build_histogram_serial, integer_task_split,
                         subtract_histograms)
-from .histogram_wide import (build_wide_histogram, build_wide_histogram_serial,
-                             wide_chunks)
+from .histogram_wide import (all_codes, build_wide_histogram, build_wide_histogram_serial,
+                             whole_codes, wide_chunks)
 from .partition import partition_rows, partition_rows_serial
 from .split import find_best_splits, find_best_splits_serial
 from .split_categorical import best_categorical_splits, categorical_wins
@@ -58,6 +58,7 @@ class GrowCase(NamedTuple):
     wide_update_bytes: int   # WIDE_UPDATE_BYTES
     wide_region_bytes: int   # WIDE_REGION_BYTES
     wide_tasks: int          # WIDE_TASKS: 0 fit the threads, 1 apart, 2 a task each
+    wide_task_features: int  # WIDE_TASK_FEATURES
 
 
 class GrowData(NamedTuple):
@@ -86,6 +87,9 @@ class GrowWide(NamedTuple):
     offsets: np.ndarray      # int64 per wide feature
     index: np.ndarray        # int64 per feature: its wide number, or -1
     scratch: np.ndarray      # row chunks 1.. of a parallel wide histogram
+    n_codes: np.ndarray      # int64 per wide feature: its codes, the missing one included
+    codes: np.ndarray        # uint64 (n_slots, n_wide, n_words): the codes a slot's wide
+                             # rows hold (build_wide_feature); records of others undefined
 
 
 class GrowCategorical(NamedTuple):
@@ -249,6 +253,8 @@ def _build(d, case, wide, slots, t, i, use_rows, reduce):
     parallel = case.n_threads > 1 and n_rows >= case.hist_min_rows
     if wide is not None:
         _build_wide(d, case, wide, hist[n_features:], start, end, use_rows, parallel)
+        for w in range(wide.n_codes.size):
+            all_codes(wide.codes[t.slot[i], w], wide.n_codes[w])
     hf = hist[:n_features]
     if parallel:
         chunks, blocks = _tasks(d, case, n_rows)
@@ -352,6 +358,9 @@ def _split(d, case, c, wide, cat, slots, free, state, t, i, left, n_leaves):
             blocks, paired = np.int64(0), False
     if blocks == 0:
         n_chunks = _build(d, case, wide, slots, t, small, bool(True), not threaded)
+        if wide is not None and cat is not None:  # the parent's wide rows all read
+            whole_codes(slots[parent_slot], d.X.shape[1], wide.offsets, wide.n_codes,
+                        wide.codes[parent_slot])
     if threaded:
         _child_splits(d, case, c, wide, cat, slots, free, state, t, small, large, do_small,
                       do_large, n_chunks, blocks, paired)
@@ -400,7 +409,7 @@ def _child_splits(d, case, c, wide, cat, slots, free, state, t, small, large, do
             res = build_child_splits(d.X, d.g, d.h, d.buf, start, end, blocks, small_hist,
                                      large_hist, d.n_bins, d.numeric, d.monotone, small_sums,
                                      large_sums, c, d.work, d.large_work, do_small, do_large,
-                                     None, None, None, paired)
+                                     None, None, None, paired, 0)
         else:
             res = find_child_splits(small_hist, large_hist, d.n_bins, d.numeric, d.monotone,
                                     small_sums, large_sums, c, d.work, d.large_work, do_small,
@@ -411,7 +420,11 @@ def _child_splits(d, case, c, wide, cat, slots, free, state, t, small, large, do
                                      large_hist, d.n_bins, d.numeric, d.monotone, small_sums,
                                      large_sums, c, d.work, d.large_work, do_small, do_large,
                                      cat.tasks, cat.k,
-                                     None if wide is None else (wide.X, wide.offsets), paired)
+                                     None if wide is None else
+                                     (wide.X, wide.offsets, wide.n_codes,
+                                      wide.codes[t.slot[small]], wide.codes[t.slot[large]],
+                                      case.wide_update_bytes), paired,
+                                     case.wide_task_features)
         else:
             res = find_child_splits(small_hist, large_hist, d.n_bins, d.numeric, d.monotone,
                                     small_sums, large_sums, c, d.work, d.large_work, do_small,

@@ -34,6 +34,7 @@ from numba import njit, prange
 
 from ._intrinsics import ctz64
 from .histogram import subtract_rows
+from .histogram_wide import subtract_codes
 from .split import _bin, _bin_count, _monotone_gain, _node_constants, leaf_objective
 
 
@@ -146,10 +147,14 @@ def best_categorical_split(hist, features, n_bins, feature_mask, sum_g, sum_h, c
 
 @njit(cache=True)
 def _feature_split(hist, f, nb, sum_g, sum_h, count, lo, hi, c, k, min_n, parent,
-                   count_factor, left_bits):
+                   count_factor, left_bits, present=None):
     """The best categorical split of one node on feature ``f`` (``nb`` bins):
     ``(gain, left_g, left_h, left_count, many)``, ``gain`` -inf when no candidate beats
-    ``min_split_gain``; ``left_bits`` receives its left bins (cleared first)."""
+    ``min_split_gain``; ``left_bits`` receives its left bins (cleared first).
+
+    ``present`` (a wide feature's, ``skltr._cpu.histogram_wide.build_wide_feature``): the
+    only bins to read (uint64 words, bit ``b % 64`` of word ``b // 64``: bin ``b``), which
+    the scan narrows to the nonempty ones; None: every bin."""
     hessian_counts = count_factor > 0.0
     inv_h = c.inv_scale_h
     min_w = c.min_child_weight
@@ -186,20 +191,10 @@ def _feature_split(hist, f, nb, sum_g, sum_h, count, lo, hi, c, k, min_n, parent
     n_max = hist.shape[1]  # bins a row: a wide feature's codes are one long row
     order = np.empty(n_max, np.int64)
     keys = np.empty(n_max, np.float64)
-    used = 0
-    for w0 in range(0, nb, 64):
-        # the used bins of 64 as the bits of a word, then its set bits in order: a node uses
-        # few of a wide feature's bins, and which is data (a branch on each mispredicted);
-        # a word of none costs one test
-        word = np.uint64(0)
-        for b in range(w0, min(w0 + 64, nb)):
-            gb, hb, cb, nonempty = _bin(hist, f, b, c.count_shift, hessian_counts)
-            ok = nonempty & (_bin_count(hb, cb, inv_h, count_factor) >= k.cat_smooth)
-            word |= np.uint64(ok) << np.uint64(b - w0)
-        while word != 0:
-            order[used] = w0 + np.int64(ctz64(word))
-            used += 1
-            word &= word - np.uint64(1)
+    if present is None:
+        used = _used_bins(hist, f, nb, c, k, count_factor, order)
+    else:
+        used = _present_bins(hist, f, nb, c, k, count_factor, present, order)
     if used == 0:
         return -np.inf, best_gl, best_hl, np.int64(0), False
     for i in range(used):  # the keys of the bins used only (few of a wide feature's)
@@ -252,6 +247,52 @@ def _feature_split(hist, f, nb, sum_g, sum_h, count, lo, hi, c, k, min_n, parent
         b = up[i] if best_dir == 1 else down[i]
         left_bits[b >> 6] |= np.uint64(1) << np.uint64(b & 63)
     return best, best_gl, best_hl, np.int64(best_cl), True
+
+
+@njit(cache=True, inline="always")
+def _used_bins(hist, f, nb, c, k, count_factor, order):
+    # _feature_split's used bins: those whose count reaches cat_smooth, in order[:used]
+    # (increasing; returns used). The used bins of 64 as the bits of a word, then its set
+    # bits in order: a node uses few of a wide feature's bins, and which is data (a branch
+    # on each mispredicted); a word of none costs one test
+    hessian_counts = count_factor > 0.0
+    used = 0
+    for w0 in range(0, nb, 64):
+        word = np.uint64(0)
+        for b in range(w0, min(w0 + 64, nb)):
+            gb, hb, cb, nonempty = _bin(hist, f, b, c.count_shift, hessian_counts)
+            ok = nonempty & (_bin_count(hb, cb, c.inv_scale_h, count_factor) >= k.cat_smooth)
+            word |= np.uint64(ok) << np.uint64(b - w0)
+        while word != 0:
+            order[used] = w0 + np.int64(ctz64(word))
+            used += 1
+            word &= word - np.uint64(1)
+    return used
+
+
+@njit(cache=True, inline="always")
+def _present_bins(hist, f, nb, c, k, count_factor, present, order):
+    # _feature_split's used bins (order[:used], increasing; returns used) among the bins of
+    # ``present``, which keeps the nonempty ones (and the missing bin's and above: not read)
+    hessian_counts = count_factor > 0.0
+    used = 0
+    for i in range(present.size):
+        cand = present[i]
+        kept = np.uint64(0)
+        while cand != 0:
+            low = cand & (~cand + np.uint64(1))
+            cand ^= low
+            b = i * 64 + np.int64(ctz64(low))
+            if b >= nb:
+                kept |= low
+                continue
+            gb, hb, cb, nonempty = _bin(hist, f, b, c.count_shift, hessian_counts)
+            kept |= low * np.uint64(nonempty)
+            if nonempty and _bin_count(hb, cb, c.inv_scale_h, count_factor) >= k.cat_smooth:
+                order[used] = b
+                used += 1
+        present[i] = kept
+    return used
 
 
 @njit(cache=True)
@@ -347,7 +388,8 @@ def _store(ints, gains, sums, i, f, gain, gl, hl, cl, many):
 
 @njit(cache=True)
 def categorical_task(t, n_features, small_hist, large_hist, do_small, do_large, small_sums,
-                     large_sums, c, k, features, wide, mask, ints, gains, sums, bits):
+                     large_sums, c, k, features, wide, mask, ints, gains, sums, bits,
+                     small_codes=None, large_codes=None):
     """Task ``t`` of a fused search of two children (``skltr._cpu.split_children.
     find_child_splits``; ``features .. bits``: a :class:`skltr._records.CategoricalTasks`
     unpacked, as numba's parallel loops take arrays, not records of them; ``k`` the
@@ -355,7 +397,11 @@ def categorical_task(t, n_features, small_hist, large_hist, do_small, do_large, 
     categorical feature ``t`` for both children (its rows reduced and subtracted by the
     caller), else wide feature ``(t - n_features) // 2`` for the smaller child (even) or the
     larger one (odd; the task first subtracts the feature's rows, ``large_hist`` holding the
-    parent's); a child asked for gets its best split on the feature at the task's entry."""
+    parent's); a child asked for gets its best split on the feature at the task's entry.
+
+    ``small_codes``, ``large_codes`` (uint64, shape (n_wide, n_words); None: every record):
+    the codes whose records the children's wide rows hold (``skltr._cpu.histogram_wide.
+    build_wide_feature``); the larger child's are its parent's, narrowed by its scan."""
     n_tasks = gains.size // 2
     if t < n_features:
         j = features[t, 0]
@@ -375,27 +421,36 @@ def categorical_task(t, n_features, small_hist, large_hist, do_small, do_large, 
     j = n_tasks - wide.shape[0] + w
     r0, nr, nb, f = wide[w, 0], wide[w, 1], wide[w, 2], wide[w, 3]
     shape = (1, nr * small_hist.shape[1], small_hist.shape[2])  # the codes as one long row
+    small_view = small_hist[r0:r0 + nr].reshape(shape)
     if larger == 0:
         if do_small:
-            _task_split(small_hist[r0:r0 + nr].reshape(shape), 0, nb, small_sums, c, k, mask,
-                        ints, gains, sums, bits, j, f)
+            _task_split(small_view, 0, nb, small_sums, c, k, mask, ints, gains, sums, bits,
+                        j, f, None if small_codes is None else small_codes[w])
         return
     if do_large:
-        subtract_rows(large_hist, small_hist, r0, nr)
-        _task_split(large_hist[r0:r0 + nr].reshape(shape), 0, nb, large_sums, c, k, mask,
-                    ints, gains, sums, bits, n_tasks + j, f)
+        large_view = large_hist[r0:r0 + nr].reshape(shape)
+        if small_codes is None:
+            subtract_rows(large_hist, small_hist, r0, nr)
+            _task_split(large_view, 0, nb, large_sums, c, k, mask, ints, gains, sums, bits,
+                        n_tasks + j, f)
+        else:
+            subtract_codes(large_view, small_view, small_codes[w])
+            _task_split(large_view, 0, nb, large_sums, c, k, mask, ints, gains, sums, bits,
+                        n_tasks + j, f, large_codes[w])
 
 
 @njit(cache=True)
-def _task_split(hist, row, nb, node_sums, c, k, mask, ints, gains, sums, bits, j, f):
-    # one child's best split on categorical feature f (histogram row ``row``) into entry j
+def _task_split(hist, row, nb, node_sums, c, k, mask, ints, gains, sums, bits, j, f,
+                present=None):
+    # one child's best split on categorical feature f (histogram row ``row``; ``present``:
+    # _feature_split's) into entry j
     ints[j, 0] = -1
     if not mask[f]:
         return
     sum_g, sum_h, count, lo, hi = node_sums
     min_n, parent, count_factor = _node_constants(sum_g, sum_h, count, c, lo, hi)
     gain, gl, hl, cl, many = _feature_split(hist, row, nb, sum_g, sum_h, count, lo, hi, c, k,
-                                            min_n, parent, count_factor, bits[j])
+                                            min_n, parent, count_factor, bits[j], present)
     if gain > -np.inf:
         _store(ints, gains, sums, j, f, gain, gl, hl, cl, many)
 

@@ -106,7 +106,7 @@ def find_child_splits(small_hist, large_hist, n_bins, feature_mask, monotone, sm
 def build_child_splits(X_binned, grad, hess, rows, start, end, n_blocks, small_hist,
                        large_hist, n_bins, feature_mask, monotone, small_sums, large_sums, c,
                        small_work, large_work, do_small, do_large, cat, k, wide_codes,
-                       paired):
+                       paired, wide_weight):
     """:func:`find_child_splits` with the smaller child's histogram built in the same region:
     task ``p`` builds features ``[p * per, (p + 1) * per)`` of ``rows[start:end]``
     (``build_histogram``'s feature blocks, one row chunk: the same sums in the same order)
@@ -116,20 +116,23 @@ def build_child_splits(X_binned, grad, hess, rows, start, end, n_blocks, small_h
     child (given ``wide_codes``), then searches both children (``categorical_task``'s two
     tasks, in turn).
 
-    ``paired``: the region has a task a block, and the last blocks' tasks (the lightest: the
-    last block holds what the others leave) each run a wide feature's task after their
-    features; else every wide feature is a task of its own beside the blocks (spread by
-    :func:`_slot`). numba's schedule gives ``threads + 1`` tasks to the threads one each and
+    ``paired``: the region has a task a block, and the last blocks' tasks each run a wide
+    feature's task after their features, holding ``wide_weight`` features fewer than the
+    others for it (:func:`block_start`); else every wide feature is a task of its own beside
+    the blocks (spread by :func:`_slot`). numba's schedule gives ``threads + 1`` tasks to the threads one each and
     two to the first thread, which then ran two whole blocks while the others waited: with
     a block a thread and a wide feature, the tasks pair (``skltr._cpu.grow_leafwise``).
 
     Parameters are :func:`find_child_splits`' and :func:`~skltr._cpu.histogram.
     build_histogram`'s; ``small_hist``'s features' rows are overwritten, its wide rows too
-    given ``wide_codes``: ``(X_wide, offsets)`` of the wide features
-    (:class:`skltr._cpu.grow_leafwise.GrowWide`'s), or None (the wide rows read as given).
+    given ``wide_codes``: ``(X_wide, offsets, n_codes, small_codes, large_codes,
+    update_bytes)``, the wide features' codes (:class:`skltr._cpu.grow_leafwise.GrowWide`'s),
+    the codes each child's wide rows hold, the smaller one's written here, and
+    ``WIDE_UPDATE_BYTES`` (``skltr._cpu.histogram_wide.build_wide_feature``: only those
+    records are built, subtracted and scanned); or None (the wide rows read as given, every
+    record).
     """
     n_features = n_bins.shape[0]
-    per = (n_features + n_blocks - 1) // n_blocks
     flat = small_hist.reshape(-1)
     stride = small_hist.shape[1] * small_hist.shape[2]
     Xf = X_binned.reshape(-1)
@@ -139,7 +142,7 @@ def build_child_splits(X_binned, grad, hess, rows, start, end, n_blocks, small_h
         # unpacked: a parallel loop takes arrays, not records of them
         features, wide, mask, ints, gains, sums, bits = cat
         if wide_codes is not None:
-            X_wide, offsets = wide_codes
+            X_wide, offsets, n_codes, small_codes, large_codes, update_bytes = wide_codes
     sg, sh, sn, s_lo, s_hi = small_sums
     lg, lh, ln, l_lo, l_hi = large_sums
     s_min_n, s_parent, s_factor = _node_constants(sg, sh, sn, c, s_lo, s_hi)
@@ -147,11 +150,12 @@ def build_child_splits(X_binned, grad, hess, rows, start, end, n_blocks, small_h
     s_gain, s_bin, s_left, s_gl, s_hl, s_cl = small_work  # unpacked: see find_best_splits
     l_gain, l_bin, l_left, l_gl, l_hl, l_cl = large_work
     n_tasks = n_blocks if paired else n_blocks + n_wide_tasks
+    n_light = n_wide_tasks if paired else 0
     for p in prange(n_tasks):
         i, w = _block_and_wide(p, n_tasks, n_blocks, n_wide_tasks, paired)
         if i >= 0:
-            f_lo = i * per
-            f_hi = min(f_lo + per, n_features)
+            f_lo = block_start(i, n_features, n_blocks, n_light, wide_weight)
+            f_hi = block_start(i + 1, n_features, n_blocks, n_light, wide_weight)
             for j in range(f_lo * stride, f_hi * stride):  # a loop: a slice fill is a
                 flat[j] = 0                                 # parfor
             _accumulate(Xf, n_features, grad, hess, rows, start, end, True, f_lo, f_hi, flat,
@@ -176,13 +180,43 @@ def build_child_splits(X_binned, grad, hess, rows, start, end, n_blocks, small_h
             if w >= 0:
                 if wide_codes is not None:
                     build_wide_feature(X_wide, grad, hess, rows, start, end, small_hist,
-                                       n_features, wide[w, 0], wide[w, 1], offsets, w)
-                for child in range(2):  # the smaller child, then the larger
-                    categorical_task(n_features + 2 * w + child, n_features, small_hist,
-                                     large_hist, do_small, do_large, small_sums, large_sums,
-                                     c, k, features, wide, mask, ints, gains, sums, bits)
+                                       n_features, offsets, w, n_codes[w], small_codes[w],
+                                       update_bytes)
+                    for child in range(2):  # the smaller child, then the larger
+                        categorical_task(n_features + 2 * w + child, n_features, small_hist,
+                                         large_hist, do_small, do_large, small_sums,
+                                         large_sums, c, k, features, wide, mask, ints, gains,
+                                         sums, bits, small_codes, large_codes)
+                else:
+                    for child in range(2):
+                        categorical_task(n_features + 2 * w + child, n_features, small_hist,
+                                         large_hist, do_small, do_large, small_sums,
+                                         large_sums, c, k, features, wide, mask, ints, gains,
+                                         sums, bits)
     return _children_best(small_work, large_work, small_sums, large_sums, do_small, do_large,
                           cat)
+
+
+@njit(cache=True, inline="always")
+def block_start(i, n_features, n_blocks, n_light, weight):
+    """The first feature of block ``i`` of ``n_blocks`` (``n_blocks``: ``n_features``), in
+    order: the blocks before the last ``n_light`` share what those leave evenly (one more
+    for the first ones), and the last ``n_light`` (each also runs a wide feature's task,
+    the cost of ``weight`` features) hold ``weight`` features fewer than an even share of
+    the work, or none. Blocks of ``ceil(n_features / n_blocks)`` put a wide task
+    after most of a block: on 8 threads and 31 features its thread had 3 features and the
+    task, the others 4 each, and the region waited for it."""
+    n_heavy = n_blocks - n_light
+    light = 0
+    if n_light > 0 and n_heavy > 0:
+        light = max((n_features + n_light * weight) // n_blocks - weight, 0)
+    rest = n_features - light * n_light  # the heavy blocks' features
+    if n_heavy == 0:
+        n_heavy, rest, light = n_blocks, n_features, 0  # blocks all alike: even
+    if i >= n_heavy:
+        return rest + (i - n_heavy) * light
+    per, extra = divmod(rest, n_heavy)
+    return i * per + min(i, extra)
 
 
 @njit(cache=True, inline="always")

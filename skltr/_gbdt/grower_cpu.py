@@ -107,6 +107,11 @@ WIDE_REGION_BYTES = 50_000
 #: levels on 4 threads 1.04x (``benchmarks/results/wide_tasks-h200-host-*-85e2fba-*``).
 WIDE_TASKS = "fit"
 _WIDE_TASKS = {"fit": 0, "apart": 1, "own": 2}
+#: A wide feature's task after a feature block's (``"fit"``) costs about as much as this
+#: many byte features of the block (its rows' build at 4-5 times a byte feature's, then
+#: two scans of its codes: 1,000 and 3,000 rows, one thread, by hand), so those blocks
+#: hold that many features fewer (:func:`skltr._cpu.split_children.block_start`)
+WIDE_TASK_FEATURES = 5
 #: Leaf-wise trees of one process grow in one numba call (:mod:`skltr._cpu.grow_leafwise`:
 #: the driver's decisions compiled, the same tree) unless they need what only the driver
 #: does: constraints, speculative batches, an all-reduce. False: always the driver (tests).
@@ -276,7 +281,8 @@ class TreeGrower:
             partition_min_rows=PARTITION_PARALLEL_MIN_ROWS,
             split_min_rows=SPLIT_PARALLEL_MIN_ROWS,
             min_chunk_rows=_histogram.MIN_CHUNK_ROWS, wide_update_bytes=WIDE_UPDATE_BYTES,
-            wide_region_bytes=WIDE_REGION_BYTES, wide_tasks=_WIDE_TASKS[WIDE_TASKS])
+            wide_region_bytes=WIDE_REGION_BYTES, wide_tasks=_WIDE_TASKS[WIDE_TASKS],
+            wide_task_features=WIDE_TASK_FEATURES)
         data = GrowData(self.X_binned, self.X_binned_T, self._g, self._h, self._buf, self._tmp,
                         self.n_bins, mask, numeric, self._monotone, self.pool.scratch,
                         self._work, self._large_work)
@@ -285,8 +291,11 @@ class TreeGrower:
             index = np.full(n_features, -1, np.int64)
             index[self.wide.features] = np.arange(self.wide.features.size)
             size = self.wide.hist_rows * self.pool.shape[1] * self.pool.shape[2]
+            n_codes = self.wide.n_bins.astype(np.int64) + 1  # the missing code too
+            codes = np.empty((slots.shape[0], n_codes.size, (int(n_codes.max()) + 63) // 64),
+                             np.uint64)
             wide = GrowWide(self.wide.X, self.wide.X_T, self.wide.offsets, index,
-                            self.pool.wide_scratch(self._n_threads - 1, size))
+                            self.pool.wide_scratch(self._n_threads - 1, size), n_codes, codes)
         n_words = 0
         if tasks is not None:
             search = self._categorical[0]

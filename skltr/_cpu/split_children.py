@@ -94,7 +94,7 @@ def find_child_splits(small_hist, large_hist, n_bins, feature_mask, monotone, sm
                 (l_gain[f], l_bin[f], l_left[f], l_gl[f], l_hl[f], l_cl[f]) = _scan_feature(
                     large_hist, f, n_bins[f], feature_mask[f], lg, lh, ln, c, l_min_n,
                     l_parent, l_factor, l_lo, l_hi, monotone[f])
-        if cat is not None:
+        if cat is not None and (wide_task or features[f, 0] >= 0):  # (build_child_splits')
             categorical_task(f, n_features, small_hist, large_hist, do_small, do_large,
                              small_sums, large_sums, c, k, features, wide, mask, ints, gains,
                              sums, bits)
@@ -172,7 +172,9 @@ def build_child_splits(X_binned, grad, hess, rows, start, end, n_blocks, small_h
                      l_cl[f]) = _scan_feature(large_hist, f, n_bins[f], feature_mask[f], lg,
                                               lh, ln, c, l_min_n, l_parent, l_factor, l_lo,
                                               l_hi, monotone[f])
-                if cat is not None:
+                # a byte categorical feature's task (not a call for every feature: each
+                # passes seventeen arguments)
+                if cat is not None and features[f, 0] >= 0:
                     categorical_task(f, n_features, small_hist, large_hist, do_small,
                                      do_large, small_sums, large_sums, c, k, features, wide,
                                      mask, ints, gains, sums, bits)

@@ -108,10 +108,11 @@ WIDE_REGION_BYTES = 50_000
 WIDE_TASKS = "fit"
 _WIDE_TASKS = {"fit": 0, "apart": 1, "own": 2}
 #: A wide feature's task after a feature block's (``"fit"``) costs about as much as this
-#: many byte features of the block (its rows' build at 4-5 times a byte feature's, then
-#: two scans of its codes: 1,000 and 3,000 rows, one thread, by hand), so those blocks
-#: hold that many features fewer (:func:`skltr._cpu.split_children.block_start`)
-WIDE_TASK_FEATURES = 5
+#: many byte features of the block, so those blocks hold that many features fewer
+#: (:func:`skltr._cpu.split_children.block_start`). Timed inside the region (TSC, the
+#: categorical benchmark's fits of 1,000 and 10,000 levels): 7.6 us a task against 2.9 us
+#: a feature on 2 threads, 12-13 us against 6-8 us on 8-16 threads of the H200 host
+WIDE_TASK_FEATURES = 3
 #: Leaf-wise trees of one process grow in one numba call (:mod:`skltr._cpu.grow_leafwise`:
 #: the driver's decisions compiled, the same tree) unless they need what only the driver
 #: does: constraints, speculative batches, an all-reduce. False: always the driver (tests).

@@ -771,7 +771,8 @@ def test_leaf_of_rows():
     np.testing.assert_array_equal(out, [3, 7, 9, 7, 7, 3, -1])
 
 
-@pytest.mark.parametrize("n_chunks,n_blocks", [(1, 0), (3, 0), (1, 1), (1, 3), (1, 20)])
+@pytest.mark.parametrize("n_chunks,n_blocks", [(1, 0), (3, 0), (1, 1), (1, 3), (1, 6),
+                                               (1, 20)])
 @pytest.mark.parametrize("do", [(True, True), (True, False), (False, True)])
 def test_find_child_splits(n_chunks, n_blocks, do):
     # one region: reduce the small child's row chunks (or, build_child_splits, build its
@@ -805,9 +806,10 @@ def test_find_child_splits(n_chunks, n_blocks, do):
     works = split_work(20, np.float64), split_work(20, np.float64)
     if n_blocks:  # built by the kernel itself
         small[...] = 7.0
-        got = build_child_splits(X, grad, hess, small_rows, 0, small_rows.size, n_blocks,
-                                 small, large, n_bins, mask, np.zeros(20, np.int8), sums[0],
-                                 sums[1], c, *works, *do, None, None, None, False, 0)
+        got = build_child_splits(X, np.ascontiguousarray(X.T), grad, hess, small_rows, 0,
+                                 small_rows.size, n_blocks, small, large, n_bins, mask,
+                                 np.zeros(20, np.int8), sums[0], sums[1], c, *works, *do,
+                                 None, None, None, False, 0)
     else:
         got = find_child_splits(small, large, n_bins, mask, np.zeros(20, np.int8), sums[0],
                                 sums[1], c, *works, *do, scratch, n_chunks, None, None)

@@ -406,20 +406,20 @@ def _child_splits(d, case, c, wide, cat, slots, free, state, t, small, large, do
     start, end = t.start[small], t.end[small]
     if cat is None:  # (numba compiles one branch)
         if blocks > 0:
-            res = build_child_splits(d.X, d.g, d.h, d.buf, start, end, blocks, small_hist,
-                                     large_hist, d.n_bins, d.numeric, d.monotone, small_sums,
-                                     large_sums, c, d.work, d.large_work, do_small, do_large,
-                                     None, None, None, paired, 0)
+            res = build_child_splits(d.X, d.X_T, d.g, d.h, d.buf, start, end, blocks,
+                                     small_hist, large_hist, d.n_bins, d.numeric, d.monotone,
+                                     small_sums, large_sums, c, d.work, d.large_work, do_small,
+                                     do_large, None, None, None, paired, 0)
         else:
             res = find_child_splits(small_hist, large_hist, d.n_bins, d.numeric, d.monotone,
                                     small_sums, large_sums, c, d.work, d.large_work, do_small,
                                     do_large, d.scratch, n_chunks, None, None)
     else:
         if blocks > 0:  # the wide features' rows built in the region too
-            res = build_child_splits(d.X, d.g, d.h, d.buf, start, end, blocks, small_hist,
-                                     large_hist, d.n_bins, d.numeric, d.monotone, small_sums,
-                                     large_sums, c, d.work, d.large_work, do_small, do_large,
-                                     cat.tasks, cat.k,
+            res = build_child_splits(d.X, d.X_T, d.g, d.h, d.buf, start, end, blocks,
+                                     small_hist, large_hist, d.n_bins, d.numeric, d.monotone,
+                                     small_sums, large_sums, c, d.work, d.large_work, do_small,
+                                     do_large, cat.tasks, cat.k,
                                      None if wide is None else
                                      (wide.X, wide.offsets, wide.n_codes,
                                       wide.codes[t.slot[small]], wide.codes[t.slot[large]],

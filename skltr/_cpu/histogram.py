@@ -58,6 +58,11 @@ The caller owns ``scratch`` and the node histograms (a pool): allocating and fir
 ``build_histogram_serial``: a parallel region costs ~10 us on an idle machine and
 milliseconds on a busy one.
 
+A narrow feature block (at most ``COLUMN_BLOCK_FEATURES``: a small node's block in the split
+search's region on 8 or more threads) reads the binned columns ``X_binned_T`` instead, two
+features a pass (:func:`accumulate_columns`): a block of two features read the cache line of
+every row of the node for two of its bytes, and each of 16 threads did so.
+
 Gradients are read through ``rows`` as the rows are walked: row-wise building reads each
 gradient once per row, so LightGBM's "ordered gradients" gather (which pays off when every
 feature re-reads the node's gradients) would add a pass without saving one.
@@ -107,6 +112,50 @@ def _accumulate(Xf, n_features, grad, hess, rows, lo, hi, use_rows, f_lo, f_hi, 
             if n_channels == 3:
                 h[idx + np.uint64(2)] += 1
             off += stride
+
+
+#: Feature blocks of at most this many features read columns (:func:`accumulate_columns`):
+#: one thread, a block of a node of 1,500 rows of 24,000 (31 features): 2 features 3.70 ->
+#: 1.75 us, 4 features 4.85 -> 3.81 us, 16 features 11.9 -> 14.9 us (2-core Xeon, by hand)
+COLUMN_BLOCK_FEATURES = 4
+
+
+@njit(cache=True, inline="always")
+def accumulate_columns(X_T, grad, hess, rows, lo, hi, f_lo, f_hi, h, feature_stride,
+                       n_channels):
+    """:func:`_accumulate` of ``rows[lo:hi]`` and features ``f_lo:f_hi`` from the columns
+    ``X_T`` (``(n_features, n_samples)``, C order), two features a pass over the rows: the
+    same sums, each bin's in row order."""
+    f = f_lo
+    while f < f_hi:
+        pair = f + 1 < f_hi
+        col0 = X_T[f]
+        col1 = X_T[f + 1] if pair else X_T[f]
+        off0 = np.uint64(f) * np.uint64(feature_stride)
+        off1 = off0 + np.uint64(feature_stride)
+        if pair:
+            for i in range(lo, hi):
+                r = np.uint64(rows[i])
+                _add(h, off0 + np.uint64(col0[r]) * np.uint64(n_channels), grad[r], hess[r],
+                     n_channels)
+                _add(h, off1 + np.uint64(col1[r]) * np.uint64(n_channels), grad[r], hess[r],
+                     n_channels)
+        else:
+            for i in range(lo, hi):
+                r = np.uint64(rows[i])
+                _add(h, off0 + np.uint64(col0[r]) * np.uint64(n_channels), grad[r], hess[r],
+                     n_channels)
+        f += 2
+
+
+@njit(cache=True, inline="always")
+def _add(h, idx, g, hs, n_channels):
+    # one row's record: _accumulate's update
+    h[idx] += g
+    if n_channels > 1:
+        h[idx + np.uint64(1)] += hs
+    if n_channels == 3:
+        h[idx + np.uint64(2)] += 1
 
 
 @njit(cache=True)

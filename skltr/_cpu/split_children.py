@@ -10,7 +10,8 @@ the same region, a block of features a task (nodes whose histogram takes one row
 import numpy as np
 from numba import njit, prange
 
-from .histogram import _accumulate, reduce_feature, subtract_rows
+from .histogram import (COLUMN_BLOCK_FEATURES, _accumulate, accumulate_columns,
+                        reduce_feature, subtract_rows)
 from .histogram_wide import build_wide_feature
 from .split import _node_constants, _pick_best, _scan_feature
 from .split_categorical import best_task, categorical_task
@@ -103,14 +104,15 @@ def find_child_splits(small_hist, large_hist, n_bins, feature_mask, monotone, sm
 
 
 @njit(parallel=True, cache=True)
-def build_child_splits(X_binned, grad, hess, rows, start, end, n_blocks, small_hist,
-                       large_hist, n_bins, feature_mask, monotone, small_sums, large_sums, c,
-                       small_work, large_work, do_small, do_large, cat, k, wide_codes,
-                       paired, wide_weight):
+def build_child_splits(X_binned, X_binned_T, grad, hess, rows, start, end, n_blocks,
+                       small_hist, large_hist, n_bins, feature_mask, monotone, small_sums,
+                       large_sums, c, small_work, large_work, do_small, do_large, cat, k,
+                       wide_codes, paired, wide_weight):
     """:func:`find_child_splits` with the smaller child's histogram built in the same region:
-    task ``p`` builds features ``[p * per, (p + 1) * per)`` of ``rows[start:end]``
-    (``build_histogram``'s feature blocks, one row chunk: the same sums in the same order)
-    and searches them at once, while they are in its cache. One region a split instead of
+    task ``p`` builds feature block ``p`` (:func:`block_start`) of ``rows[start:end]`` (one
+    row chunk: the same sums in the same order; a narrow block from the columns
+    ``X_binned_T``, :func:`~skltr._cpu.histogram.accumulate_columns`) and searches it at
+    once, while it is in its cache. One region a split instead of
     two (a region's start and its wait for the slowest thread grow with the threads). A wide
     categorical feature is one task of the same region: it builds its rows of the smaller
     child (given ``wide_codes``), then searches both children (``categorical_task``'s two
@@ -119,9 +121,10 @@ def build_child_splits(X_binned, grad, hess, rows, start, end, n_blocks, small_h
     ``paired``: the region has a task a block, and the last blocks' tasks each run a wide
     feature's task after their features, holding ``wide_weight`` features fewer than the
     others for it (:func:`block_start`); else every wide feature is a task of its own beside
-    the blocks (spread by :func:`_slot`). numba's schedule gives ``threads + 1`` tasks to the threads one each and
-    two to the first thread, which then ran two whole blocks while the others waited: with
-    a block a thread and a wide feature, the tasks pair (``skltr._cpu.grow_leafwise``).
+    the blocks (spread by :func:`_slot`). numba's schedule gives ``threads + 1`` tasks to
+    the threads one each and two to the first thread, which then ran two whole blocks while
+    the others waited: with a block a thread and a wide feature, the tasks pair
+    (``skltr._cpu.grow_leafwise``).
 
     Parameters are :func:`find_child_splits`' and :func:`~skltr._cpu.histogram.
     build_histogram`'s; ``small_hist``'s features' rows are overwritten, its wide rows too
@@ -158,8 +161,12 @@ def build_child_splits(X_binned, grad, hess, rows, start, end, n_blocks, small_h
             f_hi = block_start(i + 1, n_features, n_blocks, n_light, wide_weight)
             for j in range(f_lo * stride, f_hi * stride):  # a loop: a slice fill is a
                 flat[j] = 0                                 # parfor
-            _accumulate(Xf, n_features, grad, hess, rows, start, end, True, f_lo, f_hi, flat,
-                        stride, small_hist.shape[2])
+            if f_hi - f_lo <= COLUMN_BLOCK_FEATURES:
+                accumulate_columns(X_binned_T, grad, hess, rows, start, end, f_lo, f_hi, flat,
+                                   stride, small_hist.shape[2])
+            else:
+                _accumulate(Xf, n_features, grad, hess, rows, start, end, True, f_lo, f_hi,
+                            flat, stride, small_hist.shape[2])
             for f in range(f_lo, f_hi):
                 if do_small:
                     (s_gain[f], s_bin[f], s_left[f], s_gl[f], s_hl[f],

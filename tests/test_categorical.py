@@ -945,7 +945,12 @@ def test_a_small_nodes_wide_task_reads_only_the_codes_it_holds(layout, zero_all)
     parent_flat = parent[nf:].reshape(-1, ch)
     parent_flat[np.setdiff1d(np.arange(K + 1), list(_codes_of(parent_codes)))] = 5
     view = (1, n_rows * W, ch)
-    subtract_codes(parent[nf:].reshape(view), small[nf:].reshape(view), small_codes)
+    dropped = min(held)  # as a scan drops a code of a zero record: the subtraction adds it
+    parent_codes[dropped >> 6] &= ~np.uint64(1 << (dropped & 63))
+    held_by_parent = _codes_of(parent_codes)
+    subtract_codes(parent[nf:].reshape(view), small[nf:].reshape(view), small_codes,
+                   parent_codes)
+    assert _codes_of(parent_codes) == held_by_parent | held
     large_want = dense(large_rows)[nf:].reshape(-1, ch)
     at = np.array(sorted(_codes_of(parent_codes)))
     np.testing.assert_array_equal(parent_flat[at], large_want[at])
@@ -974,6 +979,32 @@ def test_a_small_nodes_wide_task_reads_only_the_codes_it_holds(layout, zero_all)
     whole_codes(parent, nf, offsets, np.array([K + 1]), codes.reshape(1, -1))
     np.testing.assert_array_equal(parent[nf:].reshape(-1, ch)[:K + 1], large_want[:K + 1])
     assert _codes_of(codes) == set(range(K + 1))
+
+
+@pytest.mark.parametrize("hessian_counts", [False, True])
+def test_a_scan_keeps_the_codes_whose_records_are_not_zero(hessian_counts):
+    # _present_bins narrows a node's codes to records that are not all zeros, not to the
+    # scan's nonempty bins: a record of rows without gradients or hessians is empty to a
+    # scan by hessians but holds their count, which a full subtraction reads
+    from skltr._cpu.split_categorical import _present_bins
+
+    shift, K = 20, 130
+    hist = np.zeros((1, K + 1, 2), np.int64)
+    hist[0, 5] = (0, 3 << shift)              # rows, no gradient or hessian
+    hist[0, 9] = (4, (2 << shift) + 40)       # rows with both
+    hist[0, 70] = (-6, (12 << shift) + 900)   # rows with both, count >= cat_smooth
+    hist[0, K] = (1, (1 << shift) + 3)        # the missing code: kept, never read
+    present = np.array([(1 << 5) | (1 << 7) | (1 << 9), (1 << 6) | (1 << 7),
+                        1 << (K - 128)], np.uint64)
+    c = split_constants(missing_bin=K, inv_scale_g=1.0, inv_scale_h=1.0, reg_lambda=0.0,
+                        reg_alpha=0.0, min_child_weight=1e-3, min_samples_leaf=1,
+                        min_split_gain=0.0, count_shift=shift, hessian_counts=hessian_counts)
+    k = CategoricalConstants(4, 32, 10.0, 10.0, 5)
+    order = np.zeros(K + 1, np.int64)
+    used = _present_bins(hist, 0, K, c, k, 1.0 if hessian_counts else 0.0, present, order)
+    assert _codes_of(present) == {5, 9, 70, K}  # 7 and 71: zero records, dropped
+    # used: a count of cat_smooth (10) or more -- hessians 40 and 900 estimated, or rows
+    assert order[:used].tolist() == ([9, 70] if hessian_counts else [70])
 
 
 def test_wide_feature_over_255_categories_fits_and_scores_its_rare_ones():

@@ -153,16 +153,19 @@ def whole_codes(hist, n_features, offsets, n_codes, present):
 
 
 @njit(cache=True, inline="always")
-def subtract_codes(parent, child, present):
-    """``parent -= child`` at the codes of ``present`` only (both: a wide feature's rows as
-    one long row, shape ``(1, n, n_channels)``): the larger child by subtraction from its
-    parent where the smaller one has rows (:func:`build_wide_feature`), elsewhere the
-    parent's own records."""
+def subtract_codes(parent, child, child_codes, parent_codes):
+    """``parent -= child`` at the codes of ``child_codes`` only (both: a wide feature's rows
+    as one long row, shape ``(1, n, n_channels)``), which join ``parent_codes``: the larger
+    child by subtraction from its parent where the smaller one has rows
+    (:func:`build_wide_feature`), elsewhere the parent's own records. (A scan drops a code
+    whose record is all zeros, which rows can sum to; the smaller child's rows of it may
+    not, and the difference is then the larger child's record to read.)"""
     n_ch = parent.shape[2]
     p = parent.reshape(-1)
     q = child.reshape(-1)
-    for i in range(present.size):
-        word = present[i]
+    for i in range(child_codes.size):
+        word = child_codes[i]
+        parent_codes[i] |= word
         while word != 0:
             at = (i * 64 + np.int64(ctz64(word))) * n_ch
             word &= word - np.uint64(1)

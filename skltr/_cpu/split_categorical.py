@@ -154,7 +154,7 @@ def _feature_split(hist, f, nb, sum_g, sum_h, count, lo, hi, c, k, min_n, parent
 
     ``present`` (a wide feature's, ``skltr._cpu.histogram_wide.build_wide_feature``): the
     only bins to read (uint64 words, bit ``b % 64`` of word ``b // 64``: bin ``b``), which
-    the scan narrows to the nonempty ones; None: every bin."""
+    the scan narrows to those whose record is not all zeros; None: every bin."""
     hessian_counts = count_factor > 0.0
     inv_h = c.inv_scale_h
     min_w = c.min_child_weight
@@ -273,7 +273,10 @@ def _used_bins(hist, f, nb, c, k, count_factor, order):
 @njit(cache=True, inline="always")
 def _present_bins(hist, f, nb, c, k, count_factor, present, order):
     # _feature_split's used bins (order[:used], increasing; returns used) among the bins of
-    # ``present``, which keeps the nonempty ones (and the missing bin's and above: not read)
+    # ``present``, which keeps those whose record is not all zeros (and the missing bin's
+    # and above: not read). Not "nonempty": a record of counts and no gradients, or of
+    # float leftovers, is empty to the scan but not zero, and a full subtraction
+    # (``skltr._cpu.histogram_wide.whole_codes``) reads it
     hessian_counts = count_factor > 0.0
     used = 0
     for i in range(present.size):
@@ -286,8 +289,11 @@ def _present_bins(hist, f, nb, c, k, count_factor, present, order):
             if b >= nb:
                 kept |= low
                 continue
+            nonzero = False
+            for ch in range(hist.shape[2]):
+                nonzero |= hist[f, b, ch] != 0
+            kept |= low * np.uint64(nonzero)
             gb, hb, cb, nonempty = _bin(hist, f, b, c.count_shift, hessian_counts)
-            kept |= low * np.uint64(nonempty)
             if nonempty and _bin_count(hb, cb, c.inv_scale_h, count_factor) >= k.cat_smooth:
                 order[used] = b
                 used += 1
@@ -401,7 +407,8 @@ def categorical_task(t, n_features, small_hist, large_hist, do_small, do_large, 
 
     ``small_codes``, ``large_codes`` (uint64, shape (n_wide, n_words); None: every record):
     the codes whose records the children's wide rows hold (``skltr._cpu.histogram_wide.
-    build_wide_feature``); the larger child's are its parent's, narrowed by its scan."""
+    build_wide_feature``); the larger child's are its parent's and the smaller one's
+    (``subtract_codes``), narrowed by its scan."""
     n_tasks = gains.size // 2
     if t < n_features:
         j = features[t, 0]
@@ -434,7 +441,7 @@ def categorical_task(t, n_features, small_hist, large_hist, do_small, do_large, 
             _task_split(large_view, 0, nb, large_sums, c, k, mask, ints, gains, sums, bits,
                         n_tasks + j, f)
         else:
-            subtract_codes(large_view, small_view, small_codes[w])
+            subtract_codes(large_view, small_view, small_codes[w], large_codes[w])
             _task_split(large_view, 0, nb, large_sums, c, k, mask, ints, gains, sums, bits,
                         n_tasks + j, f, large_codes[w])
 

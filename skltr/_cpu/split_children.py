@@ -95,7 +95,7 @@ def find_child_splits(small_hist, large_hist, n_bins, feature_mask, monotone, sm
                 (l_gain[f], l_bin[f], l_left[f], l_gl[f], l_hl[f], l_cl[f]) = _scan_feature(
                     large_hist, f, n_bins[f], feature_mask[f], lg, lh, ln, c, l_min_n,
                     l_parent, l_factor, l_lo, l_hi, monotone[f])
-        if cat is not None and (wide_task or features[f, 0] >= 0):  # (build_child_splits')
+        if cat is not None and (wide_task or features[f, 0] >= 0):  # a task of its own
             categorical_task(f, n_features, small_hist, large_hist, do_small, do_large,
                              small_sums, large_sums, c, k, features, wide, mask, ints, gains,
                              sums, bits)
@@ -112,11 +112,11 @@ def build_child_splits(X_binned, X_binned_T, grad, hess, rows, start, end, n_blo
     task ``p`` builds feature block ``p`` (:func:`block_start`) of ``rows[start:end]`` (one
     row chunk: the same sums in the same order; a narrow block from the columns
     ``X_binned_T``, :func:`~skltr._cpu.histogram.accumulate_columns`) and searches it at
-    once, while it is in its cache. One region a split instead of
-    two (a region's start and its wait for the slowest thread grow with the threads). A wide
-    categorical feature is one task of the same region: it builds its rows of the smaller
-    child (given ``wide_codes``), then searches both children (``categorical_task``'s two
-    tasks, in turn).
+    once, while it is in its cache. One region a split instead of two (a region's start and
+    its wait for the slowest thread grow with the threads). A wide categorical feature is
+    one task of the same region: it builds its rows of the smaller child (given
+    ``wide_codes``), then searches both children (``categorical_task``'s two tasks, in
+    turn).
 
     ``paired``: the region has a task a block, and the last blocks' tasks each run a wide
     feature's task after their features, holding ``wide_weight`` features fewer than the
@@ -208,13 +208,13 @@ def build_child_splits(X_binned, X_binned_T, grad, hess, rows, start, end, n_blo
 
 @njit(cache=True, inline="always")
 def block_start(i, n_features, n_blocks, n_light, weight):
-    """The first feature of block ``i`` of ``n_blocks`` (``n_blocks``: ``n_features``), in
-    order: the blocks before the last ``n_light`` share what those leave evenly (one more
-    for the first ones), and the last ``n_light`` (each also runs a wide feature's task,
-    the cost of ``weight`` features) hold ``weight`` features fewer than an even share of
-    the work, or none. Blocks of ``ceil(n_features / n_blocks)`` put a wide task
-    after most of a block: on 8 threads and 31 features its thread had 3 features and the
-    task, the others 4 each, and the region waited for it."""
+    """The first feature of block ``i`` of ``n_blocks`` (``i = n_blocks``: ``n_features``),
+    in order: the blocks before the last ``n_light`` share what those leave evenly (one
+    more for the first ones), and the last ``n_light`` (each also runs a wide feature's
+    task, the cost of ``weight`` features) hold ``weight`` features fewer than an even
+    share of the work, or none. Blocks of ``ceil(n_features / n_blocks)`` put a wide task
+    after most of a block: on 2 threads and 31 features its thread had 15 features and the
+    task, the other 16."""
     n_heavy = n_blocks - n_light
     light = 0
     if n_light > 0 and n_heavy > 0:

@@ -132,8 +132,8 @@ def build_child_splits(X_binned, X_binned_T, grad, hess, rows, start, end, n_blo
     update_bytes)``, the wide features' codes (:class:`skltr._cpu.grow_leafwise.GrowWide`'s),
     the codes each child's wide rows hold, the smaller one's written here, and
     ``WIDE_UPDATE_BYTES`` (``skltr._cpu.histogram_wide.build_wide_feature``: only those
-    records are built, subtracted and scanned); or None (the wide rows read as given, every
-    record).
+    records are built, subtracted and scanned); None without wide features (``cat``'s
+    wide tasks are then none).
     """
     n_features = n_bins.shape[0]
     flat = small_hist.reshape(-1)
@@ -146,6 +146,8 @@ def build_child_splits(X_binned, X_binned_T, grad, hess, rows, start, end, n_blo
         features, wide, mask, ints, gains, sums, bits = cat
         if wide_codes is not None:
             X_wide, offsets, n_codes, small_codes, large_codes, update_bytes = wide_codes
+        elif n_wide_tasks > 0:
+            raise ValueError("build_child_splits: wide categorical tasks need wide_codes")
     sg, sh, sn, s_lo, s_hi = small_sums
     lg, lh, ln, l_lo, l_hi = large_sums
     s_min_n, s_parent, s_factor = _node_constants(sg, sh, sn, c, s_lo, s_hi)
@@ -185,23 +187,17 @@ def build_child_splits(X_binned, X_binned_T, grad, hess, rows, start, end, n_blo
                     categorical_task(f, n_features, small_hist, large_hist, do_small,
                                      do_large, small_sums, large_sums, c, k, features, wide,
                                      mask, ints, gains, sums, bits)
-        if cat is not None:  # (a condition of its own: numba prunes it for cat=None)
+        # (conditions of their own: numba prunes them for cat or wide_codes None)
+        if cat is not None and wide_codes is not None:
             if w >= 0:
-                if wide_codes is not None:
-                    build_wide_feature(X_wide, grad, hess, rows, start, end, small_hist,
-                                       n_features, offsets, w, n_codes[w], small_codes[w],
-                                       update_bytes)
-                    for child in range(2):  # the smaller child, then the larger
-                        categorical_task(n_features + 2 * w + child, n_features, small_hist,
-                                         large_hist, do_small, do_large, small_sums,
-                                         large_sums, c, k, features, wide, mask, ints, gains,
-                                         sums, bits, small_codes, large_codes)
-                else:
-                    for child in range(2):
-                        categorical_task(n_features + 2 * w + child, n_features, small_hist,
-                                         large_hist, do_small, do_large, small_sums,
-                                         large_sums, c, k, features, wide, mask, ints, gains,
-                                         sums, bits)
+                build_wide_feature(X_wide, grad, hess, rows, start, end, small_hist,
+                                   n_features, offsets, w, n_codes[w], small_codes[w],
+                                   update_bytes)
+                for child in range(2):  # the smaller child, then the larger
+                    categorical_task(n_features + 2 * w + child, n_features, small_hist,
+                                     large_hist, do_small, do_large, small_sums, large_sums,
+                                     c, k, features, wide, mask, ints, gains, sums, bits,
+                                     small_codes, large_codes)
     return _children_best(small_work, large_work, small_sums, large_sums, do_small, do_large,
                           cat)
 

@@ -695,7 +695,7 @@ def test_histogram_slots_double_and_keep_their_contents():
 def test_gpu_quantisation_statistics_and_rounding_equal_the_cpu():
     # the statistics behind the scales (skltr._gbdt.quantisation), exact on both devices:
     # subnormals, a negative zero, one hessian above 2**31 after scaling, a row subset
-    from skltr._cpu.quantise import (N_FLOAT32_EXPONENTS, abs_sum_accumulators as cpu_acc,
+    from skltr._cpu.quantise import (N_ACCUMULATORS, N_FLOAT32_EXPONENTS, gh_accumulators,
                                      quantise_gradients_gh64)
     from skltr._gpu import quantise as gq
 
@@ -711,9 +711,11 @@ def test_gpu_quantisation_statistics_and_rounding_equal_the_cpu():
         n_used = n if r is None else r.size
         rd = None if r is None else cupy.asarray(r)
         acc, neg = gq.abs_sum_accumulators(cupy.asarray(grad), cupy.asarray(hess), rd, n_used)
-        ref = np.zeros((2, N_FLOAT32_EXPONENTS), np.int64)
-        for c, v in enumerate((grad, hess)):
-            cpu_acc(v, np.empty(0, np.uint32) if r is None else r, r is not None, 3, ref[c])
+        ref = np.zeros(N_ACCUMULATORS, np.int64)
+        gh_accumulators(grad, hess, np.empty(0, np.uint32) if r is None else r, r is not None,
+                        3, ref)
+        assert ref[-1] == 0
+        ref = ref[:-1].reshape(2, N_FLOAT32_EXPONENTS)
         np.testing.assert_array_equal(acc, ref)
         assert not neg
         if r is None:
@@ -736,6 +738,8 @@ def test_gpu_quantisation_statistics_and_rounding_equal_the_cpu():
     np.testing.assert_array_equal(qh.get().astype(np.int64), gh & 0xFFFFFFFF)
     assert list(sums) == [int((gh >> 32).sum()), int((gh & 0xFFFFFFFF).sum())]
     hess[7] = -1e-3
+    assert gq.abs_sum_accumulators(cupy.asarray(grad), cupy.asarray(hess), None, n)[1]
+    hess[7] = -np.float32(np.nan)  # the CPU's rule too (gh_accumulators)
     assert gq.abs_sum_accumulators(cupy.asarray(grad), cupy.asarray(hess), None, n)[1]
     assert gq.gradient_maxima(cupy.asarray(grad), cupy.asarray(hess), None, n)[2]
 

@@ -692,13 +692,43 @@ def test_quantise_gradients_gh64_kernel():
     grad = rng.normal(size=1001).astype(np.float32)
     hess = rng.uniform(0, 2, size=1001).astype(np.float32)
     out = np.empty(1001, np.int64)
-    quantise_gradients_gh64(grad, hess, 2.0**10, 2.0**12, out, 3)
+    total = quantise_gradients_gh64(grad, hess, 2.0**10, 2.0**12, out, 3)
     qg = np.rint(grad.astype(np.float64) * 2**10).astype(np.int64)
     qh = np.rint(hess.astype(np.float64) * 2**12).astype(np.int64)
     np.testing.assert_array_equal(out >> 32, qg)
     np.testing.assert_array_equal(out & 0xFFFFFFFF, qh)
-    # sums unpack to the sums of the fields (no carry between them)
-    assert (out.sum() >> 32, out.sum() & 0xFFFFFFFF) == (qg.sum(), qh.sum())
+    # sums unpack to the sums of the fields (no carry between them); the kernel's own sum
+    assert total == out.sum()
+    assert (total >> 32, total & 0xFFFFFFFF) == (qg.sum(), qh.sum())
+
+
+@pytest.mark.parametrize("n_chunks", [1, 2, 5])
+def test_gh_accumulators_hold_the_exact_sums_of_magnitudes(n_chunks):
+    # the scales' statistics: the exact sums of |g| and |h| (math.fsum rounds the exact sum
+    # once, as accumulated_value does), of a row sample too, and the negative hessians
+    import math
+
+    from skltr._cpu.quantise import N_ACCUMULATORS, accumulated_value, gh_accumulators
+
+    rng = np.random.default_rng(17)
+    n = 5000
+    grad = rng.standard_cauchy(n).astype(np.float32)
+    hess = rng.uniform(0, 3, n).astype(np.float32)
+    grad[:4] = [1e-40, -3e-42, -0.0, 3e38]  # subnormals, a negative zero, the largest
+    hess[:2] = [-0.0, 2e-45]  # -0.0 is no negative hessian
+    rows = np.sort(rng.choice(n, 3000, replace=False)).astype(np.uint32)
+    for r in (None, rows):
+        acc = np.zeros(N_ACCUMULATORS, np.int64)
+        gh_accumulators(grad, hess, np.empty(0, np.uint32) if r is None else r,
+                        r is not None, n_chunks, acc)
+        sel = slice(None) if r is None else r
+        assert accumulated_value(acc[:256]) == math.fsum(np.abs(grad[sel].astype(float)))
+        assert accumulated_value(acc[256:512]) == math.fsum(np.abs(hess[sel].astype(float)))
+        assert acc[512] == 0
+    hess[[7, 9]] = [-1e-3, -np.float32(np.nan)]  # a negative NaN counts, as on the GPU
+    acc = np.zeros(N_ACCUMULATORS, np.int64)
+    gh_accumulators(grad, hess, np.empty(0, np.uint32), False, n_chunks, acc)
+    assert acc[512] == 2
 
 
 @pytest.mark.parametrize("parallel", [False, True])
@@ -761,14 +791,37 @@ def test_hessian_counts_left_default_counts_invisible_missing_rows():
         assert_same_tree(tree, naive_grow(X, grad, hess, n_bins, missing_bin, **kw))
 
 
-def test_leaf_of_rows():
+@pytest.mark.parametrize("n_spans", [1, 2, 3, 7])
+def test_leaf_of_rows(n_spans):
     from skltr._cpu.partition import leaf_of_rows
 
+    # ranges out of order within a leaf still write each of their rows once
     rows = np.array([5, 0, 3, 1, 4, 2], np.uint32)
     out = np.full(7, -1, np.int32)
     leaf_of_rows(rows, np.array([0, 2, 5]), np.array([2, 5, 6]), np.array([3, 7, 9], np.int32),
-                 out)
+                 out, n_spans)
     np.testing.assert_array_equal(out, [3, 7, 9, 7, 7, 3, -1])
+    # a partition buffer: each leaf's rows increasing (a sample of the rows), leaves in any
+    # order; and the same buffer with each leaf's rows shuffled
+    rng = np.random.default_rng(n_spans)
+    n = 1000
+    used = np.sort(rng.choice(n, 700, replace=False))
+    leaf_of = rng.integers(0, 9, used.size)
+    buf = used[np.argsort(leaf_of, kind="stable")].astype(np.uint32)
+    counts = np.bincount(leaf_of, minlength=9)
+    ends = np.cumsum(counts)
+    starts = ends - counts
+    ids = rng.permutation(9).astype(np.int32)
+    expect = np.full(n, -1, np.int32)
+    expect[used] = ids[leaf_of]
+    shuffled = buf.copy()
+    for a, b in zip(starts, ends):
+        shuffled[a:b] = rng.permutation(shuffled[a:b])
+    for b in (buf, shuffled):
+        out = np.full(n, -1, np.int32)
+        order = rng.permutation(9)  # the leaves' ranges given in any order
+        leaf_of_rows(b, starts[order], ends[order], ids[order], out, n_spans)
+        np.testing.assert_array_equal(out, expect)
 
 
 @pytest.mark.parametrize("n_chunks,n_blocks", [(1, 0), (3, 0), (1, 1), (1, 3), (1, 6),

@@ -30,7 +30,7 @@ not), which callers use as the per-key row count. An exact zero is ``+0.0`` (as 
 sequential sum from ``0.0`` and Python 3.11's ``math.fsum`` give); an exact sum beyond
 float64's range is ``+-inf``, as rounding to nearest makes it.
 
-The gradient quantisation's exact sums (:func:`skltr._cpu.quantise.abs_sum_accumulators`)
+The gradient quantisation's exact sums (:func:`skltr._cpu.quantise.gh_accumulators`)
 are a narrower case: float32 magnitudes, one int64 per float32 exponent holding 24-bit
 significands (``2**39`` values each). Signed float64 values need another layout: a bucket
 per float64 exponent would be 2046 int64 per key, each with room for only ``2**10``

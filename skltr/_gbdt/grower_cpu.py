@@ -44,8 +44,8 @@ from .._cpu.grow_leafwise import (GrowCase, GrowCategorical, GrowData, GrowWide,
 from .._cpu.histogram_wide import (build_wide_histogram, build_wide_histogram_serial,
                                     wide_chunks)
 from .._cpu.partition import leaf_of_rows, partition_rows, partition_rows_serial
-from .._cpu.quantise import (N_FLOAT32_EXPONENTS, abs_sum_accumulators, quantise_gradients,
-                              quantise_gradients_gh64)
+from .._cpu.quantise import (N_ACCUMULATORS, N_FLOAT32_EXPONENTS, gh_accumulators,
+                              quantise_gradients, quantise_gradients_gh64)
 from .._cpu.split import find_best_splits, find_best_splits_serial
 from .._cpu.split_children import find_child_splits
 from .._dtypes import G_H_DTYPE, QUANTISED_G_H_DTYPE, ROW_INDEX_DTYPE, X_BINNED_DTYPE
@@ -366,15 +366,16 @@ class TreeGrower:
         self._g, self._h = g, h
         # bytes a histogram reads per row: its bins, its gradient words, its row id
         self._row_bytes = n_features + (8 if layout is ONE_WORD else g.itemsize + h.itemsize)
-        if self.rows is None:
-            self._buf = np.arange(n, dtype=ROW_INDEX_DTYPE)
+        self._buf = (np.arange(n, dtype=ROW_INDEX_DTYPE) if self.rows is None
+                     else np.sort(self.rows))  # increasing rows: forward memory scans
+        if layout is ONE_WORD:  # one word: gradient sum above bit 32, hessian sum below
+            total = self._gh_total if self.rows is None else g[self.rows].sum(dtype=hist_dtype)
+            sums = np.array([total >> 32, total & 0xFFFFFFFF], dtype=np.int64)
+        elif self.rows is None:
             sums = np.array([g.sum(dtype=hist_dtype), h.sum(dtype=hist_dtype)])
         else:
-            self._buf = np.sort(self.rows)  # increasing rows: forward memory scans
             sums = np.array([g[self.rows].sum(dtype=hist_dtype),
                              h[self.rows].sum(dtype=hist_dtype)])
-        if layout is ONE_WORD:  # one word: gradient sum above bit 32, hessian sum below
-            sums = np.array([sums[0] >> 32, sums[0] & 0xFFFFFFFF], dtype=np.int64)
         if self.scales.count_shift:
             sums[1] -= np.int64(local_rows) << self.scales.count_shift  # unpack: hessians only
         self._tmp = np.empty_like(self._buf)
@@ -474,7 +475,8 @@ class TreeGrower:
             leaves = np.flatnonzero(is_leaf)
             full = np.empty(self.X_binned.shape[0], np.int32)
             leaf_of_rows(self._buf, table.start[leaves].astype(np.int64),
-                         table.end[leaves].astype(np.int64), leaves.astype(np.int32), full)
+                         table.end[leaves].astype(np.int64), leaves.astype(np.int32), full,
+                         self._n_threads)
             return full if self.rows is None else full[self.rows]
 
     def finish(self, nodes, tree_node, is_leaf, value):
@@ -491,7 +493,7 @@ class TreeGrower:
             # one parallel pass over the leaves' ranges of the partition buffer (grow() set
             # the thread count)
             full = np.empty(self.X_binned.shape[0], np.int32)
-            leaf_of_rows(self._buf, starts, ends, leaves, full)
+            leaf_of_rows(self._buf, starts, ends, leaves, full, self._n_threads)
             return full if self.rows is None else full[self.rows]
 
     # ------------------------------------------------------------------ symmetric growth
@@ -579,22 +581,24 @@ class TreeGrower:
         """
         if layout is FLOAT:
             return self.grad, self.hess, FLOAT_SCALES
-        sel = slice(None) if self.rows is None else self.rows
         if layout is ONE_WORD:
-            neg_hmin = np.array([-np.min(self.hess[sel], initial=0.0)], dtype=np.float64)
-            check_hessians(self.communicator.allreduce_max(neg_hmin)[0] > 0)
             # Exact sums (integer accumulators): the scales, and so the model, do not depend
             # on the order of the rows, on how they are split between workers, or the device.
-            acc = np.zeros((2, N_FLOAT32_EXPONENTS), dtype=np.int64)
+            # One pass reads g and h and counts negative hessians; one all-reduce sums it all.
+            acc = np.zeros(N_ACCUMULATORS, dtype=np.int64)
             rows = np.empty(0, ROW_INDEX_DTYPE) if self.rows is None else self.rows
-            for channel, values in enumerate((self.grad, self.hess)):
-                abs_sum_accumulators(values, rows, self.rows is not None, self._n_threads,
-                                     acc[channel])
-            scales = one_word_scales(self.communicator.allreduce_sum(acc), n_rows)
+            gh_accumulators(self.grad, self.hess, rows, self.rows is not None,
+                            self._n_threads, acc)
+            acc = self.communicator.allreduce_sum(acc)
+            check_hessians(acc[-1] > 0)
+            scales = one_word_scales(acc[:-1].reshape(2, N_FLOAT32_EXPONENTS), n_rows)
             gh = np.empty(self.grad.size, np.int64)
-            quantise_gradients_gh64(self.grad, self.hess, 2.0 ** scales.kg,
-                                    2.0 ** scales.kh, gh, self._n_threads)
+            total = quantise_gradients_gh64(self.grad, self.hess, 2.0 ** scales.kg,
+                                            2.0 ** scales.kh, gh, self._n_threads)
+            # every row's packed sum, read in the same pass (the root's, without a sample)
+            self._gh_total = None if self.rows is not None else total
             return gh, gh, scales
+        sel = slice(None) if self.rows is None else self.rows
         local = np.array([np.max(np.abs(self.grad[sel]), initial=0.0),
                           np.max(self.hess[sel], initial=0.0),
                           -np.min(self.hess[sel], initial=0.0)], dtype=np.float64)

@@ -121,7 +121,7 @@ def gh64_exponent(total_abs: float, n_rows: int, bits: int) -> int:
 
 def one_word_scales(accumulators, n_rows: int) -> Scales:
     """ONE_WORD scales from the exact sums of ``|g|`` and ``h`` (``accumulators[0]`` and
-    ``[1]``: :func:`skltr._cpu.quantise.abs_sum_accumulators`' integers, all workers')."""
+    ``[1]``: :func:`skltr._cpu.quantise.gh_accumulators`' two channels, all workers')."""
     acc = np.asarray(accumulators)
     return Scales(ONE_WORD, gh64_exponent(accumulated_value(acc[0]), n_rows, 31),
                   gh64_exponent(accumulated_value(acc[1]), n_rows, 32), 0)

@@ -57,7 +57,7 @@ extern "C" __global__ void gradient_stats(const float* g, const float* h, const 
 extern "C" __global__ void abs_sum_accumulators(const float* g, const float* h, const u32* rows,
                                                 int use_rows, i64 n_used, i64* acc) {
     // acc[c * 256 + e] += 24-bit significands of |v| with biased exponent e (subnormals:
-    // e = 1), v = g (c = 0) or h (c = 1): skltr._cpu.quantise.abs_sum_accumulators exactly;
+    // e = 1), v = g (c = 0) or h (c = 1): skltr._cpu.quantise.gh_accumulators exactly;
     // acc[512] = 1 if some h < 0 (one read for both).
     __shared__ u32 lo[512], hi[512];
     for (int k = threadIdx.x; k < 512; k += blockDim.x) { lo[k] = 0u; hi[k] = 0u; }

@@ -6,9 +6,9 @@ turns them into one :class:`~skltr.trees.TreeEnsemble` with raw thresholds, the
 :class:`~skltr._engine.binning.BinMapper`'s cut values, so that scoring never needs the bins::
 
     GrownTree(feature, bin_threshold, default_left, left, right, value)  (per tree, bins)
-        --to_node_arrays(mapper)-->  threshold = cut_values[cut_ptr[f] + b], flags (NaN
-                                     missing, default side)
-        --binned_trees_to_ensemble-->  TreeEnsemble(decision="<=", precision="float64")
+        --binned_trees_to_ensemble-->  threshold = cut_values[cut_ptr[f] + b], flags (NaN
+                                     missing, default side): one
+                                     TreeEnsemble(decision="<=", precision="float64")
 
 A categorical split (``cat_bits``: its left bins, ``bin_threshold`` -1) becomes a categorical
 node whose set holds the categories of those bins (``BinMapper.cat_values``); NaN and every
@@ -106,83 +106,91 @@ class GrownTree:
                             self.default_left, self.left, self.right, self.value,
                             self.missing_bin, self.cat_bits, scores)
 
-    def to_node_arrays(self, bin_mapper) -> dict:
-        """Node arrays of this tree for a ``TreeEnsemble(decision="<=", precision="float64")``.
 
-        ``threshold`` is the raw cut value of ``bin_threshold`` (the last non-missing bin, a
-        "missing versus the rest" split, becomes the largest double); ``flags`` mark NaN as
-        the missing type and carry the default direction; ``cover`` is ``hess_sum`` (the
-        training hessians of each node, TreeSHAP's cover).
-        """
-        internal = self.left >= 0
-        f = np.where(internal, self.feature, 0)
-        b = np.where(internal, self.bin_threshold, 0).astype(np.int64)
-        # categorical splits (bin_threshold -1) read no cut: _categorical_nodes sets them
-        last = (b >= bin_mapper.n_bins[f] - 1) | (b < 0)
-        idx = np.where(last, 0, bin_mapper.cut_ptr[f] + b)
-        cut = bin_mapper.cut_values[idx] if bin_mapper.cut_values.size else np.zeros(idx.size)
-        threshold = np.where(internal, np.where(last, _ALL_FINITE_LEFT, cut), 0.0)
-        flags = np.where(
-            internal,
-            (NodeFlags.MISSING_NAN << NodeFlags.MISSING_SHIFT)
-            | np.where(self.default_left, NodeFlags.DEFAULT_LEFT, 0),
-            0,
-        ).astype(np.uint8)
-        arrays = {"feature": self.feature.copy(), "threshold": threshold.astype(np.float64),
-                  "left": self.left.copy(), "right": self.right.copy(),
-                  "value": self.value.copy(), "flags": flags,
-                  "cover": np.maximum(np.asarray(self.hess_sum, dtype=np.float64), 0.0)}
-        if self.cat_bits is not None:
-            self._categorical_nodes(arrays, internal, bin_mapper)
-        return arrays
+def _node_arrays(trees, bin_mapper) -> dict:
+    """The node arrays of the trees, concatenated, for a ``TreeEnsemble(decision="<=",
+    precision="float64")`` (every tree's at once: one numpy call a field, not one a tree).
 
-    def _categorical_nodes(self, arrays, internal, bin_mapper):
-        """Turn the categorical splits of ``arrays`` into categorical nodes: the categories
-        of their left bins in a bitset of category codes (``cat_offset`` local to the tree;
-        :func:`binned_trees_to_ensemble` shifts it)."""
-        n = self.n_nodes
-        offset, nwords = np.zeros(n, np.int64), np.zeros(n, np.int32)
-        nodes = np.flatnonzero(internal & (self.bin_threshold < 0))
-        words = np.zeros(0, BITSET_DTYPE)
-        if nodes.size:  # every categorical node at once (a tree's share of a fit's time)
-            cats = bin_mapper.categorical_indices()
-            position = np.full(bin_mapper.n_bins.size, -1, np.int64)
-            position[cats] = np.arange(cats.size)
-            bits = np.unpackbits(self.cat_bits[nodes].view(np.uint8), axis=1,
-                                 bitorder="little")
-            k, left_bins = np.nonzero(bits)  # per node, its left bins in order
-            first = bin_mapper.cat_ptr[position[self.feature[nodes]]]
-            codes = bin_mapper.cat_values[first[k] + left_bins].astype(np.int64)
-            top = np.zeros(nodes.size, np.int64)
-            np.maximum.at(top, k, codes)
-            nwords[nodes] = top // 32 + 1
-            offset[nodes] = np.cumsum(nwords[nodes]) - nwords[nodes]
-            # a node's codes are distinct: the sum of their bits in a word is its bitwise or
-            # (exact in float64 below 2**53)
-            words = np.bincount(offset[nodes][k] + codes // 32,
-                                weights=np.left_shift(1, codes % 32).astype(np.float64),
-                                minlength=int(nwords[nodes].sum())).astype(BITSET_DTYPE)
-            arrays["threshold"][nodes] = 0.0
-            arrays["flags"][nodes] = NodeFlags.CATEGORICAL | (
-                NodeFlags.MISSING_NAN << NodeFlags.MISSING_SHIFT)
-        arrays["cat_offset"], arrays["cat_nwords"] = offset, nwords
-        arrays["cat_bitsets"] = words
+    ``threshold`` is the raw cut value of ``bin_threshold`` (the last non-missing bin, a
+    "missing versus the rest" split, becomes the largest double); ``flags`` mark NaN as the
+    missing type and carry the default direction; ``cover`` is ``hess_sum`` (the training
+    hessians of each node, TreeSHAP's cover). Categorical splits are left to
+    :func:`_categorical_nodes`.
+    """
+    def cat(name, dtype=None):
+        return np.concatenate([np.asarray(getattr(t, name), dtype=dtype) for t in trees])
+
+    feature, bin_threshold, left = cat("feature"), cat("bin_threshold"), cat("left")
+    internal = left >= 0
+    f = np.where(internal, feature, 0)
+    b = np.where(internal, bin_threshold, 0).astype(np.int64)
+    # categorical splits (bin_threshold -1) read no cut: _categorical_nodes sets them
+    last = (b >= bin_mapper.n_bins[f] - 1) | (b < 0)
+    idx = np.where(last, 0, bin_mapper.cut_ptr[f] + b)
+    cut = bin_mapper.cut_values[idx] if bin_mapper.cut_values.size else np.zeros(idx.size)
+    threshold = np.where(internal, np.where(last, _ALL_FINITE_LEFT, cut), 0.0)
+    flags = np.where(
+        internal,
+        (NodeFlags.MISSING_NAN << NodeFlags.MISSING_SHIFT)
+        | np.where(cat("default_left"), NodeFlags.DEFAULT_LEFT, 0),
+        0,
+    ).astype(np.uint8)
+    return {"feature": feature, "threshold": threshold.astype(np.float64), "left": left,
+            "right": cat("right"), "value": cat("value"), "flags": flags,
+            "cover": np.maximum(cat("hess_sum", np.float64), 0.0)}
+
+
+def _categorical_nodes(trees, arrays, bin_mapper):
+    """Turn the categorical splits of the trees' concatenated ``arrays`` into categorical
+    nodes: the categories of their left bins in a bitset of category codes; returns the
+    bitsets (every tree's at once: one tree at a time took ~60 us a tree, 1-2% of a fit on
+    16 threads)."""
+    n = arrays["feature"].size
+    offset, nwords = np.zeros(n, np.int64), np.zeros(n, np.int32)
+    arrays["cat_offset"], arrays["cat_nwords"] = offset, nwords
+    at, nodes, rows = 0, [], []
+    for t in trees:
+        if t.cat_bits is not None:
+            own = np.flatnonzero((t.left >= 0) & (t.bin_threshold < 0))
+            nodes.append(at + own)
+            rows.append(t.cat_bits[own])
+        at += t.n_nodes
+    nodes = np.concatenate(nodes) if nodes else np.zeros(0, np.int64)
+    if not nodes.size:
+        return np.zeros(0, BITSET_DTYPE)
+    width = max(r.shape[1] for r in rows)  # a tree's rows are its widest set's width
+    left_bits = np.zeros((nodes.size, width), np.uint64)
+    k = 0
+    for r in rows:
+        left_bits[k:k + r.shape[0], :r.shape[1]] = r
+        k += r.shape[0]
+    cats = bin_mapper.categorical_indices()
+    position = np.full(bin_mapper.n_bins.size, -1, np.int64)
+    position[cats] = np.arange(cats.size)
+    bits = np.unpackbits(left_bits.view(np.uint8), axis=1, bitorder="little")
+    k, left_bins = np.nonzero(bits)  # per node, its left bins in order
+    first = bin_mapper.cat_ptr[position[arrays["feature"][nodes]]]
+    codes = bin_mapper.cat_values[first[k] + left_bins].astype(np.int64)
+    top = np.zeros(nodes.size, np.int64)
+    np.maximum.at(top, k, codes)
+    nwords[nodes] = top // 32 + 1
+    offset[nodes] = np.cumsum(nwords[nodes]) - nwords[nodes]
+    arrays["threshold"][nodes] = 0.0
+    arrays["flags"][nodes] = NodeFlags.CATEGORICAL | (
+        NodeFlags.MISSING_NAN << NodeFlags.MISSING_SHIFT)
+    # a node's codes are distinct: the sum of their bits in a word is its bitwise or (exact
+    # in float64 below 2**53)
+    return np.bincount(offset[nodes][k] + codes // 32,
+                       weights=np.left_shift(1, codes % 32).astype(np.float64),
+                       minlength=int(nwords[nodes].sum())).astype(BITSET_DTYPE)
 
 
 def binned_trees_to_ensemble(trees, bin_mapper, base_score=0.0, **kwargs):
     """One ``TreeEnsemble(decision="<=", precision="float64")`` of grown trees, in order."""
-    parts = [t.to_node_arrays(bin_mapper) for t in trees]
-    tree_ptr = np.concatenate([[0], np.cumsum([p["feature"].size for p in parts])])
-    if any("cat_bitsets" in p for p in parts):
-        bitsets, at = [], 0
-        for p in parts:  # every tree gets the categorical arrays, offsets made global
-            n = p["feature"].size
-            nwords = p.setdefault("cat_nwords", np.zeros(n, np.int32))
-            p["cat_offset"] = np.where(nwords > 0, p.get("cat_offset", 0) + at, 0)
-            bitsets.append(p.pop("cat_bitsets", np.zeros(0, BITSET_DTYPE)))
-            at += bitsets[-1].size
-        kwargs["cat_bitsets"] = np.concatenate(bitsets)
-    arrays = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    tree_ptr = np.concatenate([[0], np.cumsum([t.n_nodes for t in trees])])
+    arrays = _node_arrays(trees, bin_mapper)
+    if any(t.cat_bits is not None for t in trees):
+        kwargs["cat_bitsets"] = _categorical_nodes(trees, arrays, bin_mapper)
     return TreeEnsemble(tree_ptr=tree_ptr, n_features=bin_mapper.cut_ptr.size - 1,
                         base_score=np.array([base_score]), decision="<=",
                         precision="float64", **arrays, **kwargs)

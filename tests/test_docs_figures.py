@@ -185,19 +185,18 @@ CATEGORICAL_DEVICE = "categorical-h100-2026-11-27-e78f2f8-q6000-t16-cuda-device-
 CATEGORICAL_2CORES_NOW = "categorical-amd-epyc-2026-11-27-80f9082-q600-t2.json"
 CATEGORICAL_2CORES = "categorical-amd-epyc-2026-11-27-6c4e65d-q600-t2.json"
 CATEGORICAL_2CORES_LARGE = "categorical-amd-epyc-2026-11-27-c00df01-q6000-t2.json"
-#: the README's CPU fit times: 600 queries, the H200 host's 16 threads and 2 AMD cores
-CATEGORICAL_16_NOW = "categorical-h200-host-2026-11-28-2f40a05-q600-t16.json"
-CATEGORICAL_16_LATER = ("categorical-h200-host-2026-11-29-2f40a05-q600-t16-levels-1000-10000"
-                        ".json")
-CATEGORICAL_2_NOW = "categorical-intel-xeon-2026-11-28-2f40a05-q600-t2.json"
+#: the README's CPU fit times: 600 queries, the H200 host's 16 threads and 2 Intel cores
+CATEGORICAL_16_NOW = "categorical-h200-host-2026-11-29-de52ac0-q600-t16.json"
+CATEGORICAL_16_LATER = "categorical-h200-host-2026-11-29-8c3406d-q600-t16-r5.json"
+CATEGORICAL_2_NOW = "categorical-intel-xeon-2026-11-29-de52ac0-q600-t2.json"
 
 
 def _categorical_time(text, levels, engine, result=CATEGORICAL):
     # the CPU range of the newest categorical fit is also in the README
     readme = ("README.md",) if (result, levels, engine) in {
-        (CATEGORICAL_16_NOW, 10, "categorical"), (CATEGORICAL_16_NOW, 1000, "categorical"),
+        (CATEGORICAL_16_NOW, 10, "categorical"), (CATEGORICAL_16_NOW, 10000, "categorical"),
+        (CATEGORICAL_16_LATER, 10, "categorical"),
         (CATEGORICAL_16_LATER, 1000, "categorical"),
-        (CATEGORICAL_16_LATER, 10000, "categorical"),
         (CATEGORICAL_2_NOW, 10, "categorical"), (CATEGORICAL_2_NOW, 1000, "categorical"),
         (CATEGORICAL_SCAN, 10, "categorical (cuda)"),
         (CATEGORICAL_SCAN, 10000, "categorical (cuda)")} else ()
@@ -244,6 +243,14 @@ CATEGORICAL_RUNS = {
         (None, "1.01x", "1.07x", None, "0.83x", "0.85x"),
     "categorical-intel-xeon-2026-11-28-2f40a05-q600-t2.json":
         ("0.99x", "1.03x", "1.00x", "0.94x", "0.88x", "0.86x"),
+    "categorical-h200-host-2026-11-29-de52ac0-q600-t16.json":
+        ("0.96x", "0.96x", "1.00x", "0.89x", "0.83x", "0.84x"),
+    "categorical-h200-host-2026-11-29-8c3406d-q600-t16-r5.json":
+        ("0.90x", "0.97x", "0.96x", "0.87x", "0.79x", "0.82x"),
+    "categorical-intel-xeon-2026-11-29-de52ac0-q600-t2.json":
+        ("0.93x", "0.96x", "0.94x", "0.90x", "0.85x", "0.84x"),
+    "categorical-intel-xeon-2026-11-29-de52ac0-q6000-t2.json":
+        ("0.72x", "0.75x", "0.75x", "0.72x", "0.68x", "0.65x"),
 }
 
 YETIRANK = "yetirank-amd-epyc-2026-11-27-2366eb2-synthetic-100k-letor-1thread.json"

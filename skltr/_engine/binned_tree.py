@@ -117,10 +117,10 @@ def _node_arrays(trees, bin_mapper) -> dict:
     hessians of each node, TreeSHAP's cover). Categorical splits are left to
     :func:`_categorical_nodes`.
     """
-    def cat(name, dtype=None):
+    def joined(name, dtype=None):
         return np.concatenate([np.asarray(getattr(t, name), dtype=dtype) for t in trees])
 
-    feature, bin_threshold, left = cat("feature"), cat("bin_threshold"), cat("left")
+    feature, bin_threshold, left = joined("feature"), joined("bin_threshold"), joined("left")
     internal = left >= 0
     f = np.where(internal, feature, 0)
     b = np.where(internal, bin_threshold, 0).astype(np.int64)
@@ -132,19 +132,20 @@ def _node_arrays(trees, bin_mapper) -> dict:
     flags = np.where(
         internal,
         (NodeFlags.MISSING_NAN << NodeFlags.MISSING_SHIFT)
-        | np.where(cat("default_left"), NodeFlags.DEFAULT_LEFT, 0),
+        | np.where(joined("default_left"), NodeFlags.DEFAULT_LEFT, 0),
         0,
     ).astype(np.uint8)
     return {"feature": feature, "threshold": threshold.astype(np.float64), "left": left,
-            "right": cat("right"), "value": cat("value"), "flags": flags,
-            "cover": np.maximum(cat("hess_sum", np.float64), 0.0)}
+            "right": joined("right"), "value": joined("value"), "flags": flags,
+            "cover": np.maximum(joined("hess_sum", np.float64), 0.0)}
 
 
 def _categorical_nodes(trees, arrays, bin_mapper):
     """Turn the categorical splits of the trees' concatenated ``arrays`` into categorical
     nodes: the categories of their left bins in a bitset of category codes; returns the
-    bitsets (every tree's at once: one tree at a time took ~60 us a tree, 1-2% of a fit on
-    16 threads)."""
+    bitsets. Every tree's at once: a tree at a time, with :func:`_node_arrays`, 100 trees of
+    a 1,000-level feature took 6.8-10.5 ms against 3.7-4.0 ms (by hand, 2 cores), a few
+    percent of a fit on 16 threads."""
     n = arrays["feature"].size
     offset, nwords = np.zeros(n, np.int64), np.zeros(n, np.int32)
     arrays["cat_offset"], arrays["cat_nwords"] = offset, nwords

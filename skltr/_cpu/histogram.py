@@ -105,12 +105,7 @@ def _accumulate(Xf, n_features, grad, hess, rows, lo, hi, use_rows, f_lo, f_hi, 
         base = r * F
         off = np.uint64(f_lo) * stride
         for f in range(f_lo, f_hi):
-            idx = off + np.uint64(Xf[base + np.uint64(f)]) * ch
-            h[idx] += g
-            if n_channels > 1:
-                h[idx + np.uint64(1)] += hs
-            if n_channels == 3:
-                h[idx + np.uint64(2)] += 1
+            _add(h, off + np.uint64(Xf[base + np.uint64(f)]) * ch, g, hs, n_channels)
             off += stride
 
 
@@ -150,7 +145,7 @@ def accumulate_columns(X_T, grad, hess, rows, lo, hi, f_lo, f_hi, h, feature_str
 
 @njit(cache=True, inline="always")
 def _add(h, idx, g, hs, n_channels):
-    # one row's record: _accumulate's update
+    # one row's update of its record (uint64 index), by rows or by columns
     h[idx] += g
     if n_channels > 1:
         h[idx + np.uint64(1)] += hs

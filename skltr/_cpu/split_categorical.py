@@ -250,6 +250,14 @@ def _feature_split(hist, f, nb, sum_g, sum_h, count, lo, hi, c, k, min_n, parent
 
 
 @njit(cache=True, inline="always")
+def _usable(hist, f, b, c, k, count_factor, hessian_counts):
+    # whether the scan sorts bin b: nonempty, with a count of cat_smooth or more (no
+    # branch: which bins pass is data)
+    gb, hb, cb, nonempty = _bin(hist, f, b, c.count_shift, hessian_counts)
+    return nonempty & (_bin_count(hb, cb, c.inv_scale_h, count_factor) >= k.cat_smooth)
+
+
+@njit(cache=True, inline="always")
 def _used_bins(hist, f, nb, c, k, count_factor, order):
     # _feature_split's used bins: those whose count reaches cat_smooth, in order[:used]
     # (increasing; returns used). The used bins of 64 as the bits of a word, then its set
@@ -260,8 +268,7 @@ def _used_bins(hist, f, nb, c, k, count_factor, order):
     for w0 in range(0, nb, 64):
         word = np.uint64(0)
         for b in range(w0, min(w0 + 64, nb)):
-            gb, hb, cb, nonempty = _bin(hist, f, b, c.count_shift, hessian_counts)
-            ok = nonempty & (_bin_count(hb, cb, c.inv_scale_h, count_factor) >= k.cat_smooth)
+            ok = _usable(hist, f, b, c, k, count_factor, hessian_counts)
             word |= np.uint64(ok) << np.uint64(b - w0)
         while word != 0:
             order[used] = w0 + np.int64(ctz64(word))
@@ -293,8 +300,7 @@ def _present_bins(hist, f, nb, c, k, count_factor, present, order):
             for ch in range(hist.shape[2]):
                 nonzero |= hist[f, b, ch] != 0
             kept |= low * np.uint64(nonzero)
-            gb, hb, cb, nonempty = _bin(hist, f, b, c.count_shift, hessian_counts)
-            if nonempty and _bin_count(hb, cb, c.inv_scale_h, count_factor) >= k.cat_smooth:
+            if _usable(hist, f, b, c, k, count_factor, hessian_counts):
                 order[used] = b
                 used += 1
         present[i] = kept

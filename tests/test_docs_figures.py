@@ -189,6 +189,7 @@ CATEGORICAL_2CORES_LARGE = "categorical-amd-epyc-2026-11-27-c00df01-q6000-t2.jso
 CATEGORICAL_16_NOW = "categorical-h200-host-2026-11-29-de52ac0-q600-t16.json"
 CATEGORICAL_16_LATER = "categorical-h200-host-2026-11-29-8c3406d-q600-t16-r5.json"
 CATEGORICAL_2_NOW = "categorical-intel-xeon-2026-11-29-de52ac0-q600-t2.json"
+CATEGORICAL_16_LARGE = "categorical-h200-host-2026-11-29-c5b4692-q6000-t16.json"
 
 
 def _categorical_time(text, levels, engine, result=CATEGORICAL):
@@ -198,6 +199,7 @@ def _categorical_time(text, levels, engine, result=CATEGORICAL):
         (CATEGORICAL_16_LATER, 10, "categorical"),
         (CATEGORICAL_16_LATER, 1000, "categorical"),
         (CATEGORICAL_2_NOW, 10, "categorical"), (CATEGORICAL_2_NOW, 1000, "categorical"),
+        (CATEGORICAL_16_LARGE, 10, "categorical"), (CATEGORICAL_16_LARGE, 1000, "categorical"),
         (CATEGORICAL_SCAN, 10, "categorical (cuda)"),
         (CATEGORICAL_SCAN, 10000, "categorical (cuda)")} else ()
     return Figure(text, result, f"{levels} categories", metric=f"skltr {engine} fit",
@@ -251,6 +253,8 @@ CATEGORICAL_RUNS = {
         ("0.93x", "0.96x", "0.94x", "0.90x", "0.85x", "0.84x"),
     "categorical-intel-xeon-2026-11-29-de52ac0-q6000-t2.json":
         ("0.72x", "0.75x", "0.75x", "0.72x", "0.68x", "0.65x"),
+    CATEGORICAL_16_LARGE:
+        ("0.79x", "0.81x", "0.79x", "0.78x", "0.69x", "0.60x"),
 }
 
 YETIRANK = "yetirank-amd-epyc-2026-11-27-2366eb2-synthetic-100k-letor-1thread.json"

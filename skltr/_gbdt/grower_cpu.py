@@ -350,7 +350,7 @@ class TreeGrower:
         # distributed one-word bins: child counts come with the all-reduce (_split_deferred)
         self._deferred = layout is ONE_WORD and self._distributed
         with stage("quantise", 24 * local_rows):  # g, h read twice; words written
-            g, h, self.scales = self._quantise(layout, n_rows)
+            g, h, self.scales, packed_sum = self._quantise(layout, n_rows)
         hist_dtype = self._hist_dtype = layout.dtype
         n_hist_rows = n_features + (0 if self.wide is None else self.wide.hist_rows)
         shape = (n_hist_rows, self.missing_bin + 1 + HIST_PAD_BINS, layout.n_channels)
@@ -369,8 +369,7 @@ class TreeGrower:
         self._buf = (np.arange(n, dtype=ROW_INDEX_DTYPE) if self.rows is None
                      else np.sort(self.rows))  # increasing rows: forward memory scans
         if layout is ONE_WORD:  # one word: gradient sum above bit 32, hessian sum below
-            total = self._gh_total if self.rows is None else g[self.rows].sum(dtype=hist_dtype)
-            sums = np.array([total >> 32, total & 0xFFFFFFFF], dtype=np.int64)
+            sums = np.array([packed_sum >> 32, packed_sum & 0xFFFFFFFF], dtype=np.int64)
         elif self.rows is None:
             sums = np.array([g.sum(dtype=hist_dtype), h.sum(dtype=hist_dtype)])
         else:
@@ -473,11 +472,7 @@ class TreeGrower:
         are the pool's, nothing to give back)."""
         with stage("finish", 8 * self._buf.size):
             leaves = np.flatnonzero(is_leaf)
-            full = np.empty(self.X_binned.shape[0], np.int32)
-            leaf_of_rows(self._buf, table.start[leaves].astype(np.int64),
-                         table.end[leaves].astype(np.int64), leaves.astype(np.int32), full,
-                         self._n_threads)
-            return full if self.rows is None else full[self.rows]
+            return self._leaf_of_rows(table.start[leaves], table.end[leaves], leaves)
 
     def finish(self, nodes, tree_node, is_leaf, value):
         """Give back the histograms; the leaf of every used row (the loop's score update)."""
@@ -488,13 +483,16 @@ class TreeGrower:
             # untaken expansion come after it and hold parts of its rows)
             ids, own = np.unique(tree_node, return_index=True)
             leaves, own = ids[is_leaf[ids]].astype(np.int32), own[is_leaf[ids]]
-            starts = np.array([nodes[i].start for i in own], np.int64)
-            ends = np.array([nodes[i].end for i in own], np.int64)
-            # one parallel pass over the leaves' ranges of the partition buffer (grow() set
-            # the thread count)
-            full = np.empty(self.X_binned.shape[0], np.int32)
-            leaf_of_rows(self._buf, starts, ends, leaves, full, self._n_threads)
-            return full if self.rows is None else full[self.rows]
+            return self._leaf_of_rows([nodes[i].start for i in own],
+                                      [nodes[i].end for i in own], leaves)
+
+    def _leaf_of_rows(self, starts, ends, leaves):
+        # the leaf of every used row from the leaves' ranges of the partition buffer: one
+        # parallel pass by spans of rows (grow() set the thread count)
+        full = np.empty(self.X_binned.shape[0], np.int32)
+        leaf_of_rows(self._buf, np.asarray(starts, np.int64), np.asarray(ends, np.int64),
+                     np.asarray(leaves, np.int32), full, self._n_threads)
+        return full if self.rows is None else full[self.rows]
 
     # ------------------------------------------------------------------ symmetric growth
     def _level_buffer(self, n_nodes, depth):
@@ -573,14 +571,15 @@ class TreeGrower:
 
     # ------------------------------------------------------------------ internals
     def _quantise(self, layout, n_rows):
-        """Gradients in histogram units and the tree's :class:`Scales`.
+        """Gradients in histogram units, the tree's :class:`Scales`, and (one word) the used
+        rows' packed sum, the root's (None for the other layouts).
 
         Two words: ``q_g`` int32 and ``(1 << K) + q_h`` (int64), so that summing the latter
         counts rows in the bits above ``K``. One word: ``q_g * 2**32 + q_h`` (int64), passed
         as both arrays.
         """
         if layout is FLOAT:
-            return self.grad, self.hess, FLOAT_SCALES
+            return self.grad, self.hess, FLOAT_SCALES, None
         if layout is ONE_WORD:
             # Exact sums (integer accumulators): the scales, and so the model, do not depend
             # on the order of the rows, on how they are split between workers, or the device.
@@ -595,9 +594,10 @@ class TreeGrower:
             gh = np.empty(self.grad.size, np.int64)
             total = quantise_gradients_gh64(self.grad, self.hess, 2.0 ** scales.kg,
                                             2.0 ** scales.kh, gh, self._n_threads)
-            # every row's packed sum, read in the same pass (the root's, without a sample)
-            self._gh_total = None if self.rows is not None else total
-            return gh, gh, scales
+            # every row's packed sum comes from the same pass; a sample's needs its own
+            if self.rows is not None:
+                total = gh[self.rows].sum(dtype=np.int64)
+            return gh, gh, scales, total
         sel = slice(None) if self.rows is None else self.rows
         local = np.array([np.max(np.abs(self.grad[sel]), initial=0.0),
                           np.max(self.hess[sel], initial=0.0),
@@ -609,7 +609,7 @@ class TreeGrower:
         qh = np.empty(self.grad.size, np.int64)
         quantise_gradients(self.grad, self.hess, 2.0 ** scales.kg, 2.0 ** scales.kh,
                            scales.count_shift, qg, qh, self._n_threads)
-        return qg, qh, scales
+        return qg, qh, scales, None
 
     def _drop_hists(self, node):
         """Give the node's histograms back to the pool."""
